@@ -1,0 +1,58 @@
+/**
+ * Conversion benchmark (issue 4): synthetic 64-channel, 1000 Hz recordings (1 GiB EDF, 1 GiB BDF, 4 GiB EDF)
+ * converted to nds-zarr stores, each beside a plain `cat file > /dev/null` of the same file, in one run.
+ * Each conversion runs in its own process pinned to one core (taskset -c 0), so its peak RSS is its own.
+ * Run: node --import tsx bench/conversion.ts [--sizes 1,1,4] [--dir /tmp]
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir, cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeSyntheticRecording } from './conversion-synthetic.js';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1]! : fallback;
+};
+const cases = option('cases', 'edf:1,bdf:1,edf:4').split(',').map((c) => {
+  const [format, gib] = c.split(':');
+  return { bdf: format === 'bdf', gib: Number(gib) };
+});
+const work = await mkdtemp(join(option('dir', tmpdir()), 'nds-bench-'));
+const runner = fileURLToPath(new URL('./conversion-run.ts', import.meta.url));
+const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
+
+const rows: string[] = [];
+try {
+  for (const { bdf, gib } of cases) {
+    const path = join(work, `synthetic-${gib}gib.${bdf ? 'bdf' : 'edf'}`);
+    const bytes = await writeSyntheticRecording({ path, bdf, channels: 64, rate: 1000, bytes: gib * 2 ** 30 });
+    let started = performance.now();
+    execFileSync('sh', ['-c', `cat '${path}' > /dev/null`]);
+    const catSeconds = (performance.now() - started) / 1000;
+    started = performance.now();
+    const command = [...(hasTaskset ? ['taskset', '-c', '0'] : []), process.execPath, '--import', 'tsx', runner, path, join(work, 'out')];
+    const result = JSON.parse(execFileSync(command[0]!, command.slice(1), { encoding: 'utf8', maxBuffer: 1 << 20 }).trim().split('\n').at(-1)!) as {
+      seconds: number;
+      storeBytes: number;
+      maxRssBytes: number;
+    };
+    const mb = bytes / 1e6;
+    rows.push(
+      `| ${bdf ? 'BDF' : 'EDF'} ${gib} GiB (${(bytes / 2 ** 30).toFixed(2)} GiB) | ${catSeconds.toFixed(2)} s (${(mb / catSeconds).toFixed(0)} MB/s) | ` +
+        `${result.seconds.toFixed(1)} s | **${(mb / result.seconds).toFixed(0)} MB/s** | ${(result.maxRssBytes / 2 ** 20).toFixed(0)} MiB | ` +
+        `${(result.storeBytes / bytes).toFixed(2)} (${(result.storeBytes / 2 ** 30).toFixed(2)} GiB) |`,
+    );
+    process.stderr.write(`${rows.at(-1)}\n`);
+    await rm(path, { force: true });
+    await rm(join(work, 'out'), { recursive: true, force: true });
+  }
+} finally {
+  await rm(work, { recursive: true, force: true });
+}
+console.log(`Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; conversion pinned to one core: ${hasTaskset}\n`);
+console.log('| source | cat > /dev/null | convert (wall) | source converted | peak RSS | store size / source |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const row of rows) console.log(row);

@@ -1,0 +1,3 @@
+# Environment for the test suite, sourced by .ci/run after setup.sh.
+# The S3 object-store tests run against the radosgw of scripts/ci/services/radosgw.sh (keys fixed there).
+export TEST_S3_URL="${TEST_S3_URL:-s3://nds-test?endpoint=http://127.0.0.1:17480&region=us-east-1&access_key=NDSTESTACCESSKEY0001&secret_key=ndsTestSecretKey0000000000000000000000001}"

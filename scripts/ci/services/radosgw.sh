@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# A real S3-compatible server for the tests: Ceph's radosgw from Debian, single node, memstore, on
+# 127.0.0.1:17480, with a test user (fixed keys below, also in scripts/ci/env.sh) and the bucket `nds-test`.
+# It checks SigV4 signatures, so presigned-URL tampering tests mean something. Idempotent: when the
+# gateway already answers, it exits at once. Recipe: shared/reference/STACK.md ("Real S3 (radosgw)").
+set -euo pipefail
+
+DIR="${RADOSGW_DIR:-/tmp/nds-radosgw}"
+ENDPOINT="http://127.0.0.1:17480"
+ACCESS_KEY="NDSTESTACCESSKEY0001"
+SECRET_KEY="ndsTestSecretKey0000000000000000000000001"
+BUCKET="nds-test"
+
+gateway_up() { curl -s -o /dev/null --max-time 2 "$ENDPOINT/"; }
+
+ensure_bucket() {
+  # A signed PUT on the bucket; 200 (created) or 409 (already ours) are both fine.
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X PUT -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
+    --aws-sigv4 "aws:amz:us-east-1:s3" --user "$ACCESS_KEY:$SECRET_KEY" "$ENDPOINT/$BUCKET")
+  [[ "$code" == 200 || "$code" == 409 ]] || { echo "radosgw: bucket creation answered $code" >&2; return 1; }
+}
+
+if gateway_up; then
+  ensure_bucket
+  exit 0
+fi
+
+if ! command -v radosgw >/dev/null || ! command -v ceph-mon >/dev/null || ! command -v ceph-osd >/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ceph-mon ceph-osd radosgw >/dev/null
+fi
+
+# A previous cluster whose gateway is down: stop what is left of it and start afresh (memstore keeps nothing).
+if [ -d "$DIR/run" ]; then
+  for pidfile in "$DIR"/run/*.pid; do
+    [ -e "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
+  done
+  sleep 1
+fi
+rm -rf "$DIR"
+mkdir -p "$DIR/run" "$DIR/log" "$DIR/mon.a" "$DIR/osd.0"
+
+FSID=$(cat /proc/sys/kernel/random/uuid)
+cat >"$DIR/ceph.conf" <<EOF
+[global]
+fsid = $FSID
+mon host = [v2:127.0.0.1:43300,v1:127.0.0.1:46789]
+mon initial members = a
+public addr = 127.0.0.1
+ms bind ipv6 = false
+auth cluster required = cephx
+auth service required = cephx
+auth client required = cephx
+osd pool default size = 1
+osd pool default min size = 1
+mon allow pool size one = true
+mon warn on pool no redundancy = false
+osd pool default pg num = 8
+osd pool default pgp num = 8
+osd pool default pg autoscale mode = off
+osd crush chooseleaf type = 0
+osd objectstore = memstore
+memstore device bytes = 1073741824
+mon data = $DIR/\$name
+osd data = $DIR/\$name
+run dir = $DIR/run
+log file = $DIR/log/\$name.log
+admin socket = $DIR/run/\$name.asok
+pid file = $DIR/run/\$name.pid
+keyring = $DIR/keyring
+
+[osd]
+keyring = $DIR/\$name/keyring
+
+[client.rgw]
+rgw frontends = beast endpoint=127.0.0.1:17480
+rgw data = $DIR/rgw
+EOF
+export CEPH_CONF="$DIR/ceph.conf"
+
+ceph-authtool --create-keyring "$DIR/keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
+ceph-authtool "$DIR/keyring" --gen-key -n client.admin --cap mon 'allow *' --cap osd 'allow *' --cap mds 'allow *' --cap mgr 'allow *' >/dev/null
+ceph-authtool "$DIR/keyring" --gen-key -n client.rgw --cap mon 'allow rw' --cap osd 'allow rwx' >/dev/null
+monmaptool --create --fsid "$FSID" --addv a '[v2:127.0.0.1:43300,v1:127.0.0.1:46789]' "$DIR/monmap" >/dev/null
+
+ceph-mon --mkfs -i a --monmap "$DIR/monmap" --keyring "$DIR/keyring" </dev/null >/dev/null 2>&1
+ceph-mon -i a </dev/null >/dev/null 2>&1
+
+OSD_ID=$(timeout 60 ceph osd create)
+timeout 30 ceph auth get-or-create "osd.$OSD_ID" osd 'allow *' mon 'allow profile osd' -o "$DIR/osd.$OSD_ID/keyring" >/dev/null
+ceph-osd -i "$OSD_ID" --mkfs </dev/null >/dev/null 2>&1
+ceph-osd -i "$OSD_ID" </dev/null >/dev/null 2>&1
+
+mkdir -p "$DIR/rgw"
+radosgw -n client.rgw </dev/null >/dev/null 2>&1
+
+for _ in $(seq 1 120); do gateway_up && break; sleep 0.5; done
+gateway_up || { echo "radosgw did not come up; see $DIR/log" >&2; exit 1; }
+
+# The user: creating it twice with the same keys is refused, so look first.
+if ! radosgw-admin user info --uid=nds-test >/dev/null 2>&1; then
+  radosgw-admin user create --uid=nds-test --display-name="nds tests" \
+    --access-key="$ACCESS_KEY" --secret-key="$SECRET_KEY" >/dev/null
+fi
+for _ in $(seq 1 20); do ensure_bucket 2>/dev/null && break; sleep 0.5; done
+ensure_bucket
+echo "radosgw: $ENDPOINT, bucket $BUCKET"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs and starts everything the test suite needs on a fresh Debian machine with Node.js and npm.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+npm ci --no-fund --no-audit
+
+# PostgreSQL server on 127.0.0.1:5432 (trust auth, database test).
+if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
+  if ! command -v pg_ctlcluster >/dev/null; then
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+  fi
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
+  for _ in $(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 1; done
+fi
+psql -h 127.0.0.1 -U postgres -tAc "select 1 from pg_database where datname='test'" | grep -q 1 \
+  || psql -h 127.0.0.1 -U postgres -c 'create database test' >/dev/null
+
+# Redis on 127.0.0.1:6379 (shared gateway cache tests).
+if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  command -v redis-server >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no
+  for _ in $(seq 1 20); do redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && break; sleep 0.5; done
+fi
+
+# Debian's Chromium for browser tests (never a downloaded browser).
+if [ ! -x /usr/bin/chromium ]; then
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+
+# Further services, one script each (S3 gateway...).
+for extra in scripts/ci/services/*.sh; do
+  [ -e "$extra" ] && bash "$extra"
+done

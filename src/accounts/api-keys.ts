@@ -1,0 +1,122 @@
+/**
+ * API keys: minting under the 25-live-key cap, listing, revoking and authenticating.
+ * The cap is enforced by one statement that takes a slot on the user row and inserts the key together,
+ * so concurrent mints can never overshoot it.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { ApiKey, User } from '../db/accounts-tables.js';
+import type { Database } from '../db/types.js';
+import { NdsError } from '../http/errors.js';
+import { keyPrefix, newApiKey, sha256Hex } from './secrets.js';
+
+export const MAX_LIVE_KEYS = 25;
+
+export type KeyOrigin = 'device' | 'named' | 'admin' | 'bootstrap' | 'legacy';
+
+export interface MintedKey {
+  /** The key itself: shown once, never stored. */
+  apiKey: string;
+  row: ApiKey;
+}
+
+/** Mints a key for a user; throws `too_many_keys` when the user already holds 25 live keys. */
+export async function mintApiKey(db: Kysely<Database>, userId: number, name: string, origin: KeyOrigin): Promise<MintedKey> {
+  const apiKey = newApiKey();
+  const { rows } = await sql<ApiKey>`
+    with slot as (
+      update users set live_key_count = live_key_count + 1
+      where id = ${userId} and live_key_count < ${MAX_LIVE_KEYS}
+      returning id
+    )
+    insert into api_keys (user_id, name, key_hash, prefix, origin)
+    select id, ${name}, ${sha256Hex(apiKey)}, ${keyPrefix(apiKey)}, ${origin} from slot
+    returning *`.execute(db);
+  if (rows.length === 0) throw new NdsError('too_many_keys');
+  return { apiKey, row: rows[0] };
+}
+
+/** Revokes a live key of a user; throws `key_not_found` when there is no such live key. */
+export async function revokeApiKey(db: Kysely<Database>, userId: number, keyId: number): Promise<void> {
+  const { rows } = await sql<{ id: number }>`
+    with revoked as (
+      update api_keys set revoked_at = now()
+      where id = ${keyId} and user_id = ${userId} and revoked_at is null
+      returning user_id
+    )
+    update users set live_key_count = live_key_count - 1, updated_at = now()
+    from revoked where users.id = revoked.user_id
+    returning users.id`.execute(db);
+  if (rows.length === 0) throw new NdsError('key_not_found');
+}
+
+/** Revokes every live key of a user (account revocation). */
+export async function revokeAllApiKeys(db: Kysely<Database>, userId: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    with revoked as (
+      update api_keys set revoked_at = now() where user_id = ${userId} and revoked_at is null returning id
+    )
+    update users set live_key_count = live_key_count - (select count(*) from revoked)
+    where id = ${userId}
+    returning (select count(*)::int from revoked) as n`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+export async function listLiveApiKeys(db: Kysely<Database>, userId: number): Promise<ApiKey[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export interface KeyAuthentication {
+  user: User;
+  key: ApiKey;
+}
+
+/**
+ * Finds the live key and its user for a presented bearer token; `undefined` when the token names no live key.
+ * Account gates are the caller's decision.
+ */
+export async function findApiKey(db: Kysely<Database>, token: string): Promise<KeyAuthentication | undefined> {
+  if (!token.startsWith('nds_') || token.length > 200) return undefined;
+  // Looked up by hash: the index finds the row, so no comparison of the secret happens in JS at all.
+  const key = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('key_hash', '=', sha256Hex(token))
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!key) return undefined;
+  const user = await db.selectFrom('users').selectAll().where('id', '=', key.user_id).executeTakeFirst();
+  return user ? { user, key } : undefined;
+}
+
+/** Records use of a key, at most once a minute per key, without holding up the request. */
+export function touchApiKey(db: Kysely<Database>, key: ApiKey, now: Date): Promise<unknown> | undefined {
+  if (key.last_used_at && now.getTime() - new Date(key.last_used_at).getTime() < 60_000) return undefined;
+  return db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', key.id).execute();
+}
+
+export interface PresentedKey {
+  id: number;
+  name: string;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  current: boolean;
+}
+
+export function presentApiKey(key: ApiKey, currentKeyId?: number): PresentedKey {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    created_at: new Date(key.created_at).toISOString(),
+    last_used_at: key.last_used_at ? new Date(key.last_used_at).toISOString() : null,
+    current: key.id === currentKeyId,
+  };
+}

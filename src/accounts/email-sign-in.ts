@@ -1,0 +1,65 @@
+/**
+ * Sign-in by a code sent by mail (CONTRACT §2): asking for a code (creating a pending person account for a
+ * new address when a username comes with it), and turning a right code into a verified account.
+ * Asking without a username answers the same whether or not the address has an account.
+ */
+import type { Kysely } from 'kysely';
+import type { User } from '../db/accounts-tables.js';
+import type { Database } from '../db/types.js';
+import { NdsError, isNdsError } from '../http/errors.js';
+import type { Mailer } from '../mail/mailer.js';
+import { consumeSignInCode, issueSignInCode } from './login-codes.js';
+import { noAccountMail, signInCodeMail } from './sign-in-mail.js';
+import { createUser, findUserByEmail } from './users.js';
+
+export interface SignInMailDeps {
+  db: Kysely<Database>;
+  mailer: Mailer;
+  publicUrl: string;
+}
+
+/**
+ * Mails a sign-in code to `email`. With `username` and an address no account uses, first creates a `pending`
+ * person account (`username_taken` when the name is someone else's). Sends nothing to revoked, service or test
+ * accounts; an unknown address without `username` gets a mail saying no account uses it.
+ */
+export async function requestSignInCode(deps: SignInMailDeps, request: { email: string; username?: string }, now: Date): Promise<void> {
+  let user = await findUserByEmail(deps.db, request.email);
+  if (!user && request.username) {
+    try {
+      user = await createUser(deps.db, { username: request.username, email: request.email, status: 'pending', kind: 'person' });
+    } catch (err) {
+      // Another request created the account for this address a moment ago: sign that account in instead.
+      if (!isNdsError(err, 'email_taken')) throw err;
+      user = await findUserByEmail(deps.db, request.email);
+    }
+  }
+  if (!user) {
+    await deps.mailer.send(noAccountMail(deps.publicUrl, request.email));
+    return;
+  }
+  if (user.status === 'revoked' || user.kind !== 'person') return;
+  const code = await issueSignInCode(deps.db, user.id, now);
+  await deps.mailer.send(signInCodeMail(deps.publicUrl, user.email, code, user.username));
+}
+
+/**
+ * Checks a code against the newest one sent to `email` and, when right, marks the address verified
+ * (`pending` → `verified`) and returns the account. An address with no account answers `login_code_invalid`,
+ * like a wrong code.
+ */
+export async function completeSignInCode(db: Kysely<Database>, request: { email: string; code: string }, now: Date): Promise<User> {
+  const user = await findUserByEmail(db, request.email);
+  if (!user) throw new NdsError('login_code_invalid');
+  await consumeSignInCode(db, user.id, request.code, now);
+  if (user.status === 'revoked') throw new NdsError('account_revoked');
+  if (user.status !== 'pending') return user;
+  const verified = await db
+    .updateTable('users')
+    .set({ status: 'verified', updated_at: now })
+    .where('id', '=', user.id)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
+  return verified ?? (await db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow());
+}

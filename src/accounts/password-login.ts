@@ -1,0 +1,35 @@
+/**
+ * Sign-in with a password, for accounts that registered one through the legacy `/auth/signup`.
+ * A wrong name and a wrong password look the same, and take about the same time.
+ */
+import type { Kysely } from 'kysely';
+import type { User } from '../db/accounts-tables.js';
+import type { Database } from '../db/types.js';
+import { NdsError } from '../http/errors.js';
+import { hashPassword, verifyPassword } from './secrets.js';
+import { findUserByEmail, findUserByUsername } from './users.js';
+
+let dummyHash: Promise<string> | undefined;
+
+/** The account named by `login` (a username or an email address) if `password` is its password. */
+export async function checkPassword(db: Kysely<Database>, login: string, password: string): Promise<User> {
+  const trimmed = login.trim();
+  const user = trimmed.includes('@') ? await findUserByEmail(db, trimmed) : await findUserByUsername(db, trimmed);
+  if (!user?.password_hash) {
+    // Spend the scrypt time anyway, so that timing does not tell which names exist.
+    await verifyPassword(password, await (dummyHash ??= hashPassword('not a real password')));
+    throw new NdsError('invalid_credentials');
+  }
+  if (!(await verifyPassword(password, user.password_hash))) throw new NdsError('invalid_credentials');
+  return user;
+}
+
+/**
+ * Password sign-in for a browser session. A pending account may sign in (to finish verification);
+ * a revoked one is refused with `account_revoked`.
+ */
+export async function passwordLogin(db: Kysely<Database>, login: string, password: string): Promise<User> {
+  const user = await checkPassword(db, login, password);
+  if (user.status === 'revoked') throw new NdsError('account_revoked');
+  return user;
+}

@@ -1,0 +1,42 @@
+/**
+ * Rate limits of the sign-in routes (codes, passwords, legacy routes), one set per running server.
+ * Keys are addresses and IPs, never secrets.
+ */
+import type { Deps } from '../deps.js';
+import { RateLimiter } from '../http/rate-limit.js';
+
+const WINDOW_MS = 15 * 60_000;
+
+export interface SignInLimits {
+  /** Codes, verification mails and key links sent to one address. */
+  mailPerAddress: RateLimiter;
+  /** Mails of any kind asked for from one IP. */
+  mailPerIp: RateLimiter;
+  /** Wrong codes and passwords from one IP. */
+  failuresPerIp: RateLimiter;
+  /** Wrong passwords for one account name. */
+  failuresPerLogin: RateLimiter;
+}
+
+const byServer = new WeakMap<Deps, SignInLimits>();
+
+export function signInLimits(deps: Deps): SignInLimits {
+  let limits = byServer.get(deps);
+  if (!limits) {
+    const clock = deps.clock;
+    limits = {
+      mailPerAddress: new RateLimiter({ limit: 5, windowMs: WINDOW_MS, clock }),
+      mailPerIp: new RateLimiter({ limit: 30, windowMs: WINDOW_MS, clock }),
+      failuresPerIp: new RateLimiter({ limit: 50, windowMs: WINDOW_MS, clock }),
+      failuresPerLogin: new RateLimiter({ limit: 10, windowMs: WINDOW_MS, clock }),
+    };
+    byServer.set(deps, limits);
+  }
+  return limits;
+}
+
+/** Checks then counts one hit for each `[limiter, key]` pair: all are checked before any is counted. */
+export function spend(...pairs: Array<[RateLimiter, string]>): void {
+  for (const [limiter, key] of pairs) limiter.check(key);
+  for (const [limiter, key] of pairs) limiter.hit(key);
+}

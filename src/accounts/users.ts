@@ -1,0 +1,107 @@
+import type { Kysely } from 'kysely';
+import type { User, UserKind, UserRole, UserStatus } from '../db/accounts-tables.js';
+import type { Database } from '../db/types.js';
+import { NdsError } from '../http/errors.js';
+
+export const USERNAME_PATTERN = /^[a-z0-9][a-z0-9-]{2,38}$/;
+
+export function checkUsername(username: string): string {
+  if (!USERNAME_PATTERN.test(username)) {
+    throw new NdsError('validation_failed', { details: ['username: 3-39 characters, lower-case letters, digits and hyphens, not starting with a hyphen'] });
+  }
+  return username;
+}
+
+export function findUserByUsername(db: Kysely<Database>, username: string): Promise<User | undefined> {
+  return db.selectFrom('users').selectAll().where('username', '=', username.toLowerCase()).executeTakeFirst();
+}
+
+export function findUserByEmail(db: Kysely<Database>, email: string): Promise<User | undefined> {
+  return db.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
+}
+
+export async function getUserByUsername(db: Kysely<Database>, username: string): Promise<User> {
+  const user = await findUserByUsername(db, username);
+  if (!user) throw new NdsError('user_not_found', { message: `No user named ${username}.` });
+  return user;
+}
+
+export interface NewAccount {
+  username: string;
+  email: string;
+  status: UserStatus;
+  role?: UserRole;
+  kind?: UserKind;
+  passwordHash?: string;
+}
+
+/** Creates an account; a taken username or email answers 409. */
+export async function createUser(db: Kysely<Database>, account: NewAccount): Promise<User> {
+  checkUsername(account.username);
+  if (await findUserByUsername(db, account.username)) throw new NdsError('username_taken');
+  if (await findUserByEmail(db, account.email)) throw new NdsError('email_taken');
+  try {
+    return await db
+      .insertInto('users')
+      .values({
+        username: account.username,
+        email: account.email,
+        status: account.status,
+        tier: account.status === 'approved' ? 'uploader' : 'basic',
+        role: account.role ?? 'member',
+        kind: account.kind ?? 'person',
+        password_hash: account.passwordHash ?? null,
+        orcid: null,
+        oidc_subject: null,
+        upload_access_requested_at: null,
+        approved_at: account.status === 'approved' ? new Date() : null,
+        revoked_at: null,
+        sandbox_completed_at: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  } catch (err) {
+    // Two sign-ups racing for one name: the unique index decides.
+    if ((err as { code?: string }).code === '23505') {
+      throw new NdsError(String((err as { constraint?: string }).constraint).includes('email') ? 'email_taken' : 'username_taken', { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** `a***@example.org`: enough for a person to recognise their address, not enough to harvest it. */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@');
+  if (at <= 0) return '***';
+  return `${email[0]}***${email.slice(at)}`;
+}
+
+export interface PresentedUser {
+  username: string;
+  email: string;
+  email_verified: boolean;
+  status: UserStatus;
+  tier: User['tier'];
+  role: UserRole;
+  kind: UserKind;
+  identity_conflict: boolean;
+  upload_access_requested: boolean;
+  sandbox_completed: boolean;
+  created_at: string;
+}
+
+export function presentUser(user: User): PresentedUser {
+  return {
+    username: user.username,
+    email: user.email,
+    email_verified: user.status !== 'pending',
+    status: user.status,
+    tier: user.tier,
+    role: user.role,
+    kind: user.kind,
+    identity_conflict: user.identity_conflict,
+    upload_access_requested: user.upload_access_requested_at !== null,
+    sandbox_completed: user.sandbox_completed_at !== null,
+    created_at: new Date(user.created_at).toISOString(),
+  };
+}

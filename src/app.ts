@@ -1,0 +1,61 @@
+/**
+ * Builds the HTTP application: shared middleware, then each domain's routes. Reads like a table of contents.
+ */
+import { Hono } from 'hono';
+import { randomUUID } from 'node:crypto';
+import { accountsRoutes } from './accounts/routes.js';
+import { adminRoutes } from './accounts/admin-routes.js';
+import { conversionRoutes } from './conversion/routes.js';
+import { datasetsRoutes } from './datasets/routes.js';
+import type { Deps } from './deps.js';
+import { gatewayRoutes, isGatewayHost } from './gateway/routes.js';
+import { gitRoutes } from './git/routes.js';
+import type { AppEnv } from './http/app-env.js';
+import { handleError } from './http/error-handler.js';
+import { NdsError } from './http/errors.js';
+import { objectRoutes } from './objects/routes.js';
+import { createRouter } from './http/router.js';
+import { webRoutes } from './web/routes.js';
+
+export function createApp(deps: Deps): Hono<AppEnv> {
+  const app = createRouter();
+
+  app.use(async function context(c, next) {
+    c.set('deps', deps);
+    c.set('requestId', c.req.header('x-request-id')?.slice(0, 64) ?? randomUUID());
+    const started = performance.now();
+    await next();
+    if (c.res.status >= 500) {
+      deps.log.warn({ requestId: c.var.requestId, method: c.req.method, path: c.req.path, status: c.res.status }, 'request failed');
+    } else if (deps.log.isLevelEnabled('debug')) {
+      deps.log.debug({ method: c.req.method, path: c.req.path, status: c.res.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
+    }
+  });
+
+  // The production gateway has its own host name; its requests go straight to the gateway routes.
+  const gateway = gatewayRoutes(deps);
+  app.use(async function gatewayHost(c, next) {
+    if (isGatewayHost(deps.config, c.req.header('host'))) return gateway.fetch(c.req.raw, c.env);
+    await next();
+  });
+
+  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.route('/', accountsRoutes());
+  app.route('/admin', adminRoutes());
+  app.route('/', datasetsRoutes());
+  app.route('/', objectRoutes());
+  app.route('/', conversionRoutes());
+  app.route('/', gitRoutes());
+  app.route('/zarrproxy', gateway);
+  app.route('/', webRoutes());
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'nds API', version: '1', description: 'Neuro Dataset Service: datasets, accounts, API keys, device sign-in, Zarr serving copy.' },
+    servers: [{ url: deps.config.publicUrl }],
+  });
+
+  app.notFound((c) => c.json(new NdsError('not_found', { message: `No route for ${c.req.method} ${c.req.path}.` }).toBody(), 404));
+  app.onError(handleError);
+  return app;
+}

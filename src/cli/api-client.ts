@@ -1,0 +1,83 @@
+/**
+ * The HTTP client of the client commands: base URL and key from `loadClientConfig` (NDS_API_URL, NDS_API_KEY
+ * or the credentials file). A refusal from the server becomes a `CliError` carrying the server's message.
+ */
+import { loadClientConfig, type ClientConfig } from '../config.js';
+import { CliError } from './cli-error.js';
+import { readCredentials } from './credentials.js';
+
+export class ApiError extends CliError {
+  readonly status: number;
+  readonly code: string;
+  readonly body: Record<string, unknown>;
+  constructor(status: number, body: Record<string, unknown>) {
+    const code = typeof body.error === 'string' ? body.error : `http_${status}`;
+    const message = typeof body.message === 'string' ? body.message : code;
+    const details = Array.isArray(body.details) && body.details.length ? `\n  ${body.details.join('\n  ')}` : '';
+    super(`${message} (${code})${details}`);
+    this.status = status;
+    this.code = code;
+    this.body = body;
+  }
+}
+
+export interface RequestOptions {
+  method?: string;
+  body?: unknown;
+  /** Send no credentials even when some are configured (device flow start/poll). */
+  anonymous?: boolean;
+  headers?: Record<string, string>;
+}
+
+export class ApiClient {
+  readonly baseUrl: string;
+  readonly apiKey: string | undefined;
+
+  constructor(baseUrl: string, apiKey: string | undefined) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.apiKey = apiKey;
+  }
+
+  /** A client from the environment and the credentials file (the environment wins). */
+  static async fromEnvironment(config: ClientConfig = loadClientConfig()): Promise<ApiClient> {
+    if (config.apiKey) return new ApiClient(config.apiUrl, config.apiKey);
+    const stored = await readCredentials(config.credentialsFile);
+    const sameServer = stored && stored.api_url.replace(/\/+$/, '') === config.apiUrl;
+    return new ApiClient(config.apiUrl, sameServer ? stored.api_key : undefined);
+  }
+
+  /** Throws a `CliError` telling how to sign in when no key is configured. */
+  requireKey(): string {
+    if (!this.apiKey) throw new CliError('not signed in: run `nds auth login` or set NDS_API_KEY');
+    return this.apiKey;
+  }
+
+  async raw(path: string, options: RequestOptions = {}): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    if (!options.anonymous && this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    try {
+      return await fetch(`${this.baseUrl}${path}`, { method: options.method ?? 'GET', headers, body });
+    } catch (err) {
+      throw new CliError(`cannot reach ${this.baseUrl}: ${(err as Error).cause ? String((err as { cause: Error }).cause.message) : (err as Error).message}`);
+    }
+  }
+
+  /** A JSON request; a non-2xx answer throws `ApiError`. */
+  async request<T = Record<string, unknown>>(path: string, options: RequestOptions = {}): Promise<T> {
+    const res = await this.raw(path, options);
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : {};
+    } catch {
+      parsed = { error: `http_${res.status}`, message: text.slice(0, 200) };
+    }
+    if (!res.ok) throw new ApiError(res.status, (parsed ?? {}) as Record<string, unknown>);
+    return parsed as T;
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The `nds` command: server commands (serve, gateway, worker, migrate, admin bootstrap) and client commands
+ * (auth, datasets, admin ...). Command groups register themselves; this file only wires them and owns the
+ * exit code: a command throws, and only here is an error turned into a message and a status.
+ */
+import { Command, CommanderError } from 'commander';
+import { registerServerCommands } from './server-commands.js';
+import { registerAdminZarrCommands } from './admin-zarr-commands.js';
+import { registerConvertCommand } from './convert.js';
+import { registerInspectCommand } from './inspect.js';
+import { CliError } from './cli-error.js';
+
+const program = new Command();
+program
+  .name('nds')
+  .description('Neuro Dataset Service: host BIDS EEG/EMG/iEEG datasets and stream them as Zarr')
+  .version('0.1.0')
+  .showHelpAfterError()
+  .exitOverride();
+
+const admin = program.command('admin').description('administration: users, keys, datasets, publication, DOIs, the Zarr copy');
+
+registerServerCommands(program, admin);
+registerAdminZarrCommands(admin);
+registerConvertCommand(program);
+registerInspectCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode;
+  } else if (err instanceof CliError) {
+    process.stderr.write(`nds: ${err.message}\n`);
+    process.exitCode = err.exitCode;
+  } else {
+    process.stderr.write(`nds: ${(err as Error)?.message ?? String(err)}\n`);
+    if (process.env.NDS_DEBUG) process.stderr.write(`${(err as Error)?.stack}\n`);
+    process.exitCode = 1;
+  }
+}

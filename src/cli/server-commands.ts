@@ -1,0 +1,92 @@
+/** Server-side commands: they read the server configuration and talk to the database directly. */
+import type { Command } from 'commander';
+import { bootstrapOwner } from '../accounts/bootstrap-owner.js';
+import { loadConfig } from '../config.js';
+import { connectDatabase } from '../db/connect.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { createLogger } from '../log.js';
+import { openDeps, startServer } from '../server.js';
+import { startWorker } from '../conversion/pipeline/worker.js';
+
+export function registerServerCommands(program: Command, admin: Command): void {
+  program
+    .command('serve')
+    .description('run the API, browser pages, gateway and conversion worker in one process')
+    .action(async () => {
+      const config = loadConfig();
+      const log = createLogger(config.logLevel);
+      const server = await startServer({ config, log });
+      log.info({ url: config.publicUrl, port: server.port, database: server.database.engine, objects: config.objectStoreUrl.split(':')[0] }, 'nds is listening');
+      process.stderr.write(`nds is listening on ${config.publicUrl} (port ${server.port})\n`);
+      await untilSignal();
+      log.info('shutting down');
+      await server.close();
+    });
+
+  program
+    .command('worker')
+    .description('run the conversion worker alone: take jobs from the database queue')
+    .action(async () => {
+      const config = loadConfig();
+      const log = createLogger(config.logLevel);
+      const { deps, database } = await openDeps({ config, log });
+      const worker = startWorker(deps);
+      log.info('conversion worker started');
+      process.stderr.write('nds worker is taking conversion jobs\n');
+      await untilSignal();
+      log.info('worker stopping after the job in hand');
+      await worker.stop();
+      await deps.objects.close();
+      await database.close();
+    });
+
+  program
+    .command('migrate')
+    .description('apply database migrations')
+    .action(async () => {
+      const config = loadConfig();
+      const database = await connectDatabase(config.databaseUrl);
+      try {
+        const applied = await migrateToLatest(database.db);
+        process.stdout.write(applied.length ? `applied ${applied.join(', ')}\n` : 'database is up to date\n');
+      } finally {
+        await database.close();
+      }
+    });
+
+  admin
+    .command('bootstrap')
+    .description('create or promote an owner account (server-side) and print one API key for it')
+    .requiredOption('--username <username>', 'account name')
+    .requiredOption('--email <email>', 'account email')
+    .action(async (opts: { username: string; email: string }) => {
+      const config = loadConfig();
+      const database = await connectDatabase(config.databaseUrl);
+      try {
+        await migrateToLatest(database.db);
+        const { apiKey, created } = await bootstrapOwner(database.db, opts);
+        process.stderr.write(`${created ? 'created' : 'promoted'} owner ${opts.username}; the key below is shown once\n`);
+        process.stdout.write(`${apiKey}\n`);
+      } finally {
+        await database.close();
+      }
+    });
+}
+
+/**
+ * Resolves on the first SIGTERM or SIGINT. Later signals are absorbed while the shutdown runs, because a
+ * second default-handled signal would kill the process mid-close (PGlite flushes its files on close);
+ * a third Ctrl-C forces the exit.
+ */
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    let count = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      count++;
+      if (count === 1) resolve();
+      else if (signal === 'SIGINT' && count >= 3) process.exit(130);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}

@@ -1,0 +1,231 @@
+/**
+ * Every setting of nds, parsed and checked once. Nothing else in the code base reads `process.env`:
+ * modules receive the typed `Config` (or the part of it they need).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  /** Listen port of `nds serve` / `nds gateway`. */
+  port: number;
+  /** Where the embedded defaults keep their files (PGlite, folder object store, outbox). */
+  dataDir: string;
+  /** `pglite:<folder>`, `pglite:memory`, or `postgres://...`. */
+  databaseUrl: string;
+  /** `file:<folder>` or `s3://bucket?endpoint=...&region=...`. */
+  objectStoreUrl: string;
+  /** The service's own origin, without a trailing slash. */
+  publicUrl: string;
+  /** CORS: this domain and its subdomains are allowed origins. */
+  serviceDomain: string;
+  /** Base of the browser gateway, without a trailing slash. */
+  zarrCacheBaseUrl: string;
+  /** Where objects can be downloaded directly; undefined = derived from the object store. */
+  zarrPublicBaseUrl: string | undefined;
+  edgeApiToken: string | undefined;
+  edgeZoneId: string | undefined;
+  edgeApiBase: string;
+  serviceWebhookToken: string | undefined;
+  githubWebhookSecret: string | undefined;
+  conversionDispatch: 'local' | 'github';
+  githubDispatchRepo: string | undefined;
+  githubToken: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  logLevel: LogLevel;
+  /** Shared gateway cache; undefined = in-process LRU only. */
+  cacheRedisUrl: string | undefined;
+  /** Upper bound of the in-process gateway cache, in bytes. */
+  cacheMaxBytes: number;
+  /** OpenAI-compatible embeddings endpoint for semantic search; undefined = full text only. */
+  embeddingsUrl: string | undefined;
+  embeddingsApiKey: string | undefined;
+  embeddingsModel: string;
+  datacite: { url: string; repositoryId: string; password: string; prefix: string } | undefined;
+  /** Owner of datasets' git repositories on disk (hosted git). */
+  gitDir: string;
+  /** Seconds a device-flow client waits between token polls (RFC 8628 `interval`). */
+  devicePollIntervalS: number;
+  /** GitHub's REST API base (repository dispatch); tests point it at a local server. */
+  githubApiUrl: string;
+  /** Runs the conversion worker inside `nds serve` (with CONVERSION_DISPATCH=local). */
+  inProcessWorker: boolean;
+  /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
+  objectSigningSecret: string | undefined;
+}
+
+export class ConfigError extends Error {
+  readonly setting: string;
+  constructor(setting: string, problem: string) {
+    super(`${setting}: ${problem}`);
+    this.name = 'ConfigError';
+    this.setting = setting;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads `KEY=value` lines of a `.env` file into an object; existing environment values win. */
+export function readDotEnv(file: string): Env {
+  if (!existsSync(file)) return {};
+  const out: Env = {};
+  for (const line of readFileSync(file, 'utf8').split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)\s*$/.exec(line);
+    if (!m) continue;
+    let value = m[2];
+    if (/^(['"]).*\1$/.test(value)) value = value.slice(1, -1);
+    out[m[1]] = value;
+  }
+  return out;
+}
+
+function text(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const v = text(env, name);
+  if (v === undefined) return fallback;
+  if (!/^\d+$/.test(v)) throw new ConfigError(name, `expected a whole number, got "${v}"`);
+  const n = Number(v);
+  if (n < min || n > max) throw new ConfigError(name, `expected a number from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
+function httpUrl(env: Env, name: string, fallback: string): string {
+  const v = text(env, name) ?? fallback;
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ConfigError(name, `expected an http(s) URL, got "${v}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `expected an http(s) URL, got "${v}"`);
+  }
+  return v.replace(/\/+$/, '');
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const v = text(env, name);
+  if (v === undefined) return fallback;
+  if (!(values as readonly string[]).includes(v)) {
+    throw new ConfigError(name, `expected one of ${values.join(', ')}, got "${v}"`);
+  }
+  return v as T;
+}
+
+function checkDatabaseUrl(v: string): string {
+  if (v.startsWith('pglite:') || /^postgres(ql)?:\/\//.test(v)) return v;
+  throw new ConfigError('DATABASE_URL', `expected pglite:<folder> or postgres://..., got "${v}"`);
+}
+
+function checkObjectStoreUrl(v: string): string {
+  if (v.startsWith('file:')) return v;
+  if (v.startsWith('s3://')) {
+    const u = new URL(v);
+    if (!u.hostname) throw new ConfigError('OBJECT_STORE_URL', 's3:// needs a bucket name: s3://bucket?endpoint=...');
+    return v;
+  }
+  throw new ConfigError('OBJECT_STORE_URL', `expected file:<folder> or s3://bucket?endpoint=..., got "${v}"`);
+}
+
+function secretText(env: Env, name: string): string | undefined {
+  const v = text(env, name);
+  if (v !== undefined && v.length < 16) throw new ConfigError(name, 'expected at least 16 characters');
+  return v;
+}
+
+function optionalUrl(env: Env, name: string): string | undefined {
+  return text(env, name) === undefined ? undefined : httpUrl(env, name, '');
+}
+
+/**
+ * Builds the configuration from an environment (by default `process.env` over `.env`).
+ * Throws `ConfigError` naming the first malformed setting.
+ */
+export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env }): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const dataDir = path.resolve(text(env, 'DATA_DIR') ?? './data');
+  const publicUrl = httpUrl(env, 'PUBLIC_URL', `http://localhost:${port}`);
+  const serviceDomain = (text(env, 'SERVICE_DOMAIN') ?? new URL(publicUrl).hostname).toLowerCase();
+  if (!/^[a-z0-9.-]+$/.test(serviceDomain)) throw new ConfigError('SERVICE_DOMAIN', `not a domain name: "${serviceDomain}"`);
+  const dc = {
+    url: text(env, 'DATACITE_URL'),
+    repositoryId: text(env, 'DATACITE_REPOSITORY_ID'),
+    password: text(env, 'DATACITE_PASSWORD'),
+    prefix: text(env, 'DATACITE_PREFIX'),
+  };
+  if (dc.url !== undefined) httpUrl(env, 'DATACITE_URL', '');
+  const dcSet = Object.values(dc).filter((v) => v !== undefined).length;
+  if (dcSet > 0 && dcSet < 4) {
+    throw new ConfigError('DATACITE_URL', 'DATACITE_URL, DATACITE_REPOSITORY_ID, DATACITE_PASSWORD and DATACITE_PREFIX go together');
+  }
+  const conversionDispatch = oneOf(env, 'CONVERSION_DISPATCH', ['local', 'github'] as const, 'local');
+  const githubDispatchRepo = text(env, 'GITHUB_DISPATCH_REPO');
+  if (conversionDispatch === 'github' && (!githubDispatchRepo || !text(env, 'GITHUB_TOKEN'))) {
+    throw new ConfigError('CONVERSION_DISPATCH', 'github dispatch needs GITHUB_DISPATCH_REPO and GITHUB_TOKEN');
+  }
+  if (githubDispatchRepo !== undefined && !/^[\w.-]+\/[\w.-]+$/.test(githubDispatchRepo)) {
+    throw new ConfigError('GITHUB_DISPATCH_REPO', `expected owner/name, got "${githubDispatchRepo}"`);
+  }
+  const cacheRedisUrl = text(env, 'CACHE_REDIS_URL');
+  if (cacheRedisUrl !== undefined && !/^rediss?:\/\//.test(cacheRedisUrl)) {
+    throw new ConfigError('CACHE_REDIS_URL', `expected redis://..., got "${cacheRedisUrl}"`);
+  }
+  const smtpUrl = text(env, 'SMTP_URL');
+  if (smtpUrl !== undefined && !/^smtps?:\/\//.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL', `expected smtp://... or smtps://..., got "${smtpUrl}"`);
+  }
+  return {
+    port,
+    dataDir,
+    databaseUrl: checkDatabaseUrl(text(env, 'DATABASE_URL') ?? `pglite:${path.join(dataDir, 'db')}`),
+    objectStoreUrl: checkObjectStoreUrl(text(env, 'OBJECT_STORE_URL') ?? `file:${path.join(dataDir, 'objects')}`),
+    publicUrl,
+    serviceDomain,
+    zarrCacheBaseUrl: httpUrl(env, 'ZARR_CACHE_BASE_URL', `${publicUrl}/zarrproxy`),
+    zarrPublicBaseUrl: optionalUrl(env, 'ZARR_PUBLIC_BASE_URL'),
+    edgeApiToken: text(env, 'EDGE_API_TOKEN'),
+    edgeZoneId: text(env, 'EDGE_ZONE_ID'),
+    edgeApiBase: httpUrl(env, 'EDGE_API_BASE', 'https://api.cloudflare.com/client/v4'),
+    serviceWebhookToken: text(env, 'SERVICE_WEBHOOK_TOKEN'),
+    githubWebhookSecret: text(env, 'GITHUB_WEBHOOK_SECRET'),
+    conversionDispatch,
+    githubDispatchRepo,
+    githubToken: text(env, 'GITHUB_TOKEN'),
+    smtpUrl,
+    mailFrom: text(env, 'MAIL_FROM') ?? `nds <no-reply@${serviceDomain}>`,
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    cacheRedisUrl,
+    cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+    embeddingsUrl: optionalUrl(env, 'EMBEDDINGS_URL'),
+    embeddingsApiKey: text(env, 'EMBEDDINGS_API_KEY'),
+    embeddingsModel: text(env, 'EMBEDDINGS_MODEL') ?? 'text-embedding-3-small',
+    datacite: dcSet === 4 ? (dc as NonNullable<Config['datacite']>) : undefined,
+    gitDir: path.resolve(text(env, 'GIT_DIR_ROOT') ?? path.join(dataDir, 'git')),
+    devicePollIntervalS: integer(env, 'DEVICE_POLL_INTERVAL_S', 5, 1, 60),
+    githubApiUrl: httpUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
+    inProcessWorker: oneOf(env, 'IN_PROCESS_WORKER', ['true', 'false'] as const, 'true') === 'true',
+    objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
+  };
+}
+
+/** Settings of the client commands (`nds auth ...`, `nds datasets ...`). */
+export interface ClientConfig {
+  apiUrl: string;
+  apiKey: string | undefined;
+  credentialsFile: string;
+}
+
+export function loadClientConfig(env: Env = process.env): ClientConfig {
+  const configHome = text(env, 'XDG_CONFIG_HOME') ?? path.join(text(env, 'HOME') ?? '.', '.config');
+  return {
+    apiUrl: httpUrl(env, 'NDS_API_URL', 'http://localhost:8080'),
+    apiKey: text(env, 'NDS_API_KEY'),
+    credentialsFile: path.join(configHome, 'nds', 'credentials.json'),
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * One level of the min/max view pyramid, built incrementally: it takes columns from the level below (at
+ * level 1, raw samples, where min = max = the sample), folds each 4 into one, and writes a chunk of
+ * [2, n_channels, 1024] (min plane, then max plane) whenever 1024 columns are done, handing them up.
+ * Values stay in the level-0 digital type, so level 0's scale and offset apply to every level.
+ */
+import type { SampleArray, SampleType } from '../types.js';
+import { allocate } from '../readers/interleaved.js';
+
+export const viewDownsample = 4;
+export const viewChunkColumns = 1024;
+
+/** Input rows: channels [channelStart, channelStart + rows) at `min[r * stride + start + i]` (and `max`). */
+export interface EnvelopeInput {
+  channelStart: number;
+  rows: number;
+  min: SampleArray;
+  max: SampleArray;
+  stride: number;
+  start: number;
+}
+
+export type ChunkWriter = (level: number, chunkIndex: number, chunk: SampleArray) => Promise<void>;
+
+export class EnvelopeLevel {
+  readonly level: number;
+  readonly #nChannels: number;
+  readonly #buffer: SampleArray;
+  readonly #curMin: Float64Array;
+  readonly #curMax: Float64Array;
+  readonly #next: EnvelopeLevel | undefined;
+  readonly #write: ChunkWriter;
+  /** Input items consumed so far. */
+  #consumed = 0;
+  #chunkIndex = 0;
+
+  constructor(level: number, nChannels: number, type: SampleType, next: EnvelopeLevel | undefined, write: ChunkWriter) {
+    this.level = level;
+    this.#nChannels = nChannels;
+    this.#buffer = allocate(type, 2 * nChannels * viewChunkColumns);
+    this.#curMin = new Float64Array(nChannels);
+    this.#curMax = new Float64Array(nChannels);
+    this.#next = next;
+    this.#write = write;
+  }
+
+  /** Folds `count` input items of every input row block (together they must cover all channels). */
+  async push(inputs: readonly EnvelopeInput[], count: number): Promise<void> {
+    const perChunk = viewChunkColumns * viewDownsample;
+    let done = 0;
+    while (done < count) {
+      const piece = Math.min(count - done, (this.#chunkIndex + 1) * perChunk - this.#consumed);
+      for (const input of inputs) this.#fold(input, done, piece);
+      this.#consumed += piece;
+      done += piece;
+      if (this.#consumed === (this.#chunkIndex + 1) * perChunk) await this.#flush(viewChunkColumns);
+    }
+  }
+
+  /** Writes the last, partial chunk and finishes the levels above. */
+  async finish(): Promise<void> {
+    const columns = Math.ceil((this.#consumed - this.#chunkIndex * viewChunkColumns * viewDownsample) / viewDownsample);
+    if (columns > 0) {
+      const plane = this.#nChannels * viewChunkColumns;
+      for (let c = 0; c < this.#nChannels; c++) {
+        this.#buffer.fill(0, c * viewChunkColumns + columns, (c + 1) * viewChunkColumns);
+        this.#buffer.fill(0, plane + c * viewChunkColumns + columns, plane + (c + 1) * viewChunkColumns);
+      }
+      await this.#flush(columns);
+    }
+    await this.#next?.finish();
+  }
+
+  #fold(input: EnvelopeInput, offset: number, count: number): void {
+    const buffer = this.#buffer;
+    const plane = this.#nChannels * viewChunkColumns;
+    const base = this.#chunkIndex * viewChunkColumns;
+    const curMin = this.#curMin;
+    const curMax = this.#curMax;
+    if (input.min === input.max && this.#consumed % 4 === 0 && count % 4 === 0) {
+      this.#foldSamples(input, offset, count);
+      return;
+    }
+    for (let r = 0; r < input.rows; r++) {
+      const c = input.channelStart + r;
+      const src = r * input.stride + input.start + offset;
+      const minSrc = input.min;
+      const maxSrc = input.max;
+      let k = this.#consumed % 4;
+      let column = Math.floor(this.#consumed / 4) - base;
+      let mn = curMin[c]!;
+      let mx = curMax[c]!;
+      const outMin = c * viewChunkColumns;
+      const outMax = plane + outMin;
+      for (let i = 0; i < count; i++) {
+        const a = minSrc[src + i]!;
+        const b = maxSrc[src + i]!;
+        if (k === 0) {
+          mn = a;
+          mx = b;
+        } else {
+          if (a < mn) mn = a;
+          if (b > mx) mx = b;
+        }
+        if (++k === 4) {
+          buffer[outMin + column] = mn;
+          buffer[outMax + column] = mx;
+          column++;
+          k = 0;
+        }
+      }
+      if (k !== 0) {
+        // A partial column: written now so that `finish` can flush it as it is.
+        buffer[outMin + column] = mn;
+        buffer[outMax + column] = mx;
+      }
+      curMin[c] = mn;
+      curMax[c] = mx;
+    }
+  }
+
+  /** Level 1 from raw samples, starting on a column boundary: the hot path, four samples a step. */
+  #foldSamples(input: EnvelopeInput, offset: number, count: number): void {
+    const buffer = this.#buffer;
+    const plane = this.#nChannels * viewChunkColumns;
+    const first = Math.floor(this.#consumed / 4) - this.#chunkIndex * viewChunkColumns;
+    const src = input.min;
+    for (let r = 0; r < input.rows; r++) {
+      const c = input.channelStart + r;
+      let p = r * input.stride + input.start + offset;
+      const end = p + count;
+      let outMin = c * viewChunkColumns + first;
+      let outMax = plane + outMin;
+      for (; p < end; p += 4) {
+        const a = src[p]!;
+        const b = src[p + 1]!;
+        const d = src[p + 2]!;
+        const e = src[p + 3]!;
+        let lo = a < b ? a : b;
+        let hi = a < b ? b : a;
+        const lo2 = d < e ? d : e;
+        const hi2 = d < e ? e : d;
+        if (lo2 < lo) lo = lo2;
+        if (hi2 > hi) hi = hi2;
+        buffer[outMin++] = lo;
+        buffer[outMax++] = hi;
+      }
+    }
+  }
+
+  async #flush(columns: number): Promise<void> {
+    await this.#write(this.level, this.#chunkIndex, this.#buffer);
+    if (this.#next) {
+      const plane = this.#nChannels * viewChunkColumns;
+      const mins = this.#buffer.subarray(0, plane) as SampleArray;
+      const maxs = this.#buffer.subarray(plane) as SampleArray;
+      await this.#next.push([{ channelStart: 0, rows: this.#nChannels, min: mins, max: maxs, stride: viewChunkColumns, start: 0 }], columns);
+    }
+    this.#chunkIndex++;
+  }
+}
+
+/** Number of view levels: levels 1.. until one has at most 512 columns; none when level 0 already has. */
+export function viewLevelCount(nSamples: number): number {
+  let levels = 0;
+  let length = nSamples;
+  while (length > 512) {
+    length = Math.ceil(length / viewDownsample);
+    levels++;
+  }
+  return levels;
+}

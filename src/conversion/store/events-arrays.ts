@@ -1,0 +1,41 @@
+/** The `events/` group: onset and duration (float64 s) and code (int32), with `label_map` from code to text. */
+import type { Annotation } from '../types.js';
+import type { ChunkCodec } from './chunk-codec.js';
+import type { StoreSink } from './store-sink.js';
+import { arrayMetadata, groupMetadata } from './zarr-metadata.js';
+
+export async function writeEvents(sink: StoreSink, codec: ChunkCodec, events: readonly Annotation[]): Promise<string[]> {
+  const sorted = [...events].sort((a, b) => a.onset - b.onset);
+  const labels: string[] = [];
+  const codes = new Map<string, number>();
+  const onset = new Float64Array(sorted.length);
+  const duration = new Float64Array(sorted.length);
+  const code = new Int32Array(sorted.length);
+  sorted.forEach((event, i) => {
+    let c = codes.get(event.description);
+    if (c === undefined) {
+      c = labels.length;
+      codes.set(event.description, c);
+      labels.push(event.description);
+    }
+    onset[i] = event.onset;
+    duration[i] = event.duration;
+    code[i] = c;
+  });
+  const n = sorted.length;
+  const arrays = [
+    ['onset', onset, 'float64'],
+    ['duration', duration, 'float64'],
+    ['code', code, 'int32'],
+  ] as const;
+  for (const [name, data, dataType] of arrays) {
+    if (n > 0) await sink.put(`events/${name}/c/0`, await codec.encode(new Uint8Array(data.buffer)));
+    await sink.put(
+      `events/${name}/zarr.json`,
+      arrayMetadata({ shape: [n], chunkShape: [Math.max(1, n)], dataType, codecs: codec.metadata, dimensionNames: ['event'] }),
+    );
+  }
+  const labelMap = Object.fromEntries(labels.map((label, i) => [String(i), label]));
+  await sink.put('events/zarr.json', groupMetadata({ label_map: labelMap, n_events: n }));
+  return labels;
+}

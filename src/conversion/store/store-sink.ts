@@ -1,0 +1,7 @@
+/**
+ * Where a store's objects go. Keys are relative to the store root (`zarr.json`, `eeg_500hz/0/c/0/3`); a sink
+ * for the object store prefixes them with the store's location. `put` overwrites.
+ */
+export interface StoreSink {
+  put(key: string, bytes: Uint8Array): Promise<void>;
+}

@@ -1,0 +1,28 @@
+import type { Generated, Selectable } from 'kysely';
+import type { Json, Timestamp } from './accounts-tables.js';
+
+export type ConversionJobState = 'queued' | 'running' | 'done' | 'failed';
+
+export interface ConversionJobsTable {
+  id: Generated<number>;
+  dataset_id: string;
+  ref: string;
+  full: Generated<boolean>;
+  state: ConversionJobState;
+  attempts: Generated<number>;
+  /** Why the job was asked for: `push`, `regenerate`, `backfill`, `follow-up`. */
+  reason: string | null;
+  worker_id: string | null;
+  requested_at: Generated<Timestamp>;
+  started_at: Timestamp | null;
+  heartbeat_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  result: Json<Record<string, unknown>> | null;
+  error: string | null;
+}
+
+export interface ConversionTables {
+  conversion_jobs: ConversionJobsTable;
+}
+
+export type ConversionJob = Selectable<ConversionJobsTable>;

@@ -1,0 +1,43 @@
+import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { Json, Timestamp } from './accounts-tables.js';
+
+export type Visibility = 'public' | 'private';
+export type ZarrStatus = 'pending' | 'converting' | 'ready' | 'failed';
+
+export interface DatasetsTable {
+  /** `nd` + 6 digits, or `sb` + 6 digits for sandbox datasets. */
+  id: string;
+  name: string;
+  description: Generated<string>;
+  owner_id: number;
+  visibility: Visibility;
+  sandbox: Generated<boolean>;
+  source_repo: string | null;
+  external_ids: ColumnType<string[], string[] | undefined, string[]>;
+  license: string | null;
+  authors: ColumnType<string[], string[] | undefined, string[]>;
+  keywords: ColumnType<string[], string[] | undefined, string[]>;
+  modalities: ColumnType<string[], string[] | undefined, string[]>;
+  tasks: ColumnType<string[], string[] | undefined, string[]>;
+  n_subjects: number | null;
+  size_bytes: Generated<number>;
+  /** Free-form metadata (recording facts for search, BIDS dataset_description...). */
+  metadata: Generated<Json<Record<string, unknown>>>;
+  latest_version: string | null;
+  doi: string | null;
+  concept_doi: string | null;
+  publication_status: string | null;
+  zarr_status: ZarrStatus | null;
+  zarr_converted_at: Timestamp | null;
+  zarr_store_count: number | null;
+  zarr_index_etag: string | null;
+  zarr_source_commit: string | null;
+  created_at: Generated<Timestamp>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface DatasetsTables {
+  datasets: DatasetsTable;
+}
+
+export type DatasetRow = Selectable<DatasetsTable>;

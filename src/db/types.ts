@@ -1,0 +1,9 @@
+/**
+ * The `Database` interface Kysely checks every query against. Each domain's tables are declared in
+ * its own file here in `db/`; this file only joins them.
+ */
+import type { AccountsTables } from './accounts-tables.js';
+import type { ConversionTables } from './conversion-tables.js';
+import type { DatasetsTables } from './datasets-tables.js';
+
+export interface Database extends AccountsTables, DatasetsTables, ConversionTables {}

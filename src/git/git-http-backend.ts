@@ -1,0 +1,97 @@
+/**
+ * Runs `git http-backend` (git's own smart-HTTP server, as CGI) for one request and turns its CGI answer
+ * into a web Response. The request body streams into git, and git's output streams back out.
+ */
+import { spawn } from 'node:child_process';
+import { Readable } from 'node:stream';
+
+export interface BackendRequest {
+  method: string;
+  /** Path below the project root, e.g. `/nd000001.git/info/refs`. */
+  pathInfo: string;
+  query: string;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  body: ReadableStream<Uint8Array> | null;
+  projectRoot: string;
+  /** Set for an authenticated push (git refuses receive-pack without a user). */
+  remoteUser: string | undefined;
+  remoteAddr: string;
+  /** Called once git has exited (after the answer has streamed out), with its exit code. */
+  onExit?: (code: number | null) => void;
+}
+
+/**
+ * Splits CGI output into its header block and the rest of the stream. One iterator serves both parts:
+ * leaving a `for await` loop early would destroy the stream before the body is read.
+ */
+async function readCgiHeaders(stdout: Readable): Promise<{ headers: Headers; status: number; rest: Readable }> {
+  const chunks = stdout[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let buffered = Buffer.alloc(0);
+  for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+    buffered = Buffer.concat([buffered, next.value]);
+    const end = buffered.indexOf('\r\n\r\n');
+    const endLf = end === -1 ? buffered.indexOf('\n\n') : -1;
+    if (end === -1 && endLf === -1) {
+      if (buffered.length > 64 * 1024) throw new Error('git http-backend sent an oversized header block');
+      continue;
+    }
+    const headerEnd = end !== -1 ? end : endLf;
+    const sepLength = end !== -1 ? 4 : 2;
+    const headers = new Headers();
+    let status = 200;
+    for (const line of buffered.subarray(0, headerEnd).toString('latin1').split(/\r?\n/)) {
+      const colon = line.indexOf(':');
+      if (colon <= 0) continue;
+      const name = line.slice(0, colon).trim();
+      const value = line.slice(colon + 1).trim();
+      if (name.toLowerCase() === 'status') status = Number.parseInt(value, 10) || 200;
+      else headers.append(name, value);
+    }
+    const remainder = buffered.subarray(headerEnd + sepLength);
+    const rest = Readable.from(
+      (async function* () {
+        if (remainder.length) yield remainder;
+        for (let more = await chunks.next(); !more.done; more = await chunks.next()) yield more.value;
+      })(),
+    );
+    return { headers, status, rest };
+  }
+  throw new Error('git http-backend ended without an answer');
+}
+
+export async function runGitHttpBackend(req: BackendRequest): Promise<Response> {
+  const child = spawn('git', ['http-backend'], {
+    env: {
+      PATH: process.env.PATH,
+      GIT_PROJECT_ROOT: req.projectRoot,
+      GIT_HTTP_EXPORT_ALL: '1',
+      GIT_HTTP_MAX_REQUEST_BUFFER: '100M',
+      REQUEST_METHOD: req.method,
+      PATH_INFO: req.pathInfo,
+      QUERY_STRING: req.query,
+      CONTENT_TYPE: req.contentType ?? '',
+      ...(req.contentEncoding ? { HTTP_CONTENT_ENCODING: req.contentEncoding } : {}),
+      REMOTE_ADDR: req.remoteAddr,
+      ...(req.remoteUser ? { REMOTE_USER: req.remoteUser } : {}),
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  void exited.then((code) => req.onExit?.(code));
+  if (req.body) {
+    Readable.fromWeb(req.body as import('node:stream/web').ReadableStream).pipe(child.stdin);
+  } else {
+    child.stdin.end();
+  }
+  try {
+    const { headers, status, rest } = await readCgiHeaders(child.stdout);
+    return new Response(Readable.toWeb(rest) as ReadableStream, { status, headers });
+  } catch (err) {
+    child.kill();
+    await exited;
+    throw new Error(`git http-backend failed: ${stderr.trim() || (err as Error).message}`, { cause: err });
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Outgoing mail: SMTP when `SMTP_URL` is set, otherwise each message is written to
+ * `<DATA_DIR>/outbox/` as an `.eml` file (and logged without its body), so a local install works with no relay.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../log.js';
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createMailer(options: { smtpUrl?: string; from: string; outboxDir: string; log: Logger }): Promise<Mailer> {
+  const nodemailer = await import('nodemailer');
+  if (options.smtpUrl) {
+    const transport = nodemailer.createTransport(options.smtpUrl);
+    return {
+      async send(m) {
+        await transport.sendMail({ from: options.from, to: m.to, subject: m.subject, text: m.text });
+        options.log.info({ to: m.to, subject: m.subject }, 'mail sent');
+      },
+      async close() {
+        transport.close();
+      },
+    };
+  }
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    async send(m) {
+      const info = await transport.sendMail({ from: options.from, to: m.to, subject: m.subject, text: m.text });
+      await mkdir(options.outboxDir, { recursive: true });
+      const file = path.join(options.outboxDir, `${Date.now()}-${randomBytes(4).toString('hex')}.eml`);
+      await writeFile(file, info.message as Buffer, { mode: 0o600 });
+      options.log.info({ to: m.to, subject: m.subject, file }, 'mail written to outbox');
+    },
+    async close() {},
+  };
+}

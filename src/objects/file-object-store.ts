@@ -1,0 +1,201 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { Transform } from 'node:stream';
+import {
+  checkObjectKey,
+  ContentMismatchError,
+  type ByteRange,
+  type ObjectBody,
+  type ObjectInfo,
+  type ObjectStore,
+  type PresignedRequest,
+  type PresignOptions,
+  type PutOptions,
+} from './object-store.js';
+import type { ObjectUrlSigner } from './object-url-signer.js';
+
+export interface FileObjectStoreOptions {
+  /** Origin of the nds server that serves `/objects/<key>` for this folder; without it, no URLs. */
+  baseUrl?: string;
+  /** Signs presigned URLs; without it, presigning throws. */
+  signer?: ObjectUrlSigner;
+}
+
+/**
+ * The folder object store: `<root>/<key>`, written atomically through a temporary file and a rename.
+ * Its presigned URLs point at the nds server itself (`<baseUrl>/objects/<key>?expires=..&sig=..`, see
+ * `objects/routes.ts`), which checks the signature and, for a PUT, the size and hash before the rename.
+ */
+export class FileObjectStore implements ObjectStore {
+  readonly kind = 'file' as const;
+  readonly root: string;
+  readonly #baseUrl: string | undefined;
+  readonly #signer: ObjectUrlSigner | undefined;
+
+  constructor(root: string, options: FileObjectStoreOptions = {}) {
+    this.root = path.resolve(root);
+    this.#baseUrl = options.baseUrl?.replace(/\/+$/, '');
+    this.#signer = options.signer;
+  }
+
+  /** The file of a key; refuses any key that would land outside the root. */
+  pathOf(key: string): string {
+    checkObjectKey(key);
+    const full = path.resolve(this.root, key);
+    if (!full.startsWith(this.root + path.sep)) throw new RangeError(`object key escapes the store: ${JSON.stringify(key)}`);
+    return full;
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    const file = this.pathOf(key);
+    try {
+      const s = await stat(file);
+      if (!s.isFile()) return undefined;
+      return infoOf(key, s.size, s.mtimeMs, s.ino);
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async get(key: string, range?: ByteRange): Promise<ObjectBody | undefined> {
+    const file = this.pathOf(key);
+    let handle;
+    try {
+      handle = await open(file, 'r');
+    } catch (err) {
+      if (isMissing(err) || (err as NodeJS.ErrnoException).code === 'EISDIR') return undefined;
+      throw err;
+    }
+    const s = await handle.stat();
+    if (!s.isFile()) {
+      await handle.close();
+      return undefined;
+    }
+    const info = infoOf(key, s.size, s.mtimeMs, s.ino);
+    // Reading from the open handle keeps a concurrent rename from mixing two versions of the object.
+    const body = createReadStream('', { fd: handle, autoClose: true, start: range?.start, end: range?.end });
+    return { info, body };
+  }
+
+  async put(key: string, body: Readable | Uint8Array | string, options: PutOptions = {}): Promise<ObjectInfo> {
+    const file = this.pathOf(key);
+    await mkdir(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      const source = typeof body === 'string' || body instanceof Uint8Array ? Readable.from([Buffer.from(body)]) : body;
+      const hash = createHash('sha256');
+      let size = 0;
+      const limit = options.contentLength;
+      const meter = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          // Stop early on an oversized body rather than writing it all to disk first.
+          if (limit !== undefined && size > limit) return done(new ContentMismatchError({ size: limit }, { size }));
+          if (options.sha256) hash.update(chunk);
+          done(null, chunk);
+        },
+      });
+      await pipeline(source, meter, createWriteStream(tmp));
+      if (limit !== undefined && size !== limit) throw new ContentMismatchError({ size: limit }, { size });
+      if (options.sha256) {
+        const actual = hash.digest('hex');
+        if (actual !== options.sha256.toLowerCase()) throw new ContentMismatchError({ sha256: options.sha256 }, { size, sha256: actual });
+      }
+      await rename(tmp, file);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    const s = await stat(file);
+    return infoOf(key, s.size, s.mtimeMs, s.ino);
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await unlink(this.pathOf(key));
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    let n = 0;
+    for await (const info of this.list(prefix)) {
+      await this.delete(info.key);
+      n++;
+    }
+    return n;
+  }
+
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    // Start from the deepest folder the prefix names, then filter by the full prefix.
+    const slash = prefix.lastIndexOf('/');
+    const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
+    const start = dirKey === '' ? this.root : this.pathOf(dirKey);
+    yield* this.#walk(start, dirKey, prefix);
+  }
+
+  async *#walk(dir: string, dirKey: string, prefix: string): AsyncIterable<ObjectInfo> {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (isMissing(err) || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+      throw err;
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      if (e.name.endsWith('.tmp')) continue;
+      const key = dirKey === '' ? e.name : `${dirKey}/${e.name}`;
+      if (e.isDirectory()) {
+        if (prefix.startsWith(key + '/') || key.startsWith(prefix) || (key + '/').startsWith(prefix)) {
+          yield* this.#walk(path.join(dir, e.name), key, prefix);
+        }
+      } else if (e.isFile() && key.startsWith(prefix)) {
+        const s = await stat(path.join(dir, e.name)).catch(() => undefined);
+        if (s) yield infoOf(key, s.size, s.mtimeMs, s.ino);
+      }
+    }
+  }
+
+  async presignPut(key: string, options: PresignOptions): Promise<PresignedRequest> {
+    return this.#presign('PUT', key, options);
+  }
+
+  async presignGet(key: string, options: PresignOptions): Promise<PresignedRequest> {
+    return this.#presign('GET', key, { expiresIn: options.expiresIn });
+  }
+
+  #presign(method: 'GET' | 'PUT', key: string, options: PresignOptions): PresignedRequest {
+    checkObjectKey(key);
+    if (!this.#signer || !this.#baseUrl) throw new Error('this folder store has no signing secret or base URL: presigned URLs are unavailable');
+    const expires = Math.floor(Date.now() / 1000) + options.expiresIn;
+    const claims = { method, key, expires, size: options.contentLength, sha256: options.sha256?.toLowerCase() };
+    const query = new URLSearchParams({ expires: String(expires) });
+    if (claims.size !== undefined) query.set('size', String(claims.size));
+    if (claims.sha256) query.set('sha256', claims.sha256);
+    query.set('sig', this.#signer.signUrl(claims));
+    return { url: `${this.publicUrl(key)}?${query}`, method, headers: {}, expiresAt: new Date(expires * 1000) };
+  }
+
+  publicUrl(key: string): string {
+    return `${this.#baseUrl ?? ''}/objects/${key.split('/').map(encodeURIComponent).join('/')}`;
+  }
+
+  async close(): Promise<void> {}
+}
+
+function infoOf(key: string, size: number, mtimeMs: number, ino: number): ObjectInfo {
+  // Size, mtime and inode change with every atomic replace, so the tag changes with the content.
+  const etag = `"${size.toString(16)}-${Math.floor(mtimeMs * 1000).toString(16)}-${ino.toString(16)}"`;
+  return { key, size, etag, lastModified: new Date(mtimeMs) };
+}
+
+function isMissing(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException)?.code === 'ENOENT';
+}

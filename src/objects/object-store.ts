@@ -1,0 +1,108 @@
+/**
+ * The object store behind nds: a folder (embedded default) or an S3-compatible bucket.
+ * Keys are `/`-separated paths such as `nd000001/zarr/index.json`; the folder store keeps the object of
+ * key `<key>` at `<folder>/<key>`, the same layout as the bucket, so the two can be synced with ordinary tools.
+ */
+import type { Readable } from 'node:stream';
+
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  /** Strong entity tag, quoted as in HTTP (`"..."`). */
+  etag: string;
+  lastModified: Date;
+  contentType?: string;
+}
+
+/** An inclusive byte range, as in HTTP `Range: bytes=start-end`. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface ObjectBody {
+  info: ObjectInfo;
+  /** The bytes of the object, or of the range asked for. */
+  body: Readable;
+}
+
+export interface PutOptions {
+  contentType?: string;
+  /** When given, a body of another length is refused (`ContentMismatchError`) and nothing is stored. */
+  contentLength?: number;
+  /** Hex SHA-256 the body must have; on a mismatch the store keeps nothing and throws `ContentMismatchError`. */
+  sha256?: string;
+}
+
+export interface PresignOptions {
+  /** Seconds the URL stays valid. */
+  expiresIn: number;
+  /** PUT only: the exact body length the URL accepts. */
+  contentLength?: number;
+  /** PUT only: the hex SHA-256 the body must have; the store refuses other content. */
+  sha256?: string;
+}
+
+/** A URL that lets its holder read or write one object without other credentials, until `expiresAt`. */
+export interface PresignedRequest {
+  url: string;
+  method: 'GET' | 'PUT';
+  /** Headers the request must carry exactly as given (they are part of the signature). */
+  headers: Record<string, string>;
+  expiresAt: Date;
+}
+
+/** A body whose length or SHA-256 is not what the writer promised; nothing was stored. */
+export class ContentMismatchError extends Error {
+  readonly expected: { size?: number; sha256?: string };
+  readonly actual: { size: number; sha256?: string };
+  constructor(expected: { size?: number; sha256?: string }, actual: { size: number; sha256?: string }) {
+    const what = expected.size !== undefined && expected.size !== actual.size ? `size ${actual.size}, expected ${expected.size}` : `sha256 ${actual.sha256}, expected ${expected.sha256}`;
+    super(`content does not match: ${what}`);
+    this.name = 'ContentMismatchError';
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+export interface ObjectStore {
+  readonly kind: 'file' | 's3';
+  /** Metadata of an object; `undefined` when there is none. */
+  head(key: string): Promise<ObjectInfo | undefined>;
+  /** Streams an object (or a range of it); `undefined` when there is none. The range must lie inside the object. */
+  get(key: string, range?: ByteRange): Promise<ObjectBody | undefined>;
+  /** Writes an object whole: readers see the old object or the new one, never a part. */
+  put(key: string, body: Readable | Uint8Array | string, options?: PutOptions): Promise<ObjectInfo>;
+  /** Deletes one object; deleting a missing object is not an error. */
+  delete(key: string): Promise<void>;
+  /** Deletes every object whose key starts with `prefix`; returns how many. */
+  deletePrefix(prefix: string): Promise<number>;
+  /** Every object whose key starts with `prefix`, in key order. */
+  list(prefix: string): AsyncIterable<ObjectInfo>;
+  /**
+   * A URL that writes one object without other credentials. With `contentLength`/`sha256`, the store
+   * refuses any other body and keeps nothing of it.
+   */
+  presignPut(key: string, options: PresignOptions): Promise<PresignedRequest>;
+  /** A URL that reads one object (Range allowed) without other credentials. */
+  presignGet(key: string, options: PresignOptions): Promise<PresignedRequest>;
+  /** Where the object can be read without signing when its bucket or folder is public-read. */
+  publicUrl(key: string): string;
+  /** Releases connections and handles. */
+  close(): Promise<void>;
+}
+
+/**
+ * Checks a key: relative, `/`-separated, no empty, `.` or `..` segment, no backslash or NUL.
+ * Throws `RangeError` otherwise, so no key can escape the store's root.
+ */
+export function checkObjectKey(key: string): string {
+  if (key.length === 0 || key.length > 1024) throw new RangeError(`invalid object key (length ${key.length})`);
+  if (key.includes('\\') || key.includes('\0')) throw new RangeError(`invalid object key: ${JSON.stringify(key)}`);
+  for (const segment of key.split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') {
+      throw new RangeError(`invalid object key: ${JSON.stringify(key)}`);
+    }
+  }
+  return key;
+}

@@ -1,0 +1,43 @@
+/**
+ * HMAC signatures for the folder store's presigned URLs and for prefix-scoped object tokens: the nds server
+ * serves `/objects/<key>` itself and honours only what it signed, until the expiry it signed.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export interface UrlClaims {
+  method: 'GET' | 'PUT';
+  key: string;
+  /** Unix seconds. */
+  expires: number;
+  size?: number;
+  sha256?: string;
+}
+
+export class ObjectUrlSigner {
+  readonly #secret: string;
+
+  constructor(secret: string) {
+    if (secret.length < 16) throw new RangeError('the object signing secret needs at least 16 characters');
+    this.#secret = secret;
+  }
+
+  /** The signature of a URL's claims (hex HMAC-SHA256). */
+  signUrl(claims: UrlClaims): string {
+    return this.mac(['url', claims.method, claims.key, claims.expires, claims.size ?? '', claims.sha256 ?? ''].join('\n'));
+  }
+
+  /** True when `signature` is this signer's for exactly these claims (constant-time compare). */
+  verifyUrl(claims: UrlClaims, signature: string): boolean {
+    return sameText(this.signUrl(claims), signature);
+  }
+
+  mac(text: string): string {
+    return createHmac('sha256', this.#secret).update(text).digest('hex');
+  }
+}
+
+export function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}

@@ -1,0 +1,42 @@
+/**
+ * Temporary object credentials scoped to one key prefix (`<dataset id>/`), for reading or for writing:
+ * `ndso_<payload>.<hmac>`, where the payload names the prefix, the access and the expiry. The nds server
+ * honours them on `/objects/<key>`; a key outside the prefix, another access, a later time or any change
+ * to the token is refused.
+ */
+import type { ObjectUrlSigner } from './object-url-signer.js';
+import { sameText } from './object-url-signer.js';
+
+export type TokenAccess = 'read' | 'write';
+
+export interface PrefixTokenClaims {
+  prefix: string;
+  access: TokenAccess;
+  /** Unix seconds. */
+  expires: number;
+}
+
+export function mintPrefixToken(signer: ObjectUrlSigner, claims: PrefixTokenClaims): string {
+  const payload = Buffer.from(JSON.stringify({ p: claims.prefix, a: claims.access, e: claims.expires })).toString('base64url');
+  return `ndso_${payload}.${signer.mac(`token\n${payload}`)}`;
+}
+
+/** The claims of a token this signer minted; `undefined` for anything else (forged, altered, malformed). */
+export function readPrefixToken(signer: ObjectUrlSigner, token: string): PrefixTokenClaims | undefined {
+  const m = /^ndso_([A-Za-z0-9_-]+)\.([0-9a-f]{64})$/.exec(token);
+  if (!m || !sameText(signer.mac(`token\n${m[1]}`), m[2])) return undefined;
+  try {
+    const { p, a, e } = JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8')) as { p: unknown; a: unknown; e: unknown };
+    if (typeof p !== 'string' || (a !== 'read' && a !== 'write') || typeof e !== 'number') return undefined;
+    return { prefix: p, access: a, expires: e };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a token's claims allow `access` to `key` at `nowS` (unix seconds). A write token also reads. */
+export function tokenAllows(claims: PrefixTokenClaims, access: TokenAccess, key: string, nowS: number): boolean {
+  if (nowS >= claims.expires) return false;
+  if (access === 'write' && claims.access !== 'write') return false;
+  return key.startsWith(claims.prefix);
+}

@@ -1,0 +1,251 @@
+/**
+ * The S3-compatible object store (AWS S3, R2, MinIO, Ceph radosgw...), selected by
+ * `OBJECT_STORE_URL=s3://<bucket>?endpoint=<url>&region=<region>&access_key=<id>&secret_key=<secret>`.
+ * Without `access_key`/`secret_key` the SDK's default chain is used (AWS_ACCESS_KEY_ID and
+ * AWS_SECRET_ACCESS_KEY, a profile, an instance role). Path-style addressing, so any endpoint works.
+ */
+import { createHash } from 'node:crypto';
+import { Readable, Transform } from 'node:stream';
+import {
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { SignatureV4 } from '@smithy/signature-v4';
+import {
+  checkObjectKey,
+  ContentMismatchError,
+  type ByteRange,
+  type ObjectBody,
+  type ObjectInfo,
+  type ObjectStore,
+  type PresignedRequest,
+  type PresignOptions,
+  type PutOptions,
+} from './object-store.js';
+
+export interface S3Location {
+  bucket: string;
+  endpoint: string | undefined;
+  region: string;
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  /** Base for `publicUrl`; defaults to `<endpoint>/<bucket>`. */
+  publicBase: string | undefined;
+}
+
+/** Reads an `s3://bucket?endpoint=...` URL; throws `RangeError` naming what is wrong. */
+export function parseS3Url(url: string): S3Location {
+  const u = new URL(url);
+  if (u.protocol !== 's3:' || !u.hostname) throw new RangeError('expected s3://<bucket>?endpoint=...');
+  const q = u.searchParams;
+  const endpoint = q.get('endpoint') ?? undefined;
+  if (endpoint !== undefined && !/^https?:\/\//.test(endpoint)) throw new RangeError(`endpoint must be an http(s) URL, got "${endpoint}"`);
+  const accessKeyId = q.get('access_key') ?? undefined;
+  const secretAccessKey = q.get('secret_key') ?? undefined;
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) throw new RangeError('access_key and secret_key go together');
+  return {
+    bucket: u.hostname,
+    endpoint: endpoint?.replace(/\/+$/, ''),
+    region: q.get('region') ?? 'us-east-1',
+    accessKeyId,
+    secretAccessKey,
+    publicBase: q.get('public_base')?.replace(/\/+$/, '') ?? undefined,
+  };
+}
+
+/** Bodies above this size go up in parts (S3 multipart upload), a part at a time in memory. */
+const PART_SIZE = 8 * 1024 * 1024;
+
+export class S3ObjectStore implements ObjectStore {
+  readonly kind = 's3' as const;
+  readonly bucket: string;
+  readonly #client: S3Client;
+  readonly #location: S3Location;
+
+  constructor(location: S3Location) {
+    this.#location = location;
+    this.bucket = location.bucket;
+    this.#client = new S3Client({
+      region: location.region,
+      endpoint: location.endpoint,
+      forcePathStyle: true,
+      credentials: location.accessKeyId ? { accessKeyId: location.accessKeyId, secretAccessKey: location.secretAccessKey! } : undefined,
+      // S3-compatible servers (radosgw, MinIO) predate the SDK's default CRC checksums.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  static fromUrl(url: string): S3ObjectStore {
+    return new S3ObjectStore(parseS3Url(url));
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    checkObjectKey(key);
+    try {
+      const r = await this.#client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { key, size: r.ContentLength ?? 0, etag: r.ETag ?? '""', lastModified: r.LastModified ?? new Date(0), contentType: r.ContentType };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async get(key: string, range?: ByteRange): Promise<ObjectBody | undefined> {
+    checkObjectKey(key);
+    try {
+      const r = await this.#client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+      );
+      // A ranged answer's Content-Length is the range's; the object's size is after the slash of Content-Range.
+      const total = r.ContentRange ? Number(r.ContentRange.split('/')[1]) : (r.ContentLength ?? 0);
+      const info = { key, size: total, etag: r.ETag ?? '""', lastModified: r.LastModified ?? new Date(0), contentType: r.ContentType };
+      return { info, body: r.Body as Readable };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async put(key: string, body: Readable | Uint8Array | string, options: PutOptions = {}): Promise<ObjectInfo> {
+    checkObjectKey(key);
+    if (typeof body === 'string' || body instanceof Uint8Array) {
+      const bytes = Buffer.from(body);
+      checkContent(options, bytes.length, options.sha256 ? sha256Hex(bytes) : undefined);
+      await this.#client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length, ContentType: options.contentType }));
+    } else {
+      // Streamed: hash and count on the way through, and take the object back out if it is not what was promised.
+      const hash = createHash('sha256');
+      let size = 0;
+      const meter = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          hash.update(chunk);
+          done(null, chunk);
+        },
+      });
+      const upload = new Upload({
+        client: this.#client,
+        params: { Bucket: this.bucket, Key: key, Body: body.pipe(meter), ContentType: options.contentType },
+        partSize: PART_SIZE,
+        queueSize: 2,
+      });
+      body.once('error', (err) => meter.destroy(err));
+      await upload.done();
+      try {
+        checkContent(options, size, hash.digest('hex'));
+      } catch (err) {
+        await this.delete(key);
+        throw err;
+      }
+    }
+    const info = await this.head(key);
+    if (!info) throw new Error(`object ${key} vanished right after it was written`);
+    return info;
+  }
+
+  async delete(key: string): Promise<void> {
+    checkObjectKey(key);
+    await this.#client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    let n = 0;
+    let batch: string[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const r = await this.#client.send(
+        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+      );
+      if (r.Errors?.length) throw new Error(`could not delete ${r.Errors.length} objects under ${prefix}: ${r.Errors[0].Code} ${r.Errors[0].Key}`);
+      n += batch.length;
+      batch = [];
+    };
+    // DeleteObjects takes at most 1000 keys a request.
+    for await (const info of this.list(prefix)) {
+      batch.push(info.key);
+      if (batch.length === 1000) await flush();
+    }
+    await flush();
+    return n;
+  }
+
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    let token: string | undefined;
+    do {
+      const r = await this.#client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      for (const o of r.Contents ?? []) {
+        if (o.Key) yield { key: o.Key, size: o.Size ?? 0, etag: o.ETag ?? '""', lastModified: o.LastModified ?? new Date(0) };
+      }
+      token = r.IsTruncated ? r.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  async presignPut(key: string, options: PresignOptions): Promise<PresignedRequest> {
+    checkObjectKey(key);
+    const expiresAt = new Date(Date.now() + options.expiresIn * 1000);
+    if (options.sha256 === undefined) {
+      const url = await getSignedUrl(this.#client, new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentLength: options.contentLength }), {
+        expiresIn: options.expiresIn,
+        signableHeaders: options.contentLength === undefined ? undefined : new Set(['content-length']),
+      });
+      return { url, method: 'PUT', headers: {}, expiresAt };
+    }
+    // The S3 presigner always signs UNSIGNED-PAYLOAD; signing the body's own SHA-256 instead makes the server
+    // (SigV4: x-amz-content-sha256) refuse any other content, and signing Content-Length any other size.
+    const endpoint = new URL(this.#location.endpoint ?? `https://s3.${this.#location.region}.amazonaws.com`);
+    const pathName = `${endpoint.pathname.replace(/\/+$/, '')}/${this.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+    const headers: Record<string, string> = { host: endpoint.host, 'x-amz-content-sha256': options.sha256.toLowerCase() };
+    if (options.contentLength !== undefined) headers['content-length'] = String(options.contentLength);
+    const signer = new SignatureV4({
+      credentials: this.#client.config.credentials,
+      region: this.#location.region,
+      service: 's3',
+      sha256: this.#client.config.sha256,
+      uriEscapePath: false,
+    });
+    const signed = await signer.presign(
+      { method: 'PUT', protocol: endpoint.protocol, hostname: endpoint.hostname, port: endpoint.port ? Number(endpoint.port) : undefined, path: pathName, headers, query: {} },
+      { expiresIn: options.expiresIn, unhoistableHeaders: new Set(['x-amz-content-sha256']), signableHeaders: new Set(['content-length']) },
+    );
+    const query = new URLSearchParams(signed.query as Record<string, string>).toString();
+    const { host: _host, ...mustSend } = headers;
+    return { url: `${endpoint.origin}${pathName}?${query}`, method: 'PUT', headers: mustSend, expiresAt };
+  }
+
+  async presignGet(key: string, options: PresignOptions): Promise<PresignedRequest> {
+    checkObjectKey(key);
+    const url = await getSignedUrl(this.#client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), { expiresIn: options.expiresIn });
+    return { url, method: 'GET', headers: {}, expiresAt: new Date(Date.now() + options.expiresIn * 1000) };
+  }
+
+  publicUrl(key: string): string {
+    const base = this.#location.publicBase ?? `${this.#location.endpoint ?? `https://s3.${this.#location.region}.amazonaws.com`}/${this.bucket}`;
+    return `${base}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  }
+
+  async close(): Promise<void> {
+    this.#client.destroy();
+  }
+}
+
+function checkContent(options: PutOptions, size: number, sha256: string | undefined): void {
+  if (options.contentLength !== undefined && size !== options.contentLength) throw new ContentMismatchError({ size: options.contentLength }, { size, sha256 });
+  if (options.sha256 !== undefined && sha256 !== options.sha256.toLowerCase()) throw new ContentMismatchError({ sha256: options.sha256 }, { size, sha256 });
+}
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
+}

@@ -1,0 +1,220 @@
+/**
+ * One contract for every ObjectStore: the folder store and the S3 store run the same suite
+ * (file-object-store.test.ts, s3-object-store.test.ts). Each run works under its own random prefix.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { ContentMismatchError, type ObjectStore } from '../../src/objects/object-store.js';
+
+export interface StoreUnderTest {
+  store: ObjectStore;
+  close(): Promise<void>;
+}
+
+async function text(store: ObjectStore, key: string, range?: { start: number; end: number }): Promise<string | undefined> {
+  const o = await store.get(key, range);
+  if (!o) return undefined;
+  const parts: Buffer[] = [];
+  for await (const chunk of o.body) parts.push(chunk as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+function sha256(b: Buffer | string): string {
+  return createHash('sha256').update(b).digest('hex');
+}
+
+/** A stream of `total` pseudo-random bytes in 1 MiB chunks, never all in memory, and its hash. */
+function bigBody(total: number): { stream: Readable; sha256: Promise<string> } {
+  const h = createHash('sha256');
+  const block = randomBytes(1024 * 1024);
+  let sent = 0;
+  let resolve!: (v: string) => void;
+  const done = new Promise<string>((r) => (resolve = r));
+  const stream = new Readable({
+    read() {
+      if (sent >= total) {
+        resolve(h.digest('hex'));
+        this.push(null);
+        return;
+      }
+      const n = Math.min(block.length, total - sent);
+      const chunk = Buffer.from(block.subarray(0, n));
+      chunk.writeUInt32BE(sent >>> 0, 0);
+      h.update(chunk);
+      sent += n;
+      this.push(chunk);
+    },
+  });
+  return { stream, sha256: done };
+}
+
+export function objectStoreContract(name: string, open: () => Promise<StoreUnderTest>, options: { skip?: string } = {}): void {
+  describe(`ObjectStore contract: ${name}`, { skip: options.skip }, () => {
+    let t: StoreUnderTest;
+    let store: ObjectStore;
+    const p = `t${randomBytes(4).toString('hex')}/`;
+    before(async () => {
+      t = await open();
+      store = t.store;
+    });
+    after(async () => {
+      await store?.deletePrefix(p);
+      await t?.close();
+    });
+
+    it('writes an object whole and reads it back with its metadata', async () => {
+      const info = await store.put(`${p}a/one.json`, '{"x":1}', { contentType: 'application/json' });
+      assert.equal(info.size, 7);
+      assert.match(info.etag, /^".+"$/);
+      assert.equal(await text(store, `${p}a/one.json`), '{"x":1}');
+      const head = await store.head(`${p}a/one.json`);
+      assert.equal(head?.size, 7);
+      assert.equal(head?.etag, info.etag);
+    });
+
+    it('answers undefined for a missing object, and deleting one is not an error', async () => {
+      assert.equal(await store.head(`${p}missing`), undefined);
+      assert.equal(await store.get(`${p}missing`), undefined);
+      await store.delete(`${p}missing`);
+    });
+
+    it('reads a byte range and reports the whole object size', async () => {
+      await store.put(`${p}range.txt`, '0123456789');
+      const o = await store.get(`${p}range.txt`, { start: 2, end: 5 });
+      assert.equal(o?.info.size, 10);
+      assert.equal(await text(store, `${p}range.txt`, { start: 2, end: 5 }), '2345');
+      assert.equal(await text(store, `${p}range.txt`, { start: 9, end: 9 }), '9');
+    });
+
+    it('replaces an object atomically with a new entity tag', async () => {
+      const a = await store.put(`${p}replace`, 'first');
+      await new Promise((r) => setTimeout(r, 5));
+      const b = await store.put(`${p}replace`, 'second, longer');
+      assert.notEqual(a.etag, b.etag);
+      assert.equal(await text(store, `${p}replace`), 'second, longer');
+    });
+
+    it('lists by prefix in key order, including prefixes that stop inside a name', async () => {
+      for (const k of ['l/b', 'l/a/2', 'l/a/1', 'l/c.txt', 'lx/other']) await store.put(`${p}${k}`, k);
+      const all: string[] = [];
+      for await (const o of store.list(`${p}l/`)) all.push(o.key.slice(p.length));
+      assert.deepEqual(all, ['l/a/1', 'l/a/2', 'l/b', 'l/c.txt']);
+      const partial: string[] = [];
+      for await (const o of store.list(`${p}l/a`)) partial.push(o.key.slice(p.length));
+      assert.deepEqual(partial, ['l/a/1', 'l/a/2']);
+    });
+
+    it('deletes by prefix and leaves the rest', async () => {
+      for (const k of ['d/1', 'd/2/3', 'dd/4']) await store.put(`${p}${k}`, k);
+      assert.equal(await store.deletePrefix(`${p}d/`), 2);
+      assert.equal(await store.head(`${p}d/1`), undefined);
+      assert.equal(await store.head(`${p}d/2/3`), undefined);
+      assert.equal(await text(store, `${p}dd/4`), 'dd/4');
+    });
+
+    it('deletes more objects than one batch holds', async () => {
+      const keys = Array.from({ length: 1005 }, (_, i) => `${p}many/${String(i).padStart(5, '0')}`);
+      for (let i = 0; i < keys.length; i += 50) await Promise.all(keys.slice(i, i + 50).map((k) => store.put(k, 'x')));
+      assert.equal(await store.deletePrefix(`${p}many/`), 1005);
+      let left = 0;
+      for await (const _ of store.list(`${p}many/`)) left++;
+      assert.equal(left, 0);
+    });
+
+    it('refuses keys that could escape the store', async () => {
+      for (const bad of ['../x', 'a/../../x', '/abs', 'a//b', 'a\\b', 'a/./b', '']) {
+        await assert.rejects(store.put(bad, 'x'), RangeError, bad);
+      }
+    });
+
+    it('streams a large body in and out, keeping its bytes exactly', async () => {
+      const size = 20 * 1024 * 1024 + 123;
+      const body = bigBody(size);
+      const info = await store.put(`${p}big.bin`, body.stream);
+      assert.equal(info.size, size);
+      const o = await store.get(`${p}big.bin`);
+      const h = createHash('sha256');
+      let n = 0;
+      for await (const chunk of o!.body) {
+        h.update(chunk as Buffer);
+        n += (chunk as Buffer).length;
+      }
+      assert.equal(n, size);
+      assert.equal(h.digest('hex'), await body.sha256);
+    });
+
+    it('refuses a body whose size or hash is not the promised one, and keeps nothing', async () => {
+      const good = 'promised content';
+      await assert.rejects(store.put(`${p}v/hash`, 'other content!!!', { sha256: sha256(good) }), ContentMismatchError);
+      assert.equal(await store.head(`${p}v/hash`), undefined);
+      await assert.rejects(store.put(`${p}v/size`, Readable.from([Buffer.from(good)]), { contentLength: 3 }), ContentMismatchError);
+      assert.equal(await store.head(`${p}v/size`), undefined);
+      await assert.rejects(store.put(`${p}v/stream`, Readable.from([Buffer.from('tampered')]), { sha256: sha256(good) }), ContentMismatchError);
+      assert.equal(await store.head(`${p}v/stream`), undefined);
+      const ok = await store.put(`${p}v/ok`, Readable.from([Buffer.from(good)]), { sha256: sha256(good), contentLength: good.length });
+      assert.equal(ok.size, good.length);
+    });
+
+    it('accepts exactly the signed content through a presigned PUT', async () => {
+      const body = 'uploaded through a presigned URL';
+      const req = await store.presignPut(`${p}pre/ok`, { expiresIn: 600, contentLength: body.length, sha256: sha256(body) });
+      const res = await fetch(req.url, { method: 'PUT', headers: req.headers, body });
+      assert.ok(res.ok, `${res.status} ${await res.text()}`);
+      assert.equal(await text(store, `${p}pre/ok`), body);
+    });
+
+    it('refuses tampered content, a tampered signature and another key through a presigned PUT', async () => {
+      const body = 'the content that was signed';
+      const req = await store.presignPut(`${p}pre/t`, { expiresIn: 600, contentLength: body.length, sha256: sha256(body) });
+      const tampered = 'THE content that was signed';
+      const r1 = await fetch(req.url, { method: 'PUT', headers: req.headers, body: tampered });
+      assert.ok(r1.status >= 400 && r1.status < 500, `tampered content answered ${r1.status}`);
+      await r1.arrayBuffer();
+      const r2 = await fetch(req.url, { method: 'PUT', headers: req.headers, body: body + 'x' });
+      assert.ok(r2.status >= 400 && r2.status < 500, `wrong size answered ${r2.status}`);
+      await r2.arrayBuffer();
+      const u = new URL(req.url);
+      const sigName = [...u.searchParams.keys()].find((k) => /sig/i.test(k))!;
+      const sig = u.searchParams.get(sigName)!;
+      u.searchParams.set(sigName, (sig[0] === '0' ? '1' : '0') + sig.slice(1));
+      const r3 = await fetch(u, { method: 'PUT', headers: req.headers, body });
+      assert.equal(r3.status, 403);
+      await r3.arrayBuffer();
+      const other = req.url.replace('/pre/t', '/pre/u');
+      const r4 = await fetch(other, { method: 'PUT', headers: req.headers, body });
+      assert.equal(r4.status, 403);
+      await r4.arrayBuffer();
+      assert.equal(await store.head(`${p}pre/t`), undefined);
+      assert.equal(await store.head(`${p}pre/u`), undefined);
+    });
+
+    it('reads through a presigned GET, with Range, and refuses a tampered one', async () => {
+      await store.put(`${p}pre/get`, 'read me through a URL');
+      const req = await store.presignGet(`${p}pre/get`, { expiresIn: 600 });
+      const r = await fetch(req.url);
+      assert.equal(r.status, 200);
+      assert.equal(await r.text(), 'read me through a URL');
+      const ranged = await fetch(req.url, { headers: { range: 'bytes=0-3' } });
+      assert.equal(ranged.status, 206);
+      assert.equal(await ranged.text(), 'read');
+      const bad = await fetch(req.url.replace('/pre/get', '/pre/got'));
+      assert.equal(bad.status, 403);
+      await bad.arrayBuffer();
+    });
+
+    it('refuses a presigned URL once it has expired', async () => {
+      await store.put(`${p}pre/exp`, 'soon gone');
+      const req = await store.presignGet(`${p}pre/exp`, { expiresIn: 1 });
+      await new Promise((r) => setTimeout(r, 2100));
+      const r = await fetch(req.url);
+      assert.equal(r.status, 403);
+      await r.arrayBuffer();
+    });
+
+    it('names a public URL under the store for every key', () => {
+      assert.match(store.publicUrl(`${p}zarr/index.json`), new RegExp(`/${p}zarr/index\\.json$`));
+    });
+  });
+}

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { startTestServer } from './support/test-server.js';
+
+describe('server lifecycle', () => {
+  it('close lets an in-flight request finish, then refuses new connections', async () => {
+    const server = await startTestServer();
+    // A slow request: a body that arrives in two parts, 300 ms apart.
+    const { request } = await import('node:http');
+    const inFlight = new Promise<number>((resolve, reject) => {
+      const req = request(`${server.url}/auth/device/start`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.write('{"machine_name":');
+      setTimeout(() => req.end('"slow"}'), 300);
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = server.close();
+    assert.equal(await inFlight, 200);
+    await closing;
+    await assert.rejects(fetch(`${server.url}/healthz`));
+  });
+
+  it('serves its OpenAPI description with the routes of the spec', async () => {
+    const server = await startTestServer();
+    try {
+      const doc = await (await fetch(`${server.url}/openapi.json`)).json();
+      for (const p of ['/auth/device/start', '/auth/device/token', '/auth/device/lookup', '/auth/device/confirm', '/auth/device/deny', '/auth/keys', '/auth/keys/current', '/auth/keys/{id}', '/auth/login', '/users/me', '/admin/users', '/admin/users/{username}/kind', '/admin/users/{username}/keys']) {
+        assert.ok(doc.paths[p], `${p} is documented`);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers unknown routes with the general error body', async () => {
+    const server = await startTestServer();
+    try {
+      const res = await fetch(`${server.url}/no/such/route`);
+      assert.equal(res.status, 404);
+      const body = await res.json();
+      assert.equal(body.error, 'not_found');
+      assert.ok(Array.isArray(body.details));
+      const bad = await fetch(`${server.url}/auth/keys`, { method: 'POST', headers: { authorization: 'Basic abc' } });
+      assert.equal(bad.status, 401);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,62 @@
+/** Reads the mails a test server wrote to `<dataDir>/outbox/` (no SMTP configured): the real mail, as sent. */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface OutboxMail {
+  file: string;
+  to: string;
+  subject: string;
+  text: string;
+}
+
+function decodeQuotedPrintable(body: string): string {
+  const bytes = Buffer.from(body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1');
+  return bytes.toString('utf8');
+}
+
+function parseMail(file: string, raw: string): OutboxMail {
+  const split = raw.indexOf('\n\n');
+  const head = raw.slice(0, split).replace(/\n[ \t]+/g, ' ');
+  const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1]?.trim() ?? '';
+  let text = raw.slice(split + 2);
+  const encoding = header('Content-Transfer-Encoding').toLowerCase();
+  if (encoding === 'quoted-printable') text = decodeQuotedPrintable(text);
+  else if (encoding === 'base64') text = Buffer.from(text, 'base64').toString('utf8');
+  return { file, to: header('To'), subject: header('Subject'), text };
+}
+
+/** Every mail in the outbox, oldest first. */
+export async function readOutbox(dataDir: string): Promise<OutboxMail[]> {
+  const dir = path.join(dataDir, 'outbox');
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.eml')).sort();
+  } catch {
+    return [];
+  }
+  return Promise.all(names.map(async (n) => parseMail(n, await readFile(path.join(dir, n), 'utf8'))));
+}
+
+/** Mails to `address` (case-insensitive), oldest first. */
+export async function mailsTo(dataDir: string, address: string): Promise<OutboxMail[]> {
+  return (await readOutbox(dataDir)).filter((m) => m.to.toLowerCase().includes(address.toLowerCase()));
+}
+
+/** The newest mail to `address`; waits up to `timeoutMs` for one newer than `after` mails. */
+export async function latestMailTo(dataDir: string, address: string, after = 0, timeoutMs = 5000): Promise<OutboxMail> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const mails = await mailsTo(dataDir, address);
+    if (mails.length > after) return mails[mails.length - 1];
+    if (Date.now() > deadline) throw new Error(`no mail to ${address} in the outbox`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The 6-digit sign-in code of the newest mail to `address`. */
+export async function signInCodeFor(dataDir: string, address: string, after = 0): Promise<string> {
+  const mail = await latestMailTo(dataDir, address, after);
+  const code = /^\s+(\d{6})\s*$/m.exec(mail.text)?.[1];
+  if (!code) throw new Error(`no sign-in code in the mail to ${address}: ${mail.subject}`);
+  return code;
+}

@@ -1,0 +1,122 @@
+/**
+ * Starts the real nds server on a free port for end-to-end tests, on a fresh database:
+ * embedded PGlite (from a cached, migrated template: no initdb per test) or, when `NDS_TEST_DB=postgres`
+ * and `TEST_DATABASE_URL` are set, a new database on the PostgreSQL server, dropped at close.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { ManualClock } from '../../src/clock.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { createLogger } from '../../src/log.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+export interface TestServer extends RunningServer {
+  clock: ManualClock;
+  config: Config;
+  dataDir: string;
+}
+
+export interface TestServerOptions {
+  /** Extra settings, as environment variables. */
+  env?: Record<string, string>;
+  /** Where the server's JSON logs go (default: stdout, at NDS_TEST_LOG_LEVEL or silent). */
+  logDestination?: NodeJS.WritableStream;
+}
+
+const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/db/migrations');
+
+export const usingPostgres = process.env.NDS_TEST_DB === 'postgres' && !!process.env.TEST_DATABASE_URL;
+
+/** A port that was free a moment ago (the server needs to know its own URL before it listens). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function migrationsHash(): string {
+  const h = createHash('sha256');
+  for (const f of readdirSync(migrationsDir).sort()) h.update(f).update(readFileSync(path.join(migrationsDir, f)));
+  return h.digest('hex').slice(0, 16);
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'nds-test-'));
+  const port = await freePort();
+  let databaseUrl = 'pglite:memory';
+  let dropDatabase: (() => Promise<void>) | undefined;
+  if (usingPostgres) {
+    const admin = process.env.TEST_DATABASE_URL!;
+    const name = `nds_t_${randomBytes(6).toString('hex')}`;
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    await client.query(`create database ${name}`);
+    await client.end();
+    const url = new URL(admin);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    dropDatabase = async () => {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    };
+  }
+  const config = loadConfig({
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: process.env.NDS_TEST_LOG_LEVEL ?? 'silent',
+    ...options.env,
+  });
+  const clock = new ManualClock();
+  const server = await startServer({
+    config,
+    clock,
+    hostname: '127.0.0.1',
+    log: createLogger(config.logLevel, options.logDestination),
+    pgliteDump: usingPostgres ? undefined : await pgliteDump(),
+  });
+  return {
+    ...server,
+    url: config.publicUrl,
+    clock,
+    config,
+    dataDir,
+    async close() {
+      await server.close();
+      await dropDatabase?.();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function pgliteDump(): Promise<Blob> {
+  const file = path.join(os.tmpdir(), `nds-pglite-template-${migrationsHash()}.tar`);
+  if (existsSync(file)) return new Blob([await readFile(file)]);
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
+  const { Kysely, PostgresDialect } = await import('kysely');
+  const lite = await PGlite.create();
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool(createPgConfig(lite)) }) });
+  await migrateToLatest(db);
+  await db.destroy();
+  const dump = await lite.dumpDataDir('none');
+  await lite.close();
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, Buffer.from(await dump.arrayBuffer()));
+  await rename(tmp, file);
+  return dump;
+}
