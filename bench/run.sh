@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# `npm run bench`: every benchmark, each printing its figures beside a baseline measured in the same run.
+# `npm run bench -- conversion gateway` runs only the named ones.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+declare -A benches=(
+  [conversion]="node --import tsx bench/conversion.ts"
+)
+order=(conversion)
+
+selected=("$@")
+[ ${#selected[@]} -gt 0 ] || selected=("${order[@]}")
+for name in "${selected[@]}"; do
+  [ -n "${benches[$name]:-}" ] || { echo "unknown bench: $name (have: ${order[*]})" >&2; exit 2; }
+  echo "== $name"
+  ${benches[$name]}
+done
