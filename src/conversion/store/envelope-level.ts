@@ -77,8 +77,9 @@ export class EnvelopeLevel {
     const base = this.#chunkIndex * viewChunkColumns;
     const curMin = this.#curMin;
     const curMax = this.#curMax;
-    if (input.min === input.max && this.#consumed % 4 === 0 && count % 4 === 0) {
-      this.#foldSamples(input, offset, count);
+    if (this.#consumed % 4 === 0 && count % 4 === 0) {
+      if (input.min === input.max) this.#foldSamples(input, offset, count);
+      else this.#foldColumns(input, offset, count);
       return;
     }
     for (let r = 0; r < input.rows; r++) {
@@ -142,6 +143,40 @@ export class EnvelopeLevel {
         const hi2 = d < e ? e : d;
         if (lo2 < lo) lo = lo2;
         if (hi2 > hi) hi = hi2;
+        buffer[outMin++] = lo;
+        buffer[outMax++] = hi;
+      }
+    }
+  }
+
+  /** Levels 2.. from the min/max columns of the level below, on a column boundary: four columns a step. */
+  #foldColumns(input: EnvelopeInput, offset: number, count: number): void {
+    const buffer = this.#buffer;
+    const plane = this.#nChannels * viewChunkColumns;
+    const first = Math.floor(this.#consumed / 4) - this.#chunkIndex * viewChunkColumns;
+    const mins = input.min;
+    const maxs = input.max;
+    for (let r = 0; r < input.rows; r++) {
+      const c = input.channelStart + r;
+      let p = r * input.stride + input.start + offset;
+      const end = p + count;
+      let outMin = c * viewChunkColumns + first;
+      let outMax = plane + outMin;
+      for (; p < end; p += 4) {
+        let lo = mins[p]!;
+        let hi = maxs[p]!;
+        const lo1 = mins[p + 1]!;
+        const hi1 = maxs[p + 1]!;
+        const lo2 = mins[p + 2]!;
+        const hi2 = maxs[p + 2]!;
+        const lo3 = mins[p + 3]!;
+        const hi3 = maxs[p + 3]!;
+        if (lo1 < lo) lo = lo1;
+        if (lo2 < lo) lo = lo2;
+        if (lo3 < lo) lo = lo3;
+        if (hi1 > hi) hi = hi1;
+        if (hi2 > hi) hi = hi2;
+        if (hi3 > hi) hi = hi3;
         buffer[outMin++] = lo;
         buffer[outMax++] = hi;
       }
