@@ -6,8 +6,11 @@ cd "$(dirname "$0")/.."
 
 declare -A benches=(
   [conversion]="node --import tsx bench/conversion.ts"
+  [viewer]="node --import tsx bench/viewer.ts"
+  [auth]="node --import tsx bench/auth.ts"
+  [gateway]="node --import tsx bench/gateway.ts"
 )
-order=(conversion)
+order=(conversion viewer auth gateway)
 
 selected=("$@")
 [ ${#selected[@]} -gt 0 ] || selected=("${order[@]}")

@@ -16,6 +16,7 @@ import { NdsError } from './http/errors.js';
 import { objectRoutes } from './objects/routes.js';
 import { createRouter } from './http/router.js';
 import { webRoutes } from './web/routes.js';
+import { datasetPagesNegotiation } from './web/dataset-pages.js';
 
 export function createApp(deps: Deps): Hono<AppEnv> {
   const app = createRouter();
@@ -42,6 +43,8 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.route('/', accountsRoutes());
   app.route('/admin', adminRoutes());
+  // Browsers asking for HTML on /datasets and /datasets/<id> get the pages; API clients get JSON.
+  app.use(datasetPagesNegotiation());
   app.route('/', datasetsRoutes());
   app.route('/', objectRoutes());
   app.route('/', conversionRoutes());

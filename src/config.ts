@@ -219,6 +219,8 @@ export interface ClientConfig {
   apiUrl: string;
   apiKey: string | undefined;
   credentialsFile: string;
+  /** Whether `nds auth login` may open a web browser: never with NDS_NO_BROWSER=1; else on macOS, or with a display. */
+  openBrowser: boolean;
 }
 
 export function loadClientConfig(env: Env = process.env): ClientConfig {
@@ -227,5 +229,6 @@ export function loadClientConfig(env: Env = process.env): ClientConfig {
     apiUrl: httpUrl(env, 'NDS_API_URL', 'http://localhost:8080'),
     apiKey: text(env, 'NDS_API_KEY'),
     credentialsFile: path.join(configHome, 'nds', 'credentials.json'),
+    openBrowser: text(env, 'NDS_NO_BROWSER') !== '1' && (process.platform === 'darwin' || !!text(env, 'DISPLAY') || !!text(env, 'WAYLAND_DISPLAY')),
   };
 }

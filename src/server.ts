@@ -14,6 +14,8 @@ import { createLogger, type Logger } from './log.js';
 import { createMailer } from './mail/mailer.js';
 import { openObjectStore } from './objects/open-object-store.js';
 import { startWorker, type RunningWorker } from './conversion/pipeline/worker.js';
+import { edgePurger } from './gateway/edge-purge.js';
+import { closeGateway } from './gateway/gateway.js';
 
 export interface StartOptions {
   config: Config;
@@ -55,6 +57,8 @@ export async function openDeps(options: StartOptions): Promise<{ deps: Deps; dat
     mailer,
     hooks: emptyHooks(),
   };
+  // Every process that may finish a conversion (serve, worker) purges the CDN's stale metadata (CONTRACT §6.4).
+  deps.hooks.zarrChanged.push(edgePurger({ config, log }));
   return { deps, database };
 }
 
@@ -94,6 +98,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         });
         await worker?.stop();
         await deps.mailer.close();
+        await closeGateway(deps);
         await deps.objects.close();
         await database.close();
       })();

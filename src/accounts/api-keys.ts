@@ -83,16 +83,29 @@ export interface KeyAuthentication {
  */
 export async function findApiKey(db: Kysely<Database>, token: string): Promise<KeyAuthentication | undefined> {
   if (!token.startsWith('nds_') || token.length > 200) return undefined;
-  // Looked up by hash: the index finds the row, so no comparison of the secret happens in JS at all.
-  const key = await db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('key_hash', '=', sha256Hex(token))
-    .where('revoked_at', 'is', null)
+  // One round trip, found through the key_hash index: this runs on every authenticated request. The secret
+  // itself is never compared in JS.
+  const row = await db
+    .selectFrom('api_keys as k')
+    .innerJoin('users as u', 'u.id', 'k.user_id')
+    .selectAll('u')
+    .select([
+      'k.id as k_id',
+      'k.name as k_name',
+      'k.key_hash as k_key_hash',
+      'k.prefix as k_prefix',
+      'k.origin as k_origin',
+      'k.created_at as k_created_at',
+      'k.last_used_at as k_last_used_at',
+      'k.revoked_at as k_revoked_at',
+    ])
+    .where('k.key_hash', '=', sha256Hex(token))
+    .where('k.revoked_at', 'is', null)
     .executeTakeFirst();
-  if (!key) return undefined;
-  const user = await db.selectFrom('users').selectAll().where('id', '=', key.user_id).executeTakeFirst();
-  return user ? { user, key } : undefined;
+  if (!row) return undefined;
+  const { k_id, k_name, k_key_hash, k_prefix, k_origin, k_created_at, k_last_used_at, k_revoked_at, ...user } = row;
+  const key: ApiKey = { id: k_id, user_id: user.id, name: k_name, key_hash: k_key_hash, prefix: k_prefix, origin: k_origin, created_at: k_created_at, last_used_at: k_last_used_at, revoked_at: k_revoked_at };
+  return { user: user as User, key };
 }
 
 /** Records use of a key, at most once a minute per key, without holding up the request. */

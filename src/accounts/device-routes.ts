@@ -4,10 +4,10 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { authenticate, callerOf } from '../http/auth.js';
 import { clientIp } from '../http/client-ip.js';
-import { NdsError, isNdsError } from '../http/errors.js';
+import { NdsError } from '../http/errors.js';
 import { errorResponses, jsonBody, jsonResponse, sessionSecurity } from '../http/openapi-helpers.js';
-import { RateLimiter } from '../http/rate-limit.js';
 import { createRouter } from '../http/router.js';
+import { deviceLimits, guardCodeGuess } from './device-limits.js';
 import { confirmDeviceCode, denyDeviceCode, lookupDeviceCode, pollDeviceToken, startDeviceSignIn } from './device-flow.js';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -87,37 +87,15 @@ async function readTokenRequest(c: Context<AppEnv>): Promise<string> {
 
 export function deviceRoutes(): OpenAPIHono<AppEnv> {
   const app = createRouter();
-  // Lazily built per app so that each server (and test) has its own counters and clock.
-  let limits: { start: RateLimiter; guessSession: RateLimiter; guessIp: RateLimiter } | undefined;
-  const limitsOf = (c: Context<AppEnv>) =>
-    (limits ??= {
-      start: new RateLimiter({ limit: 30, windowMs: 60_000, clock: c.var.deps.clock }),
-      guessSession: new RateLimiter({ limit: 10, windowMs: 15 * 60_000, clock: c.var.deps.clock }),
-      guessIp: new RateLimiter({ limit: 50, windowMs: 15 * 60_000, clock: c.var.deps.clock }),
-    });
 
-  /** Runs a code action; a code that names nothing counts as a guess against the session and the IP. */
-  async function guarded<T>(c: Context<AppEnv>, action: () => Promise<T>): Promise<T> {
-    const l = limitsOf(c);
-    const sessionKey = callerOf(c).sessionHash ?? 'none';
-    const ip = clientIp(c);
-    l.guessSession.check(sessionKey);
-    l.guessIp.check(ip);
-    try {
-      return await action();
-    } catch (err) {
-      if (isNdsError(err, 'device_code_unknown')) {
-        l.guessSession.hit(sessionKey);
-        l.guessIp.hit(ip);
-      }
-      throw err;
-    }
-  }
+  const guarded = <T>(c: Context<AppEnv>, action: () => Promise<T>): Promise<T> =>
+    guardCodeGuess(c.var.deps, { sessionHash: callerOf(c).sessionHash, ip: clientIp(c) }, action);
 
   app.openapi(start, async (c) => {
     const ip = clientIp(c);
-    limitsOf(c).start.check(ip);
-    limitsOf(c).start.hit(ip);
+    const { start: startLimit } = deviceLimits(c.var.deps);
+    startLimit.check(ip);
+    startLimit.hit(ip);
     const body = c.req.valid('json') ?? {};
     const { db, clock, config } = c.var.deps;
     const answer = await startDeviceSignIn(db, {

@@ -5,9 +5,13 @@
  */
 import { Command, CommanderError } from 'commander';
 import { registerServerCommands } from './server-commands.js';
+import { registerGatewayCommand } from './gateway-command.js';
 import { registerAdminZarrCommands } from './admin-zarr-commands.js';
 import { registerConvertCommand } from './convert.js';
 import { registerInspectCommand } from './inspect.js';
+import { registerAuthCommands } from './auth-commands.js';
+import { registerAdminUserCommands } from './admin-user-commands.js';
+import { registerDatasetsCommands } from './datasets-commands.js';
 import { CliError } from './cli-error.js';
 
 const program = new Command();
@@ -21,9 +25,13 @@ program
 const admin = program.command('admin').description('administration: users, keys, datasets, publication, DOIs, the Zarr copy');
 
 registerServerCommands(program, admin);
+registerGatewayCommand(program);
 registerAdminZarrCommands(admin);
 registerConvertCommand(program);
 registerInspectCommand(program);
+registerAuthCommands(program);
+registerAdminUserCommands(admin);
+registerDatasetsCommands(program, admin);
 
 try {
   await program.parseAsync(process.argv);

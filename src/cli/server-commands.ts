@@ -1,12 +1,11 @@
 /** Server-side commands: they read the server configuration and talk to the database directly. */
 import type { Command } from 'commander';
-import { bootstrapOwner } from '../accounts/bootstrap-owner.js';
 import { loadConfig } from '../config.js';
-import { connectDatabase } from '../db/connect.js';
-import { migrateToLatest } from '../db/migrate.js';
 import { createLogger } from '../log.js';
-import { openDeps, startServer } from '../server.js';
-import { startWorker } from '../conversion/pipeline/worker.js';
+
+// The server's modules take seconds to import; loaded in the actions, client commands never pay for them.
+const serverModule = () => import('../server.js');
+const databaseModules = async () => ({ ...(await import('../db/connect.js')), ...(await import('../db/migrate.js')) });
 
 export function registerServerCommands(program: Command, admin: Command): void {
   program
@@ -15,6 +14,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
     .action(async () => {
       const config = loadConfig();
       const log = createLogger(config.logLevel);
+      const { startServer } = await serverModule();
       const server = await startServer({ config, log });
       log.info({ url: config.publicUrl, port: server.port, database: server.database.engine, objects: config.objectStoreUrl.split(':')[0] }, 'nds is listening');
       process.stderr.write(`nds is listening on ${config.publicUrl} (port ${server.port})\n`);
@@ -29,6 +29,8 @@ export function registerServerCommands(program: Command, admin: Command): void {
     .action(async () => {
       const config = loadConfig();
       const log = createLogger(config.logLevel);
+      const { openDeps } = await serverModule();
+      const { startWorker } = await import('../conversion/pipeline/worker.js');
       const { deps, database } = await openDeps({ config, log });
       const worker = startWorker(deps);
       log.info('conversion worker started');
@@ -45,6 +47,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
     .description('apply database migrations')
     .action(async () => {
       const config = loadConfig();
+      const { connectDatabase, migrateToLatest } = await databaseModules();
       const database = await connectDatabase(config.databaseUrl);
       try {
         const applied = await migrateToLatest(database.db);
@@ -61,6 +64,8 @@ export function registerServerCommands(program: Command, admin: Command): void {
     .requiredOption('--email <email>', 'account email')
     .action(async (opts: { username: string; email: string }) => {
       const config = loadConfig();
+      const { connectDatabase, migrateToLatest } = await databaseModules();
+      const { bootstrapOwner } = await import('../accounts/bootstrap-owner.js');
       const database = await connectDatabase(config.databaseUrl);
       try {
         await migrateToLatest(database.db);

@@ -32,12 +32,34 @@ export interface DatasetsTable {
   zarr_store_count: number | null;
   zarr_index_etag: string | null;
   zarr_source_commit: string | null;
+  /** Native sampling rates of the recordings (from the Zarr copy's index.json), for search. */
+  sampling_rates: ColumnType<number[], number[] | undefined, number[]>;
+  /** Channel counts of the recordings' channel groups, for search. */
+  channel_counts: ColumnType<number[], number[] | undefined, number[]>;
+  /** Kept by the trigger datasets_search_vector; never written by the application. */
+  search_vector: ColumnType<string | null, never, never>;
   created_at: Generated<Timestamp>;
   updated_at: Generated<Timestamp>;
 }
 
+/** One immutable snapshot of a dataset; its manifest is at `<id>/versions/<version>/manifest.json`. */
+export interface DatasetVersionsTable {
+  dataset_id: string;
+  /** Semver; (dataset_id, version) is the primary key, so a number is never used twice. */
+  version: string;
+  created_at: Generated<Timestamp>;
+  created_by: number | null;
+  source_commit: string | null;
+  /** hex SHA-256 of the manifest object's bytes. */
+  manifest_sha256: string;
+  file_count: number;
+  size_bytes: ColumnType<number, number, number>;
+}
+
 export interface DatasetsTables {
   datasets: DatasetsTable;
+  dataset_versions: DatasetVersionsTable;
 }
 
 export type DatasetRow = Selectable<DatasetsTable>;
+export type DatasetVersionRow = Selectable<DatasetVersionsTable>;

@@ -20,3 +20,8 @@ export function parseSingleRange(header: string | undefined, size: number): Byte
   if (end < start) return null;
   return { start, end };
 }
+
+/** `Content-Range` of a 206 answer (`bytes a-b/size`), or, without a range, of a 416 answer (a star, then the size). */
+export function contentRange(size: number, range?: ByteRange): string {
+  return range ? `bytes ${range.start}-${range.end}/${size}` : `bytes */${size}`;
+}

@@ -1,6 +1,111 @@
-import { Hono } from 'hono';
+/**
+ * The account pages: `/account` (the account, its live keys with revoke, a new named key, sign out), and the
+ * sign-in and device pages mounted beside it. They work without JavaScript: forms post form bodies, and the
+ * answers are redirects back to a page.
+ */
+import { Hono, type Context } from 'hono';
+import { assertAccountUsable } from '../accounts/account-gates.js';
+import { listLiveApiKeys, mintApiKey, revokeApiKey, type MintedKey } from '../accounts/api-keys.js';
+import { readInput, withQuery } from '../accounts/form-input.js';
+import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
+import { NdsError } from '../http/errors.js';
+import { devicePage } from './device-page.js';
+import { html, type SafeHtml } from './html.js';
+import { errorNotice, okNotice, pageSession, renderPage, requireOwnOrigin, signInFirst, verifyFirst } from './page-kit.js';
+import { signInPages } from './sign-in-pages.js';
+
+const day = (iso: Date | string | null) => (iso ? new Date(iso).toISOString().slice(0, 16).replace('T', ' ') : 'never');
+
+async function accountBody(c: Context<AppEnv>, user: User, notices: Array<SafeHtml | string>, minted?: MintedKey) {
+  const keys = await listLiveApiKeys(c.var.deps.db, user.id);
+  const rows = keys.map(
+    (k) => html`<tr><td>${k.name}</td><td class="mono">${k.prefix}</td><td>${day(k.created_at)}</td><td>${day(k.last_used_at)}</td>
+<td><form class="inline" method="post" action="/account/keys/${k.id}/revoke"><button class="danger" type="submit" aria-label="Revoke ${k.name}">Revoke</button></form></td></tr>`,
+  );
+  const table = keys.length
+    ? html`<table><thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<p class="muted">No live keys. Run <code>nds auth login</code> in a terminal to sign it in.</p>`;
+  const shown = minted
+    ? html`<section class="card"><h2>Your new key</h2><p>Copy it now: it is shown only this once.</p><code class="secret" id="new-key">${minted.apiKey}</code></section>`
+    : '';
+  const newKey =
+    user.kind === 'person'
+      ? html`<h2>New key</h2><p class="muted">Prefer <code>nds auth login</code>. A named key is for places where a terminal cannot open a browser.</p>
+<form class="stack" method="post" action="/account/keys"><label>Name<input type="text" name="name" maxlength="100" required placeholder="lab server"></label><button class="secondary" type="submit">Create key</button></form>`
+      : '';
+  return html`<h1>Your account</h1>${notices}${shown}
+<section class="card"><dl class="facts">
+<dt>Username</dt><dd><strong>${user.username}</strong></dd>
+<dt>Email</dt><dd>${user.email}</dd>
+<dt>Status</dt><dd>${user.status}</dd>
+<dt>Role</dt><dd>${user.role}</dd>
+<dt>Kind</dt><dd>${user.kind}</dd>
+</dl></section>
+<section class="card"><h2>API keys (${keys.length} of 25)</h2>${table}${newKey}</section>
+<form method="post" action="/auth/logout"><button class="secondary" type="submit">Sign out</button></form>`;
+}
+
+/** The usable account of this browser, or the redirect (sign in, or verify first) or refusal page instead. */
+async function usableAccount(c: Context<AppEnv>): Promise<User | Response> {
+  const session = await pageSession(c);
+  if (!session) return c.redirect(signInFirst('/account'), 303);
+  if (session.user.status === 'pending') return c.redirect(verifyFirst(session.user, '/account'), 303);
+  try {
+    assertAccountUsable(session.user);
+  } catch (err) {
+    if (!(err instanceof NdsError)) throw err;
+    const body = html`<h1>Your account</h1>${errorNotice(err.code)}<form method="post" action="/auth/logout"><button class="secondary" type="submit">Sign out</button></form>`;
+    return renderPage(c, 'Your account', body, session.user.username, 403);
+  }
+  return session.user;
+}
 
 export function accountPages(): Hono<AppEnv> {
-  return new Hono<AppEnv>();
+  const app = new Hono<AppEnv>();
+  app.route('/', signInPages());
+  app.route('/', devicePage());
+
+  app.get('/account', async (c) => {
+    const user = await usableAccount(c);
+    if (user instanceof Response) return user;
+    const q = c.req.query();
+    const notices = [errorNotice(q.error), okNotice(q.revoked ? 'The key is revoked.' : undefined)];
+    return renderPage(c, 'Your account', await accountBody(c, user, notices), user.username);
+  });
+
+  app.post('/account/keys/:id/revoke', async (c) => {
+    requireOwnOrigin(c);
+    const user = await usableAccount(c);
+    if (user instanceof Response) return user;
+    const id = Number(c.req.param('id'));
+    try {
+      if (!Number.isSafeInteger(id) || id <= 0) throw new NdsError('key_not_found');
+      await revokeApiKey(c.var.deps.db, user.id, id);
+    } catch (err) {
+      if (!(err instanceof NdsError)) throw err;
+      return c.redirect(withQuery('/account', { error: err.code }), 303);
+    }
+    return c.redirect('/account?revoked=1', 303);
+  });
+
+  app.post('/account/keys', async (c) => {
+    requireOwnOrigin(c);
+    const user = await usableAccount(c);
+    if (user instanceof Response) return user;
+    const name = (await readInput(c)).name?.trim().slice(0, 100);
+    let minted: MintedKey;
+    try {
+      if (user.kind !== 'person') throw new NdsError('service_account');
+      if (!name) throw new NdsError('validation_failed');
+      minted = await mintApiKey(c.var.deps.db, user.id, name, 'named');
+    } catch (err) {
+      if (!(err instanceof NdsError)) throw err;
+      return c.redirect(withQuery('/account', { error: err.code }), 303);
+    }
+    // The key is shown in this answer itself, never in a URL that a redirect would leave in the history.
+    return renderPage(c, 'Your account', await accountBody(c, user, [], minted), user.username);
+  });
+
+  return app;
 }

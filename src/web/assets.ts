@@ -1,6 +1,53 @@
+/** Static assets of the pages: one small stylesheet, served with a content hash as its ETag. */
+import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 
+const CSS = `
+:root { --fg: #1d2125; --muted: #5f6b76; --line: #d8dee4; --bg: #fbfcfd; --accent: #1f5fbf; --bad: #b42318; --good: #1a7f37; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+header.top { display: flex; justify-content: space-between; align-items: center; padding: .75rem 1.25rem; border-bottom: 1px solid var(--line); background: #fff; }
+header.top a { color: var(--fg); text-decoration: none; }
+.brand { font-weight: 700; letter-spacing: .02em; }
+main { max-width: 46rem; margin: 2rem auto; padding: 0 1.25rem; }
+h1 { font-size: 1.5rem; margin: 0 0 1rem; }
+h2 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; }
+a { color: var(--accent); }
+section.card { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 1rem 1.25rem; margin: 0 0 1rem; }
+form.stack { display: grid; gap: .6rem; max-width: 24rem; }
+form.inline { display: inline; margin: 0; }
+label { display: grid; gap: .2rem; font-size: .9rem; color: var(--muted); }
+input[type=text], input[type=email], input[type=password] { font: inherit; padding: .45rem .6rem; border: 1px solid var(--line); border-radius: 4px; color: var(--fg); }
+input.code { font-family: ui-monospace, Menlo, monospace; letter-spacing: .15em; text-transform: uppercase; }
+button { font: inherit; padding: .45rem .9rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
+button.secondary { background: #fff; color: var(--accent); }
+button.danger { background: #fff; color: var(--bad); border-color: var(--bad); }
+.actions { display: flex; gap: .75rem; margin-top: 1rem; }
+.notice { padding: .6rem .9rem; border-radius: 4px; margin: 0 0 1rem; border: 1px solid; }
+.notice.error { color: var(--bad); border-color: var(--bad); background: #fff5f4; }
+.notice.ok { color: var(--good); border-color: var(--good); background: #f3fbf5; }
+.muted { color: var(--muted); }
+code, .mono { font-family: ui-monospace, Menlo, monospace; }
+.secret { display: block; padding: .6rem; background: #f3f5f7; border: 1px solid var(--line); border-radius: 4px; word-break: break-all; }
+table { border-collapse: collapse; width: 100%; font-size: .95rem; }
+th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: middle; }
+th { color: var(--muted); font-weight: 600; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; }
+`.trimStart();
+
+const ETAG = `"${createHash('sha256').update(CSS).digest('hex').slice(0, 16)}"`;
+
 export function assetRoutes(): Hono<AppEnv> {
-  return new Hono<AppEnv>();
+  const app = new Hono<AppEnv>();
+  app.get('/assets/nds.css', (c) => {
+    c.header('ETag', ETAG);
+    c.header('Cache-Control', 'public, max-age=3600');
+    if (c.req.header('if-none-match') === ETAG) return c.body(null, 304);
+    c.header('Content-Type', 'text/css; charset=utf-8');
+    return c.body(CSS);
+  });
+  return app;
 }

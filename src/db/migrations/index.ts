@@ -5,10 +5,16 @@
 import type { Migration } from 'kysely';
 import * as accounts from './2026-11-23-0001-accounts.js';
 import * as datasets from './2026-11-23-0002-datasets.js';
+import * as datasetVersions from './2026-11-23-0210-dataset-versions.js';
 import * as conversionJobs from './2026-11-23-0301-conversion-jobs.js';
+import * as datasetSearch from './2026-11-23-0400-dataset-search.js';
+import * as publication from './2026-11-23-0401-publication.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
   '2026-11-23-0002-datasets': datasets,
+  '2026-11-23-0210-dataset-versions': datasetVersions,
   '2026-11-23-0301-conversion-jobs': conversionJobs,
+  '2026-11-23-0400-dataset-search': datasetSearch,
+  '2026-11-23-0401-publication': publication,
 };

@@ -1,0 +1,140 @@
+/** `nds admin users ...` and `nds admin keys ...`: accounts and the keys of service and test accounts. */
+import type { Command } from 'commander';
+import { ApiClient } from './api-client.js';
+import { CliError } from './cli-error.js';
+import { info, printJson, printTable } from './output.js';
+
+type Row = Record<string, unknown>;
+
+const KINDS = ['person', 'service', 'test'];
+const userColumns = ['username', 'email', 'status', 'tier', 'role', 'kind', 'live_keys', 'created_at'];
+
+async function client(): Promise<ApiClient> {
+  const api = await ApiClient.fromEnvironment();
+  api.requireKey();
+  return api;
+}
+
+const userPath = (username: string) => encodeURIComponent(username);
+
+function printUser(user: Row): void {
+  const width = Math.max(...Object.keys(user).map((k) => k.length));
+  for (const [k, v] of Object.entries(user)) process.stdout.write(`${k.padEnd(width)}  ${v === null || v === undefined ? '-' : String(v)}\n`);
+}
+
+function registerUserCommands(admin: Command): void {
+  const users = admin.command('users').description('accounts: list, show, approve, revoke, change kind');
+
+  users
+    .command('list')
+    .description('list accounts (statuses, tiers, roles, kinds) and open upload-access requests')
+    .option('--status <status>', 'pending | verified | approved | revoked')
+    .option('--kind <kind>', 'person | service | test')
+    .option('--role <role>', 'member | admin | owner')
+    .option('--requests', 'only accounts with an open upload-access request')
+    .option('--limit <n>', 'at most this many (1-500)', '100')
+    .option('--json', 'machine output')
+    .action(async (opts: { status?: string; kind?: string; role?: string; requests?: boolean; limit: string; json?: boolean }) => {
+      const q = new URLSearchParams({ limit: opts.limit });
+      if (opts.status) q.set('status', opts.status);
+      if (opts.kind) q.set('kind', opts.kind);
+      if (opts.role) q.set('role', opts.role);
+      if (opts.requests) q.set('requests', 'true');
+      const answer = await (await client()).request<{ users: Row[]; total: number; open_requests: Row[] }>(`/admin/users?${q}`);
+      if (opts.json) return printJson(answer);
+      printTable(answer.users, userColumns);
+      info(`${answer.users.length} of ${answer.total} accounts`);
+      if (answer.open_requests.length) {
+        process.stdout.write('\nopen upload-access requests\n');
+        printTable(answer.open_requests, ['username', 'requested_at']);
+      }
+    });
+
+  users
+    .command('show <username>')
+    .description('one account')
+    .option('--json', 'machine output')
+    .action(async (username: string, opts: { json?: boolean }) => {
+      const user = await (await client()).request<Row>(`/admin/users/${userPath(username)}`);
+      if (opts.json) return printJson(user);
+      printUser(user);
+    });
+
+  users
+    .command('approve <username>')
+    .description('grant upload access to a verified account')
+    .option('--json', 'machine output')
+    .action(async (username: string, opts: { json?: boolean }) => {
+      const user = await (await client()).request<Row>(`/admin/approve/${userPath(username)}`, { method: 'POST' });
+      if (opts.json) return printJson(user);
+      process.stdout.write(`approved ${username} (status ${String(user.status)}, tier ${String(user.tier)})\n`);
+    });
+
+  users
+    .command('revoke <username>')
+    .description("revoke an account's access: its keys and sessions end at once")
+    .option('--json', 'machine output')
+    .action(async (username: string, opts: { json?: boolean }) => {
+      const user = await (await client()).request<Row>(`/admin/revoke/${userPath(username)}`, { method: 'POST' });
+      if (opts.json) return printJson(user);
+      process.stdout.write(`revoked ${username} (${String(user.keys_revoked)} keys revoked)\n`);
+    });
+
+  users
+    .command('kind <username> <kind>')
+    .description('change the account kind to person, service or test (owner only)')
+    .option('--expected <kind>', 'only if the kind is still this (compare-and-set)')
+    .option('--json', 'machine output')
+    .action(async (username: string, kind: string, opts: { expected?: string; json?: boolean }) => {
+      if (!KINDS.includes(kind)) throw new CliError(`kind must be one of ${KINDS.join(', ')}`);
+      const body = opts.expected ? { kind, expected_kind: opts.expected } : { kind };
+      const user = await (await client()).request<Row>(`/admin/users/${userPath(username)}/kind`, { method: 'POST', body });
+      if (opts.json) return printJson(user);
+      process.stdout.write(`${username} is now a ${String(user.kind)} account\n`);
+    });
+}
+
+function registerKeyCommands(admin: Command): void {
+  const keys = admin.command('keys').description('keys of service and test accounts (owner only)');
+
+  keys
+    .command('create')
+    .description('mint a key for a service or test account; printed once')
+    .requiredOption('--username <username>', 'the account')
+    .requiredOption('--name <name>', 'a name for the key')
+    .option('--json', 'machine output')
+    .action(async (opts: { username: string; name: string; json?: boolean }) => {
+      const answer = await (await client()).request<{ api_key: string; key: Row }>(`/admin/users/${userPath(opts.username)}/keys`, { method: 'POST', body: { name: opts.name } });
+      if (opts.json) return printJson(answer);
+      info(`key ${String(answer.key.id)} "${opts.name}" created for ${opts.username}; it is shown only this once:`);
+      process.stdout.write(`${answer.api_key}\n`);
+    });
+
+  keys
+    .command('list')
+    .description("list an account's live keys")
+    .requiredOption('--username <username>', 'the account')
+    .option('--json', 'machine output')
+    .action(async (opts: { username: string; json?: boolean }) => {
+      const answer = await (await client()).request<{ keys: Row[] }>(`/admin/users/${userPath(opts.username)}/keys`);
+      if (opts.json) return printJson(answer);
+      printTable(answer.keys, ['id', 'name', 'prefix', 'created_at', 'last_used_at']);
+    });
+
+  keys
+    .command('revoke <id>')
+    .description("revoke one of an account's keys")
+    .requiredOption('--username <username>', 'the account')
+    .option('--json', 'machine output')
+    .action(async (id: string, opts: { username: string; json?: boolean }) => {
+      if (!/^\d+$/.test(id)) throw new CliError(`not a key id: ${id}`);
+      const answer = await (await client()).request(`/admin/users/${userPath(opts.username)}/keys/${id}`, { method: 'DELETE' });
+      if (opts.json) return printJson(answer);
+      process.stdout.write(`revoked key ${id} of ${opts.username}\n`);
+    });
+}
+
+export function registerAdminUserCommands(admin: Command): void {
+  registerUserCommands(admin);
+  registerKeyCommands(admin);
+}

@@ -1,0 +1,180 @@
+/**
+ * `nds datasets upload <id> <folder>`: hashes every file (streamed), asks the server for presigned URLs a
+ * batch at a time, PUTs what the store does not have yet (several at once, retried with backoff), and
+ * finishes by creating a version from the manifest. Re-running after an interruption sends only what is
+ * missing: the server answers `present` for content it already holds. Hashing the next batch overlaps the
+ * uploads of the current one.
+ */
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { ApiClient } from './api-client.js';
+import { CliError } from './cli-error.js';
+import { hashFile, putFile, TransferError, withRetries } from './http-transfer.js';
+import type { Progress } from './transfer-progress.js';
+
+export interface LocalFile {
+  path: string;
+  abs: string;
+  size: number;
+  sha256: string;
+}
+
+export interface UploadOptions {
+  version?: string;
+  concurrency: number;
+  retries: number;
+  createVersion: boolean;
+  progress: Progress;
+  /** Called after each file's content is stored (or found present). */
+  onFile?: (file: LocalFile, outcome: 'uploaded' | 'present') => void;
+}
+
+export interface UploadSummary {
+  dataset_id: string;
+  files: number;
+  bytes: number;
+  uploaded: number;
+  uploaded_bytes: number;
+  present: number;
+  version: string | null;
+}
+
+type Target = { path: string; status: 'present' } | { path: string; status: 'upload'; url: string; headers: Record<string, string> };
+
+const BATCH = 64;
+const SKIP = new Set(['.git', '.datalad', '.DS_Store']);
+
+/** Regular files under `root`, as `/`-separated relative paths in sorted order; symlinks and `.git` are skipped. */
+export async function listFiles(root: string): Promise<Array<{ path: string; abs: string; size: number }>> {
+  const out: Array<{ path: string; abs: string; size: number }> = [];
+  const walk = async (dir: string, rel: string) => {
+    const entries = await readdir(dir, { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const e of entries) {
+      if (SKIP.has(e.name) || e.name.endsWith('.nds-partial')) continue;
+      const abs = path.join(dir, e.name);
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) await walk(abs, r);
+      else if (e.isFile()) out.push({ path: r, abs, size: (await lstat(abs)).size });
+    }
+  };
+  await walk(root, '');
+  return out;
+}
+
+async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  // The first failure stops the other workers from starting new items.
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      try {
+        while (!failed && next < items.length) await fn(items[next++]);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }),
+  );
+}
+
+export async function uploadFolder(api: ApiClient, datasetId: string, folder: string, options: UploadOptions): Promise<UploadSummary> {
+  const listed = await listFiles(folder);
+  if (listed.length === 0) throw new CliError(`${folder} holds no files`);
+  const total = listed.reduce((s, f) => s + f.size, 0);
+  const id = encodeURIComponent(datasetId);
+  // Fail before hashing a terabyte when the dataset is not there or not ours.
+  await api.request(`/datasets/${id}`);
+  const summary: UploadSummary = { dataset_id: datasetId, files: listed.length, bytes: total, uploaded: 0, uploaded_bytes: 0, present: 0, version: null };
+  const manifest: LocalFile[] = [];
+  options.progress.start(total);
+
+  const hashBatch = (batch: typeof listed) =>
+    Promise.all(batch.map(async (f) => ({ ...f, ...(await hashFile(f.abs)) }))).then((hashed) => {
+      for (const h of hashed) if (h.size !== listedSize(batch, h.path)) throw new CliError(`${h.path} changed while it was read; run the upload again`);
+      return hashed;
+    });
+  const batches: Array<typeof listed> = [];
+  for (let i = 0; i < listed.length; i += BATCH) batches.push(listed.slice(i, i + BATCH));
+  let pending = hashBatch(batches[0]);
+  for (let b = 0; b < batches.length; b++) {
+    const hashed = await pending;
+    if (b + 1 < batches.length) {
+      pending = hashBatch(batches[b + 1]);
+      pending.catch(() => undefined);
+    }
+    manifest.push(...hashed);
+    await uploadBatch(api, id, hashed, options, summary);
+  }
+
+  if (options.createVersion) {
+    const version = options.version ?? (await nextVersion(api, id));
+    const files = manifest.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 }));
+    const created = await api.request<{ version: string }>(`/datasets/${id}/versions`, { method: 'POST', body: { version, manifest: files } });
+    summary.version = created.version;
+  }
+  options.progress.stop();
+  return summary;
+}
+
+function listedSize(batch: Array<{ path: string; size: number }>, p: string): number {
+  return batch.find((f) => f.path === p)!.size;
+}
+
+async function uploadBatch(api: ApiClient, id: string, hashed: LocalFile[], options: UploadOptions, summary: UploadSummary): Promise<void> {
+  const ask = async (files: LocalFile[]) =>
+    (await api.request<{ files: Target[] }>(`/datasets/${id}/upload-urls`, { method: 'POST', body: { files: files.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 })) } })).files;
+  const targets = await ask(hashed);
+  // One upload per distinct content; other paths with the same bytes ride along.
+  const seen = new Set<string>();
+  const work: Array<{ file: LocalFile; target: Target }> = [];
+  hashed.forEach((file, i) => {
+    const target = targets[i];
+    if (target.status === 'present' || seen.has(file.sha256)) {
+      summary.present++;
+      options.progress.advance(file.size);
+      options.onFile?.(file, 'present');
+      return;
+    }
+    seen.add(file.sha256);
+    work.push({ file, target });
+  });
+  await mapLimit(work, options.concurrency, async ({ file, target }) => {
+    let current = target;
+    await withRetries(
+      options.retries + 1,
+      async (attempt) => {
+        // After a refusal the URL may have expired: ask for a fresh one.
+        if (attempt > 1) current = (await ask([file]))[0];
+        if (current.status === 'present') return;
+        let sent = 0;
+        try {
+          await putFile(current, file.abs, file.size, (n) => {
+            sent += n;
+            options.progress.advance(n);
+          });
+        } catch (err) {
+          options.progress.advance(-sent);
+          if (err instanceof TransferError && err.status === 400) throw new CliError(`${file.path}: the store refused its content (${err.message}); did it change during the upload?`);
+          throw err;
+        }
+      },
+      (err, attempt) => options.progress.log(`retrying ${file.path} (attempt ${attempt + 1}): ${err.message}`),
+    ).catch((err: unknown) => {
+      if (err instanceof TransferError) throw new CliError(`${file.path}: ${err.message}`);
+      throw err;
+    });
+    summary.uploaded++;
+    summary.uploaded_bytes += file.size;
+    options.onFile?.(file, 'uploaded');
+  });
+}
+
+/** The patch after the highest version, or 1.0.0 for the first. */
+async function nextVersion(api: ApiClient, id: string): Promise<string> {
+  const { versions } = await api.request<{ versions: Array<{ version: string }> }>(`/datasets/${id}/versions`);
+  if (versions.length === 0) return '1.0.0';
+  const m = /^(\d+)\.(\d+)\.(\d+)/.exec(versions[0].version);
+  if (!m) throw new CliError(`cannot derive the next version from ${versions[0].version}; pass --version`);
+  return `${m[1]}.${m[2]}.${Number(m[3]) + 1}`;
+}

@@ -1,0 +1,202 @@
+/**
+ * `nds datasets list|show|create|versions|manifest|upload|download` and `nds admin datasets delete`:
+ * tables for people, `--json` for scripts; progress and messages on stderr.
+ */
+import type { Command } from 'commander';
+import { ApiClient } from './api-client.js';
+import { CliError } from './cli-error.js';
+import { downloadDataset } from './dataset-download.js';
+import { uploadFolder } from './dataset-upload.js';
+import { closeAgents } from './http-transfer.js';
+import { info, printJson, printTable } from './output.js';
+import { barProgress, silentProgress } from './transfer-progress.js';
+
+interface Dataset {
+  id: string;
+  name: string;
+  owner: string;
+  visibility: string;
+  latest_version: string | null;
+  size_bytes: number;
+  [field: string]: unknown;
+}
+
+const positive = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new CliError(`${name} must be a whole number from 1 to 64`);
+  return n;
+};
+const retries = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 20) throw new CliError('--retries must be a whole number from 0 to 20');
+  return n;
+};
+
+function human(bytes: number): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i++;
+  }
+  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
+}
+
+async function client(needKey: boolean): Promise<ApiClient> {
+  const api = await ApiClient.fromEnvironment();
+  if (needKey) api.requireKey();
+  return api;
+}
+
+const id = (v: string) => encodeURIComponent(v);
+
+export function registerDatasetsCommands(program: Command, admin: Command): void {
+  const datasets = program.command('datasets').description('datasets: list, create, upload, download, versions');
+
+  datasets
+    .command('list')
+    .description('public datasets and your own (--mine: only yours)')
+    .option('--mine', 'only your datasets, private and sandbox ones included')
+    .option('--limit <n>', 'how many at most', '100')
+    .option('--json', 'machine output')
+    .action(async (opts: { mine?: boolean; limit: string; json?: boolean }) => {
+      const api = await client(!!opts.mine);
+      const wanted = Math.max(1, Number(opts.limit) || 100);
+      const found: Dataset[] = [];
+      let cursor: string | null = null;
+      do {
+        const q = new URLSearchParams({ limit: String(Math.min(100, wanted - found.length)) });
+        if (cursor) q.set('cursor', cursor);
+        const page: { datasets: Dataset[]; next_cursor: string | null } = await api.request(`${opts.mine ? '/users/me/datasets' : '/datasets'}?${q}`);
+        found.push(...page.datasets);
+        cursor = page.next_cursor;
+      } while (cursor && found.length < wanted);
+      if (opts.json) return printJson({ datasets: found });
+      printTable(found.map((d) => ({ ...d, size: human(d.size_bytes), latest: d.latest_version })), ['id', 'name', 'owner', 'visibility', 'latest', 'size']);
+    });
+
+  datasets
+    .command('show <id>')
+    .description('one dataset')
+    .option('--json', 'machine output')
+    .action(async (dataset: string, opts: { json?: boolean }) => {
+      const d = await (await client(false)).request<Dataset>(`/datasets/${id(dataset)}`);
+      if (opts.json) return printJson(d);
+      for (const [k, v] of Object.entries(d)) process.stdout.write(`${k.padEnd(20)} ${Array.isArray(v) ? v.join(', ') || '-' : (v ?? '-')}\n`);
+    });
+
+  datasets
+    .command('create <name>')
+    .description('create a dataset (a sandbox dataset until you complete the sandbox training)')
+    .option('--description <text>', 'what the dataset holds')
+    .option('--license <id>', 'licence, e.g. CC0-1.0')
+    .option('--keyword <word...>', 'keywords')
+    .option('--author <name...>', 'authors')
+    .option('--source-repo <url>', 'git URL of the BIDS repository')
+    .option('--external-id <id...>', 'external ids, e.g. openneuro:ds004504')
+    .option('--sandbox', 'a sandbox dataset even when a real one is allowed')
+    .option('--public', 'public at once (administrators; mirrors of public data)')
+    .option('--json', 'machine output')
+    .action(async (name: string, opts: Record<string, unknown>) => {
+      const body = {
+        name,
+        description: opts.description,
+        license: opts.license,
+        keywords: opts.keyword,
+        authors: opts.author,
+        source_repo: opts.sourceRepo,
+        external_ids: opts.externalId,
+        sandbox: opts.sandbox ? true : undefined,
+        visibility: opts.public ? 'public' : undefined,
+      };
+      const d = await (await client(true)).request<Dataset>('/datasets', { method: 'POST', body });
+      if (opts.json) return printJson(d);
+      process.stdout.write(`${d.id}\n`);
+      info(`created ${d.sandbox ? 'sandbox ' : ''}dataset ${d.id} (${d.visibility})`);
+    });
+
+  datasets
+    .command('versions <id>')
+    .description('versions of a dataset, highest first')
+    .option('--json', 'machine output')
+    .action(async (dataset: string, opts: { json?: boolean }) => {
+      const r = await (await client(false)).request<{ versions: Array<Record<string, unknown> & { size_bytes: number }> }>(`/datasets/${id(dataset)}/versions`);
+      if (opts.json) return printJson(r);
+      printTable(r.versions.map((v) => ({ ...v, files: v.file_count, size: human(v.size_bytes) })), ['version', 'created_at', 'files', 'size', 'source_commit']);
+    });
+
+  datasets
+    .command('manifest <id>')
+    .description('the files of the latest version (or --version)')
+    .option('--version <v>', 'a version instead of the latest')
+    .option('--json', 'machine output')
+    .action(async (dataset: string, opts: { version?: string; json?: boolean }) => {
+      const q = opts.version ? `?version=${encodeURIComponent(opts.version)}` : '';
+      const m = await (await client(false)).request<{ version: string; files: Array<{ path: string; size: number; sha256: string }> }>(`/datasets/${id(dataset)}/manifest${q}`);
+      if (opts.json) return printJson(m);
+      info(`${dataset} version ${m.version}: ${m.files.length} files`);
+      printTable(m.files.map((f) => ({ ...f, size: f.size })), ['path', 'size', 'sha256']);
+    });
+
+  datasets
+    .command('upload <id> <folder>')
+    .description('upload a folder (only missing content is sent) and create a version')
+    .option('--version <v>', 'version to create (default: the next patch, or 1.0.0)')
+    .option('--no-create-version', 'upload content only')
+    .option('--concurrency <n>', 'uploads at a time', positive('--concurrency'), 8)
+    .option('--retries <n>', 'retries of a failed upload', retries, 4)
+    .option('--verbose', 'a line per file')
+    .option('--json', 'machine output')
+    .action(async (dataset: string, folder: string, opts: { version?: string; createVersion: boolean; concurrency: number; retries: number; verbose?: boolean; json?: boolean }) => {
+      const api = await client(true);
+      try {
+        const summary = await uploadFolder(api, dataset, folder, {
+          version: opts.version,
+          createVersion: opts.createVersion,
+          concurrency: opts.concurrency,
+          retries: opts.retries,
+          progress: opts.json ? silentProgress : barProgress('upload'),
+          onFile: opts.verbose ? (f, outcome) => info(`${outcome} ${f.path}`) : undefined,
+        });
+        if (opts.json) return printJson(summary);
+        info(`${summary.files} files (${human(summary.bytes)}): ${summary.uploaded} uploaded (${human(summary.uploaded_bytes)}), ${summary.present} already stored${summary.version ? `; version ${summary.version} created` : ''}`);
+      } finally {
+        closeAgents();
+      }
+    });
+
+  datasets
+    .command('download <id> <folder>')
+    .description('download every file of a version (default: the latest), verifying each sha256')
+    .option('--version <v>', 'a version instead of the latest')
+    .option('--concurrency <n>', 'downloads at a time', positive('--concurrency'), 8)
+    .option('--retries <n>', 'retries of a failed download', retries, 4)
+    .option('--json', 'machine output')
+    .action(async (dataset: string, folder: string, opts: { version?: string; concurrency: number; retries: number; json?: boolean }) => {
+      const api = await client(false);
+      try {
+        const summary = await downloadDataset(api, dataset, folder, {
+          version: opts.version,
+          concurrency: opts.concurrency,
+          retries: opts.retries,
+          progress: opts.json ? silentProgress : barProgress('download'),
+        });
+        if (opts.json) return printJson(summary);
+        info(`${dataset} ${summary.version}: ${summary.files} files (${human(summary.bytes)}) verified; ${summary.downloaded} downloaded, ${summary.kept} already there`);
+      } finally {
+        closeAgents();
+      }
+    });
+
+  const adminDatasets = admin.command('datasets').description('administration of datasets');
+  adminDatasets
+    .command('delete <id>')
+    .description('delete a dataset with its versions, objects, Zarr copy and publication records')
+    .option('--json', 'machine output')
+    .action(async (dataset: string, opts: { json?: boolean }) => {
+      const r = await (await client(true)).request<{ id: string; deleted: boolean; objects_deleted: number }>(`/admin/datasets/${id(dataset)}`, { method: 'DELETE' });
+      if (opts.json) return printJson(r);
+      info(r.deleted ? `deleted ${r.id} (${r.objects_deleted} objects)` : `${r.id} did not exist (${r.objects_deleted} leftover objects removed)`);
+    });
+}

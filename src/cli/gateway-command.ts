@@ -1,0 +1,23 @@
+/** `nds gateway`: the browser gateway alone (CONTRACT §1), on PORT. */
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { startGatewayServer } from '../gateway/gateway-server.js';
+import { createLogger } from '../log.js';
+
+export function registerGatewayCommand(program: Command): void {
+  program
+    .command('gateway')
+    .description('run the browser gateway for Zarr data alone (scales out apart from the API)')
+    .action(async () => {
+      const config = loadConfig();
+      const log = createLogger(config.logLevel);
+      const gateway = await startGatewayServer({ config, log });
+      log.info({ port: gateway.port, base: config.zarrCacheBaseUrl, sharedCache: Boolean(config.cacheRedisUrl) }, 'nds gateway is listening');
+      process.stderr.write(`nds gateway is listening on port ${gateway.port}\n`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGTERM', () => resolve());
+        process.once('SIGINT', () => resolve());
+      });
+      await gateway.close();
+    });
+}

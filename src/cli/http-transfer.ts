@@ -1,0 +1,140 @@
+/**
+ * Streaming transfers of whole files over HTTP(S) for `nds datasets upload|download`: a file goes up or down
+ * in chunks, so memory stays bounded whatever its size. Failures that a retry may cure are `TransferError`s
+ * with `retryable: true`.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export class TransferError extends Error {
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  constructor(message: string, retryable: boolean, status?: number, cause?: unknown) {
+    super(message, { cause });
+    this.name = 'TransferError';
+    this.retryable = retryable;
+    this.status = status;
+  }
+}
+
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 32 }), https: new https.Agent({ keepAlive: true, maxSockets: 32 }) };
+
+function requestFor(url: URL, method: string, headers: Record<string, string>): http.ClientRequest {
+  const lib = url.protocol === 'https:' ? https : http;
+  return lib.request(url, { method, headers, agent: url.protocol === 'https:' ? agents.https : agents.http });
+}
+
+function counter(onBytes: (n: number) => void): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      onBytes(chunk.length);
+      done(null, chunk);
+    },
+  });
+}
+
+async function readText(res: http.IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const c of res) if (text.length < 2000) text += c;
+  return text;
+}
+
+function statusError(status: number, body: string, what: string): TransferError {
+  let reason = body.slice(0, 300);
+  try {
+    const parsed = JSON.parse(body) as { error?: string; message?: string };
+    if (parsed.error) reason = `${parsed.message ?? ''} (${parsed.error})`.trim();
+  } catch {
+    // an S3 server answers XML
+  }
+  // 403 is retryable: an expired presigned URL is cured by asking for a new one.
+  const retryable = status >= 500 || status === 429 || status === 408 || status === 403;
+  return new TransferError(`${what}: HTTP ${status} ${reason}`, retryable, status);
+}
+
+/** PUTs a file; `onBytes` sees progress. Bytes sent before a failure are reported again on a retry. */
+export async function putFile(target: { url: string; headers: Record<string, string> }, file: string, size: number, onBytes: (n: number) => void): Promise<void> {
+  const url = new URL(target.url);
+  const req = requestFor(url, 'PUT', { 'content-length': String(size), 'content-type': 'application/octet-stream', ...target.headers });
+  const answered = new Promise<http.IncomingMessage>((resolve, reject) => {
+    req.once('response', resolve);
+    req.once('error', reject);
+  });
+  try {
+    await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), counter(onBytes), req);
+    const res = await answered;
+    const body = await readText(res);
+    if (res.statusCode! < 200 || res.statusCode! >= 300) throw statusError(res.statusCode!, body, 'upload refused');
+  } catch (err) {
+    req.destroy();
+    if (err instanceof TransferError) throw err;
+    throw new TransferError(`upload failed: ${(err as Error).message}`, true, undefined, err);
+  }
+}
+
+/**
+ * GETs `url` into `dest`, hashing on the way; returns the size and hex SHA-256 of what arrived.
+ * On failure `dest` is removed.
+ */
+export async function getToFile(url: string, headers: Record<string, string>, dest: string, onBytes: (n: number) => void): Promise<{ size: number; sha256: string }> {
+  const req = requestFor(new URL(url), 'GET', headers);
+  const hash = createHash('sha256');
+  let size = 0;
+  try {
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      req.once('response', resolve);
+      req.once('error', reject);
+      req.end();
+    });
+    if (res.statusCode !== 200) throw statusError(res.statusCode!, await readText(res), 'download refused');
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        hash.update(chunk);
+        onBytes(chunk.length);
+        done(null, chunk);
+      },
+    });
+    await pipeline(res, meter, createWriteStream(dest));
+    return { size, sha256: hash.digest('hex') };
+  } catch (err) {
+    req.destroy();
+    await rm(dest, { force: true });
+    if (err instanceof TransferError) throw err;
+    throw new TransferError(`download failed: ${(err as Error).message}`, true, undefined, err);
+  }
+}
+
+/** Size and hex SHA-256 of a file, streamed. */
+export async function hashFile(file: string): Promise<{ size: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { size, sha256: hash.digest('hex') };
+}
+
+/** Runs `fn` until it succeeds, retrying retryable `TransferError`s with exponential backoff and jitter. */
+export async function withRetries<T>(attempts: number, fn: (attempt: number) => Promise<T>, onRetry?: (err: TransferError, attempt: number) => void): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn(attempt);
+    } catch (err) {
+      if (!(err instanceof TransferError) || !err.retryable || attempt >= attempts) throw err;
+      onRetry?.(err, attempt);
+      await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** (attempt - 1)) * (0.5 + Math.random())));
+    }
+  }
+}
+
+export function closeAgents(): void {
+  agents.http.destroy();
+  agents.https.destroy();
+}

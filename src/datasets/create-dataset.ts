@@ -1,0 +1,75 @@
+/**
+ * Creating a dataset. Who gets what (CONTRACT §3: "sandbox datasets for everyone who has not completed
+ * sandbox training"; seed: real uploads need an approved account that completed the sandbox):
+ * - an account that has not completed the training gets a sandbox dataset (`sb` + 6 digits); asking for a
+ *   real one (`sandbox: false`) answers `sandbox_required`, or `upload_access_required` when not approved;
+ * - an approved account that completed it gets a real dataset (`nd` + 6 digits), or a sandbox one on request;
+ * - a verified (not approved) account that completed it may still make sandbox datasets, not real ones;
+ * - admins and service accounts are exempt from the training.
+ * New datasets are private; only an admin may create one public at once (mirrors of public data).
+ */
+import { sql, type Kysely } from 'kysely';
+import type { User } from '../db/accounts-tables.js';
+import type { Database } from '../db/types.js';
+import { NdsError } from '../http/errors.js';
+import { assertMayUseRealDatasets, findDataset, isAdmin, type Dataset } from './dataset-access.js';
+import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
+
+export interface NewDatasetInput extends DatasetFields {
+  name: string;
+  visibility?: 'public' | 'private';
+  /** Ask explicitly for a sandbox (true) or a real (false) dataset; default: what the account may have. */
+  sandbox?: boolean;
+}
+
+export function wantsSandbox(user: User, requested: boolean | undefined): boolean {
+  if (requested === true) return true;
+  const exempt = isAdmin(user) || user.kind === 'service';
+  const trained = exempt || user.sandbox_completed_at !== null;
+  if (requested === undefined) return !trained;
+  assertMayUseRealDatasets(user);
+  return false;
+}
+
+export async function createDataset(db: Kysely<Database>, user: User, input: NewDatasetInput): Promise<Dataset> {
+  const sandbox = wantsSandbox(user, input.sandbox);
+  if (!sandbox && !isAdmin(user)) assertMayUseRealDatasets(user);
+  const visibility = input.visibility ?? 'private';
+  if (visibility === 'public') {
+    if (!isAdmin(user)) throw new NdsError('admin_required', { message: 'Only an administrator may create a public dataset; others publish through a publication request.' });
+    if (sandbox) throw new NdsError('bad_request', { message: 'A sandbox dataset is always private.' });
+  }
+  const externalIds = input.external_ids ?? [];
+  await assertExternalIdsFree(db, externalIds, undefined);
+  const sequence = sandbox ? 'sandbox_number' : 'dataset_number';
+  const { n } = await sql<{ n: string }>`select nextval(${sequence}::regclass)::text as n`.execute(db).then((r) => r.rows[0]);
+  const id = `${sandbox ? 'sb' : 'nd'}${n.padStart(6, '0')}`;
+  if (id.length !== 8) throw new NdsError('conflict', { message: 'The dataset number space is exhausted.' });
+  await db
+    .insertInto('datasets')
+    .values({
+      id,
+      name: input.name,
+      description: input.description ?? '',
+      owner_id: user.id,
+      visibility,
+      sandbox,
+      source_repo: input.source_repo ?? null,
+      external_ids: externalIds,
+      license: input.license ?? null,
+      authors: input.authors ?? [],
+      keywords: input.keywords ?? [],
+      n_subjects: null,
+      latest_version: null,
+      doi: null,
+      concept_doi: null,
+      publication_status: null,
+      zarr_status: null,
+      zarr_converted_at: null,
+      zarr_store_count: null,
+      zarr_index_etag: null,
+      zarr_source_commit: null,
+    })
+    .execute();
+  return (await findDataset(db, id))!;
+}

@@ -1,0 +1,72 @@
+/**
+ * Who may see and change a dataset. A private dataset is invisible to everyone but its owner and admins:
+ * they get `dataset_not_found` (404), never 403, so a private id cannot be probed.
+ */
+import type { Kysely } from 'kysely';
+import { hasRole } from '../accounts/account-gates.js';
+import type { User } from '../db/accounts-tables.js';
+import type { DatasetRow } from '../db/datasets-tables.js';
+import type { Database } from '../db/types.js';
+import { NdsError } from '../http/errors.js';
+
+export const DATASET_ID = /^(nd|sb)\d{6}$/;
+
+/** A dataset row with its owner's username, as every dataset query returns it. */
+export type Dataset = DatasetRow & { owner_username: string };
+
+export function datasetsWithOwner(db: Kysely<Database>) {
+  return db.selectFrom('datasets').innerJoin('users', 'users.id', 'datasets.owner_id').selectAll('datasets').select('users.username as owner_username');
+}
+
+export function findDataset(db: Kysely<Database>, id: string): Promise<Dataset | undefined> {
+  if (!DATASET_ID.test(id)) return Promise.resolve(undefined);
+  return datasetsWithOwner(db).where('datasets.id', '=', id).executeTakeFirst();
+}
+
+export function isAdmin(user: User | undefined): boolean {
+  return !!user && hasRole(user, 'admin');
+}
+
+export function canSee(user: User | undefined, dataset: DatasetRow): boolean {
+  return dataset.visibility === 'public' || (!!user && (user.id === dataset.owner_id || isAdmin(user)));
+}
+
+export function canManage(user: User | undefined, dataset: DatasetRow): boolean {
+  return !!user && (user.id === dataset.owner_id || isAdmin(user));
+}
+
+function notFound(id: string): NdsError {
+  return new NdsError('dataset_not_found', { message: `No dataset ${id}.` });
+}
+
+/** The dataset when `user` may see it; otherwise `dataset_not_found`, whether it exists or not. */
+export async function visibleDataset(db: Kysely<Database>, id: string, user: User | undefined): Promise<Dataset> {
+  const dataset = await findDataset(db, id);
+  if (!dataset || !canSee(user, dataset)) throw notFound(id);
+  return dataset;
+}
+
+/** The dataset when `user` owns it or is an admin; a visible dataset of someone else answers 403. */
+export async function manageableDataset(db: Kysely<Database>, id: string, user: User): Promise<Dataset> {
+  const dataset = await visibleDataset(db, id, user);
+  if (!canManage(user, dataset)) throw new NdsError('forbidden', { message: `Only the owner of ${id} or an administrator may do this.` });
+  return dataset;
+}
+
+/**
+ * Whether an account may create or fill a real (non-sandbox) dataset: it needs upload access (approved)
+ * and a completed sandbox training. Admins, and service accounts (machines that cannot take a training),
+ * are exempt from the training.
+ */
+export function assertMayUseRealDatasets(user: User): void {
+  if (isAdmin(user)) return;
+  if (user.status !== 'approved') throw new NdsError('upload_access_required');
+  if (user.sandbox_completed_at === null && user.kind !== 'service') throw new NdsError('sandbox_required');
+}
+
+/** Uploads and versions: the owner or an admin; for a real dataset the owner still needs upload access. */
+export async function uploadableDataset(db: Kysely<Database>, id: string, user: User): Promise<Dataset> {
+  const dataset = await manageableDataset(db, id, user);
+  if (!dataset.sandbox && !isAdmin(user)) assertMayUseRealDatasets(user);
+  return dataset;
+}

@@ -1,0 +1,32 @@
+/**
+ * `DELETE /admin/datasets/:id`: the row (versions, publication records and jobs go with it through their
+ * ON DELETE CASCADE foreign keys), every object under `<id>/` (uploaded content, manifests, the Zarr copy),
+ * the hosted git repository, and the gateway's cached copy. Idempotent: a second call finds nothing left
+ * and still answers success, and it finishes a deletion an earlier call left half done.
+ */
+import { rm } from 'node:fs/promises';
+import type { Actor } from '../accounts/admin-users.js';
+import { audit } from '../accounts/admin-users.js';
+import type { Deps } from '../deps.js';
+import { repositoryDir } from '../git/hosted-repository.js';
+import { NdsError } from '../http/errors.js';
+import { DATASET_ID } from './dataset-access.js';
+import { datasetGone } from './update-dataset.js';
+
+export interface DeleteResult {
+  id: string;
+  /** Whether a dataset row existed (false on a repeated call). */
+  deleted: boolean;
+  objects_deleted: number;
+}
+
+export async function deleteDataset(deps: Pick<Deps, 'db' | 'objects' | 'hooks' | 'log' | 'config'>, actor: Actor, id: string): Promise<DeleteResult> {
+  if (!DATASET_ID.test(id)) throw new NdsError('validation_failed', { details: ['id: nd or sb followed by 6 digits'] });
+  const removed = await deps.db.deleteFrom('datasets').where('id', '=', id).returning('id').executeTakeFirst();
+  // Objects go after the row, so the API stops naming the dataset first; a failure here is finished by a retry.
+  const objectsDeleted = await deps.objects.deletePrefix(`${id}/`);
+  await rm(repositoryDir(deps.config.gitDir, id), { recursive: true, force: true });
+  await audit(deps.db, actor, 'dataset.delete', id, { existed: !!removed, objects_deleted: objectsDeleted });
+  await datasetGone(deps, id);
+  return { id, deleted: !!removed, objects_deleted: objectsDeleted };
+}

@@ -1,0 +1,40 @@
+import type { Config } from '../config.js';
+import type { Dataset } from './dataset-access.js';
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+/** The JSON of a dataset (seed §2 and CONTRACT §3). */
+export function presentDataset(d: Dataset, config: Pick<Config, 'publicUrl'>) {
+  return {
+    id: d.id,
+    name: d.name,
+    description: d.description,
+    owner: d.owner_username,
+    visibility: d.visibility,
+    sandbox: d.sandbox,
+    source_repo: d.source_repo,
+    git_url: `${config.publicUrl}/git/${d.id}.git`,
+    external_ids: d.external_ids,
+    license: d.license,
+    authors: d.authors,
+    keywords: d.keywords,
+    modalities: d.modalities,
+    tasks: d.tasks,
+    n_subjects: d.n_subjects,
+    // PostgreSQL bigint arrives as a string.
+    size_bytes: Number(d.size_bytes),
+    latest_version: d.latest_version,
+    doi: d.doi,
+    concept_doi: d.concept_doi,
+    publication_status: d.publication_status,
+    zarr_status: d.zarr_status,
+    zarr_converted_at: iso(d.zarr_converted_at),
+    zarr_store_count: d.zarr_store_count,
+    zarr_index_etag: d.zarr_index_etag,
+    zarr_source_commit: d.zarr_source_commit,
+    created_at: iso(d.created_at)!,
+    updated_at: iso(d.updated_at)!,
+  };
+}
+
+export type PresentedDataset = ReturnType<typeof presentDataset>;

@@ -1,0 +1,108 @@
+/** Request and response schemas of the dataset routes (validation and OpenAPI from one source). */
+import { z } from '@hono/zod-openapi';
+
+const text = (max: number) => z.string().trim().max(max);
+const list = (max: number, each: number) => z.array(z.string().trim().min(1).max(each)).max(max);
+const ExternalId = z
+  .string()
+  .trim()
+  .regex(/^[a-z0-9][a-z0-9_.-]*:\S{1,200}$/, 'a source and an id, such as openneuro:ds004504');
+
+export const DatasetFieldsBody = z.object({
+  name: text(200).min(1).optional(),
+  description: text(20000).optional(),
+  keywords: list(50, 100).optional(),
+  license: text(100).min(1).nullable().optional(),
+  authors: list(500, 300).optional(),
+  source_repo: text(1000).min(1).nullable().optional(),
+  external_ids: z.array(ExternalId).max(20).optional(),
+});
+
+export const CreateDatasetBody = DatasetFieldsBody.extend({
+  name: text(200).min(1),
+  visibility: z.enum(['public', 'private']).optional(),
+  sandbox: z.boolean().optional(),
+}).openapi('NewDataset');
+
+export const PatchDatasetBody = DatasetFieldsBody.extend({ visibility: z.enum(['public', 'private']).optional() }).openapi('DatasetPatch');
+
+export const DatasetSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    owner: z.string(),
+    visibility: z.enum(['public', 'private']),
+    sandbox: z.boolean(),
+    source_repo: z.string().nullable(),
+    git_url: z.string(),
+    external_ids: z.array(z.string()),
+    license: z.string().nullable(),
+    authors: z.array(z.string()),
+    keywords: z.array(z.string()),
+    modalities: z.array(z.string()),
+    tasks: z.array(z.string()),
+    n_subjects: z.number().int().nullable(),
+    size_bytes: z.number().int(),
+    latest_version: z.string().nullable(),
+    doi: z.string().nullable(),
+    concept_doi: z.string().nullable(),
+    publication_status: z.string().nullable(),
+    zarr_status: z.enum(['pending', 'converting', 'ready', 'failed']).nullable(),
+    zarr_converted_at: z.string().nullable(),
+    zarr_store_count: z.number().int().nullable(),
+    zarr_index_etag: z.string().nullable(),
+    zarr_source_commit: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Dataset');
+
+export const DatasetPage = z.object({ datasets: z.array(DatasetSchema), next_cursor: z.string().nullable() }).openapi('DatasetPage');
+
+export const PageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(25),
+  cursor: z.string().max(200).optional(),
+});
+
+/** Hono matches only dataset ids here, so `/datasets/search` and friends reach their own routes. */
+export const ID_PATH = '{id{[ns][db][0-9]+}}';
+/** Rewrites the matcher out of the documented paths (`/datasets/{id}`); Hono keeps matching with it. */
+export function tidyDocumentedPaths(app: { openAPIRegistry: { definitions: Array<{ type: string; route?: { path: string } }> } }): void {
+  for (const def of app.openAPIRegistry.definitions) {
+    if (def.type === 'route' && def.route) def.route.path = def.route.path.replace(ID_PATH, '{id}');
+  }
+}
+
+export const IdParam = z.object({ id: z.string().regex(/^(nd|sb)\d{6}$/).openapi({ param: { name: 'id', in: 'path' }, example: 'nd000001' }) });
+
+export const FileEntry = z.object({
+  path: z.string().min(1).max(1024),
+  size: z.number().int().min(0),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits'),
+});
+
+export const UploadUrlsBody = z.object({ files: z.array(FileEntry).min(1).max(1000) }).openapi('UploadUrlsRequest');
+
+export const UploadTargetSchema = z.object({
+  path: z.string(),
+  status: z.enum(['present', 'upload']),
+  url: z.string().optional(),
+  method: z.literal('PUT').optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  expires_at: z.string().optional(),
+});
+
+export const CredentialsSchema = z
+  .object({ type: z.literal('nds-object-token'), access: z.enum(['read', 'write']), prefix: z.string(), token: z.string(), endpoint: z.string(), expires_at: z.string() })
+  .openapi('ObjectCredentials');
+
+export const NewVersionBody = z
+  .object({ version: z.string().min(1).max(64), manifest: z.array(FileEntry).max(1_000_000), source_commit: z.string().regex(/^[0-9a-f]{40}$/).optional() })
+  .openapi('NewVersion');
+
+export const VersionSchema = z
+  .object({ version: z.string(), created_at: z.string(), source_commit: z.string().nullable(), manifest_sha256: z.string(), file_count: z.number().int(), size_bytes: z.number().int() })
+  .openapi('DatasetVersion');
+
+export const ManifestSchema = VersionSchema.extend({ dataset_id: z.string(), files: z.array(FileEntry) }).openapi('Manifest');

@@ -1,0 +1,116 @@
+/**
+ * Keeps a dataset's search fields true to its Zarr copy: `modalities`, `tasks`, `sampling_rates`,
+ * `channel_counts`, `metadata.recording` (and `n_subjects` when nobody set it) are derived from
+ * `<id>/zarr/index.json` (CONTRACT §4). Called after each successful conversion; the trigger
+ * `datasets_search_vector` then re-indexes the row.
+ */
+import { sql } from 'kysely';
+import type { Deps } from '../deps.js';
+
+interface IndexGroup {
+  modality?: unknown;
+  rate?: unknown;
+  n_channels?: unknown;
+}
+
+interface IndexStore {
+  path?: unknown;
+  zarr?: unknown;
+  modalities?: unknown;
+  groups?: IndexGroup[];
+  trial_types?: unknown;
+}
+
+/** What a Zarr index tells about the recordings, in the shape stored under `metadata.recording`. */
+export interface RecordingFacts {
+  n_recordings: number;
+  modalities: string[];
+  tasks: string[];
+  sampling_rates: number[];
+  channel_counts: number[];
+  trial_types: string[];
+  n_subjects: number;
+  source_commit: string | null;
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.length > 0) : []);
+const sortedNumbers = (s: Set<number>) => [...s].sort((a, b) => a - b);
+
+/** Pure: the facts of a parsed index.json; tolerant of missing or odd fields (an index is external input). */
+export function recordingFacts(index: unknown): RecordingFacts {
+  const root = (index ?? {}) as { stores?: unknown; source_commit?: unknown };
+  const stores = Array.isArray(root.stores) ? (root.stores as IndexStore[]) : [];
+  const modalities = new Set<string>();
+  const tasks = new Set<string>();
+  const subjects = new Set<string>();
+  const trialTypes = new Set<string>();
+  const rates = new Set<number>();
+  const channels = new Set<number>();
+  for (const store of stores) {
+    const where = typeof store.path === 'string' ? store.path : typeof store.zarr === 'string' ? store.zarr : '';
+    // BIDS entities in the file name: sub-<label>, task-<label>.
+    const task = /(?:^|[/_])task-([A-Za-z0-9]+)/.exec(where);
+    if (task) tasks.add(task[1]);
+    const sub = /(?:^|[/_])sub-([A-Za-z0-9]+)/.exec(where);
+    if (sub) subjects.add(sub[1]);
+    for (const m of strings(store.modalities)) modalities.add(m.toLowerCase());
+    for (const t of strings(store.trial_types)) trialTypes.add(t);
+    for (const g of store.groups ?? []) {
+      if (typeof g.modality === 'string') modalities.add(g.modality.toLowerCase());
+      if (typeof g.rate === 'number' && Number.isFinite(g.rate) && g.rate > 0) rates.add(g.rate);
+      if (typeof g.n_channels === 'number' && Number.isInteger(g.n_channels) && g.n_channels > 0) channels.add(g.n_channels);
+    }
+  }
+  return {
+    n_recordings: stores.length,
+    modalities: [...modalities].sort(),
+    tasks: [...tasks].sort(),
+    sampling_rates: sortedNumbers(rates),
+    channel_counts: sortedNumbers(channels),
+    trial_types: [...trialTypes].sort(),
+    n_subjects: subjects.size,
+    source_commit: typeof root.source_commit === 'string' ? root.source_commit : null,
+  };
+}
+
+async function readJson(deps: Pick<Deps, 'objects'>, key: string): Promise<unknown> {
+  const found = await deps.objects.get(key);
+  if (!found) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of found.body) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+/**
+ * Re-derives the search fields of `datasetId` from its index.json. Returns the facts, or `undefined` when
+ * the dataset has no index (nothing is changed then). Throws when the index is not JSON.
+ */
+export async function refreshSearchFields(deps: Pick<Deps, 'db' | 'objects'>, datasetId: string): Promise<RecordingFacts | undefined> {
+  const index = await readJson(deps, `${datasetId}/zarr/index.json`);
+  if (index === undefined) return undefined;
+  const facts = recordingFacts(index);
+  await deps.db
+    .updateTable('datasets')
+    .set({
+      modalities: facts.modalities,
+      tasks: facts.tasks,
+      sampling_rates: facts.sampling_rates,
+      channel_counts: facts.channel_counts,
+      metadata: sql`metadata || jsonb_build_object('recording', ${JSON.stringify(facts)}::jsonb)`,
+      n_subjects: sql`coalesce(n_subjects, ${facts.n_subjects > 0 ? facts.n_subjects : null}::integer)`,
+    })
+    .where('id', '=', datasetId)
+    .execute();
+  return facts;
+}
+
+/** The hook for `deps.hooks.zarrChanged`: a failure is logged and never fails the conversion's callback. */
+export function searchFieldsRefresher(deps: Pick<Deps, 'db' | 'objects' | 'log'>) {
+  return async function refreshSearchFieldsHook(datasetId: string): Promise<void> {
+    try {
+      await refreshSearchFields(deps, datasetId);
+    } catch (err) {
+      deps.log.warn({ err, dataset: datasetId }, 'search fields refresh failed');
+    }
+  };
+}

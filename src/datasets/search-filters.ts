@@ -1,0 +1,69 @@
+/**
+ * What every search query shares: the WHERE (visibility first, then the facet filters) and the facet
+ * counts over the datasets it matches.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import type { User } from '../db/accounts-tables.js';
+import type { Deps } from '../deps.js';
+
+export interface SearchFilters {
+  /** Only datasets with this modality (eeg, emg, ieeg...). */
+  modality?: string;
+  /** Only datasets with at least this many subjects. */
+  minSubjects?: number;
+  /** Only datasets with a recording at this native rate, in Hz. */
+  samplingRate?: number;
+}
+
+export interface SearchInput extends SearchFilters {
+  q: string;
+  mode: 'fulltext' | 'semantic';
+  limit: number;
+  offset: number;
+}
+
+export interface FacetCount {
+  value: string;
+  count: number;
+}
+
+export interface Facets {
+  modality: FacetCount[];
+  sampling_rate: FacetCount[];
+  min_subjects: FacetCount[];
+}
+
+/** Subject-count thresholds reported as `min_subjects` facet values. */
+const SUBJECT_STEPS = [1, 5, 10, 20, 50, 100];
+
+/** The WHERE of every search query: visibility first, then the facet filters. */
+export function searchConditions(viewer: User | undefined, filters: SearchFilters): RawBuilder<unknown>[] {
+  const where: RawBuilder<unknown>[] = [viewer ? sql`(d.visibility = 'public' or d.owner_id = ${viewer.id})` : sql`d.visibility = 'public'`];
+  if (filters.modality) where.push(sql`${filters.modality.toLowerCase()} = any(d.modalities)`);
+  if (filters.minSubjects !== undefined) where.push(sql`d.n_subjects >= ${filters.minSubjects}`);
+  if (filters.samplingRate !== undefined) where.push(sql`${filters.samplingRate}::double precision = any(d.sampling_rates)`);
+  return where;
+}
+
+export const and = (parts: RawBuilder<unknown>[]) => sql.join(parts, sql` and `);
+
+/** Facet counts and the total over the datasets matching `where` (alias `d`). */
+export async function facetCounts(deps: Pick<Deps, 'db'>, where: RawBuilder<unknown>[]): Promise<{ total: number; facets: Facets }> {
+  const { rows } = await sql<{ facet: string; value: string; n: string | number }>`
+    with hits as (select d.modalities, d.sampling_rates, d.n_subjects from datasets d where ${and(where)})
+    select 'total' as facet, '' as value, count(*) as n from hits
+    union all select 'modality', m, count(*) from hits, unnest(hits.modalities) m group by m
+    union all select 'sampling_rate', r::text, count(*) from hits, unnest(hits.sampling_rates) r group by r
+    union all select 'min_subjects', s::text, count(*) from hits, unnest(${sql.raw(`array[${SUBJECT_STEPS.join(',')}]`)}) s
+      where hits.n_subjects >= s group by s`.execute(deps.db);
+  const facets: Facets = { modality: [], sampling_rate: [], min_subjects: [] };
+  let total = 0;
+  for (const r of rows) {
+    if (r.facet === 'total') total = Number(r.n);
+    else facets[r.facet as keyof typeof facets].push({ value: r.value, count: Number(r.n) });
+  }
+  facets.modality.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
+  facets.sampling_rate.sort((a, b) => Number(a.value) - Number(b.value));
+  facets.min_subjects.sort((a, b) => Number(a.value) - Number(b.value));
+  return { total, facets };
+}

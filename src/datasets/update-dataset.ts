@@ -1,0 +1,58 @@
+/**
+ * PATCH of a dataset by its owner or an admin. Visibility only moves public → private here, by an admin,
+ * and then the gateway drops what it cached (`hooks.datasetGone`); private → public happens only through
+ * publication approval.
+ */
+import type { Actor } from '../accounts/admin-users.js';
+import { audit } from '../accounts/admin-users.js';
+import type { Deps } from '../deps.js';
+import { NdsError } from '../http/errors.js';
+import { findDataset, isAdmin, manageableDataset, type Dataset } from './dataset-access.js';
+import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
+
+export interface DatasetPatch extends DatasetFields {
+  visibility?: 'public' | 'private';
+}
+
+export async function updateDataset(deps: Pick<Deps, 'db' | 'hooks' | 'log'>, actor: Actor, id: string, patch: DatasetPatch): Promise<Dataset> {
+  const { db } = deps;
+  const dataset = await manageableDataset(db, id, actor.user);
+  let madePrivate = false;
+  if (patch.visibility !== undefined && patch.visibility !== dataset.visibility) {
+    if (patch.visibility === 'public') {
+      throw new NdsError('forbidden', { message: 'A dataset becomes public only through an approved publication request.' });
+    }
+    if (!isAdmin(actor.user)) throw new NdsError('admin_required', { message: 'Only an administrator may make a public dataset private.' });
+    madePrivate = true;
+  }
+  if (patch.external_ids) await assertExternalIdsFree(db, patch.external_ids, id);
+  const changes = {
+    ...(patch.name !== undefined && { name: patch.name }),
+    ...(patch.description !== undefined && { description: patch.description }),
+    ...(patch.keywords !== undefined && { keywords: patch.keywords }),
+    ...(patch.license !== undefined && { license: patch.license }),
+    ...(patch.authors !== undefined && { authors: patch.authors }),
+    ...(patch.source_repo !== undefined && { source_repo: patch.source_repo }),
+    ...(patch.external_ids !== undefined && { external_ids: patch.external_ids }),
+    ...(madePrivate && { visibility: 'private' as const }),
+  };
+  if (Object.keys(changes).length > 0) {
+    await db.updateTable('datasets').set({ ...changes, updated_at: new Date() }).where('id', '=', id).execute();
+  }
+  if (madePrivate) {
+    await audit(db, actor, 'dataset.visibility', id, { from: 'public', to: 'private' });
+    await datasetGone(deps, id);
+  }
+  return (await findDataset(db, id))!;
+}
+
+/** Tells every registered listener (the gateway cache) that a dataset is no longer public; never throws. */
+export async function datasetGone(deps: Pick<Deps, 'hooks' | 'log'>, id: string): Promise<void> {
+  for (const hook of deps.hooks.datasetGone) {
+    try {
+      await hook(id);
+    } catch (err) {
+      deps.log.warn({ err, dataset: id }, 'datasetGone hook failed');
+    }
+  }
+}

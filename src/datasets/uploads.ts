@@ -1,0 +1,63 @@
+/**
+ * Getting content into and out of a dataset's part of the object store:
+ * - presigned PUT URLs (1 hour) for content-addressed objects `<id>/objects/<sha256>`, each bound to its
+ *   size and hash, so the store refuses other bytes; content already there is answered `present`;
+ * - prefix-scoped temporary credentials (`ndso_` tokens, `src/objects/prefix-token.ts`), honoured by the
+ *   server's `/objects/<key>` routes for both stores. Upload credentials cover `<id>/objects/` only (there,
+ *   every key must hash to its name), so a holder cannot rewrite manifests or the Zarr copy; download
+ *   credentials cover `<id>/`.
+ */
+import type { Deps } from '../deps.js';
+import { mintPrefixToken, type TokenAccess } from '../objects/prefix-token.js';
+import { objectUrlSigner } from '../objects/signing-secret.js';
+import { contentKey, type ManifestEntry } from './manifest.js';
+
+export const UPLOAD_URL_TTL_S = 3600;
+export const CREDENTIALS_TTL_S = 3600;
+
+export type UploadTarget =
+  | { path: string; status: 'present' }
+  | { path: string; status: 'upload'; url: string; method: 'PUT'; headers: Record<string, string>; expires_at: string };
+
+/** Runs `fn` over `items` with at most `limit` at a time, keeping the order of results. */
+export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+export async function uploadUrls(deps: Pick<Deps, 'objects'>, datasetId: string, files: ManifestEntry[]): Promise<UploadTarget[]> {
+  return mapLimit(files, 16, async (f): Promise<UploadTarget> => {
+    const key = contentKey(datasetId, f.sha256);
+    const existing = await deps.objects.head(key);
+    // A content key always holds bytes of that hash (the store checks it), so the size settles it.
+    if (existing && existing.size === f.size) return { path: f.path, status: 'present' };
+    const signed = await deps.objects.presignPut(key, { expiresIn: UPLOAD_URL_TTL_S, contentLength: f.size, sha256: f.sha256 });
+    return { path: f.path, status: 'upload', url: signed.url, method: 'PUT', headers: signed.headers, expires_at: signed.expiresAt.toISOString() };
+  });
+}
+
+export interface ObjectCredentials {
+  type: 'nds-object-token';
+  access: TokenAccess;
+  /** Keys the token covers start with this. */
+  prefix: string;
+  /** Send `Authorization: Bearer <token>` to `<endpoint><key>`. */
+  token: string;
+  endpoint: string;
+  expires_at: string;
+}
+
+export function objectCredentials(deps: Pick<Deps, 'config' | 'clock'>, datasetId: string, access: TokenAccess): ObjectCredentials {
+  const expires = Math.floor(deps.clock.now().getTime() / 1000) + CREDENTIALS_TTL_S;
+  const prefix = access === 'write' ? `${datasetId}/objects/` : `${datasetId}/`;
+  const token = mintPrefixToken(objectUrlSigner(deps.config), { prefix, access, expires });
+  return { type: 'nds-object-token', access, prefix, token, endpoint: `${deps.config.publicUrl}/objects/`, expires_at: new Date(expires * 1000).toISOString() };
+}

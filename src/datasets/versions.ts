@@ -1,0 +1,110 @@
+/**
+ * Dataset versions: immutable snapshots. Creating one checks that every listed content is in the object
+ * store, writes the manifest, records the row and moves `latest_version`/`size_bytes`, under a lock on the
+ * dataset row, so two creations of one number cannot both pass (and the primary key would refuse the second).
+ */
+import type { Kysely } from 'kysely';
+import type { Deps } from '../deps.js';
+import type { DatasetVersionRow } from '../db/datasets-tables.js';
+import type { Database } from '../db/types.js';
+import { NdsError } from '../http/errors.js';
+import { contentKey, manifestKey, normalizeManifest, serializeManifest, sha256Hex, type ManifestEntry } from './manifest.js';
+import { compareSemver, isSemver } from './semver.js';
+import { mapLimit } from './uploads.js';
+
+/** Above this many distinct contents, one listing of `<id>/objects/` is cheaper than a HEAD each. */
+const LIST_THRESHOLD = 256;
+
+export async function missingContent(deps: Pick<Deps, 'objects'>, datasetId: string, entries: ManifestEntry[]): Promise<ManifestEntry[]> {
+  const bySha = new Map<string, ManifestEntry[]>();
+  for (const e of entries) bySha.set(e.sha256, [...(bySha.get(e.sha256) ?? []), e]);
+  const present = new Map<string, number>();
+  if (bySha.size > LIST_THRESHOLD) {
+    for await (const o of deps.objects.list(`${datasetId}/objects/`)) present.set(o.key.slice(o.key.lastIndexOf('/') + 1), o.size);
+  } else {
+    await mapLimit([...bySha.keys()], 16, async (sha) => {
+      const info = await deps.objects.head(contentKey(datasetId, sha));
+      if (info) present.set(sha, info.size);
+    });
+  }
+  return entries.filter((e) => present.get(e.sha256) !== e.size);
+}
+
+export interface NewVersion {
+  version: string;
+  manifest: ManifestEntry[];
+  sourceCommit?: string | null;
+  createdBy: number;
+}
+
+export async function createVersion(deps: Pick<Deps, 'db' | 'objects'>, datasetId: string, input: NewVersion): Promise<DatasetVersionRow> {
+  if (!isSemver(input.version)) throw new NdsError('validation_failed', { details: ['version: a semantic version such as 1.0.0 or 1.1.0-rc.1'] });
+  const manifest = normalizeManifest(input.manifest);
+  const missing = await missingContent(deps, datasetId, manifest);
+  if (missing.length) {
+    throw new NdsError('content_missing', {
+      details: missing.slice(0, 100).map((e) => `${e.path}: ${contentKey(datasetId, e.sha256)} is not in the store`),
+      extra: { missing: missing.map((e) => e.path) },
+    });
+  }
+  const bytes = serializeManifest(manifest);
+  const manifestSha = sha256Hex(bytes);
+  const size = manifest.reduce((s, e) => s + e.size, 0);
+  return deps.db.transaction().execute(async (trx) => {
+    await trx.selectFrom('datasets').select('id').where('id', '=', datasetId).forUpdate().executeTakeFirstOrThrow();
+    const taken = await trx.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', input.version).executeTakeFirst();
+    if (taken) throw new NdsError('version_exists', { message: `Version ${input.version} of ${datasetId} already exists; a version number is never reused.` });
+    // Written while the row lock is held, so a losing creation can never overwrite the winner's manifest.
+    await deps.objects.put(manifestKey(datasetId, input.version), bytes, { contentType: 'application/json', sha256: manifestSha });
+    const row = await trx
+      .insertInto('dataset_versions')
+      .values({ dataset_id: datasetId, version: input.version, created_by: input.createdBy, source_commit: input.sourceCommit ?? null, manifest_sha256: manifestSha, file_count: manifest.length, size_bytes: size })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+      .catch((err: unknown) => {
+        if ((err as { code?: string }).code === '23505') throw new NdsError('version_exists', { cause: err });
+        throw err;
+      });
+    const latest = await latestVersion(trx, datasetId);
+    await trx.updateTable('datasets').set({ latest_version: latest.version, size_bytes: Number(latest.size_bytes), updated_at: new Date() }).where('id', '=', datasetId).execute();
+    return row;
+  });
+}
+
+export async function listVersions(db: Kysely<Database>, datasetId: string): Promise<DatasetVersionRow[]> {
+  const rows = await db.selectFrom('dataset_versions').selectAll().where('dataset_id', '=', datasetId).execute();
+  return rows.sort((a, b) => compareSemver(b.version, a.version));
+}
+
+/** The highest version by semver precedence (not the newest by time). */
+async function latestVersion(db: Kysely<Database>, datasetId: string): Promise<DatasetVersionRow> {
+  return (await listVersions(db, datasetId))[0];
+}
+
+export async function findVersion(db: Kysely<Database>, datasetId: string, version: string | undefined): Promise<DatasetVersionRow> {
+  const row = version === undefined ? (await listVersions(db, datasetId))[0] : await db.selectFrom('dataset_versions').selectAll().where('dataset_id', '=', datasetId).where('version', '=', version).executeTakeFirst();
+  if (!row) throw new NdsError('version_not_found', { message: version === undefined ? `${datasetId} has no version yet.` : `${datasetId} has no version ${version}.` });
+  return row;
+}
+
+/** The stored manifest of a version, checked against the hash recorded at creation. */
+export async function readManifest(deps: Pick<Deps, 'objects'>, row: DatasetVersionRow): Promise<ManifestEntry[]> {
+  const found = await deps.objects.get(manifestKey(row.dataset_id, row.version));
+  if (!found) throw new Error(`manifest of ${row.dataset_id} ${row.version} is missing from the object store`);
+  const chunks: Buffer[] = [];
+  for await (const c of found.body) chunks.push(c as Buffer);
+  const bytes = Buffer.concat(chunks);
+  if (sha256Hex(bytes) !== row.manifest_sha256) throw new Error(`manifest of ${row.dataset_id} ${row.version} does not match its recorded sha256`);
+  return JSON.parse(bytes.toString('utf8')) as ManifestEntry[];
+}
+
+export function presentVersion(row: DatasetVersionRow) {
+  return {
+    version: row.version,
+    created_at: new Date(row.created_at).toISOString(),
+    source_commit: row.source_commit,
+    manifest_sha256: row.manifest_sha256,
+    file_count: row.file_count,
+    size_bytes: Number(row.size_bytes),
+  };
+}

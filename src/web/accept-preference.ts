@@ -1,0 +1,23 @@
+/** Content negotiation between the HTML pages and the JSON API on the same paths (RFC 9110 §12.5.1). Pure. */
+
+/** The q-value `accept` gives `type` (`text/html`), through an exact, `type/*` or `*\/*` range; 0 when none. */
+export function acceptQuality(accept: string, type: string): number {
+  const [major] = type.split('/');
+  let best = -1;
+  let quality = 0;
+  for (const part of accept.split(',')) {
+    const [range, ...params] = part.trim().toLowerCase().split(';');
+    const specificity = range === type ? 2 : range === `${major}/*` ? 1 : range === '*/*' ? 0 : -1;
+    if (specificity <= best) continue;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    best = specificity;
+    quality = q ? Number(q.slice(2)) || 0 : 1;
+  }
+  return quality;
+}
+
+/** True only when the client ranks HTML strictly above JSON: a browser, never `*\/*` or an API client. */
+export function prefersHtml(accept: string | undefined): boolean {
+  if (!accept) return false;
+  return acceptQuality(accept, 'text/html') > acceptQuality(accept, 'application/json');
+}

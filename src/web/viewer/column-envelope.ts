@@ -1,0 +1,80 @@
+/**
+ * Turns the samples (level 0) or min/max envelopes (view levels) of one channel into one value range per
+ * pixel column, in physical units. Pure: the drawing code and the tests both use it.
+ */
+
+/** Digital [min, max] of column `i` of the level, or undefined when its chunk is not loaded. */
+export type ColumnReader = (i: number) => readonly [number, number] | undefined;
+
+export interface ColumnEnvelopeInput {
+  /** First level-0 sample at the plot's left edge (fractional allowed). */
+  start: number;
+  /** Level-0 samples a pixel column spans. */
+  samplesPerPixel: number;
+  pixelWidth: number;
+  /** Level-0 samples a column of the level stands for (4^L). */
+  factor: number;
+  /** Columns the level holds. */
+  levelColumns: number;
+  scale: number;
+  offset: number;
+  read: ColumnReader;
+}
+
+export interface ColumnEnvelope {
+  /** Physical minimum and maximum drawn in each pixel column; NaN where nothing is drawn. */
+  lo: Float64Array;
+  hi: Float64Array;
+}
+
+/**
+ * Each pixel column covers the level columns its time span overlaps, so zooming past one sample a pixel
+ * repeats a sample rather than inventing values. A column's range is then widened to meet its left
+ * neighbour's, so a steep edge stays one connected stroke.
+ */
+export function columnEnvelope(input: ColumnEnvelopeInput): ColumnEnvelope {
+  const { pixelWidth, factor, levelColumns, scale, offset, read } = input;
+  const lo = new Float64Array(pixelWidth).fill(NaN);
+  const hi = new Float64Array(pixelWidth).fill(NaN);
+  for (let x = 0; x < pixelWidth; x++) {
+    const t0 = input.start + x * input.samplesPerPixel;
+    const t1 = t0 + input.samplesPerPixel;
+    const first = Math.max(0, Math.floor(t0 / factor));
+    const last = Math.min(levelColumns - 1, Math.max(Math.floor(t0 / factor), Math.ceil(t1 / factor) - 1));
+    if (t1 <= 0 || first > last || t0 >= levelColumns * factor) continue;
+    let dMin = Infinity;
+    let dMax = -Infinity;
+    let missing = false;
+    for (let i = first; i <= last; i++) {
+      const range = read(i);
+      if (!range) {
+        missing = true;
+        break;
+      }
+      if (range[0] < dMin) dMin = range[0];
+      if (range[1] > dMax) dMax = range[1];
+    }
+    if (missing) continue;
+    const a = dMin * scale + offset;
+    const b = dMax * scale + offset;
+    lo[x] = Math.min(a, b);
+    hi[x] = Math.max(a, b);
+  }
+  for (let x = pixelWidth - 1; x > 0; x--) {
+    if (Number.isNaN(lo[x]!) || Number.isNaN(lo[x - 1]!)) continue;
+    if (lo[x]! > hi[x - 1]!) lo[x] = hi[x - 1]!;
+    if (hi[x]! < lo[x - 1]!) hi[x] = lo[x - 1]!;
+  }
+  return { lo, hi };
+}
+
+/** The physical range over the drawn columns (for per-channel autoscale); undefined when nothing is drawn. */
+export function envelopeRange(envelope: ColumnEnvelope): [number, number] | undefined {
+  let min = Infinity;
+  let max = -Infinity;
+  for (let x = 0; x < envelope.lo.length; x++) {
+    if (envelope.lo[x]! < min) min = envelope.lo[x]!;
+    if (envelope.hi[x]! > max) max = envelope.hi[x]!;
+  }
+  return min <= max ? [min, max] : undefined;
+}

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { findUserByEmail } from '../../src/accounts/users.js';
+import { createAccount } from '../support/accounts.js';
+import { latestMailTo, mailsTo, signInCodeFor } from '../support/outbox.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+
+describe('legacy account routes', () => {
+  let server: TestServer;
+  let n = 0;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  const unique = (what: string) => `${what}-${process.pid}-${++n}`;
+  const post = (p: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  // Each test that sends mail starts a fresh rate-limit window.
+  const freshWindow = () => server.clock.advance(16 * 60_000);
+
+  function assertDeprecated(res: Response, successor: string) {
+    assert.match(res.headers.get('deprecation') ?? '', /^@\d+$/, 'RFC 9745 Deprecation header');
+    assert.equal(res.headers.get('link'), `<${server.url}${successor}>; rel="successor-version"`);
+  }
+
+  async function signUp(password = 'correct horse battery') {
+    freshWindow();
+    const username = unique('legacy');
+    const email = `${username}@example.org`;
+    const res = await post('/auth/signup', { username, email, password });
+    assert.equal(res.status, 201, await res.clone().text());
+    assertDeprecated(res, '/auth/code/request');
+    return { username, email, password, res };
+  }
+
+  it('signup creates a pending person account with a password and mails a verification code', async () => {
+    const { username, email, res } = await signUp();
+    const body = await res.json();
+    assert.equal(body.user.username, username);
+    assert.equal(body.user.status, 'pending');
+    const user = await findUserByEmail(server.deps.db, email);
+    assert.ok(user?.password_hash && !user.password_hash.includes('correct horse'));
+    const code = await signInCodeFor(server.dataDir, email);
+    const verified = await post('/auth/code/verify', { email, code }, { origin: server.url });
+    assert.equal(verified.status, 200);
+    assert.equal((await findUserByEmail(server.deps.db, email))?.status, 'verified');
+  });
+
+  it('signup refuses a taken username with 409, a short password with 400, both still marked deprecated', async () => {
+    const known = await createAccount(server);
+    freshWindow();
+    const taken = await post('/auth/signup', { username: known.user.username, email: `${unique('x')}@example.org`, password: 'long enough pw' });
+    assert.equal(taken.status, 409);
+    assert.equal((await taken.json()).error, 'username_taken');
+    assertDeprecated(taken, '/auth/code/request');
+    const short = await post('/auth/signup', { username: unique('short'), email: `${unique('s')}@example.org`, password: 'short' });
+    assert.equal(short.status, 400);
+    assert.equal((await short.json()).error, 'validation_failed');
+    assertDeprecated(short, '/auth/code/request');
+  });
+
+  it('resend-verification mails a new code to a pending account, answers the same for anyone, and is not deprecated', async () => {
+    const { email } = await signUp();
+    const before = (await mailsTo(server.dataDir, email)).length;
+    freshWindow();
+    const res = await post('/auth/resend-verification', { email });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('deprecation'), null);
+    const mine = await res.json();
+    await latestMailTo(server.dataDir, email, before);
+    const stranger = await post('/auth/resend-verification', { email: `${unique('nobody')}@example.org` });
+    assert.deepEqual(await stranger.json(), mine);
+  });
+
+  it('retrieve-key mints a working key for a verified account and revokes the one it minted before', async () => {
+    const { email, password } = await signUp();
+    await server.deps.db.updateTable('users').set({ status: 'verified' }).where('email', '=', email).execute();
+    const first = await post('/auth/retrieve-key', { email, password });
+    assert.equal(first.status, 200);
+    assertDeprecated(first, '/auth/device/start');
+    const { api_key: k1 } = await first.json();
+    const second = await (await post('/auth/retrieve-key', { email, password })).json();
+    const me = (key: string) => fetch(`${server.url}/users/me`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal((await me(second.api_key)).status, 200);
+    assert.equal((await me(k1)).status, 401, 'the earlier legacy key is revoked');
+    const wrong = await post('/auth/retrieve-key', { email, password: 'not the password' });
+    assert.equal(wrong.status, 401);
+    assert.equal((await wrong.json()).error, 'invalid_credentials');
+    assertDeprecated(wrong, '/auth/device/start');
+  });
+
+  it('retrieve-key refuses a pending account with account_pending', async () => {
+    const { email, password } = await signUp();
+    const res = await post('/auth/retrieve-key', { email, password });
+    assert.equal(res.status, 403);
+    assert.equal((await res.json()).error, 'account_pending');
+  });
+
+  it('key regeneration: the mailed link shows a button in a browser, and works exactly once', async () => {
+    const account = await createAccount(server, { status: 'verified' });
+    freshWindow();
+    const asked = await post('/auth/request-key-regeneration', { email: account.user.email });
+    assert.equal(asked.status, 200);
+    assertDeprecated(asked, '/auth/device/start');
+    const mail = await latestMailTo(server.dataDir, account.user.email);
+    const link = /(http\S+confirm-key-regeneration\?token=\S+)/.exec(mail.text)?.[1];
+    assert.ok(link, mail.text);
+
+    // A browser (or a mail scanner) opening the link gets a page and uses nothing up.
+    const page = await fetch(link, { headers: { accept: 'text/html' } });
+    assert.equal(page.status, 200);
+    assertDeprecated(page, '/auth/device/start');
+    assert.match(await page.text(), /Show my new key/);
+
+    const used = await fetch(link, { headers: { accept: 'application/json' } });
+    assert.equal(used.status, 200);
+    const grant = await used.json();
+    assert.match(grant.api_key, /^nds_/);
+    assert.equal(grant.user.username, account.user.username);
+    const again = await fetch(link, { headers: { accept: 'application/json' } });
+    assert.equal(again.status, 410);
+    assert.equal((await again.json()).error, 'link_invalid');
+    assertDeprecated(again, '/auth/device/start');
+    assert.match(await (await fetch(link, { headers: { accept: 'text/html' } })).text(), /not valid/);
+  });
+
+  it('the button of the link page posts the token and shows the key once; a foreign Origin is refused', async () => {
+    const account = await createAccount(server, { status: 'verified' });
+    freshWindow();
+    await post('/auth/request-key-regeneration', { email: account.user.email });
+    const token = /token=(\S+)/.exec((await latestMailTo(server.dataDir, account.user.email)).text)![1];
+    const form = (origin: string) =>
+      fetch(`${server.url}/auth/confirm-key-regeneration`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin }, body: `token=${token}` });
+    assert.equal((await form('https://evil.example')).status, 403);
+    const shown = await form(server.url);
+    assert.equal(shown.status, 200);
+    const key = /id="new-key">(nds_[A-Za-z0-9_-]+)</.exec(await shown.text())?.[1];
+    assert.ok(key);
+    assert.equal((await fetch(`${server.url}/users/me`, { headers: { authorization: `Bearer ${key}` } })).status, 200);
+    assert.equal((await form(server.url)).status, 410);
+  });
+
+  it('asking for a regeneration link answers the same for an unknown address and mails nothing', async () => {
+    freshWindow();
+    const email = `${unique('ghost')}@example.org`;
+    const res = await post('/auth/request-key-regeneration', { email });
+    assert.equal(res.status, 200);
+    assert.equal((await mailsTo(server.dataDir, email)).length, 0);
+  });
+});

@@ -1,0 +1,179 @@
+/**
+ * `nds datasets ...` end to end: the real CLI process against a real server, on the folder store and on
+ * radosgw. Upload resumes after a kill without re-sending stored content; download verifies every hash.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { TestAccount } from '../support/accounts.js';
+import { createAccount } from '../support/accounts.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { createUploader, storeVariants } from '../datasets/support.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function nds(server: TestServer, key: string, args: string[], onStderr?: (text: string, kill: () => void) => void): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/nds.js', ...args], { env: { ...process.env, NDS_API_URL: server.url, NDS_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      onStderr?.(stderr, () => child.kill('SIGKILL'));
+    });
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+for (const variant of storeVariants) {
+  describe(`nds datasets on the ${variant.name}`, { skip: variant.skip }, () => {
+    let server: TestServer;
+    let cleanup: () => Promise<void>;
+    let owner: TestAccount;
+    let tmp: string;
+    let src: string;
+    let id: string;
+    const contents = new Map<string, Buffer>();
+    before(async () => {
+      const s = await variant.setup();
+      cleanup = s.cleanup;
+      server = await startTestServer({ env: s.env });
+      owner = await createUploader(server);
+      tmp = mkdtempSync(path.join(os.tmpdir(), 'nds-cli-ds-'));
+      src = path.join(tmp, 'src');
+      for (let i = 0; i < 40; i++) {
+        const rel = `sub-${String(i % 4).padStart(2, '0')}/eeg/run-${i}.edf`;
+        contents.set(rel, randomBytes(1 << 20));
+      }
+      contents.set('README', Buffer.from('a small text file\n'));
+      contents.set('copy-of-run-0.edf', contents.get('sub-00/eeg/run-0.edf')!);
+      for (const [rel, bytes] of contents) {
+        mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });
+        writeFileSync(path.join(src, rel), bytes);
+      }
+    });
+    after(async () => {
+      await server?.close();
+      await cleanup?.();
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
+    });
+
+    const storedContent = async () => {
+      const keys: string[] = [];
+      for await (const o of server.deps.objects.list(`${id}/objects/`)) keys.push(o.key);
+      return keys;
+    };
+
+    it('creates a dataset, and lists and shows it', async () => {
+      const r = await nds(server, owner.key, ['datasets', 'create', 'CLI dataset', '--description', 'made by the test', '--keyword', 'eeg', 'rest', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      id = JSON.parse(r.stdout).id;
+      assert.match(id, /^nd\d{6}$/);
+      const list = await nds(server, owner.key, ['datasets', 'list', '--mine']);
+      assert.match(list.stdout, /^ID\s+NAME\s+OWNER\s+VISIBILITY/);
+      assert.match(list.stdout, new RegExp(`${id}\\s+CLI dataset\\s+${owner.user.username}\\s+private`));
+      const show = await nds(server, owner.key, ['datasets', 'show', id, '--json']);
+      assert.deepEqual(JSON.parse(show.stdout).keywords, ['eeg', 'rest']);
+    });
+
+    it('resumes an interrupted upload, sending only what the store does not have yet', async () => {
+      const distinct = new Set([...contents.values()].map(sha)).size;
+      const first = await nds(server, owner.key, ['datasets', 'upload', id, src, '--concurrency', '1', '--verbose'], (text, kill) => {
+        if ((text.match(/^uploaded /gm) ?? []).length >= 3) kill();
+      });
+      assert.equal(first.code, null, `the first upload was to be killed midway: ${first.stderr}`);
+      // A PUT whose body was all sent before the kill may still be landing in the store.
+      await new Promise((r) => setTimeout(r, 500));
+      const storedAfterKill = (await storedContent()).length;
+      assert.ok(storedAfterKill >= 3 && storedAfterKill < distinct, `stored ${storedAfterKill} of ${distinct}`);
+      assert.equal((await server.deps.db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', id).execute()).length, 0);
+
+      const second = await nds(server, owner.key, ['datasets', 'upload', id, src, '--json']);
+      assert.equal(second.code, 0, second.stderr);
+      const summary = JSON.parse(second.stdout);
+      assert.equal(summary.files, contents.size);
+      assert.equal(summary.uploaded, distinct - storedAfterKill);
+      assert.equal(summary.present, contents.size - summary.uploaded);
+      assert.equal(summary.version, '1.0.0');
+      assert.equal((await storedContent()).length, distinct);
+
+      const third = await nds(server, owner.key, ['datasets', 'upload', id, src]);
+      assert.equal(third.code, 0, third.stderr);
+      assert.match(third.stderr, /0 uploaded .*42 already stored; version 1\.0\.1 created/);
+    });
+
+    it('shows versions and the manifest', async () => {
+      const versions = await nds(server, owner.key, ['datasets', 'versions', id]);
+      assert.match(versions.stdout, /^VERSION\s+CREATED_AT\s+FILES\s+SIZE/);
+      assert.match(versions.stdout, /1\.0\.1 .* 42 /);
+      const manifest = JSON.parse((await nds(server, owner.key, ['datasets', 'manifest', id, '--version', '1.0.0', '--json'])).stdout);
+      assert.deepEqual(
+        manifest.files.map((f: { path: string; sha256: string }) => [f.path, f.sha256]),
+        [...contents].map(([p, b]) => [p, sha(b)]).sort((a, b) => (a[0] < b[0] ? -1 : 1)),
+      );
+    });
+
+    it('downloads every file, verified, and resumes by keeping what is already there', async () => {
+      const dest = path.join(tmp, 'down');
+      const r = await nds(server, owner.key, ['datasets', 'download', id, dest, '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), { dataset_id: id, version: '1.0.1', files: 42, bytes: [...contents.values()].reduce((s, b) => s + b.length, 0), downloaded: 42, kept: 0 });
+      for (const [rel, bytes] of contents) assert.ok(readFileSync(path.join(dest, rel)).equals(bytes), rel);
+      rmSync(path.join(dest, 'README'));
+      const again = JSON.parse((await nds(server, owner.key, ['datasets', 'download', id, dest, '--json'])).stdout);
+      assert.deepEqual([again.downloaded, again.kept], [1, 41]);
+      const stranger = await createUploader(server);
+      const refused = await nds(server, stranger.key, ['datasets', 'download', id, path.join(tmp, 'nope')]);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /dataset_not_found/);
+    });
+
+    it('fails a download whose stored bytes were tampered with, naming the file', async () => {
+      const victim = 'sub-02/eeg/run-6.edf';
+      const original = contents.get(victim)!;
+      const forged = Buffer.from(original);
+      forged[1000] ^= 0xff;
+      await server.deps.objects.put(`${id}/objects/${sha(original)}`, forged);
+      const dest = path.join(tmp, 'tampered');
+      const r = await nds(server, owner.key, ['datasets', 'download', id, dest]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /sub-02\/eeg\/run-6\.edf: content does not match the manifest/);
+      assert.ok(!existsSync(path.join(dest, victim)));
+      await server.deps.objects.put(`${id}/objects/${sha(original)}`, original);
+    });
+
+    it('refuses a manifest whose paths leave the target folder, writing nothing', async () => {
+      const bytes = contents.get('README')!;
+      const manifest = Buffer.from(JSON.stringify([{ path: '../escaped', size: bytes.length, sha256: sha(bytes) }]));
+      await server.deps.objects.put(`${id}/versions/6.6.6/manifest.json`, manifest);
+      await server.deps.db.insertInto('dataset_versions').values({ dataset_id: id, version: '6.6.6', created_by: null, source_commit: null, manifest_sha256: sha(manifest), file_count: 1, size_bytes: bytes.length }).execute();
+      const dest = path.join(tmp, 'evil', 'inner');
+      const r = await nds(server, owner.key, ['datasets', 'download', id, dest, '--version', '6.6.6']);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /refusing the manifest: entry "\.\.\/escaped"/);
+      assert.ok(!existsSync(path.join(tmp, 'evil', 'escaped')));
+    });
+
+    it('deletes a dataset through nds admin datasets delete', async () => {
+      const admin = await createAccount(server, { role: 'admin' });
+      const member = await nds(server, owner.key, ['admin', 'datasets', 'delete', id]);
+      assert.equal(member.code, 1);
+      assert.match(member.stderr, /admin_required/);
+      const r = await nds(server, admin.key, ['admin', 'datasets', 'delete', id, '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).deleted, true);
+      assert.deepEqual(await storedContent(), []);
+    });
+  });
+}

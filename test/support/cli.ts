@@ -1,0 +1,57 @@
+/** Runs the `nds` command as a child process (`node --import tsx src/cli/main.ts ...`), as a person would. */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliRun {
+  child: ChildProcess;
+  /** Resolves with the first match of `pattern` in stderr so far or later. */
+  stderrMatch(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  done: Promise<CliResult>;
+}
+
+/** Starts `nds <args>` with `env` on top of a clean environment (no NDS_API_KEY leaks in from the caller). */
+export function startNds(args: string[], env: Record<string, string>, stdin?: string): CliRun {
+  const base = { ...process.env };
+  delete base.NDS_API_KEY;
+  delete base.NDS_API_URL;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    env: { ...base, NDS_NO_BROWSER: '1', ...env },
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  if (stdin !== undefined) child.stdin!.end(stdin);
+  let stdout = '';
+  let stderr = '';
+  const waiters: Array<() => void> = [];
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+    for (const w of waiters.splice(0)) w();
+  });
+  const done = new Promise<CliResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return {
+    child,
+    done,
+    stderrMatch(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${pattern} in stderr: ${stderr}`)), timeoutMs);
+        const look = () => {
+          const m = pattern.exec(stderr);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m);
+          } else waiters.push(look);
+        };
+        look();
+      });
+    },
+  };
+}
+
+export function nds(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
+  return startNds(args, env, stdin).done;
+}
