@@ -7,6 +7,9 @@ import { accountsRoutes } from './accounts/routes.js';
 import { adminRoutes } from './accounts/admin-routes.js';
 import { conversionRoutes } from './conversion/routes.js';
 import { datasetsRoutes } from './datasets/routes.js';
+import { searchRoutes } from './datasets/search-routes.js';
+import { publicationRoutes } from './datasets/publication-routes.js';
+import { sandboxRoutes } from './sandbox/routes.js';
 import type { Deps } from './deps.js';
 import { gatewayRoutes, isGatewayHost } from './gateway/routes.js';
 import { gitRoutes } from './git/routes.js';
@@ -43,6 +46,10 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.route('/', accountsRoutes());
   app.route('/admin', adminRoutes());
+  // Before the dataset routes, so that /datasets/search is never read as a dataset id.
+  app.route('/', searchRoutes());
+  app.route('/', publicationRoutes());
+  app.route('/', sandboxRoutes());
   // Browsers asking for HTML on /datasets and /datasets/<id> get the pages; API clients get JSON.
   app.use(datasetPagesNegotiation());
   app.route('/', datasetsRoutes());

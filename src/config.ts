@@ -52,6 +52,8 @@ export interface Config {
   githubApiUrl: string;
   /** Runs the conversion worker inside `nds serve` (with CONVERSION_DISPATCH=local). */
   inProcessWorker: boolean;
+  /** How long a bearer-key look-up is reused, in ms (0 = never); other processes' revocations wait this long. */
+  apiKeyCacheMs: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
   objectSigningSecret: string | undefined;
 }
@@ -211,6 +213,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     githubApiUrl: httpUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
     inProcessWorker: oneOf(env, 'IN_PROCESS_WORKER', ['true', 'false'] as const, 'true') === 'true',
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
+    apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
   };
 }
 

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Database } from './db/types.js';
+import type { KeyCache } from './accounts/key-cache.js';
 import type { Logger } from './log.js';
 import type { Mailer } from './mail/mailer.js';
 import type { ObjectStore } from './objects/object-store.js';
@@ -18,6 +19,8 @@ export interface Deps {
   log: Logger;
   clock: Clock;
   mailer: Mailer;
+  /** Recent bearer-key look-ups; emptied by every write to users or api_keys through `db`. */
+  keyCache: KeyCache;
   /** Hooks other domains register at start-up (cache purge on visibility change, conversion dispatch...). */
   hooks: Hooks;
 }

@@ -4,6 +4,7 @@
  */
 import { serve, type ServerType } from '@hono/node-server';
 import path from 'node:path';
+import { KeyCache } from './accounts/key-cache.js';
 import { createApp } from './app.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -14,6 +15,7 @@ import { createLogger, type Logger } from './log.js';
 import { createMailer } from './mail/mailer.js';
 import { openObjectStore } from './objects/open-object-store.js';
 import { startWorker, type RunningWorker } from './conversion/pipeline/worker.js';
+import { searchFieldsRefresher } from './datasets/search-fields.js';
 import { edgePurger } from './gateway/edge-purge.js';
 import { closeGateway } from './gateway/gateway.js';
 
@@ -47,18 +49,22 @@ export async function openDeps(options: StartOptions): Promise<{ deps: Deps; dat
   await migrateToLatest(database.db);
   const objects = await openObjectStore(config.objectStoreUrl, config);
   const mailer = await createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(config.dataDir, 'outbox'), log });
+  const keyCache = new KeyCache(config.apiKeyCacheMs);
   const deps: Deps = {
     config,
-    db: database.db,
+    db: database.db.withPlugin(keyCache.invalidationPlugin()),
     dbEngine: database.engine,
     objects,
     log,
     clock: options.clock ?? systemClock,
     mailer,
+    keyCache,
     hooks: emptyHooks(),
   };
   // Every process that may finish a conversion (serve, worker) purges the CDN's stale metadata (CONTRACT §6.4).
   deps.hooks.zarrChanged.push(edgePurger({ config, log }));
+  // A new Zarr copy brings new recording facts (rates, channel counts, tasks) for search.
+  deps.hooks.zarrChanged.push(searchFieldsRefresher(deps));
   return { deps, database };
 }
 

@@ -16,6 +16,14 @@ fi
 psql -h 127.0.0.1 -U postgres -tAc "select 1 from pg_database where datname='test'" | grep -q 1 \
   || psql -h 127.0.0.1 -U postgres -c 'create database test' >/dev/null
 
+# pgvector for semantic search on the server. Optional: without it (bookworm's main archive has no
+# postgresql-15-pgvector), the migration skips the extension and ranking uses the SQL cosine function.
+PG_MAJOR="$(ls /etc/postgresql | head -n1)"
+if [ ! -e "/usr/share/postgresql/$PG_MAJOR/extension/vector.control" ]; then
+  apt-get install -y -qq --no-install-recommends "postgresql-$PG_MAJOR-pgvector" >/dev/null 2>&1 \
+    || echo "setup: postgresql-$PG_MAJOR-pgvector not installable here; semantic search uses the SQL cosine" >&2
+fi
+
 # Redis on 127.0.0.1:6379 (shared gateway cache tests).
 if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
   command -v redis-server >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server >/dev/null; }

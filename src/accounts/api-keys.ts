@@ -7,6 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import type { ApiKey, User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../http/errors.js';
+import type { KeyCache } from './key-cache.js';
 import { keyPrefix, newApiKey, sha256Hex } from './secrets.js';
 
 export const MAX_LIVE_KEYS = 25;
@@ -79,12 +80,16 @@ export interface KeyAuthentication {
 
 /**
  * Finds the live key and its user for a presented bearer token; `undefined` when the token names no live key.
- * Account gates are the caller's decision.
+ * Account gates are the caller's decision. With a `cache`, a recent look-up is answered from memory.
  */
-export async function findApiKey(db: Kysely<Database>, token: string): Promise<KeyAuthentication | undefined> {
+export async function findApiKey(db: Kysely<Database>, token: string, cache?: KeyCache): Promise<KeyAuthentication | undefined> {
   if (!token.startsWith('nds_') || token.length > 200) return undefined;
-  // One round trip, found through the key_hash index: this runs on every authenticated request. The secret
-  // itself is never compared in JS.
+  const keyHash = sha256Hex(token);
+  const cached = cache?.get(keyHash);
+  if (cached) return cached;
+  const generation = cache?.generation() ?? 0;
+  // One round trip, found through the key_hash index. The secret itself is never compared in JS: the
+  // look-up is by its hash.
   const row = await db
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')
@@ -99,18 +104,22 @@ export async function findApiKey(db: Kysely<Database>, token: string): Promise<K
       'k.last_used_at as k_last_used_at',
       'k.revoked_at as k_revoked_at',
     ])
-    .where('k.key_hash', '=', sha256Hex(token))
+    .where('k.key_hash', '=', keyHash)
     .where('k.revoked_at', 'is', null)
     .executeTakeFirst();
   if (!row) return undefined;
   const { k_id, k_name, k_key_hash, k_prefix, k_origin, k_created_at, k_last_used_at, k_revoked_at, ...user } = row;
   const key: ApiKey = { id: k_id, user_id: user.id, name: k_name, key_hash: k_key_hash, prefix: k_prefix, origin: k_origin, created_at: k_created_at, last_used_at: k_last_used_at, revoked_at: k_revoked_at };
-  return { user: user as User, key };
+  const found = { user: user as User, key };
+  cache?.set(keyHash, found, generation);
+  return found;
 }
 
 /** Records use of a key, at most once a minute per key, without holding up the request. */
 export function touchApiKey(db: Kysely<Database>, key: ApiKey, now: Date): Promise<unknown> | undefined {
   if (key.last_used_at && now.getTime() - new Date(key.last_used_at).getTime() < 60_000) return undefined;
+  // Also noted on the (possibly cached) row, so the next requests within the minute write nothing.
+  key.last_used_at = now;
   return db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', key.id).execute();
 }
 

@@ -123,7 +123,7 @@ export function accountsRoutes(): OpenAPIHono<AppEnv> {
     const header = c.req.header('authorization');
     const token = body.api_key ?? (header?.match(/^Bearer\s+(\S+)$/i)?.[1]);
     if (!token) throw new NdsError('unauthorized');
-    const found = await findApiKey(c.var.deps.db, token);
+    const found = await findApiKey(c.var.deps.db, token, c.var.deps.keyCache);
     if (!found) throw new NdsError('unauthorized', { message: 'The API key is not valid or was revoked.' });
     if (found.user.status === 'revoked') throw new NdsError('unauthorized', { message: "This account's access has been revoked." });
     assertAccountUsable(found.user);

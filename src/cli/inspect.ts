@@ -1,6 +1,5 @@
 /** `nds inspect <store.zarr>`: a store's groups, channels, duration and events, read back through zarrita. */
 import type { Command } from 'commander';
-import { inspectStore } from '../conversion/store/inspect-store.js';
 import { CliError } from './cli-error.js';
 import { printJson } from './output.js';
 
@@ -12,6 +11,8 @@ export function registerInspectCommand(program: Command): void {
     .option('--json', 'print the description as JSON')
     .option('--events <n>', 'how many events to list', '20')
     .action(async (location: string, options: { json?: boolean; events: string }) => {
+      // Loaded on use: zarrita and its codecs would slow every other command's start.
+      const { inspectStore } = await import('../conversion/store/inspect-store.js');
       const description = await inspectStore(location).catch((err: Error) => {
         throw new CliError(`${location} is not a readable nds-zarr store: ${err.message}`);
       });

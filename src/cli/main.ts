@@ -12,6 +12,9 @@ import { registerInspectCommand } from './inspect.js';
 import { registerAuthCommands } from './auth-commands.js';
 import { registerAdminUserCommands } from './admin-user-commands.js';
 import { registerDatasetsCommands } from './datasets-commands.js';
+import { registerSearchCommand } from './search-commands.js';
+import { registerSandboxCommands } from './sandbox-commands.js';
+import { registerPublicationCommands } from './publication-commands.js';
 import { CliError } from './cli-error.js';
 
 const program = new Command();
@@ -19,6 +22,8 @@ program
   .name('nds')
   .description('Neuro Dataset Service: host BIDS EEG/EMG/iEEG datasets and stream them as Zarr')
   .version('0.1.0')
+  // `nds --version` only before a subcommand: `nds datasets upload ... --version 1.0.0` is the command's own.
+  .enablePositionalOptions()
   .showHelpAfterError()
   .exitOverride();
 
@@ -32,6 +37,10 @@ registerInspectCommand(program);
 registerAuthCommands(program);
 registerAdminUserCommands(admin);
 registerDatasetsCommands(program, admin);
+// After the datasets group exists, so search joins it rather than making a second one.
+registerSearchCommand(program);
+registerSandboxCommands(program);
+registerPublicationCommands(admin);
 
 try {
   await program.parseAsync(process.argv);

@@ -32,7 +32,7 @@ async function gitUser(c: Context<AppEnv>): Promise<User | undefined> {
   } else {
     token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
   }
-  const found = token ? await findApiKey(c.var.deps.db, token) : undefined;
+  const found = token ? await findApiKey(c.var.deps.db, token, c.var.deps.keyCache) : undefined;
   if (!found || found.user.status === 'revoked') throw new NdsError('unauthorized', { message: 'The API key is not valid or was revoked.' });
   assertAccountUsable(found.user);
   return found.user;

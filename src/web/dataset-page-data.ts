@@ -35,13 +35,47 @@ export interface ZarrIndex {
 
 /** `<id>/zarr/index.json` (CONTRACT §4), or undefined when the dataset has no Zarr copy yet. */
 export async function readZarrIndex(objects: ObjectStore, id: string): Promise<ZarrIndex | undefined> {
-  const object = await objects.get(`${id}/zarr/index.json`);
+  const index = (await readJson(objects, `${id}/zarr/index.json`)) as Partial<ZarrIndex> | undefined;
+  return index ? { stores: index.stores ?? [], failures: index.failures ?? [] } : undefined;
+}
+
+/** Zarr metadata documents of one store, by key inside the store (`zarr.json`, `eeg_256hz/0/zarr.json`). */
+export type StoreMetadata = Record<string, unknown>;
+
+/**
+ * The metadata the viewer needs before its first frame of `group`: the root, the group, its level 0 and
+ * view levels, and the events. Embedded in the page, it saves the browser a chain of round trips; two
+ * rounds of small parallel reads here. Undefined when anything is missing (the viewer then fetches).
+ */
+export async function readStoreMetadata(objects: ObjectStore, id: string, zarr: string, group: string): Promise<StoreMetadata | undefined> {
+  const base = `${id}/zarr/${zarr}/`;
+  const read = async (keys: string[]) => {
+    const docs = await Promise.all(keys.map((k) => readJson(objects, base + k)));
+    return docs.every((d) => d !== undefined) ? Object.fromEntries(keys.map((k, i) => [k, docs[i]])) : undefined;
+  };
+  try {
+    const first = await read(['zarr.json', `${group}/zarr.json`, `${group}/0/zarr.json`, 'events/zarr.json']);
+    if (!first) return undefined;
+    const attrs = (doc: unknown) => ((doc as { attributes?: Record<string, unknown> }).attributes ?? {});
+    const levels = Number(attrs(first[`${group}/zarr.json`])['n_view_levels'] ?? 0);
+    const eventArrays = Number(attrs(first['events/zarr.json'])['n_events'] ?? 0) > 0 ? ['onset', 'duration', 'code'] : [];
+    const second = await read([
+      ...Array.from({ length: Math.min(levels, 16) }, (_, i) => `${group}/view/${i + 1}/zarr.json`),
+      ...eventArrays.map((name) => `events/${name}/zarr.json`),
+    ]);
+    return second && { ...first, ...second };
+  } catch {
+    return undefined;
+  }
+}
+
+async function readJson(objects: ObjectStore, key: string): Promise<unknown> {
+  const object = await objects.get(key);
   if (!object) return undefined;
   const parts: Buffer[] = [];
   for await (const part of object.body) parts.push(part as Buffer);
   try {
-    const index = JSON.parse(Buffer.concat(parts).toString('utf8')) as Partial<ZarrIndex>;
-    return { stores: index.stores ?? [], failures: index.failures ?? [] };
+    return JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
   } catch {
     return undefined;
   }

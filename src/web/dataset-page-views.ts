@@ -1,6 +1,6 @@
 /** HTML of the dataset pages: the list, and a dataset's details with its recordings and the viewer. */
 import type { Dataset } from '../datasets/dataset-access.js';
-import type { IndexRecording, ZarrIndex } from './dataset-page-data.js';
+import type { IndexRecording, StoreMetadata, ZarrIndex } from './dataset-page-data.js';
 import { html, SafeHtml } from './html.js';
 import { viewerScriptPath } from './viewer-bundle.js';
 
@@ -11,6 +11,7 @@ main { max-width: 82rem; }
 .viewer-bar { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-bottom: .4rem; font-size: .9rem; }
 .viewer-bar label { display: flex; gap: .4rem; align-items: center; }
 .viewer-bar button { padding: .2rem .6rem; }
+.viewer-bar [hidden] { display: none; }
 .viewer canvas { display: block; width: 100%; height: 560px; cursor: grab; }
 .viewer-status { color: var(--muted, #5f6b76); font-size: .85rem; }
 </style>
@@ -34,6 +35,10 @@ export interface DatasetPageInput {
   /** The dataset's Zarr copy through the gateway. */
   zarrBase: string;
   selected: IndexRecording | undefined;
+  /** The channel group shown first (`?group=`, else the recording's first). */
+  group?: string | undefined;
+  /** The selected store's metadata for that group, embedded so the viewer skips those requests. */
+  metadata?: StoreMetadata | undefined;
 }
 
 export function datasetDetailBody(input: DatasetPageInput): SafeHtml {
@@ -62,18 +67,26 @@ function recordingsSection(index: ZarrIndex, selected: IndexRecording | undefine
 <tbody>${index.stores.map((s) => {
     const g = s.groups[0];
     return html`<tr${s === selected ? html` aria-current="true"` : ''}><td><a href="?recording=${encodeURIComponent(s.zarr)}">${s.path}</a></td>
-<td>${s.groups.reduce((n, x) => n + x.n_channels, 0)}</td><td>${g ? `${g.rate} Hz` : ''}</td><td>${g ? formatDuration(g.duration_s) : ''}</td><td>${s.n_events}</td></tr>`;
+<td>${s.groups.reduce((n, x) => n + x.n_channels, 0)}</td><td>${s.groups.map((x) => `${x.rate} Hz`).join(', ')}</td><td>${g ? formatDuration(g.duration_s) : ''}</td><td>${s.n_events}</td></tr>`;
   })}</tbody>
 </table>
 ${index.failures.length ? html`<p class="muted">${index.failures.length} recording(s) could not be converted: ${index.failures.map((f) => `${f.path} (${f.code})`).join('; ')}.</p>` : ''}`;
 }
 
 function viewerSection(input: DatasetPageInput, index: ZarrIndex, selected: IndexRecording): SafeHtml {
-  const config = { zarrBase: input.zarrBase, recordings: index.stores.map((s) => ({ zarr: s.zarr, path: s.path })), selected: selected.zarr };
+  const config = {
+    zarrBase: input.zarrBase,
+    recordings: index.stores.map((s) => ({ zarr: s.zarr, path: s.path })),
+    selected: selected.zarr,
+    group: input.group ?? selected.groups[0]?.name,
+    ...(input.metadata ? { metadata: input.metadata } : {}),
+  };
+  const groups = selected.groups;
   return html`<h2>Signals</h2>
 <section class="viewer" id="nds-viewer" tabindex="0" data-ready="false" aria-label="Signal viewer">
 <form class="viewer-bar" method="get">
 <label>Recording <select name="recording">${index.stores.map((s) => html`<option value="${s.zarr}"${s === selected ? html` selected` : ''}>${s.path}</option>`)}</select></label>
+<label class="viewer-groups"${groups.length > 1 ? '' : html` hidden`}>Channels <select name="group">${groups.map((g) => html`<option value="${g.name}"${g.name === config.group ? html` selected` : ''}>${g.name} (${g.n_channels} ch, ${g.rate} Hz)</option>`)}</select></label>
 <noscript><button type="submit">Show</button></noscript>
 <button type="button" data-key="PageUp" title="Previous channels (PageUp)">▲ channels</button>
 <button type="button" data-key="PageDown" title="Next channels (PageDown)">▼ channels</button>

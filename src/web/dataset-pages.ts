@@ -9,10 +9,10 @@ import { DATASET_ID } from '../datasets/dataset-access.js';
 import type { AppEnv } from '../http/app-env.js';
 import { authenticate } from '../http/auth.js';
 import { prefersHtml } from './accept-preference.js';
-import { findPageDataset, listPageDatasets, readZarrIndex } from './dataset-page-data.js';
+import { findPageDataset, listPageDatasets, readStoreMetadata, readZarrIndex, type StoreMetadata } from './dataset-page-data.js';
 import { datasetDetailBody, datasetListBody, viewerStyle } from './dataset-page-views.js';
 import { html, page } from './html.js';
-import { viewerBundleRoutes } from './viewer-bundle.js';
+import { viewerBundleRoutes, viewerPreloads } from './viewer-bundle.js';
 
 const pagePath = /^\/datasets(?:\/([^/]+))?\/?$/;
 
@@ -46,8 +46,25 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
   const index = await readZarrIndex(objects, id);
   const wanted = c.req.query('recording');
   const selected = index?.stores.find((s) => s.zarr === wanted) ?? index?.stores[0];
-  const body = datasetDetailBody({ dataset, index, selected, zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` });
-  return c.html(page({ title: dataset.name, username: user?.username, body, head: viewerStyle }));
+  const group = selected && (selected.groups.find((g) => g.name === c.req.query('group')) ?? selected.groups[0])?.name;
+  let head = viewerStyle;
+  let metadata: StoreMetadata | undefined;
+  if (selected && group && dataset.visibility === 'public') {
+    metadata = await readStoreMetadata(objects, id, selected.zarr, group);
+    const preloads = await viewerPreloads(metadata ? storeCodecs(metadata) : []);
+    head = html`${viewerStyle}${preloads.map((href) => html`<link rel="modulepreload" href="${href}">`)}`;
+  }
+  const body = datasetDetailBody({ dataset, index, selected, group, metadata, zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` });
+  return c.html(page({ title: dataset.name, username: user?.username, body, head }));
+}
+
+/** Names of the codecs the store's arrays use (the bundle splits the heavy ones into their own files). */
+function storeCodecs(metadata: StoreMetadata): string[] {
+  const names = new Set<string>();
+  for (const doc of Object.values(metadata)) {
+    for (const codec of ((doc as { codecs?: Array<{ name?: unknown }> }).codecs ?? [])) if (typeof codec.name === 'string') names.add(codec.name);
+  }
+  return [...names];
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Serves the viewer's browser code: `src/web/viewer/main.ts` bundled by esbuild on first request, then
  * kept in memory with ETags. Code splitting keeps the codecs (WebAssembly inlined in numcodecs) out of
- * the entry, so a page loads only the codec its store uses.
+ * the entry, so a page loads only the codec its store uses; `viewerPreloads` names the files a page should
+ * fetch early for a store's codecs.
  */
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -15,8 +16,14 @@ interface Asset {
   etag: string;
 }
 
-/** Output files by URL path (`/assets/viewer.js`, `/assets/viewer-<hash>.js`). */
-type Bundle = Map<string, Asset>;
+interface Bundle {
+  /** Output files by URL path (`/assets/viewer.js`, `/assets/viewer-<hash>.js`). */
+  assets: Map<string, Asset>;
+  /** numcodecs codec name (`zstd`, `blosc`, `lz4`) → the chunk holding it and the chunks it imports. */
+  codecChunks: Map<string, string[]>;
+}
+
+const codecModule = /node_modules\/numcodecs\/dist\/(\w+)\.js$/;
 
 let bundle: Promise<Bundle> | undefined;
 
@@ -45,23 +52,45 @@ async function buildBundle(): Promise<Bundle> {
     outdir,
     chunkNames: 'viewer-[hash]',
     logLevel: 'silent',
+    metafile: true,
   });
-  const out: Bundle = new Map();
+  const assets = new Map<string, Asset>();
   for (const file of result.outputFiles) {
     const code = file.text;
-    out.set(`/assets${file.path.slice(outdir.length)}`, { code, etag: `"${createHash('sha256').update(code).digest('hex').slice(0, 32)}"` });
+    assets.set(`/assets${file.path.slice(outdir.length)}`, { code, etag: `"${createHash('sha256').update(code).digest('hex').slice(0, 32)}"` });
   }
+  // Metafile output paths are relative to the working directory; their file names are what URLs use.
+  const url = (output: string) => `/assets/${output.slice(output.lastIndexOf('/') + 1)}`;
+  const codecChunks = new Map<string, string[]>();
+  for (const [output, meta] of Object.entries(result.metafile.outputs)) {
+    const codec = Object.keys(meta.inputs).map((input) => codecModule.exec(input)?.[1]).find((name) => name !== undefined);
+    if (codec) codecChunks.set(codec, [url(output), ...meta.imports.filter((i) => i.kind === 'import-statement').map((i) => url(i.path))]);
+  }
+  return { assets, codecChunks };
+}
+
+/**
+ * Script URLs a page showing a store with these codecs should preload: the entry and each codec's
+ * chunks, so they download while the page parses instead of after the first data arrives. Only the
+ * entry when the bundle cannot be built (the script request will then report it).
+ */
+export async function viewerPreloads(codecs: string[]): Promise<string[]> {
+  const out = [viewerScriptPath];
+  const built = await viewerBundle().catch(() => undefined);
+  for (const codec of codecs) for (const chunk of built?.codecChunks.get(codec) ?? []) if (!out.includes(chunk)) out.push(chunk);
   return out;
 }
 
 export function viewerBundleRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get('/assets/:file{viewer(?:-[A-Za-z0-9]+)?\\.js}', async (c) => {
-    const asset = (await viewerBundle()).get(c.req.path);
+    const asset = (await viewerBundle()).assets.get(c.req.path);
     if (!asset) return c.notFound();
     const { code, etag } = asset;
-    if (c.req.header('if-none-match') === etag) return c.body(null, 304, { etag });
-    return c.body(code, 200, { 'content-type': 'text/javascript; charset=utf-8', etag, 'cache-control': 'no-cache' });
+    // Chunk names carry their content hash, so only the entry needs revalidating.
+    const cacheControl = c.req.path === viewerScriptPath ? 'no-cache' : 'public, max-age=31536000, immutable';
+    if (c.req.header('if-none-match') === etag) return c.body(null, 304, { etag, 'cache-control': cacheControl });
+    return c.body(code, 200, { 'content-type': 'text/javascript; charset=utf-8', etag, 'cache-control': cacheControl });
   });
   return app;
 }

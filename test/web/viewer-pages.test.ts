@@ -49,7 +49,30 @@ describe('dataset pages', () => {
     assert.match(text, /<td>32<\/td><td>1000 Hz<\/td><td>7\.9 s<\/td><td>13<\/td>/);
     assert.match(text, /<script type="module" src="\/assets\/viewer\.js"><\/script>/);
     const config = JSON.parse(/<script type="application\/json" id="nds-viewer-config">(.*?)<\/script>/.exec(text)![1]!);
-    assert.deepEqual(config, { zarrBase: `${server.config.zarrCacheBaseUrl}/nd000801/zarr`, recordings: [{ zarr: 'sub-01/eeg/sub-01_task-a_eeg.zarr', path: 'sub-01/eeg/sub-01_task-a_eeg' }], selected: 'sub-01/eeg/sub-01_task-a_eeg.zarr' });
+    const { metadata, ...rest } = config;
+    assert.deepEqual(rest, { zarrBase: `${server.config.zarrCacheBaseUrl}/nd000801/zarr`, recordings: [{ zarr: 'sub-01/eeg/sub-01_task-a_eeg.zarr', path: 'sub-01/eeg/sub-01_task-a_eeg' }], selected: 'sub-01/eeg/sub-01_task-a_eeg.zarr', group: 'eeg_1000hz' });
+    // The first frame's metadata is in the page, equal to what the gateway serves, so the viewer skips those requests.
+    const keys = Object.keys(metadata).sort();
+    assert.deepEqual(keys.filter((k) => !k.startsWith('eeg_1000hz/view/')), ['eeg_1000hz/0/zarr.json', 'eeg_1000hz/zarr.json', 'events/code/zarr.json', 'events/duration/zarr.json', 'events/onset/zarr.json', 'events/zarr.json', 'zarr.json']);
+    const levels = (metadata['eeg_1000hz/zarr.json'] as { attributes: { n_view_levels: number } }).attributes.n_view_levels;
+    assert.ok(levels >= 1);
+    assert.equal(keys.filter((k) => k.startsWith('eeg_1000hz/view/')).length, levels);
+    for (const key of ['zarr.json', 'eeg_1000hz/0/zarr.json', `eeg_1000hz/view/${levels}/zarr.json`]) {
+      const served = await (await fetch(`${config.zarrBase}/sub-01/eeg/sub-01_task-a_eeg.zarr/${key}`)).json();
+      assert.deepEqual(metadata[key], served, key);
+    }
+    // The script and the codec its arrays use are preloaded from the head.
+    const head = text.slice(0, text.indexOf('</head>'));
+    const preloads = [...head.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]!);
+    assert.equal(preloads[0], '/assets/viewer.js');
+    const codecs = new Set(JSON.stringify(metadata['eeg_1000hz/0/zarr.json']).match(/"name":"(zstd|blosc)"/g));
+    assert.ok(preloads.length >= 1 + codecs.size, `a chunk per heavy codec: ${preloads}`);
+    for (const href of preloads.slice(1)) {
+      const res = await fetch(`${server.url}${href}`);
+      assert.equal(res.status, 200, href);
+      assert.match(res.headers.get('cache-control')!, /immutable/);
+      await res.body?.cancel();
+    }
   });
 
   it('answers 404 for a private dataset unless the owner asks', async () => {

@@ -21,7 +21,9 @@ import { launchChromium, parseChunkPath, publishDataset } from './viewer-support
 const ID = 'nd000701';
 const FIXTURE = 'sub-01/eeg/sub-01_task-fixture_eeg.zarr';
 const SYNTHETIC = 'sub-02/eeg/sub-02_task-synthetic_eeg.zarr';
+const UNEVEN = 'sub-03/eeg/sub-03_task-uneven_eeg.zarr';
 const fixtureFile = path.join(fixturesDir, 'mne-python/brainvision/test.vhdr');
+const unevenFile = path.join(fixturesDir, 'mne-python/edf/test_uneven_samp.edf');
 
 describe('dataset viewer in chromium', () => {
   let server: TestServer;
@@ -36,7 +38,7 @@ describe('dataset viewer in chromium', () => {
     await writeSyntheticRecording({ path: synthetic, bdf: false, channels: 20, rate: 256, bytes: 256 * 21 + 20 * 256 * 2 * 600 });
     server = await startTestServer();
     const owner = await createAccount(server);
-    await publishDataset(server, { id: ID, ownerId: owner.user.id, name: 'Viewer test', recordings: [{ file: fixtureFile, zarr: FIXTURE }, { file: synthetic, zarr: SYNTHETIC }] });
+    await publishDataset(server, { id: ID, ownerId: owner.user.id, name: 'Viewer test', recordings: [{ file: fixtureFile, zarr: FIXTURE }, { file: synthetic, zarr: SYNTHETIC }, { file: unevenFile, zarr: UNEVEN }] });
     zarrBase = `${server.config.zarrCacheBaseUrl}/${ID}/zarr/`;
     browser = await launchChromium();
   });
@@ -120,6 +122,47 @@ describe('dataset viewer in chromium', () => {
     assert.equal(state.level, 0);
     assert.ok(state.end - state.start <= 10, `down to a few samples across the screen (${state.end - state.start})`);
     await page.close();
+  });
+
+  it('switches between channel groups of different rates with the group picker, keeping the time on screen', async () => {
+    const reader = await openRecording(unevenFile);
+    const digital = await readAll(reader);
+    const channels = reader.channels.map((c, i) => ({ ...c, values: digital[i]!.map((d) => d * c.scale + c.offset) }));
+    await reader.close();
+    const rates = [...new Set(channels.map((c) => c.rate))].sort((a, b) => b - a);
+    assert.equal(rates.length, 2, 'the fixture has two rates');
+    const { page } = await openViewer(UNEVEN);
+    const picker = page.locator('#nds-viewer select[name=group]');
+    assert.ok(await picker.isVisible(), 'the group picker shows when there is a choice');
+    const options = await picker.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    assert.equal(options.length, 2);
+
+    for (const [i, rate] of rates.entries()) {
+      let state = await viewerState(page);
+      if (i > 0) {
+        const before = state;
+        await picker.selectOption(options[i]!);
+        await page.waitForFunction((g) => window.ndsViewer?.group === g && window.ndsViewer.ready === true, options[i]!, { timeout: 15_000 });
+        state = await viewerState(page);
+        assert.ok(Math.abs(state.start / state.rate - before.start / before.rate) < 1 / rates[1]! + 1e-9, 'the window starts at the same time');
+        assert.match(page.url(), new RegExp(`group=${options[i]}`));
+      }
+      assert.equal(state.group, options[i]);
+      assert.equal(state.rate, rate);
+      const values = channels.filter((c) => c.rate === rate).map((c) => c.values);
+      assert.equal(state.nSamples, values[0]!.length);
+      await checkTraces(page, state, values);
+    }
+    // Back to the first group: its chunks come from the cache.
+    await picker.selectOption(options[0]!);
+    await page.waitForFunction((g) => window.ndsViewer?.group === g && window.ndsViewer.ready === true, options[0]!, { timeout: 15_000 });
+    await page.close();
+
+    // Without JavaScript the picker is a form field: ?group= picks the group the page opens with.
+    const html = await (await fetch(`${server.url}/datasets/${ID}?recording=${encodeURIComponent(UNEVEN)}&group=${options[1]}`, { headers: { accept: 'text/html' } })).text();
+    const config = JSON.parse(/id="nds-viewer-config">(.*?)<\/script>/.exec(html)![1]!);
+    assert.equal(config.group, options[1]);
+    assert.ok(config.metadata[`${options[1]}/0/zarr.json`], 'the chosen group\'s metadata is embedded');
   });
 
   it('requests only the chunks covering each window it showed, plus one chunk each side, each once', async () => {

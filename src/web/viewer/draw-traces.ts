@@ -46,12 +46,15 @@ function drawTrace(ctx: CanvasRenderingContext2D, l: TraceLayout, top: number, e
   ctx.rect(l.plotLeft, Math.floor(top), l.plotWidth, Math.ceil(l.rowHeight));
   ctx.clip();
   ctx.fillStyle = traceColor;
+  // One path of pixel-aligned rectangles filled once: far cheaper than a fillRect per column.
+  ctx.beginPath();
   for (let x = 0; x < envelope.lo.length; x++) {
     const lo = envelope.lo[x]!;
     if (Number.isNaN(lo)) continue;
     const [y0, y1] = columnPixels(lo, envelope.hi[x]!, range, top, l.rowHeight, gain);
-    ctx.fillRect(l.plotLeft + x, y0, 1, y1 - y0 + 1);
+    ctx.rect(l.plotLeft + x, y0, 1, y1 - y0 + 1);
   }
+  ctx.fill();
   ctx.restore();
 }
 

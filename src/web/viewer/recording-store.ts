@@ -1,6 +1,7 @@
 /**
  * Reads one nds-zarr store (CONTRACT §4) through the gateway with zarrita: root and group metadata, events,
- * and single chunks of level 0 or a view level, decoded and kept in a small LRU.
+ * and single chunks of level 0 or a view level, decoded and kept in a small LRU. Metadata the page
+ * embedded is answered from memory, so the first chunk requests go out without a metadata round trip.
  */
 import * as zarr from 'zarrita';
 import { LruCache } from './lru-cache.js';
@@ -39,26 +40,61 @@ export interface DecodedChunk {
   stride: number[];
 }
 
-type AnyArray = zarr.Array<zarr.DataType, zarr.FetchStore>;
+type AnyArray = zarr.Array<zarr.DataType, zarr.Readable>;
+
+/** Zarr metadata documents by key inside the store (`zarr.json`, `eeg_256hz/0/zarr.json`). */
+export type EmbeddedMetadata = Record<string, unknown>;
+
+/** A FetchStore that answers the embedded metadata keys itself. */
+function storeWith(fetchStore: zarr.FetchStore, metadata: EmbeddedMetadata): zarr.AsyncReadable {
+  const encoder = new TextEncoder();
+  return {
+    get(key: zarr.AbsolutePath, options?: RequestInit) {
+      const doc = metadata[key.slice(1)];
+      return doc === undefined ? fetchStore.get(key, options) : Promise.resolve(encoder.encode(JSON.stringify(doc)));
+    },
+    getRange: fetchStore.getRange.bind(fetchStore),
+  };
+}
+
+/** An empty zstd frame: decoding it makes numcodecs compile its WebAssembly before any data arrives. */
+const emptyZstdFrame = new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x01, 0x00, 0x00]);
+
+/**
+ * Loads the codecs named in the embedded metadata now, in parallel with the first chunk requests,
+ * instead of when the first chunk is decoded.
+ */
+export function warmCodecs(metadata: EmbeddedMetadata): void {
+  const names = new Set<string>();
+  for (const doc of Object.values(metadata)) for (const c of (doc as { codecs?: Array<{ name: string }> }).codecs ?? []) names.add(c.name);
+  for (const name of names) {
+    const load = zarr.registry.get(name);
+    if (!load) continue;
+    void Promise.resolve(load())
+      .then((Codec: any) => (name === 'zstd' ? Codec.fromConfig({ level: 0 }).decode(emptyZstdFrame) : undefined))
+      .catch(() => undefined);
+  }
+}
 
 export class RecordingStore {
-  readonly #root: zarr.Location<zarr.FetchStore>;
+  readonly #root: zarr.Location<zarr.Readable>;
   readonly #arrays = new Map<string, Promise<AnyArray>>();
   readonly #chunks: LruCache<string, DecodedChunk>;
   readonly #pending = new Map<string, Promise<DecodedChunk>>();
   readonly attrs: Record<string, unknown>;
 
-  private constructor(root: zarr.Location<zarr.FetchStore>, attrs: Record<string, unknown>, cacheChunks: number) {
+  private constructor(root: zarr.Location<zarr.Readable>, attrs: Record<string, unknown>, cacheChunks: number) {
     this.#root = root;
     this.attrs = attrs;
     this.#chunks = new LruCache(cacheChunks);
   }
 
   /** Opens `<base>/<zarrPath>` (base: the dataset's gateway URL ending in `/zarr`). */
-  static async open(storeUrl: string, cacheChunks = 256): Promise<RecordingStore> {
-    const root = zarr.root(new zarr.FetchStore(storeUrl));
+  static async open(storeUrl: string, options: { metadata?: EmbeddedMetadata; cacheChunks?: number } = {}): Promise<RecordingStore> {
+    const fetchStore = new zarr.FetchStore(storeUrl);
+    const root = zarr.root<zarr.Readable>(options.metadata ? storeWith(fetchStore, options.metadata) : fetchStore);
     const group = await zarr.open.v3(root, { kind: 'group' });
-    return new RecordingStore(root, group.attrs as Record<string, unknown>, cacheChunks);
+    return new RecordingStore(root, group.attrs as Record<string, unknown>, options.cacheChunks ?? 256);
   }
 
   /** Names of the store's signal groups, highest rate first (the root's `channel_groups`). */
@@ -67,7 +103,9 @@ export class RecordingStore {
     return groups.map((g) => g.name);
   }
 
+  /** The group's metadata; its level-0 array metadata is requested alongside, not after it. */
   async group(name: string): Promise<GroupMeta> {
+    this.level(name, 0).catch(() => undefined);
     const group = await zarr.open.v3(this.#root.resolve(name), { kind: 'group' });
     const a = group.attrs as Record<string, any>;
     return {

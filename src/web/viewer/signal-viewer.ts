@@ -3,7 +3,7 @@
  * each side as prefetch), and redraws. Its state is mirrored on `window.ndsViewer` and readiness on the
  * root element's `data-ready`, for people debugging and for the browser tests.
  */
-import { columnEnvelope, envelopeRange, type ColumnEnvelope } from './column-envelope.js';
+import { columnEnvelope, envelopeRange, type ColumnEnvelope, type ColumnReader } from './column-envelope.js';
 import { drawFrame } from './draw-traces.js';
 import { chooseLevel, chunksCovering, levelColumns, withPrefetch, type ChunkSpan } from './level-choice.js';
 import type { DecodedChunk, EventMarker, GroupMeta, RecordingStore } from './recording-store.js';
@@ -11,7 +11,10 @@ import { traceLayout } from './trace-layout.js';
 import { clampWindow, type ViewWindow } from './view-window.js';
 
 export interface ViewerState {
+  /** Every chunk on screen is drawn, and the event markers are loaded. */
   ready: boolean;
+  /** Every chunk on screen is drawn (the markers may still be loading). */
+  tracesReady: boolean;
   recording: string;
   group: string;
   rate: number;
@@ -38,10 +41,13 @@ export interface SignalViewerOptions {
   store: RecordingStore;
   recording: string;
   group: GroupMeta;
-  events: EventMarker[];
+  /** Event markers; undefined while they load (then `setEvents`). */
+  events?: EventMarker[] | undefined;
   pageSize?: number;
   /** Initial window in seconds (default 10 s, or the whole recording when shorter). */
   initialSeconds?: number;
+  /** Time at the initial window's left edge, in seconds (default 0). */
+  initialStartSeconds?: number;
   onState?: (state: ViewerState) => void;
 }
 
@@ -51,6 +57,7 @@ export class SignalViewer {
   #window: ViewWindow;
   #channelFirst = 0;
   #gain = 1;
+  #events: EventMarker[] | undefined;
   #generation = 0;
   #renders = 0;
   readonly pageSize: number;
@@ -59,8 +66,16 @@ export class SignalViewer {
     this.#o = options;
     this.#g = options.group;
     this.pageSize = options.pageSize ?? 16;
+    this.#events = options.events;
     const seconds = options.initialSeconds ?? 10;
-    this.#window = clampWindow({ start: 0, span: Math.round(seconds * this.#g.rate) }, this.#g.nSamples);
+    const start = Math.round((options.initialStartSeconds ?? 0) * this.#g.rate);
+    this.#window = clampWindow({ start, span: Math.round(seconds * this.#g.rate) }, this.#g.nSamples);
+  }
+
+  /** Markers arrive after the first frame: the traces do not wait for them. */
+  setEvents(events: EventMarker[]): void {
+    this.#events = events;
+    void this.render();
   }
 
   get group(): GroupMeta {
@@ -127,19 +142,19 @@ export class SignalViewer {
     const wanted = channelChunks.flatMap((cc) => range(visible.first, visible.last).map((tc) => [cc, tc] as const));
 
     const frame = () => {
-      const chunks = new Map<string, DecodedChunk>();
+      // The loaded chunks of each channel chunk, by time-chunk index from visible.first.
+      const chunks = new Map<number, Array<DecodedChunk | undefined>>();
       let complete = true;
       for (const [cc, tc] of wanted) {
         const chunk = this.#o.store.cached(g.name, level, cc, tc);
-        if (chunk) chunks.set(`${cc}/${tc}`, chunk);
-        else complete = false;
+        if (!chunks.has(cc)) chunks.set(cc, []);
+        chunks.get(cc)![tc - visible.first] = chunk;
+        if (!chunk) complete = false;
       }
       const envelopes: ColumnEnvelope[] = [];
       const ranges: Array<[number, number]> = [];
       for (let row = 0; row < channelCount; row++) {
         const channel = channelFirst + row;
-        const cc = Math.floor(channel / channelsPerChunk);
-        const c = channel % channelsPerChunk;
         const meta = g.channels[channel]!;
         const envelope = columnEnvelope({
           start: w.start,
@@ -149,17 +164,7 @@ export class SignalViewer {
           levelColumns: columns,
           scale: meta.scale,
           offset: meta.offset,
-          read: (i) => {
-            const chunk = chunks.get(`${cc}/${Math.floor(i / chunkColumns)}`);
-            if (!chunk) return undefined;
-            const t = i % chunkColumns;
-            if (level === 0) {
-              const v = chunk.data[c * chunk.stride[0]! + t * chunk.stride[1]!]!;
-              return [v, v];
-            }
-            const at = c * chunk.stride[1]! + t * chunk.stride[2]!;
-            return [chunk.data[at]!, chunk.data[chunk.stride[0]! + at]!];
-          },
+          read: columnReader(chunks.get(Math.floor(channel / channelsPerChunk)) ?? [], visible.first, chunkColumns, level, channel % channelsPerChunk),
         });
         envelopes.push(envelope);
         ranges.push(envelopeRange(envelope) ?? [0, 0]);
@@ -173,11 +178,12 @@ export class SignalViewer {
         envelopes,
         ranges,
         gain: this.#gain,
-        events: this.#o.events,
+        events: this.#events ?? [],
       });
       this.#renders++;
       this.#publish({
-        ready: complete,
+        ready: complete && this.#events !== undefined,
+        tracesReady: complete,
         recording: this.#o.recording,
         group: g.name,
         rate: g.rate,
@@ -217,6 +223,27 @@ export class SignalViewer {
     this.#o.root.dataset['ready'] = String(state.ready);
     this.#o.onState?.(state);
   }
+}
+
+/**
+ * Reads column `i` of one channel from its loaded chunks: [v, v] at level 0, [min, max] at a view level.
+ * The frame reads tens of thousands of columns, so it reuses one pair (the caller copies the values out).
+ */
+function columnReader(chunks: Array<DecodedChunk | undefined>, firstChunk: number, chunkColumns: number, level: number, c: number): ColumnReader {
+  const pair: [number, number] = [0, 0];
+  return (i) => {
+    const chunk = chunks[Math.floor(i / chunkColumns) - firstChunk];
+    if (!chunk) return undefined;
+    const t = i % chunkColumns;
+    if (level === 0) {
+      pair[0] = pair[1] = chunk.data[c * chunk.stride[0]! + t * chunk.stride[1]!]!;
+    } else {
+      const at = c * chunk.stride[1]! + t * chunk.stride[2]!;
+      pair[0] = chunk.data[at]!;
+      pair[1] = chunk.data[chunk.stride[0]! + at]!;
+    }
+    return pair;
+  };
 }
 
 function range(first: number, last: number): number[] {

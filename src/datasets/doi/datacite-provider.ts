@@ -1,0 +1,66 @@
+/**
+ * DataCite's REST API (https://support.datacite.org/docs/api-create-dois): JSON:API documents,
+ * `POST /dois` to create, `PUT /dois/:doi` to update, HTTP Basic with the repository id and password.
+ */
+import type { Config } from '../../config.js';
+import { NdsError } from '../../http/errors.js';
+import type { DoiAttributes } from './doi-metadata.js';
+import type { DoiEvent, DoiProvider } from './doi-provider.js';
+
+const TIMEOUT_MS = 20_000;
+
+export class DataciteProvider implements DoiProvider {
+  readonly name = 'datacite';
+  readonly test = false;
+  readonly prefix: string;
+  readonly #settings: NonNullable<Config['datacite']>;
+
+  constructor(settings: NonNullable<Config['datacite']>) {
+    this.#settings = settings;
+    this.prefix = settings.prefix;
+  }
+
+  async mint(doi: string, attributes: DoiAttributes, event: DoiEvent): Promise<void> {
+    const res = await this.#send('POST', '/dois', doi, attributes, event);
+    // 422 "This DOI has already been taken": a retry after a half-finished approval; update it instead.
+    if (res.status === 422 && /taken/i.test(await res.clone().text())) return this.update(doi, attributes, event);
+    await this.#check(res, `register ${doi}`);
+  }
+
+  async update(doi: string, attributes: DoiAttributes, event?: DoiEvent): Promise<void> {
+    const res = await this.#send('PUT', `/dois/${encodeURIComponent(doi)}`, doi, attributes, event);
+    await this.#check(res, `update ${doi}`);
+  }
+
+  async #send(method: string, path: string, doi: string, attributes: DoiAttributes, event: DoiEvent | undefined): Promise<Response> {
+    const { url, repositoryId, password } = this.#settings;
+    const body = { data: { type: 'dois', id: doi, attributes: { doi, ...attributes, ...(event && { event }) } } };
+    try {
+      return await fetch(`${url}${path}`, {
+        method,
+        headers: {
+          'content-type': 'application/vnd.api+json',
+          accept: 'application/vnd.api+json',
+          authorization: `Basic ${Buffer.from(`${repositoryId}:${password}`).toString('base64')}`,
+        },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw new NdsError('upstream_failed', { message: `DataCite could not be reached: ${(err as Error).message}`, cause: err });
+    }
+  }
+
+  async #check(res: Response, what: string): Promise<void> {
+    if (res.ok) return;
+    const text = await res.text().catch(() => '');
+    let details: string[] = [];
+    try {
+      const parsed = JSON.parse(text) as { errors?: Array<{ title?: string; source?: string }> };
+      details = (parsed.errors ?? []).map((e) => [e.source, e.title].filter(Boolean).join(': '));
+    } catch {
+      if (text) details = [text.slice(0, 200)];
+    }
+    throw new NdsError('upstream_failed', { message: `DataCite refused to ${what} (HTTP ${res.status}).`, details });
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * Where DOIs are registered: DataCite's REST API when `DATACITE_*` is configured, otherwise a built-in test
+ * provider that only records DOIs under the test prefix 10.5072 (never resolvable, clearly marked `test`).
+ */
+import type { Config } from '../../config.js';
+import { DataciteProvider } from './datacite-provider.js';
+import type { DoiAttributes } from './doi-metadata.js';
+
+/** `publish` makes a DOI findable; `register` registers it without listing it (a private dataset). */
+export type DoiEvent = 'publish' | 'register';
+
+export interface DoiProvider {
+  readonly name: 'datacite' | 'test';
+  /** True when the DOIs are test DOIs that resolve nowhere. */
+  readonly test: boolean;
+  readonly prefix: string;
+  /** Registers `doi` with its metadata; registering one that exists updates it. Throws `upstream_failed`. */
+  mint(doi: string, attributes: DoiAttributes, event: DoiEvent): Promise<void>;
+  /** Replaces the metadata of a registered DOI. Throws `upstream_failed`. */
+  update(doi: string, attributes: DoiAttributes, event?: DoiEvent): Promise<void>;
+}
+
+/** The built-in provider: DOIs live only in nds's own `doi_records`. */
+export class TestDoiProvider implements DoiProvider {
+  readonly name = 'test';
+  readonly test = true;
+  readonly prefix = '10.5072';
+  async mint(): Promise<void> {}
+  async update(): Promise<void> {}
+}
+
+export function openDoiProvider(config: Pick<Config, 'datacite'>): DoiProvider {
+  return config.datacite ? new DataciteProvider(config.datacite) : new TestDoiProvider();
+}
+
+/** DOI names nds gives out: `<prefix>/nds.<id>` (concept) and `<prefix>/nds.<id>.v<version>`. */
+export function conceptDoi(prefix: string, datasetId: string): string {
+  return `${prefix}/nds.${datasetId}`;
+}
+
+export function versionDoi(prefix: string, datasetId: string, version: string): string {
+  return `${prefix}/nds.${datasetId}.v${version}`;
+}
