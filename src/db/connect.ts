@@ -37,6 +37,7 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
       unlock = lockDataDir(where);
     }
     const lite = await PGlite.create({
+      extensions: await pgliteExtensions(),
       ...(inMemory ? {} : { dataDir: where }),
       ...(options.pgliteDump ? { loadDataDir: options.pgliteDump } : {}),
     });
@@ -55,6 +56,12 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, engine: 'postgres', close: () => db.destroy() };
+}
+
+/** Extensions every embedded database loads: pgvector, for semantic search (as on a server that has it). */
+export async function pgliteExtensions() {
+  const { vector } = await import('@electric-sql/pglite-pgvector');
+  return { vector };
 }
 
 /**

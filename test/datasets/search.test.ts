@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { normalizeQuery, tsqueryText } from '../../src/datasets/search-query.js';
 import { recordingFacts } from '../../src/datasets/search-fields.js';
 import { apiFetch, createAccount, type TestAccount } from '../support/accounts.js';
-import { startTestServer, type TestServer } from '../support/test-server.js';
+import { usingPostgres, startTestServer, type TestServer } from '../support/test-server.js';
 
 const TOKEN = 'zarr-ready-token-0123456789';
 
@@ -228,7 +228,8 @@ describe('dataset search', () => {
     const r = await search('q=overnight%20polysomnography%20spindles&mode=semantic');
     assert.equal(r.mode_used, 'semantic');
     assert.equal(r.fallback_reason, null);
-    assert.equal(r.vector_backend, (await hasPgvector()) ? 'pgvector' : 'sql');
+    // Embedded PGlite ships pgvector; a PostgreSQL server uses it when the package is installed there.
+    assert.equal(r.vector_backend, usingPostgres ? ((await hasPgvector()) ? 'pgvector' : 'sql') : 'pgvector');
     assert.equal(r.results[0].id, ids.sleep);
     assert.equal(r.total, 3);
     const embedded = emb.calls.flat().length;

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { pgliteExtensions } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createLogger } from '../../src/log.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -48,6 +49,8 @@ export async function freePort(): Promise<number> {
 
 function migrationsHash(): string {
   const h = createHash('sha256');
+  // The template also depends on PGlite's version and its extensions: the dependencies in package.json.
+  h.update(readFileSync(path.join(migrationsDir, '../../../package.json')));
   for (const f of readdirSync(migrationsDir).sort()) h.update(f).update(readFileSync(path.join(migrationsDir, f)));
   return h.digest('hex').slice(0, 16);
 }
@@ -109,7 +112,7 @@ async function pgliteDump(): Promise<Blob> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
   const { Kysely, PostgresDialect } = await import('kysely');
-  const lite = await PGlite.create();
+  const lite = await PGlite.create({ extensions: await pgliteExtensions() });
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool(createPgConfig(lite)) }) });
   await migrateToLatest(db);
   await db.destroy();

@@ -1,9 +1,9 @@
 /**
  * Search fields of datasets: recording facts (sampling rates, channel counts), a weighted full-text vector
  * kept by a trigger (generated columns need immutable expressions, and array_to_string is only stable), and
- * embeddings for semantic search stored as real[] everywhere (table dataset_embeddings). Where the pgvector extension is available
- * (Debian's postgresql-15-pgvector) it is created, and ranking casts real[] to vector; elsewhere (PGlite)
- * a plain SQL cosine function ranks the same column.
+ * embeddings for semantic search stored as real[] everywhere (table dataset_embeddings). Where the pgvector
+ * extension is available (embedded PGlite loads it; a server needs its package) it is created, and ranking
+ * casts real[] to vector; elsewhere a plain SQL cosine function ranks the same column.
  */
 import { sql, type Kysely } from 'kysely';
 

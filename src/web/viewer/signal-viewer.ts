@@ -203,8 +203,11 @@ export class SignalViewer {
       return complete;
     };
 
+    // The requests go out before the partial frame is drawn: drawing takes longer than sending them.
+    const missing = wanted.filter(([cc, tc]) => !this.#o.store.cached(g.name, level, cc, tc));
+    const loading = Promise.all(missing.map(([cc, tc]) => this.#o.store.chunk(g.name, level, cc, tc)));
     if (frame()) return this.#prefetch(level, channelChunks, visible, prefetch);
-    await Promise.all(wanted.map(([cc, tc]) => this.#o.store.chunk(g.name, level, cc, tc)));
+    await loading;
     if (generation !== this.#generation) return;
     frame();
     this.#prefetch(level, channelChunks, visible, prefetch);
