@@ -5,19 +5,26 @@ import { startTestServer } from './support/test-server.js';
 describe('server lifecycle', () => {
   it('close lets an in-flight request finish, then refuses new connections', async () => {
     const server = await startTestServer();
-    // A slow request: a body that arrives in two parts, 300 ms apart.
+    // A slow request: a body that arrives in two parts, the second only after close() has begun.
     const { request } = await import('node:http');
+    let sendRest!: () => void;
+    let connected!: () => void;
+    const isConnected = new Promise<void>((resolve) => (connected = resolve));
     const inFlight = new Promise<number>((resolve, reject) => {
       const req = request(`${server.url}/auth/device/start`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
       });
       req.on('error', reject);
+      req.on('socket', (socket) => socket.once('connect', connected));
       req.write('{"machine_name":');
-      setTimeout(() => req.end('"slow"}'), 300);
+      sendRest = () => req.end('"slow"}');
     });
-    await new Promise((r) => setTimeout(r, 50));
+    // Connected and given time to be accepted by the server (generous: CI machines can be loaded).
+    await isConnected;
+    await new Promise((r) => setTimeout(r, 200));
     const closing = server.close();
+    setTimeout(sendRest, 100);
     assert.equal(await inFlight, 200);
     await closing;
     await assert.rejects(fetch(`${server.url}/healthz`));

@@ -150,18 +150,20 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .option('--json', 'machine output')
     .action(async (dataset: string, folder: string, opts: { version?: string; createVersion: boolean; concurrency: number; retries: number; verbose?: boolean; json?: boolean }) => {
       const api = await client(true);
+      const progress = opts.json ? silentProgress : barProgress('upload');
       try {
         const summary = await uploadFolder(api, dataset, folder, {
           version: opts.version,
           createVersion: opts.createVersion,
           concurrency: opts.concurrency,
           retries: opts.retries,
-          progress: opts.json ? silentProgress : barProgress('upload'),
+          progress,
           onFile: opts.verbose ? (f, outcome) => info(`${outcome} ${f.path}`) : undefined,
         });
         if (opts.json) return printJson(summary);
         info(`${summary.files} files (${human(summary.bytes)}): ${summary.uploaded} uploaded (${human(summary.uploaded_bytes)}), ${summary.present} already stored${summary.version ? `; version ${summary.version} created` : ''}`);
       } finally {
+        progress.stop();
         closeAgents();
       }
     });
@@ -175,16 +177,18 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .option('--json', 'machine output')
     .action(async (dataset: string, folder: string, opts: { version?: string; concurrency: number; retries: number; json?: boolean }) => {
       const api = await client(false);
+      const progress = opts.json ? silentProgress : barProgress('download');
       try {
         const summary = await downloadDataset(api, dataset, folder, {
           version: opts.version,
           concurrency: opts.concurrency,
           retries: opts.retries,
-          progress: opts.json ? silentProgress : barProgress('download'),
+          progress,
         });
         if (opts.json) return printJson(summary);
         info(`${dataset} ${summary.version}: ${summary.files} files (${human(summary.bytes)}) verified; ${summary.downloaded} downloaded, ${summary.kept} already there`);
       } finally {
+        progress.stop();
         closeAgents();
       }
     });

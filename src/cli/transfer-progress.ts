@@ -23,11 +23,15 @@ export function barProgress(label: string): Progress {
   });
   let done = 0;
   let started = 0;
-  const payload = () => ({ done: mb(done), all: mb(bar.getTotal()), rate: mb(done / Math.max(0.001, (Date.now() - started) / 1000)) });
+  let running = false;
+  let total = 0;
+  const payload = () => ({ done: mb(done), all: mb(total), rate: mb(done / Math.max(0.001, (Date.now() - started) / 1000)) });
   return {
-    start(total) {
+    start(totalBytes) {
+      total = totalBytes;
       started = Date.now();
-      bar.start(total, 0, payload());
+      running = true;
+      bar.start(totalBytes, 0, payload());
     },
     advance(n) {
       done += n;
@@ -36,7 +40,10 @@ export function barProgress(label: string): Progress {
     log(message) {
       process.stderr.write(tty ? `\n${message}\n` : `${message}\n`);
     },
+    // Must run on every path: the bar's timer would otherwise keep the process alive after an error.
     stop() {
+      if (!running) return;
+      running = false;
       bar.update(done, payload());
       bar.stop();
     },

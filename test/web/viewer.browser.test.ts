@@ -131,7 +131,7 @@ describe('dataset viewer in chromium', () => {
     await reader.close();
     const rates = [...new Set(channels.map((c) => c.rate))].sort((a, b) => b - a);
     assert.equal(rates.length, 2, 'the fixture has two rates');
-    const { page } = await openViewer(UNEVEN);
+    const { page, requests } = await openViewer(UNEVEN);
     const picker = page.locator('#nds-viewer select[name=group]');
     assert.ok(await picker.isVisible(), 'the group picker shows when there is a choice');
     const options = await picker.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
@@ -154,8 +154,12 @@ describe('dataset viewer in chromium', () => {
       await checkTraces(page, state, values);
     }
     // Back to the first group: its chunks come from the cache.
+    const firstGroupChunks = () => requests.filter((u) => u.includes(`/${options[0]}/`) && u.includes('/c/')).length;
+    const fetched = firstGroupChunks();
+    assert.ok(fetched > 0);
     await picker.selectOption(options[0]!);
     await page.waitForFunction((g) => window.ndsViewer?.group === g && window.ndsViewer.ready === true, options[0]!, { timeout: 15_000 });
+    assert.equal(firstGroupChunks(), fetched, 'no chunk of the first group is fetched again');
     await page.close();
 
     // Without JavaScript the picker is a form field: ?group= picks the group the page opens with.

@@ -60,6 +60,10 @@ export class SignalViewer {
   #events: EventMarker[] | undefined;
   #generation = 0;
   #renders = 0;
+  /** Renders waiting for chunks. */
+  #loading = 0;
+  /** Markers that arrived while a render waited and no frame has drawn yet. */
+  #eventsPending = false;
   readonly pageSize: number;
 
   constructor(options: SignalViewerOptions) {
@@ -72,10 +76,14 @@ export class SignalViewer {
     this.#window = clampWindow({ start, span: Math.round(seconds * this.#g.rate) }, this.#g.nSamples);
   }
 
-  /** Markers arrive after the first frame: the traces do not wait for them. */
+  /**
+   * Markers arrive after the first frame: the traces do not wait for them. A render still waiting for
+   * chunks draws them when it finishes; only an idle viewer redraws now.
+   */
   setEvents(events: EventMarker[]): void {
     this.#events = events;
-    void this.render();
+    if (this.#loading === 0) void this.render();
+    else this.#eventsPending = true;
   }
 
   get group(): GroupMeta {
@@ -169,6 +177,7 @@ export class SignalViewer {
         envelopes.push(envelope);
         ranges.push(envelopeRange(envelope) ?? [0, 0]);
       }
+      if (this.#events) this.#eventsPending = false;
       const ctx = this.#o.canvas.getContext('2d')!;
       drawFrame(ctx, {
         layout,
@@ -207,8 +216,17 @@ export class SignalViewer {
     const missing = wanted.filter(([cc, tc]) => !this.#o.store.cached(g.name, level, cc, tc));
     const loading = Promise.all(missing.map(([cc, tc]) => this.#o.store.chunk(g.name, level, cc, tc)));
     if (frame()) return this.#prefetch(level, channelChunks, visible, prefetch);
-    await loading;
-    if (generation !== this.#generation) return;
+    this.#loading++;
+    try {
+      await loading;
+    } finally {
+      this.#loading--;
+    }
+    if (generation !== this.#generation) {
+      // A newer render may have drawn before the markers came and finished without waiting.
+      if (this.#loading === 0 && this.#eventsPending) void this.render();
+      return;
+    }
     frame();
     this.#prefetch(level, channelChunks, visible, prefetch);
   }
