@@ -52,6 +52,9 @@ try {
     process.exitCode = err.exitCode;
   } else {
     process.stderr.write(`nds: ${(err as Error)?.message ?? String(err)}\n`);
+    // Server-side commands throw the service's own errors: their details say what to fix.
+    const details = (err as { details?: unknown }).details;
+    if (Array.isArray(details)) for (const d of details) process.stderr.write(`  ${String(d)}\n`);
     if (process.env.NDS_DEBUG) process.stderr.write(`${(err as Error)?.stack}\n`);
     process.exitCode = 1;
   }

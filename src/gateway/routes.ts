@@ -56,10 +56,18 @@ export function toResponse(answer: GatewayAnswer): Response {
   return new Response(payload, { status: answer.status, headers: answer.headers });
 }
 
+const gatewayHosts = new WeakMap<Config, string | null>();
+
 /** True when a request's Host is the gateway's own host name and that differs from the API's. */
 export function isGatewayHost(config: Config, host: string | undefined): boolean {
   if (!host) return false;
-  const gatewayHost = new URL(config.zarrCacheBaseUrl).host;
-  return gatewayHost !== new URL(config.publicUrl).host && host.toLowerCase() === gatewayHost.toLowerCase();
+  // Runs on every request: the two URLs are parsed once per configuration.
+  let gatewayHost = gatewayHosts.get(config);
+  if (gatewayHost === undefined) {
+    const own = new URL(config.zarrCacheBaseUrl).host.toLowerCase();
+    gatewayHost = own === new URL(config.publicUrl).host.toLowerCase() ? null : own;
+    gatewayHosts.set(config, gatewayHost);
+  }
+  return gatewayHost !== null && host.toLowerCase() === gatewayHost;
 }
 
