@@ -9,8 +9,9 @@ declare -A benches=(
   [viewer]="node --import tsx bench/viewer.ts"
   [auth]="node --import tsx bench/auth.ts"
   [gateway]="node --import tsx bench/gateway.ts"
+  [upload]="node --import tsx bench/upload.ts"
 )
-order=(conversion viewer auth gateway)
+order=(conversion viewer auth gateway upload)
 
 selected=("$@")
 [ ${#selected[@]} -gt 0 ] || selected=("${order[@]}")

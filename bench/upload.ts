@@ -4,7 +4,7 @@
  * both, their ratio, and the CLI's peak RSS (from /usr/bin/time). Goals: ≥ 50% of cp, < 200 MB peak RSS.
  * Run: node --import tsx bench/upload.ts [--files 100] [--mib 1024] [--dir /tmp]
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -72,10 +72,17 @@ try {
   const cpSeconds = (performance.now() - started) / 1000;
 
   started = performance.now();
-  const run = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, 'bin/nds.js', 'datasets', 'upload', id, src, '--json'], {
-    env: { ...process.env, NDS_API_URL: url, NDS_API_KEY: apiKey },
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
+  // Asynchronous: the server answering the CLI lives in this process's event loop.
+  const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn('/usr/bin/time', ['-f', '%M', process.execPath, 'bin/nds.js', 'datasets', 'upload', id, src, '--json'], {
+      env: { ...process.env, NDS_API_URL: url, NDS_API_KEY: apiKey },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
   execFileSync('sync');
   const cliSeconds = (performance.now() - started) / 1000;

@@ -89,11 +89,18 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
   const manifest: LocalFile[] = [];
   options.progress.start(total);
 
-  const hashBatch = (batch: typeof listed) =>
-    Promise.all(batch.map(async (f) => ({ ...f, ...(await hashFile(f.abs)) }))).then((hashed) => {
-      for (const h of hashed) if (h.size !== listedSize(batch, h.path)) throw new CliError(`${h.path} changed while it was read; run the upload again`);
-      return hashed;
+  // Two files hashed at a time: each read holds a 1 MiB buffer, so a batch of 64 at once would cost 64 MiB.
+  const hashBatch = async (batch: typeof listed): Promise<LocalFile[]> => {
+    const hashed: LocalFile[] = new Array(batch.length);
+    let i = 0;
+    await mapLimit(batch, 2, async (f) => {
+      const slot = i++;
+      const h = await hashFile(f.abs);
+      if (h.size !== f.size) throw new CliError(`${f.path} changed while it was read; run the upload again`);
+      hashed[slot] = { ...f, ...h };
     });
+    return hashed;
+  };
   const batches: Array<typeof listed> = [];
   for (let i = 0; i < listed.length; i += BATCH) batches.push(listed.slice(i, i + BATCH));
   let pending = hashBatch(batches[0]);
@@ -115,10 +122,6 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
   }
   options.progress.stop();
   return summary;
-}
-
-function listedSize(batch: Array<{ path: string; size: number }>, p: string): number {
-  return batch.find((f) => f.path === p)!.size;
 }
 
 async function uploadBatch(api: ApiClient, id: string, hashed: LocalFile[], options: UploadOptions, summary: UploadSummary): Promise<void> {

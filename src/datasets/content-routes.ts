@@ -7,6 +7,7 @@ import { createRouter } from '../http/router.js';
 import { uploadableDataset, visibleDataset } from './dataset-access.js';
 import { CredentialsSchema, ID_PATH, IdParam, ManifestSchema, NewVersionBody, UploadTargetSchema, UploadUrlsBody, VersionSchema, tidyDocumentedPaths } from './schemas.js';
 import { objectCredentials, uploadUrls } from './uploads.js';
+import { convertNewVersion } from './convert-new-version.js';
 import { createVersion, findVersion, listVersions, presentVersion, readManifest } from './versions.js';
 
 const base = `/datasets/${ID_PATH}`;
@@ -88,6 +89,7 @@ export function contentRoutes(): OpenAPIHono<AppEnv> {
     const dataset = await uploadableDataset(c.var.deps.db, c.req.valid('param').id, user);
     const body = c.req.valid('json');
     const row = await createVersion(c.var.deps, dataset.id, { version: body.version, manifest: body.manifest, sourceCommit: body.source_commit, createdBy: user.id });
+    await convertNewVersion(c.var.deps, dataset, row.version);
     return c.json(presentVersion(row), 201);
   });
 

@@ -32,8 +32,8 @@ for (const variant of storeVariants) {
       await cleanup?.();
     });
 
-    const put = (target: { url: string; headers: Record<string, string> }, body: Buffer) =>
-      fetch(target.url, { method: 'PUT', headers: { ...target.headers, 'content-length': String(body.length) }, body });
+    const put = (target: { url: string; headers: Record<string, string> }, body: Uint8Array) =>
+      fetch(target.url, { method: 'PUT', headers: { ...target.headers, 'content-length': String(body.length) }, body: new Uint8Array(body) });
 
     it('hands out presigned PUT URLs, then answers "present" for stored content', async () => {
       const a = Buffer.from('sub-01 eeg data '.repeat(1000));
