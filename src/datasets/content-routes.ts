@@ -8,6 +8,7 @@ import { uploadableDataset, visibleDataset } from './dataset-access.js';
 import { CredentialsSchema, ID_PATH, IdParam, ManifestSchema, NewVersionBody, UploadTargetSchema, UploadUrlsBody, VersionSchema, tidyDocumentedPaths } from './schemas.js';
 import { objectCredentials, uploadUrls } from './uploads.js';
 import { convertNewVersion } from './convert-new-version.js';
+import { createVersionFromCommit } from './version-from-commit.js';
 import { createVersion, findVersion, listVersions, presentVersion, readManifest } from './versions.js';
 
 const base = `/datasets/${ID_PATH}`;
@@ -42,7 +43,7 @@ const routes = {
   createVersion: createRoute({
     method: 'post',
     path: `${base}/versions`,
-    summary: 'Create an immutable version from a manifest whose content is all stored (owner or admin)',
+    summary: 'Create an immutable version from a manifest whose content is all stored, or from a commit of the hosted repository (owner or admin)',
     security: bearerSecurity,
     middleware: [authenticate('any')],
     request: { params: IdParam, ...jsonBody(NewVersionBody) },
@@ -88,7 +89,9 @@ export function contentRoutes(): OpenAPIHono<AppEnv> {
     const user = callerOf(c).user;
     const dataset = await uploadableDataset(c.var.deps.db, c.req.valid('param').id, user);
     const body = c.req.valid('json');
-    const row = await createVersion(c.var.deps, dataset.id, { version: body.version, manifest: body.manifest, sourceCommit: body.source_commit, createdBy: user.id });
+    const row = body.commit
+      ? await createVersionFromCommit(c.var.deps, dataset.id, { version: body.version, commit: body.commit, createdBy: user.id })
+      : await createVersion(c.var.deps, dataset.id, { version: body.version, manifest: body.manifest ?? [], sourceCommit: body.source_commit, createdBy: user.id });
     await convertNewVersion(c.var.deps, dataset, row.version);
     return c.json(presentVersion(row), 201);
   });

@@ -97,8 +97,16 @@ export const CredentialsSchema = z
   .object({ type: z.literal('nds-object-token'), access: z.enum(['read', 'write']), prefix: z.string(), token: z.string(), endpoint: z.string(), expires_at: z.string() })
   .openapi('ObjectCredentials');
 
+/** A version from a manifest, or (`commit`) from a commit of the hosted repository: exactly one of the two. */
 export const NewVersionBody = z
-  .object({ version: z.string().min(1).max(64), manifest: z.array(FileEntry).max(1_000_000), source_commit: z.string().regex(/^[0-9a-f]{40}$/).optional() })
+  .object({
+    version: z.string().min(1).max(64),
+    manifest: z.array(FileEntry).max(1_000_000).optional(),
+    source_commit: z.string().regex(/^[0-9a-f]{40}$/).optional(),
+    commit: z.string().regex(/^([0-9a-f]{40}|main)$/, 'a 40-hex commit id or main').optional(),
+  })
+  .refine((b) => (b.manifest === undefined) !== (b.commit === undefined), { message: 'give exactly one of manifest and commit', path: ['commit'] })
+  .refine((b) => b.commit === undefined || b.source_commit === undefined, { message: 'source_commit goes with a manifest; a commit is its own source', path: ['source_commit'] })
   .openapi('NewVersion');
 
 export const VersionSchema = z

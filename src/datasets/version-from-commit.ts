@@ -1,0 +1,137 @@
+/**
+ * A version made from a commit of the dataset's hosted repository (CONTRACT §3): the manifest lists every
+ * file of the commit's tree. An annex symlink or key file, or a git-lfs pointer, stands for content that must
+ * already be in the object store; any other blob is hashed and copied into the store, so every entry can be
+ * downloaded from the store alone. The commit is tagged `v<version>`; a tag of that name on another commit
+ * refuses the version.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { runGit } from '../conversion/pipeline/git.js';
+import type { DatasetVersionRow } from '../db/datasets-tables.js';
+import type { Deps } from '../deps.js';
+import { repositoryDir } from '../git/hosted-repository.js';
+import { NdsError } from '../http/errors.js';
+import { eachBlob, listTree, type TreeFile } from './git-blobs.js';
+import { contentKey, normalizeManifest, type ManifestEntry } from './manifest.js';
+import { isSemver } from './semver.js';
+import { createVersion, missingContent } from './versions.js';
+
+export interface VersionFromCommit {
+  version: string;
+  /** A 40-hex commit id, or `main` for the branch head. */
+  commit: string;
+  createdBy: number;
+}
+
+const LFS_HEADER = 'version https://git-lfs.github.com/spec/v1\n';
+const ANNEX_KEY = /(?:^|\/)SHA256E?-s(\d+)--([0-9a-f]{64})(?:\.[^/]*)?$/;
+/** Pointers are tiny; a blob above this size is content, whatever it starts with. */
+const POINTER_MAX = 1024;
+
+/** The content a pointer stands for: an annex symlink target or key file, or a git-lfs pointer file. */
+export function pointerContent(mode: string, blob: string): { size: number; sha256: string } | undefined {
+  const text = blob.trim();
+  if (mode === '120000' || text.startsWith('/annex/objects/')) {
+    const m = ANNEX_KEY.exec(text);
+    return m ? { size: Number(m[1]), sha256: m[2] } : undefined;
+  }
+  if (!blob.startsWith(LFS_HEADER)) return undefined;
+  const sha256 = /^oid sha256:([0-9a-f]{64})$/m.exec(blob)?.[1];
+  const size = /^size (\d+)$/m.exec(blob)?.[1];
+  return sha256 && size ? { size: Number(size), sha256 } : undefined;
+}
+
+async function resolveCommit(dir: string, datasetId: string, ref: string): Promise<string> {
+  const name = ref === 'main' ? 'refs/heads/main' : ref;
+  const r = await runGit(['--git-dir', dir, 'rev-parse', '--verify', '--quiet', `${name}^{commit}`]);
+  if (r.code !== 0) throw new NdsError('not_found', { message: `The repository of ${datasetId} has no commit ${ref}.` });
+  return r.stdout.toString().trim();
+}
+
+async function tagTarget(dir: string, tag: string): Promise<string | undefined> {
+  const r = await runGit(['--git-dir', dir, 'rev-parse', '--verify', '--quiet', `refs/tags/${tag}^{commit}`]);
+  return r.code === 0 ? r.stdout.toString().trim() : undefined;
+}
+
+function tagTaken(tag: string, other: string): NdsError {
+  return new NdsError('version_exists', { message: `The repository's tag ${tag} already names commit ${other}; a version number is never reused.` });
+}
+
+/** Hashes every distinct blob once; the small ones are kept, to be read as possible pointers. */
+async function hashBlobs(dir: string, files: TreeFile[]): Promise<Map<string, { sha256: string; small?: string }>> {
+  const hashes = new Map<string, { sha256: string; small?: string }>();
+  const oids = [...new Set(files.map((f) => f.oid))];
+  await eachBlob(dir, oids, async (oid, size, body) => {
+    const hash = createHash('sha256');
+    const kept: Buffer[] = [];
+    for await (const chunk of body) {
+      hash.update(chunk as Buffer);
+      if (size <= POINTER_MAX) kept.push(chunk as Buffer);
+    }
+    hashes.set(oid, { sha256: hash.digest('hex'), small: size <= POINTER_MAX ? Buffer.concat(kept).toString('utf8') : undefined });
+  });
+  return hashes;
+}
+
+export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' | 'config'>, datasetId: string, input: VersionFromCommit): Promise<DatasetVersionRow> {
+  if (!isSemver(input.version)) throw new NdsError('validation_failed', { details: ['version: a semantic version such as 1.0.0 or 1.1.0-rc.1'] });
+  const taken = await deps.db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', input.version).executeTakeFirst();
+  if (taken) throw new NdsError('version_exists', { message: `Version ${input.version} of ${datasetId} already exists; a version number is never reused.` });
+  const dir = repositoryDir(deps.config.gitDir, datasetId);
+  if (!existsSync(dir)) throw new NdsError('conflict', { message: `${datasetId} has no hosted repository yet: push its tree to /git/${datasetId}.git first, or create the version from a manifest.` });
+  const commit = await resolveCommit(dir, datasetId, input.commit);
+  const tag = `v${input.version}`;
+  const tagged = await tagTarget(dir, tag);
+  if (tagged && tagged !== commit) throw tagTaken(tag, tagged);
+
+  const files = await listTree(dir, commit);
+  const hashes = await hashBlobs(dir, files);
+  const plain = new Map<string, string>();
+  const pointers = new Set<string>();
+  const entries: ManifestEntry[] = files.map((f) => {
+    const blob = hashes.get(f.oid)!;
+    const pointer = blob.small === undefined ? undefined : pointerContent(f.mode, blob.small);
+    if (pointer) {
+      pointers.add(f.path);
+      return { path: f.path, ...pointer };
+    }
+    plain.set(blob.sha256, f.oid);
+    return { path: f.path, size: f.size, sha256: blob.sha256 };
+  });
+  const manifest = normalizeManifest(entries);
+
+  const missing = await missingContent(deps, datasetId, manifest);
+  const lacking = missing.filter((e) => pointers.has(e.path));
+  if (lacking.length) {
+    throw new NdsError('content_missing', {
+      message: `Some files of commit ${commit} are annex or LFS pointers whose content is not in the object store yet; upload it first.`,
+      details: lacking.slice(0, 100).map((e) => `${e.path}: ${contentKey(datasetId, e.sha256)} is not in the store`),
+      extra: { missing: lacking.map((e) => e.path) },
+    });
+  }
+  const copies = new Map(missing.filter((e) => !pointers.has(e.path)).map((e) => [plain.get(e.sha256)!, e.sha256]));
+  await eachBlob(dir, [...copies.keys()], async (oid, size, body) => {
+    const sha256 = copies.get(oid)!;
+    await deps.objects.put(contentKey(datasetId, sha256), body, { sha256, contentLength: size });
+  });
+
+  // The tag is taken first and atomically (update-ref refuses an existing ref), so of two creations naming
+  // different commits one loses; it is given back if the version itself is then refused.
+  let created = false;
+  if (!tagged) {
+    const r = await runGit(['--git-dir', dir, 'update-ref', `refs/tags/${tag}`, commit, '']);
+    if (r.code !== 0) {
+      const now = await tagTarget(dir, tag);
+      if (now !== commit) throw now ? tagTaken(tag, now) : new Error(`tagging ${commit} as ${tag} failed: ${r.stderr.trim()}`);
+    } else {
+      created = true;
+    }
+  }
+  try {
+    return await createVersion(deps, datasetId, { version: input.version, manifest, sourceCommit: commit, createdBy: input.createdBy });
+  } catch (err) {
+    if (created) await runGit(['--git-dir', dir, 'update-ref', '-d', `refs/tags/${tag}`, commit]);
+    throw err;
+  }
+}
