@@ -1,5 +1,5 @@
 /**
- * `nds datasets list|show|create|versions|manifest|upload|download` and `nds admin datasets delete`:
+ * `nds datasets list|show|create|versions|tag|manifest|upload|download` and `nds admin datasets delete`:
  * tables for people, `--json` for scripts; progress and messages on stderr.
  */
 import type { Command } from 'commander';
@@ -124,6 +124,18 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
       const r = await (await client(false)).request<{ versions: Array<Record<string, unknown> & { size_bytes: number }> }>(`/datasets/${id(dataset)}/versions`);
       if (opts.json) return printJson(r);
       printTable(r.versions.map((v) => ({ ...v, files: v.file_count, size: human(v.size_bytes) })), ['version', 'created_at', 'files', 'size', 'source_commit']);
+    });
+
+  datasets
+    .command('tag <id> <version>')
+    .description('create a version from a commit of the dataset\'s hosted git repository (tagged v<version>)')
+    .option('--commit <ref>', 'a 40-hex commit id, or main', 'main')
+    .option('--json', 'machine output')
+    .action(async (dataset: string, version: string, opts: { commit: string; json?: boolean }) => {
+      const api = await client(true);
+      const v = await api.request<Record<string, unknown>>(`/datasets/${id(dataset)}/versions`, { method: 'POST', body: { version, commit: opts.commit } });
+      if (opts.json) return printJson(v);
+      info(`${dataset} version ${String(v.version)} from ${String(v.source_commit)}: ${String(v.file_count)} files`);
     });
 
   datasets

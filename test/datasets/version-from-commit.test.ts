@@ -12,6 +12,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { startNds } from '../support/cli.js';
 import { createUploader, json } from './support.js';
 
 const post = (body?: unknown) => ({ method: 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
@@ -187,5 +188,17 @@ describe('versions from a commit of the hosted repository', () => {
     assert.equal((await json(await owner.api(`/datasets/${id}/versions`, post({ version: '3.0.0' })), 400)).error, 'validation_failed');
     assert.equal((await json(await owner.api(`/datasets/${id}/versions`, post({ version: '3.0.0', commit: 'HEAD~1' })), 400)).error, 'validation_failed');
     assert.equal((await json(await stranger.api(`/datasets/${id}/versions`, post({ version: '3.0.0', commit: 'main' })), 404)).error, 'dataset_not_found');
+  });
+
+  it('is what `nds datasets tag` does from the command line', async () => {
+    const head = await git(repo, 'rev-parse', 'HEAD');
+    const run = startNds(['datasets', 'tag', id, '1.2.0', '--commit', head, '--json'], { NDS_API_URL: server.url, NDS_API_KEY: owner.key });
+    const { code, stdout, stderr } = await run.done;
+    assert.equal(code, 0, stderr);
+    const made = JSON.parse(stdout) as { version: string; source_commit: string };
+    assert.deepEqual([made.version, made.source_commit], ['1.2.0', head]);
+    const again = await startNds(['datasets', 'tag', id, '1.2.0'], { NDS_API_URL: server.url, NDS_API_KEY: owner.key }).done;
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /version_exists/);
   });
 });
