@@ -73,6 +73,8 @@ describe('sandbox training', () => {
     const r = await json(res);
     assert.equal(r.status, 'not_started');
     assert.deepEqual(r.deleted, [sandboxId]);
+    // The version dispatched a conversion that may still be running: what it writes after the reset goes too.
+    await server.worker!.idle();
     const left = [];
     for await (const o of server.deps.objects.list(`${sandboxId}/`)) left.push(o.key);
     assert.deepEqual(left, []);

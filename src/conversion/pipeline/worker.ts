@@ -53,9 +53,20 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       await reportJobFailure(deps, job.dataset_id, undefined, message).catch((e) => log.warn({ err: e }, 'could not record the failure'));
     } finally {
       clearInterval(beat);
+      await removeCopyIfDeleted(job.dataset_id);
       busy = false;
     }
     return true;
+  }
+
+  /** A dataset deleted while its conversion ran: what the job wrote after the deletion is removed now. */
+  async function removeCopyIfDeleted(datasetId: string): Promise<void> {
+    try {
+      const stillThere = await deps.db.selectFrom('datasets').select('id').where('id', '=', datasetId).executeTakeFirst();
+      if (!stillThere) await deps.objects.deletePrefix(`${datasetId}/zarr/`);
+    } catch (err) {
+      deps.log.warn({ err, dataset: datasetId }, 'could not check for the copy of a deleted dataset');
+    }
   }
 
   const loop = (async () => {
