@@ -45,7 +45,10 @@ export interface RunningServer {
 export async function openDeps(options: StartOptions): Promise<{ deps: Deps; database: DatabaseHandle }> {
   const { config } = options;
   const log = options.log ?? createLogger(config.logLevel);
-  const database = await connectDatabase(config.databaseUrl, { pgliteDump: options.pgliteDump });
+  const database = await connectDatabase(config.databaseUrl, {
+    pgliteDump: options.pgliteDump,
+    onIdleConnectionError: (err) => log.warn({ err }, 'an idle database connection failed; the pool replaces it'),
+  });
   await migrateToLatest(database.db);
   const objects = await openObjectStore(config.objectStoreUrl, config);
   const mailer = await createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(config.dataDir, 'outbox'), log });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startTestServer } from './support/test-server.js';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { startTestServer, usingPostgres } from './support/test-server.js';
 
 describe('server lifecycle', () => {
   it('close lets an in-flight request finish, then refuses new connections', async () => {
@@ -52,6 +54,25 @@ describe('server lifecycle', () => {
       assert.ok(Array.isArray(body.details));
       const bad = await fetch(`${server.url}/auth/keys`, { method: 'POST', headers: { authorization: 'Basic abc' } });
       assert.equal(bad.status, 401);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('survives the database server terminating its idle connections (PostgreSQL server only)', { skip: usingPostgres ? false : 'needs the PostgreSQL server (NDS_TEST_DB=postgres)' }, async () => {
+    const server = await startTestServer();
+    try {
+      assert.equal((await fetch(`${server.url}/openapi.json`)).status, 200);
+      const { name } = (await sql<{ name: string }>`select current_database() as name`.execute(server.deps.db)).rows[0]!;
+      const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await admin.connect();
+      const { rowCount } = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]);
+      await admin.end();
+      assert.ok((rowCount ?? 0) > 0, 'the server had connections to terminate');
+      await new Promise((r) => setTimeout(r, 200));
+      // The pool replaced what was terminated: the next requests are served as usual.
+      const res = await fetch(`${server.url}/auth/device/start`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      assert.equal(res.status, 200);
     } finally {
       await server.close();
     }

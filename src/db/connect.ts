@@ -23,6 +23,11 @@ export interface ConnectOptions {
   pgliteDump?: Blob;
   /** Size of the pg pool for a PostgreSQL server; PGlite always has one connection. */
   poolSize?: number;
+  /**
+   * Told when an idle pooled connection fails (the server restarted, or terminated it). The pool replaces
+   * the connection; without a listener, node-postgres would crash the process instead.
+   */
+  onIdleConnectionError?: (err: Error) => void;
 }
 
 export async function connectDatabase(url: string, options: ConnectOptions = {}): Promise<DatabaseHandle> {
@@ -54,6 +59,7 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
     };
   }
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  pool.on('error', (err) => options.onIdleConnectionError?.(err));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, engine: 'postgres', close: () => db.destroy() };
 }
