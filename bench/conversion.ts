@@ -2,7 +2,9 @@
  * Conversion benchmark (issue 4): synthetic 64-channel, 1000 Hz recordings (1 GiB EDF, 1 GiB BDF, 4 GiB EDF)
  * converted to nds-zarr stores, each beside a plain `cat file > /dev/null` of the same file, in one run.
  * Each conversion runs in its own process pinned to one core (taskset -c 0), so its peak RSS is its own.
- * Run: node --import tsx bench/conversion.ts [--sizes 1,1,4] [--dir /tmp]
+ * Run: node --import tsx bench/conversion.ts [--cases edf:1,bdf:1,edf:4] [--dir /tmp] [--out /dev/shm]
+ * `--out` puts the stores elsewhere than the sources: on tmpfs it separates the converter's speed from the
+ * disk's (this VM's disk creates files slowly: the same conversion takes twice as long there).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,6 +23,7 @@ const cases = option('cases', 'edf:1,bdf:1,edf:4').split(',').map((c) => {
   return { bdf: format === 'bdf', gib: Number(gib) };
 });
 const work = await mkdtemp(join(option('dir', tmpdir()), 'nds-bench-'));
+const outDir = await mkdtemp(join(option('out', work), 'nds-bench-out-'));
 const runner = fileURLToPath(new URL('./conversion-run.ts', import.meta.url));
 const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
 
@@ -33,7 +36,7 @@ try {
     execFileSync('sh', ['-c', `cat '${path}' > /dev/null`]);
     const catSeconds = (performance.now() - started) / 1000;
     started = performance.now();
-    const command = [...(hasTaskset ? ['taskset', '-c', '0'] : []), process.execPath, '--import', 'tsx', runner, path, join(work, 'out')];
+    const command = [...(hasTaskset ? ['taskset', '-c', '0'] : []), process.execPath, '--import', 'tsx', runner, path, join(outDir, 'out')];
     const result = JSON.parse(execFileSync(command[0]!, command.slice(1), { encoding: 'utf8', maxBuffer: 1 << 20 }).trim().split('\n').at(-1)!) as {
       seconds: number;
       storeBytes: number;
@@ -47,11 +50,13 @@ try {
     );
     process.stderr.write(`${rows.at(-1)}\n`);
     await rm(path, { force: true });
-    await rm(join(work, 'out'), { recursive: true, force: true });
+    await rm(join(outDir, 'out'), { recursive: true, force: true });
   }
 } finally {
   await rm(work, { recursive: true, force: true });
+  await rm(outDir, { recursive: true, force: true });
 }
+console.log(`Stores written to: ${outDir}`);
 console.log(`Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; conversion pinned to one core: ${hasTaskset}\n`);
 console.log('| source | cat > /dev/null | convert (wall) | source converted | peak RSS | store size / source |');
 console.log('|---|---:|---:|---:|---:|---:|');
