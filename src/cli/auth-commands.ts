@@ -1,20 +1,12 @@
 /** `nds auth ...`: device sign-in, sign-out, status, the account's keys, and git's credential helper. */
 import type { Command } from 'commander';
+import type { PresentedKey as Key } from '../accounts/api-keys.js';
 import { loadClientConfig } from '../config.js';
 import { ApiClient, ApiError } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { deleteCredentials, readCredentials, writeCredentials } from './credentials.js';
 import { deviceSignIn } from './device-sign-in.js';
 import { info, printJson, printTable } from './output.js';
-
-interface Key {
-  id: number;
-  name: string;
-  prefix: string;
-  created_at: string;
-  last_used_at: string | null;
-  current: boolean;
-}
 
 async function signIn(purpose: 'login' | 'signup', opts: { json?: boolean }): Promise<void> {
   const config = loadClientConfig();

@@ -4,19 +4,11 @@
  */
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
+import type { DeviceStart } from '../accounts/device-flow.js';
 import type { ApiClient } from './api-client.js';
 import { ApiError } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { info } from './output.js';
-
-interface DeviceStart {
-  device_code: string;
-  user_code: string;
-  verification_uri: string;
-  verification_uri_complete: string;
-  expires_in: number;
-  interval: number;
-}
 
 export interface DeviceGrant {
   api_key: string;
