@@ -1,14 +1,16 @@
 /**
  * `nds datasets upload <id> <folder>`: hashes every file (streamed), asks the server for presigned URLs a
  * batch at a time, PUTs what the store does not have yet (several at once, retried with backoff), and
- * finishes by creating a version from the manifest. Re-running after an interruption sends only what is
- * missing: the server answers `present` for content it already holds. Hashing the next batch overlaps the
- * uploads of the current one.
+ * finishes by creating a version. Re-running after an interruption sends only what is missing: the server
+ * answers `present` for content it already holds. Hashing the next batch overlaps the uploads of the current
+ * one. Where the dataset has a hosted repository (or `--git` asks for one), the folder is committed there with
+ * pointers (`dataset-git.ts`) and the version is made from that commit; otherwise from the manifest.
  */
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
+import { commitAndPush } from './dataset-git.js';
 import { hashFile, putFile, TransferError, withRetries } from './http-transfer.js';
 import type { Progress } from './transfer-progress.js';
 
@@ -24,6 +26,8 @@ export interface UploadOptions {
   concurrency: number;
   retries: number;
   createVersion: boolean;
+  /** `auto`: commit when the dataset has a hosted repository; `always`: create one if needed; `never`. */
+  git: 'auto' | 'always' | 'never';
   progress: Progress;
   /** Called after each file's content is stored (or found present). */
   onFile?: (file: LocalFile, outcome: 'uploaded' | 'present') => void;
@@ -37,9 +41,18 @@ export interface UploadSummary {
   uploaded_bytes: number;
   present: number;
   version: string | null;
+  /** The commit pushed to the dataset's repository (or found there unchanged); null without git. */
+  commit: string | null;
+  git_note: string | null;
 }
 
 type Target = { path: string; status: 'present' } | { path: string; status: 'upload'; url: string; headers: Record<string, string> };
+
+interface DatasetRepository {
+  source_repo: string | null;
+  git_url: string;
+  hosted_repo: boolean;
+}
 
 const BATCH = 64;
 const SKIP = new Set(['.git', '.datalad', '.DS_Store']);
@@ -84,8 +97,13 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
   const total = listed.reduce((s, f) => s + f.size, 0);
   const id = encodeURIComponent(datasetId);
   // Fail before hashing a terabyte when the dataset is not there or not ours.
-  await api.request(`/datasets/${id}`);
-  const summary: UploadSummary = { dataset_id: datasetId, files: listed.length, bytes: total, uploaded: 0, uploaded_bytes: 0, present: 0, version: null };
+  const dataset = await api.request<DatasetRepository>(`/datasets/${id}`);
+  const summary: UploadSummary = { dataset_id: datasetId, files: listed.length, bytes: total, uploaded: 0, uploaded_bytes: 0, present: 0, version: null, commit: null, git_note: null };
+  const useGit = options.git === 'always' || (options.git === 'auto' && dataset.hosted_repo);
+  if (useGit && dataset.source_repo && !dataset.hosted_repo) {
+    throw new CliError(`${datasetId} takes its files from ${dataset.source_repo}; push there with git, or pass --no-git to upload content only`);
+  }
+  if (!useGit && options.git === 'auto' && dataset.source_repo) summary.git_note = `not committed: the repository ${dataset.source_repo} is not hosted by nds`;
   const manifest: LocalFile[] = [];
   options.progress.start(total);
 
@@ -114,10 +132,24 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
     await uploadBatch(api, id, hashed, options, summary);
   }
 
+  if (useGit) {
+    const me = await api.request<{ username: string; email: string | null }>('/users/me');
+    const pushed = await commitAndPush({
+      gitUrl: dataset.git_url,
+      apiKey: api.requireKey(),
+      files: manifest,
+      message: `nds datasets upload: ${listed.length} files`,
+      author: { name: me.username, email: me.email ?? `${me.username}@users.nds` },
+      remoteExists: dataset.hosted_repo,
+    });
+    summary.commit = pushed.commit;
+    summary.git_note = pushed.changed ? `pushed ${pushed.pointers} pointers and ${pushed.blobs} text files` : 'the repository already holds this tree';
+  }
+
   if (options.createVersion) {
     const version = options.version ?? (await nextVersion(api, id));
-    const files = manifest.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 }));
-    const created = await api.request<{ version: string }>(`/datasets/${id}/versions`, { method: 'POST', body: { version, manifest: files } });
+    const body = summary.commit ? { version, commit: summary.commit } : { version, manifest: manifest.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 })) };
+    const created = await api.request<{ version: string }>(`/datasets/${id}/versions`, { method: 'POST', body });
     summary.version = created.version;
   }
   options.progress.stop();

@@ -156,17 +156,21 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .description('upload a folder (only missing content is sent) and create a version')
     .option('--version <v>', 'version to create (default: the next patch, or 1.0.0)')
     .option('--no-create-version', 'upload content only')
+    .option('--git', 'commit the folder to the dataset\'s hosted repository, creating it if needed')
+    .option('--no-git', 'do not commit, even when the dataset has a hosted repository')
     .option('--concurrency <n>', 'uploads at a time', positive('--concurrency'), 8)
     .option('--retries <n>', 'retries of a failed upload', retries, 4)
     .option('--verbose', 'a line per file')
     .option('--json', 'machine output')
-    .action(async (dataset: string, folder: string, opts: { version?: string; createVersion: boolean; concurrency: number; retries: number; verbose?: boolean; json?: boolean }) => {
+    .action(async (dataset: string, folder: string, opts: { version?: string; createVersion: boolean; git?: boolean; concurrency: number; retries: number; verbose?: boolean; json?: boolean }) => {
       const api = await client(true);
+      const git = opts.git === true ? 'always' : opts.git === false ? 'never' : 'auto';
       const progress = opts.json ? silentProgress : barProgress('upload');
       try {
         const summary = await uploadFolder(api, dataset, folder, {
           version: opts.version,
           createVersion: opts.createVersion,
+          git,
           concurrency: opts.concurrency,
           retries: opts.retries,
           progress,
@@ -174,6 +178,8 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
         });
         if (opts.json) return printJson(summary);
         info(`${summary.files} files (${human(summary.bytes)}): ${summary.uploaded} uploaded (${human(summary.uploaded_bytes)}), ${summary.present} already stored${summary.version ? `; version ${summary.version} created` : ''}`);
+        if (summary.commit) info(`commit ${summary.commit.slice(0, 12)}: ${summary.git_note}`);
+        else if (summary.git_note) info(summary.git_note);
       } finally {
         progress.stop();
         closeAgents();

@@ -1,10 +1,14 @@
 import type { Config } from '../config.js';
+import { repositoryDir } from '../git/repository-dir.js';
 import type { Dataset } from './dataset-access.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 /** The JSON of a dataset (seed §2 and CONTRACT §3). */
-export function presentDataset(d: Dataset, config: Pick<Config, 'publicUrl'>) {
+export function presentDataset(d: Dataset, config: Pick<Config, 'publicUrl' | 'gitDir'>) {
+  const gitUrl = `${config.publicUrl}/git/${d.id}.git`;
+  // A hosted repository is recorded by its folder on the server; clients see its URL instead.
+  const hostedRepo = d.source_repo !== null && d.source_repo === repositoryDir(config.gitDir, d.id);
   return {
     id: d.id,
     name: d.name,
@@ -12,8 +16,9 @@ export function presentDataset(d: Dataset, config: Pick<Config, 'publicUrl'>) {
     owner: d.owner_username,
     visibility: d.visibility,
     sandbox: d.sandbox,
-    source_repo: d.source_repo,
-    git_url: `${config.publicUrl}/git/${d.id}.git`,
+    source_repo: hostedRepo ? gitUrl : d.source_repo,
+    git_url: gitUrl,
+    hosted_repo: hostedRepo,
     external_ids: d.external_ids,
     license: d.license,
     authors: d.authors,

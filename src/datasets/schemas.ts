@@ -36,6 +36,7 @@ export const DatasetSchema = z
     sandbox: z.boolean(),
     source_repo: z.string().nullable(),
     git_url: z.string(),
+    hosted_repo: z.boolean().openapi({ description: 'true when the dataset\'s repository is the one hosted at git_url' }),
     external_ids: z.array(z.string()),
     license: z.string().nullable(),
     authors: z.array(z.string()),

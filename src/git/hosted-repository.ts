@@ -10,10 +10,9 @@ import { dispatchConversion } from '../conversion/pipeline/dispatch.js';
 import { git, runGit } from '../conversion/pipeline/git.js';
 import { decidePush, type PushDecision } from '../conversion/pipeline/push-rule.js';
 import type { Deps } from '../deps.js';
+import { repositoryDir } from './repository-dir.js';
 
-export function repositoryDir(gitDir: string, datasetId: string): string {
-  return path.join(gitDir, `${datasetId}.git`);
-}
+export { repositoryDir };
 
 /** Creates the bare repository of a dataset if it does not exist yet (branch `main`, pushes allowed). */
 export async function ensureRepository(gitDir: string, datasetId: string): Promise<string> {

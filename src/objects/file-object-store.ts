@@ -100,7 +100,8 @@ export class FileObjectStore implements ObjectStore {
           done(null, chunk);
         },
       });
-      await pipeline(source, meter, createWriteStream(tmp));
+      // A 1 MiB buffer: with the default 16 KiB every socket chunk waits for its own disk write.
+      await pipeline(source, meter, createWriteStream(tmp, { highWaterMark: 1 << 20 }));
       if (limit !== undefined && size !== limit) throw new ContentMismatchError({ size: limit }, { size });
       if (options.sha256) {
         const actual = hash.digest('hex');

@@ -3,7 +3,8 @@
  * radosgw. Upload resumes after a kill without re-sending stored content; download verifies every hash.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -13,6 +14,9 @@ import type { TestAccount } from '../support/accounts.js';
 import { createAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createUploader, storeVariants } from '../datasets/support.js';
+import { repositoryDir } from '../../src/git/repository-dir.js';
+
+const execFileAsync = promisify(execFile);
 
 interface Run {
   code: number | null;
@@ -163,6 +167,69 @@ for (const variant of storeVariants) {
       assert.equal(r.code, 1);
       assert.match(r.stderr, /refusing the manifest: entry "\.\.\/escaped"/);
       assert.ok(!existsSync(path.join(tmp, 'evil', 'escaped')));
+    });
+
+    it('commits the folder to the hosted repository with pointers for data and blobs for text, and versions that commit', async () => {
+      const made = await nds(server, owner.key, ['datasets', 'create', 'Git dataset', '--json']);
+      assert.equal(made.code, 0, made.stderr);
+      const gid = JSON.parse(made.stdout).id as string;
+      const folder = path.join(tmp, 'git-src');
+      const edf = randomBytes(300_000);
+      const files: Record<string, Buffer> = {
+        'sub-01/eeg/sub-01_task-rest_eeg.edf': edf,
+        'dataset_description.json': Buffer.from('{"Name": "Git dataset", "BIDSVersion": "1.9.0"}\n'),
+        'participants.tsv': Buffer.from('participant_id\nsub-01\n'),
+        README: Buffer.from('first\n'),
+      };
+      for (const [rel, bytes] of Object.entries(files)) {
+        mkdirSync(path.dirname(path.join(folder, rel)), { recursive: true });
+        writeFileSync(path.join(folder, rel), bytes);
+      }
+      // Without a hosted repository and without --git, nothing is committed.
+      const before = JSON.parse((await nds(server, owner.key, ['datasets', 'show', gid, '--json'])).stdout);
+      assert.equal(before.hosted_repo, false);
+
+      const first = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--git', '--json']);
+      assert.equal(first.code, 0, first.stderr);
+      const one = JSON.parse(first.stdout);
+      assert.match(one.commit, /^[0-9a-f]{40}$/);
+      assert.equal(one.version, '1.0.0');
+      const repo = repositoryDir(server.deps.config.gitDir, gid);
+      const git = async (...args: string[]) => (await execFileAsync('git', ['--git-dir', repo, ...args])).stdout;
+      assert.equal((await git('rev-parse', 'main')).trim(), one.commit);
+      assert.equal((await git('rev-parse', 'v1.0.0^{commit}')).trim(), one.commit);
+      assert.equal(await git('show', 'main:sub-01/eeg/sub-01_task-rest_eeg.edf'), `version https://git-lfs.github.com/spec/v1\noid sha256:${sha(edf)}\nsize ${edf.length}\n`);
+      assert.equal(await git('show', 'main:participants.tsv'), 'participant_id\nsub-01\n');
+      assert.equal(await git('show', 'main:README'), 'first\n');
+      const version = await server.deps.db.selectFrom('dataset_versions').select('source_commit').where('dataset_id', '=', gid).where('version', '=', '1.0.0').executeTakeFirstOrThrow();
+      assert.equal(version.source_commit, one.commit);
+      const manifest = JSON.parse((await nds(server, owner.key, ['datasets', 'manifest', gid, '--json'])).stdout);
+      assert.deepEqual(
+        manifest.files.map((f: { path: string; sha256: string }) => [f.path, f.sha256]).sort(),
+        Object.entries(files).map(([rel, bytes]) => [rel, sha(bytes)]).sort(),
+      );
+      const shown = JSON.parse((await nds(server, owner.key, ['datasets', 'show', gid, '--json'])).stdout);
+      assert.equal(shown.hosted_repo, true);
+      assert.equal(shown.source_repo, shown.git_url);
+
+      // Now that the repository exists, a plain upload commits on top of main.
+      writeFileSync(path.join(folder, 'README'), 'second\n');
+      const second = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--json']);
+      assert.equal(second.code, 0, second.stderr);
+      const two = JSON.parse(second.stdout);
+      assert.equal(two.version, '1.0.1');
+      assert.notEqual(two.commit, one.commit);
+      assert.equal((await git('rev-parse', `${two.commit}^`)).trim(), one.commit);
+      assert.equal(await git('show', 'main:README'), 'second\n');
+
+      // The same tree again pushes nothing; --no-git skips the repository altogether.
+      const third = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--no-create-version', '--json']);
+      assert.equal(third.code, 0, third.stderr);
+      assert.equal(JSON.parse(third.stdout).commit, two.commit);
+      assert.match(JSON.parse(third.stdout).git_note, /already holds/);
+      const skipped = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--no-git', '--no-create-version', '--json']);
+      assert.equal(JSON.parse(skipped.stdout).commit, null);
+      assert.equal((await git('rev-parse', 'main')).trim(), two.commit);
     });
 
     it('deletes a dataset through nds admin datasets delete', async () => {
