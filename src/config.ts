@@ -54,6 +54,8 @@ export interface Config {
   inProcessWorker: boolean;
   /** How long a bearer-key look-up is reused, in ms (0 = never); other processes' revocations wait this long. */
   apiKeyCacheMs: number;
+  /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */
+  sandboxDatasetsMax: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
   objectSigningSecret: string | undefined;
 }
@@ -214,6 +216,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     inProcessWorker: oneOf(env, 'IN_PROCESS_WORKER', ['true', 'false'] as const, 'true') === 'true',
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
+    sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
   };
 }
 

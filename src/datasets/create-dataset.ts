@@ -31,7 +31,7 @@ export function wantsSandbox(user: User, requested: boolean | undefined): boolea
   return false;
 }
 
-export async function createDataset(db: Kysely<Database>, user: User, input: NewDatasetInput): Promise<Dataset> {
+export async function createDataset(db: Kysely<Database>, user: User, input: NewDatasetInput, limits: { sandboxDatasetsMax: number } = { sandboxDatasetsMax: Infinity }): Promise<Dataset> {
   const sandbox = wantsSandbox(user, input.sandbox);
   if (!sandbox && !isAdmin(user)) assertMayUseRealDatasets(user);
   const visibility = input.visibility ?? 'private';
@@ -41,35 +41,46 @@ export async function createDataset(db: Kysely<Database>, user: User, input: New
   }
   const externalIds = input.external_ids ?? [];
   await assertExternalIdsFree(db, externalIds, undefined);
-  const sequence = sandbox ? 'sandbox_number' : 'dataset_number';
-  const { n } = await sql<{ n: string }>`select nextval(${sequence}::regclass)::text as n`.execute(db).then((r) => r.rows[0]);
-  const id = `${sandbox ? 'sb' : 'nd'}${n.padStart(6, '0')}`;
-  if (id.length !== 8) throw new NdsError('conflict', { message: 'The dataset number space is exhausted.' });
-  await db
-    .insertInto('datasets')
-    .values({
-      id,
-      name: input.name,
-      description: input.description ?? '',
-      owner_id: user.id,
-      visibility,
-      sandbox,
-      source_repo: input.source_repo ?? null,
-      external_ids: externalIds,
-      license: input.license ?? null,
-      authors: input.authors ?? [],
-      keywords: input.keywords ?? [],
-      n_subjects: null,
-      latest_version: null,
-      doi: null,
-      concept_doi: null,
-      publication_status: null,
-      zarr_status: null,
-      zarr_converted_at: null,
-      zarr_store_count: null,
-      zarr_index_etag: null,
-      zarr_source_commit: null,
-    })
-    .execute();
+  // The owner's row is locked while sandbox datasets are counted, so concurrent creations cannot pass the cap together.
+  const id = await db.transaction().execute(async (trx) => {
+    if (sandbox && !isAdmin(user)) {
+      await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
+      const { held } = await trx.selectFrom('datasets').select((eb) => eb.fn.countAll<string>().as('held')).where('owner_id', '=', user.id).where('sandbox', '=', true).executeTakeFirstOrThrow();
+      if (Number(held) >= limits.sandboxDatasetsMax) {
+        throw new NdsError('too_many_sandbox_datasets', { message: `This account already holds ${held} sandbox datasets (the most it may); reset the sandbox or delete one first.` });
+      }
+    }
+    const sequence = sandbox ? 'sandbox_number' : 'dataset_number';
+    const { n } = await sql<{ n: string }>`select nextval(${sequence}::regclass)::text as n`.execute(trx).then((r) => r.rows[0]);
+    const id = `${sandbox ? 'sb' : 'nd'}${n.padStart(6, '0')}`;
+    if (id.length !== 8) throw new NdsError('conflict', { message: 'The dataset number space is exhausted.' });
+    await trx
+      .insertInto('datasets')
+      .values({
+        id,
+        name: input.name,
+        description: input.description ?? '',
+        owner_id: user.id,
+        visibility,
+        sandbox,
+        source_repo: input.source_repo ?? null,
+        external_ids: externalIds,
+        license: input.license ?? null,
+        authors: input.authors ?? [],
+        keywords: input.keywords ?? [],
+        n_subjects: null,
+        latest_version: null,
+        doi: null,
+        concept_doi: null,
+        publication_status: null,
+        zarr_status: null,
+        zarr_converted_at: null,
+        zarr_store_count: null,
+        zarr_index_etag: null,
+        zarr_source_commit: null,
+      })
+      .execute();
+    return id;
+  });
   return (await findDataset(db, id))!;
 }

@@ -98,7 +98,7 @@ export function datasetsRoutes(): OpenAPIHono<AppEnv> {
   const app = createRouter();
 
   app.openapi(routes.create, async (c) => {
-    const dataset = await createDataset(c.var.deps.db, callerOf(c).user, c.req.valid('json'));
+    const dataset = await createDataset(c.var.deps.db, callerOf(c).user, c.req.valid('json'), c.var.deps.config);
     return c.json(presentDataset(dataset, c.var.deps.config), 201);
   });
 

@@ -71,6 +71,7 @@ const catalog = {
   identity_conflict: { status: 403, shape: 'coded', message: 'This account shares an identity with another account; contact an administrator.' },
   service_account: { status: 403, shape: 'coded', message: 'Service and test accounts cannot sign in this way; an owner mints their keys.' },
   person_account: { status: 403, shape: 'coded', message: 'A person mints their own keys; this route is for service and test accounts.' },
+  too_many_sandbox_datasets: { status: 409, shape: 'coded', message: 'This account already holds the most sandbox datasets it may; reset the sandbox or delete one first.' },
   too_many_keys: { status: 409, shape: 'coded', message: 'This account already holds 25 live keys; revoke one first.' },
   key_not_found: { status: 404, shape: 'coded', message: 'Key not found or already revoked.' },
   bearer_required: { status: 400, shape: 'coded', message: 'Only a bearer API key can revoke itself.' },

@@ -88,3 +88,32 @@ describe('sandbox training', () => {
     assert.equal((await fetch(`${server.url}/sandbox/status`)).status, 401);
   });
 });
+
+describe('sandbox dataset cap', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ env: { SANDBOX_DATASETS_MAX: '3' } });
+  });
+  after(async () => server?.close());
+
+  it('lets 3 of 12 concurrent creations through and refuses the rest with 409; reset frees the slots', async () => {
+    const trainee = await createAccount(server);
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => trainee.api('/datasets', { method: 'POST', body: JSON.stringify({ name: `practice ${i}` }) })));
+    const statuses = answers.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [201, 201, 201, ...Array(9).fill(409)]);
+    const refused = await json(answers.find((r) => r.status === 409)!);
+    assert.equal(refused.error, 'too_many_sandbox_datasets');
+    assert.match(refused.message, /already holds 3 sandbox datasets/);
+    const held = await server.deps.db.selectFrom('datasets').select('id').where('sandbox', '=', true).where('owner_id', '=', trainee.user.id).execute();
+    assert.equal(held.length, 3);
+
+    // Another account has its own allowance; an admin has none.
+    const other = await createAccount(server);
+    assert.equal((await other.api('/datasets', { method: 'POST', body: JSON.stringify({ name: 'mine' }) })).status, 201);
+    const admin = await createAccount(server, { role: 'admin' });
+    for (let i = 0; i < 4; i++) assert.equal((await admin.api('/datasets', { method: 'POST', body: JSON.stringify({ name: `a${i}`, sandbox: true }) })).status, 201);
+
+    assert.equal((await trainee.api('/sandbox/reset', { method: 'POST' })).status, 200);
+    assert.equal((await trainee.api('/datasets', { method: 'POST', body: JSON.stringify({ name: 'again' }) })).status, 201);
+  });
+});
