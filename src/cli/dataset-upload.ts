@@ -55,6 +55,7 @@ interface DatasetRepository {
 }
 
 const BATCH = 64;
+const BATCH_BYTES = 64 * 2 ** 20;
 const SKIP = new Set(['.git', '.datalad', '.DS_Store']);
 
 /** Regular files under `root`, as `/`-separated relative paths in sorted order; symlinks and `.git` are skipped. */
@@ -119,8 +120,10 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
     });
     return hashed;
   };
-  const batches: Array<typeof listed> = [];
-  for (let i = 0; i < listed.length; i += BATCH) batches.push(listed.slice(i, i + BATCH));
+  const batches = batchesOf(listed);
+  // Uploads of one batch go on while the next is hashed and asked for: one pool across batches.
+  const uploads = new TaskPool(options.concurrency);
+  const seen = new Set<string>();
   let pending = hashBatch(batches[0]);
   for (let b = 0; b < batches.length; b++) {
     const hashed = await pending;
@@ -129,8 +132,10 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
       pending.catch(() => undefined);
     }
     manifest.push(...hashed);
-    await uploadBatch(api, id, hashed, options, summary);
+    await queueBatch(api, id, hashed, options, summary, uploads, seen);
+    uploads.throwIfFailed();
   }
+  await uploads.drain();
 
   if (useGit) {
     const me = await api.request<{ username: string; email: string | null }>('/users/me');
@@ -156,12 +161,73 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
   return summary;
 }
 
-async function uploadBatch(api: ApiClient, id: string, hashed: LocalFile[], options: UploadOptions, summary: UploadSummary): Promise<void> {
+/**
+ * Batches of at most BATCH files and BATCH_BYTES: the first uploads start once 64 MiB are hashed, not 64
+ * files (which may be gigabytes).
+ */
+function batchesOf<T extends { size: number }>(files: T[]): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const f of files) {
+    if (current.length > 0 && (current.length >= BATCH || bytes + f.size > BATCH_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(f);
+    bytes += f.size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+/** At most `limit` tasks at a time; after the first failure no new task starts, and `drain` throws it. */
+class TaskPool {
+  readonly #limit: number;
+  #running = 0;
+  readonly #waiting: Array<() => void> = [];
+  readonly #tasks = new Set<Promise<void>>();
+  #failure: { error: unknown } | undefined;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  add(task: () => Promise<void>): void {
+    const run = (async () => {
+      // A finishing task hands its slot straight to the next waiter, so the limit holds exactly.
+      if (this.#running >= this.#limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      else this.#running++;
+      try {
+        if (!this.#failure) await task();
+      } catch (error) {
+        this.#failure ??= { error };
+      } finally {
+        const next = this.#waiting.shift();
+        if (next) next();
+        else this.#running--;
+      }
+    })();
+    this.#tasks.add(run);
+    void run.finally(() => this.#tasks.delete(run));
+  }
+
+  throwIfFailed(): void {
+    if (this.#failure) throw this.#failure.error;
+  }
+
+  async drain(): Promise<void> {
+    while (this.#tasks.size > 0) await Promise.all([...this.#tasks]);
+    this.throwIfFailed();
+  }
+}
+
+async function queueBatch(api: ApiClient, id: string, hashed: LocalFile[], options: UploadOptions, summary: UploadSummary, uploads: TaskPool, seen: Set<string>): Promise<void> {
   const ask = async (files: LocalFile[]) =>
     (await api.request<{ files: Target[] }>(`/datasets/${id}/upload-urls`, { method: 'POST', body: { files: files.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 })) } })).files;
   const targets = await ask(hashed);
   // One upload per distinct content; other paths with the same bytes ride along.
-  const seen = new Set<string>();
   const work: Array<{ file: LocalFile; target: Target }> = [];
   hashed.forEach((file, i) => {
     const target = targets[i];
@@ -174,7 +240,7 @@ async function uploadBatch(api: ApiClient, id: string, hashed: LocalFile[], opti
     seen.add(file.sha256);
     work.push({ file, target });
   });
-  await mapLimit(work, options.concurrency, async ({ file, target }) => {
+  for (const { file, target } of work) uploads.add(async () => {
     let current = target;
     await withRetries(
       options.retries + 1,
