@@ -225,8 +225,18 @@ export interface ClientConfig {
   apiUrl: string;
   apiKey: string | undefined;
   credentialsFile: string;
+  /** Where `nds datasets upload` remembers the SHA-256 of files it read (NDS_UPLOAD_HASH_CACHE; `off` = nowhere). */
+  uploadHashCacheFile: string | undefined;
   /** Whether `nds auth login` may open a web browser: never with NDS_NO_BROWSER=1; else on macOS, or with a display. */
   openBrowser: boolean;
+}
+
+function uploadHashCache(env: Env): string | undefined {
+  const chosen = text(env, 'NDS_UPLOAD_HASH_CACHE');
+  if (chosen === 'off') return undefined;
+  if (chosen) return path.resolve(chosen);
+  const cacheHome = text(env, 'XDG_CACHE_HOME') ?? path.join(text(env, 'HOME') ?? '.', '.cache');
+  return path.join(cacheHome, 'nds', 'upload-hashes.json');
 }
 
 export function loadClientConfig(env: Env = process.env): ClientConfig {
@@ -235,6 +245,7 @@ export function loadClientConfig(env: Env = process.env): ClientConfig {
     apiUrl: httpUrl(env, 'NDS_API_URL', 'http://localhost:8080'),
     apiKey: text(env, 'NDS_API_KEY'),
     credentialsFile: path.join(configHome, 'nds', 'credentials.json'),
+    uploadHashCacheFile: uploadHashCache(env),
     openBrowser: text(env, 'NDS_NO_BROWSER') !== '1' && (process.platform === 'darwin' || !!text(env, 'DISPLAY') || !!text(env, 'WAYLAND_DISPLAY')),
   };
 }

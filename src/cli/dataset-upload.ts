@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { commitAndPush } from './dataset-git.js';
+import { HashCache } from './hash-cache.js';
 import { hashFile, putFile, TransferError, withRetries } from './http-transfer.js';
 import type { Progress } from './transfer-progress.js';
 
@@ -29,6 +30,8 @@ export interface UploadOptions {
   /** `auto`: commit when the dataset has a hosted repository; `always`: create one if needed; `never`. */
   git: 'auto' | 'always' | 'never';
   progress: Progress;
+  /** Remembered hashes of local files; without it every file is read to be hashed. */
+  hashCache?: HashCache;
   /** Called after each file's content is stored (or found present). */
   onFile?: (file: LocalFile, outcome: 'uploaded' | 'present') => void;
 }
@@ -40,6 +43,8 @@ export interface UploadSummary {
   uploaded: number;
   uploaded_bytes: number;
   present: number;
+  /** Files read to be hashed (the others' hashes were remembered from an earlier run). */
+  hashed: number;
   version: string | null;
   /** The commit pushed to the dataset's repository (or found there unchanged); null without git. */
   commit: string | null;
@@ -59,8 +64,16 @@ const BATCH_BYTES = 64 * 2 ** 20;
 const SKIP = new Set(['.git', '.datalad', '.DS_Store']);
 
 /** Regular files under `root`, as `/`-separated relative paths in sorted order; symlinks and `.git` are skipped. */
-export async function listFiles(root: string): Promise<Array<{ path: string; abs: string; size: number }>> {
-  const out: Array<{ path: string; abs: string; size: number }> = [];
+interface ListedFile {
+  path: string;
+  abs: string;
+  size: number;
+  mtimeMs: number;
+  ino: number;
+}
+
+export async function listFiles(root: string): Promise<ListedFile[]> {
+  const out: ListedFile[] = [];
   const walk = async (dir: string, rel: string) => {
     const entries = await readdir(dir, { withFileTypes: true });
     entries.sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -69,7 +82,10 @@ export async function listFiles(root: string): Promise<Array<{ path: string; abs
       const abs = path.join(dir, e.name);
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) await walk(abs, r);
-      else if (e.isFile()) out.push({ path: r, abs, size: (await lstat(abs)).size });
+      else if (e.isFile()) {
+        const s = await lstat(abs);
+        out.push({ path: r, abs, size: s.size, mtimeMs: s.mtimeMs, ino: s.ino });
+      }
     }
   };
   await walk(root, '');
@@ -99,7 +115,7 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
   const id = encodeURIComponent(datasetId);
   // Fail before hashing a terabyte when the dataset is not there or not ours.
   const dataset = await api.request<DatasetRepository>(`/datasets/${id}`);
-  const summary: UploadSummary = { dataset_id: datasetId, files: listed.length, bytes: total, uploaded: 0, uploaded_bytes: 0, present: 0, version: null, commit: null, git_note: null };
+  const summary: UploadSummary = { dataset_id: datasetId, files: listed.length, bytes: total, uploaded: 0, uploaded_bytes: 0, present: 0, hashed: 0, version: null, commit: null, git_note: null };
   const useGit = options.git === 'always' || (options.git === 'auto' && dataset.hosted_repo);
   if (useGit && dataset.source_repo && !dataset.hosted_repo) {
     throw new CliError(`${datasetId} takes its files from ${dataset.source_repo}; push there with git, or pass --no-git to upload content only`);
@@ -114,11 +130,24 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
     let i = 0;
     await mapLimit(batch, 2, async (f) => {
       const slot = i++;
+      const remembered = options.hashCache?.get(f.abs, f);
+      if (remembered) {
+        hashed[slot] = { path: f.path, abs: f.abs, size: f.size, sha256: remembered };
+        return;
+      }
       const h = await hashFile(f.abs);
+      summary.hashed++;
       if (h.size !== f.size) throw new CliError(`${f.path} changed while it was read; run the upload again`);
-      hashed[slot] = { ...f, ...h };
+      options.hashCache?.set(f.abs, { size: f.size, mtimeMs: f.mtimeMs, ino: f.ino, sha256: h.sha256 });
+      hashed[slot] = { path: f.path, abs: f.abs, size: f.size, sha256: h.sha256 };
     });
     return hashed;
+  };
+  let savedAt = performance.now();
+  const saveHashesNowAndThen = async () => {
+    if (performance.now() - savedAt < 5000) return;
+    savedAt = performance.now();
+    await options.hashCache?.save();
   };
   const batches = batchesOf(listed);
   // Uploads of one batch go on while the next is hashed and asked for: one pool across batches.
@@ -134,6 +163,7 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
     manifest.push(...hashed);
     await queueBatch(api, id, hashed, options, summary, uploads, seen);
     uploads.throwIfFailed();
+    await saveHashesNowAndThen();
   }
   await uploads.drain();
 
@@ -256,7 +286,10 @@ async function queueBatch(api: ApiClient, id: string, hashed: LocalFile[], optio
           });
         } catch (err) {
           options.progress.advance(-sent);
-          if (err instanceof TransferError && err.status === 400) throw new CliError(`${file.path}: the store refused its content (${err.message}); did it change during the upload?`);
+          if (err instanceof TransferError && err.status === 400) {
+            options.hashCache?.forget(file.abs);
+            throw new CliError(`${file.path}: the store refused its content (${err.message}); did it change during the upload? Run the upload again to hash it anew.`);
+          }
           throw err;
         }
       },

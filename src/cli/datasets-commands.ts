@@ -7,6 +7,8 @@ import { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { downloadDataset } from './dataset-download.js';
 import { uploadFolder } from './dataset-upload.js';
+import { HashCache } from './hash-cache.js';
+import { loadClientConfig } from '../config.js';
 import { closeAgents } from './http-transfer.js';
 import { info, printJson, printTable } from './output.js';
 import { barProgress, silentProgress } from './transfer-progress.js';
@@ -165,12 +167,14 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .action(async (dataset: string, folder: string, opts: { version?: string; createVersion: boolean; git?: boolean; concurrency: number; retries: number; verbose?: boolean; json?: boolean }) => {
       const api = await client(true);
       const git = opts.git === true ? 'always' : opts.git === false ? 'never' : 'auto';
+      const hashCache = await HashCache.open(loadClientConfig().uploadHashCacheFile);
       const progress = opts.json ? silentProgress : barProgress('upload');
       try {
         const summary = await uploadFolder(api, dataset, folder, {
           version: opts.version,
           createVersion: opts.createVersion,
           git,
+          hashCache,
           concurrency: opts.concurrency,
           retries: opts.retries,
           progress,
@@ -183,6 +187,7 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
       } finally {
         progress.stop();
         closeAgents();
+        await hashCache.save().catch((err: Error) => info(`could not save the hash cache: ${err.message}`));
       }
     });
 

@@ -17,6 +17,8 @@ import { createUploader, storeVariants } from '../datasets/support.js';
 import { repositoryDir } from '../../src/git/repository-dir.js';
 
 const execFileAsync = promisify(execFile);
+// Uploads remember no hashes unless a test gives them a cache of its own.
+process.env.NDS_UPLOAD_HASH_CACHE = 'off';
 
 interface Run {
   code: number | null;
@@ -167,6 +169,47 @@ for (const variant of storeVariants) {
       assert.equal(r.code, 1);
       assert.match(r.stderr, /refusing the manifest: entry "\.\.\/escaped"/);
       assert.ok(!existsSync(path.join(tmp, 'evil', 'escaped')));
+    });
+
+    it('remembers hashes between runs, re-reads a changed file, and recovers from a stale remembered hash', async () => {
+      const cacheFile = path.join(tmp, 'hash-cache', 'hashes.json');
+      process.env.NDS_UPLOAD_HASH_CACHE = cacheFile;
+      try {
+        const run = async (...extra: string[]) => {
+          const r = await nds(server, owner.key, ['datasets', 'upload', id, src, '--no-create-version', '--json', ...extra]);
+          return { ...r, summary: r.code === 0 ? JSON.parse(r.stdout) : undefined };
+        };
+        const first = await run();
+        assert.equal(first.code, 0, first.stderr);
+        assert.equal(first.summary.hashed, contents.size);
+        const second = await run();
+        assert.equal(second.summary.hashed, 0, 'every hash was remembered');
+        assert.equal(second.summary.present, contents.size);
+
+        const changed = 'sub-01/eeg/run-1.edf';
+        const bytes = randomBytes(1 << 20);
+        writeFileSync(path.join(src, changed), bytes);
+        contents.set(changed, bytes);
+        const third = await run();
+        assert.equal(third.code, 0, third.stderr);
+        assert.equal(third.summary.hashed, 1);
+        assert.equal(third.summary.uploaded, 1);
+
+        // A remembered hash that no longer matches the bytes: the store refuses them, the entry is forgotten.
+        const cache = JSON.parse(readFileSync(cacheFile, 'utf8')) as { version: number; entries: Array<[string, { sha256: string }]> };
+        const entry = cache.entries.find(([abs]) => abs.endsWith(changed))!;
+        entry[1].sha256 = sha(randomBytes(8));
+        writeFileSync(cacheFile, JSON.stringify(cache));
+        const stale = await nds(server, owner.key, ['datasets', 'upload', id, src, '--no-create-version', '--json', '--retries', '0']);
+        assert.equal(stale.code, 1);
+        assert.match(stale.stderr, /run-1\.edf: the store refused its content .*Run the upload again/);
+        const recovered = await run();
+        assert.equal(recovered.code, 0, recovered.stderr);
+        assert.equal(recovered.summary.hashed, 1);
+        assert.equal(recovered.summary.uploaded, 0, 'the real content was stored by the third run');
+      } finally {
+        process.env.NDS_UPLOAD_HASH_CACHE = 'off';
+      }
     });
 
     it('commits the folder to the hosted repository with pointers for data and blobs for text, and versions that commit', async () => {
