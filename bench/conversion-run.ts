@@ -1,14 +1,28 @@
-/** One conversion in its own process (so its peak RSS is its own): prints a JSON line with the figures. */
-import { rm } from 'node:fs/promises';
-import { stat } from 'node:fs/promises';
-import { convertFileToFolder } from '../src/conversion/convert-to-folder.js';
+/**
+ * One conversion in its own process (so its peak RSS is its own): prints a JSON line with the figures.
+ * `node --import tsx bench/conversion-run.ts <file> <out>` writes `<out>/<stem>.zarr`; with `--no-store` in
+ * place of `<out>`, the same conversion (reading, hashing, encoding) hands its chunks to a sink that drops
+ * them, which measures the converter apart from the file system it writes to.
+ */
 import { execFileSync } from 'node:child_process';
+import { rm, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { convertFileToFolder } from '../src/conversion/convert-to-folder.js';
+import { convertRecording } from '../src/conversion/convert-recording.js';
 
 const [file, out] = process.argv.slice(2) as [string, string];
-await rm(out, { recursive: true, force: true });
 const started = performance.now();
-const result = await convertFileToFolder(file, out);
+let storeBytes = 0;
+if (out === '--no-store') {
+  await convertRecording({ dataPath: resolve(file), sink: { put: async (_key, bytes) => void (storeBytes += bytes.length) } });
+} else {
+  await rm(out, { recursive: true, force: true });
+  const result = await convertFileToFolder(file, out);
+  if (result.failures.length > 0) throw new Error(JSON.stringify(result.failures));
+}
 const seconds = (performance.now() - started) / 1000;
-if (result.failures.length > 0) throw new Error(JSON.stringify(result.failures));
-const storeBytes = Number(execFileSync('du', ['-sb', out]).toString().split('\t')[0]);
-process.stdout.write(`${JSON.stringify({ seconds, sourceBytes: (await stat(file)).size, storeBytes, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
+if (out !== '--no-store') storeBytes = Number(execFileSync('du', ['-sb', out]).toString().split('\t')[0]);
+const cpu = process.cpuUsage();
+process.stdout.write(
+  `${JSON.stringify({ seconds, sourceBytes: (await stat(file)).size, storeBytes, maxRssBytes: process.resourceUsage().maxRSS * 1024, userSeconds: cpu.user / 1e6, systemSeconds: cpu.system / 1e6 })}\n`,
+);

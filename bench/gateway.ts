@@ -1,19 +1,36 @@
 /**
- * Gateway benchmark: `nds gateway` (in this process, folder store, PGlite) against nginx serving the same
- * files from disk, both on loopback, loaded by wrk with 64 connections. Two workloads: full GETs of 256 KiB
- * chunks (the gateway answers from its cache) and 64 KiB Range GETs of the same chunks (206).
+ * Gateway benchmark: `nds gateway` (folder store) against nginx serving the same files from disk, both on
+ * loopback, loaded by wrk with 64 connections. Two workloads: full GETs of 256 KiB chunks (the gateway
+ * answers from its cache) and 64 KiB Range GETs of the same chunks (206).
  * Goals: ≥ 70 % of nginx's req/s on cache hits, ≥ 50 % on ranges, p99 < 20 ms.
- * Run: node --import tsx bench/gateway.ts [--duration 5] [--chunks 16] [--connections 64]
+ *
+ * Each server gets a warm-up run of wrk before each measured run (steady state: V8 has compiled the hot
+ * path, TCP buffers have grown). Beside req/s and latency it reports, for an in-process gateway, the delay
+ * of its event loop (a stall of ours shows there), and for each server the TCP loss probes the kernel sent
+ * (Linux: a sender that waited in vain for an ACK retransmits, after ~200 ms with one segment in flight).
+ *
+ * `--workers 1` (default) runs the gateway in this process on PGlite. `--workers N` runs the `nds gateway`
+ * command with GATEWAY_WORKERS=N, which needs PostgreSQL: `--database-url postgres://...` (or
+ * TEST_DATABASE_URL) names a server where a scratch database is made and dropped. `--nginx-workers N` sets
+ * nginx's worker_processes, for a like-for-like comparison.
+ * Run: node --import tsx bench/gateway.ts [--duration 5] [--warmup 2] [--chunks 16] [--connections 64]
+ *        [--workers 1] [--nginx-workers 1] [--database-url postgres://...]
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import pg from 'pg';
 import { createUser } from '../src/accounts/users.js';
 import { loadConfig } from '../src/config.js';
+import type { DatabaseHandle } from '../src/db/connect.js';
+import type { Deps } from '../src/deps.js';
 import { startGatewayServer } from '../src/gateway/gateway-server.js';
 import { createLogger } from '../src/log.js';
+import { openDeps } from '../src/server.js';
 import { freePort } from '../test/support/test-server.js';
 
 const args = process.argv.slice(2);
@@ -22,8 +39,13 @@ const option = (name: string, fallback: string) => {
   return i >= 0 ? args[i + 1]! : fallback;
 };
 const duration = Number(option('duration', '5'));
+const warmup = Number(option('warmup', '2'));
 const nChunks = Number(option('chunks', '16'));
 const connections = Number(option('connections', '64'));
+const workers = Number(option('workers', '1'));
+const nginxWorkers = Number(option('nginx-workers', '1'));
+const adminUrl = option('database-url', process.env.TEST_DATABASE_URL ?? '');
+if (workers > 1 && !adminUrl) throw new Error('--workers > 1 needs --database-url postgres://... (PGlite is one process\'s database)');
 const CHUNK = 256 * 1024;
 const RANGE = 64 * 1024;
 const id = 'nd900001';
@@ -33,29 +55,49 @@ const work = await mkdtemp(join(tmpdir(), 'nds-bench-gw-'));
 const objectsDir = join(work, 'objects');
 // nginx's worker runs as an unprivileged user when started by root: it must be able to read the files.
 await chmod(work, 0o755);
-let nginx: ReturnType<typeof spawn> | undefined;
-let gateway: Awaited<ReturnType<typeof startGatewayServer>> | undefined;
+let nginx: ChildProcess | undefined;
+let inProcess: Awaited<ReturnType<typeof startGatewayServer>> | undefined;
+let command: ChildProcess | undefined;
+let seeding: { deps: Deps; database: DatabaseHandle } | undefined;
+let dropDatabase: (() => Promise<void>) | undefined;
 try {
   const gwPort = await freePort();
-  const config = loadConfig({ PORT: String(gwPort), DATA_DIR: work, DATABASE_URL: 'pglite:memory', OBJECT_STORE_URL: `file:${objectsDir}`, LOG_LEVEL: 'warn' });
-  gateway = await startGatewayServer({ config, hostname: '127.0.0.1', log: createLogger('warn') });
-  const { db, objects } = gateway.deps;
-  const owner = await createUser(db, { username: 'bench-owner', email: 'bench@example.org', status: 'approved', role: 'member', kind: 'person' });
-  await db
+  let databaseUrl = 'pglite:memory';
+  if (workers > 1) {
+    const name = `nds_bench_${randomBytes(6).toString('hex')}`;
+    await adminQuery(adminUrl, `create database ${name}`);
+    dropDatabase = () => adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+  }
+  const env = { PORT: String(gwPort), DATA_DIR: work, DATABASE_URL: databaseUrl, OBJECT_STORE_URL: `file:${objectsDir}`, LOG_LEVEL: 'warn', GATEWAY_WORKERS: String(workers) };
+  const config = loadConfig(env);
+  let deps: Deps;
+  if (workers === 1) {
+    inProcess = await startGatewayServer({ config, hostname: '127.0.0.1', log: createLogger('warn') });
+    deps = inProcess.deps;
+  } else {
+    seeding = await openDeps({ config, log: createLogger('warn') });
+    deps = seeding.deps;
+  }
+  const owner = await createUser(deps.db, { username: 'bench-owner', email: 'bench@example.org', status: 'approved', role: 'member', kind: 'person' });
+  await deps.db
     .insertInto('datasets')
     .values({ id, name: 'bench', owner_id: owner.id, visibility: 'public', source_repo: null, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: 'ready', zarr_converted_at: null, zarr_store_count: 1, zarr_index_etag: null, zarr_source_commit: null })
     .execute();
   for (let i = 0; i < nChunks; i++) {
     const body = Buffer.alloc(CHUNK);
     for (let j = 0; j < CHUNK; j += 4) body.writeUInt32LE((i * 7919 + j) >>> 0, j);
-    await objects.put(`${prefix.slice(1)}/${i}`, body);
+    await deps.objects.put(`${prefix.slice(1)}/${i}`, body);
   }
+  if (workers > 1) command = await startCommand({ ...process.env, ...env, CACHE_REDIS_URL: '' });
 
   const ngPort = await freePort();
   await writeFile(
     join(work, 'nginx.conf'),
     `daemon off;
-worker_processes 1;
+worker_processes ${nginxWorkers};
 pid ${work}/nginx.pid;
 error_log ${work}/nginx-error.log;
 events { worker_connections 1024; }
@@ -89,31 +131,55 @@ http {
     const b = await fetch(`${ngBase}${prefix}/${i}`);
     if (a.status !== 200 || b.status !== 200 || (await a.arrayBuffer()).byteLength !== CHUNK || (await b.arrayBuffer()).byteLength !== CHUNK) throw new Error('warm-up failed');
   }
-  const hit = await fetch(`${gwBase}${prefix}/0`);
-  if (hit.headers.get('x-cache') !== 'HIT') throw new Error('the gateway did not cache the chunks');
 
   const rows: string[] = [];
   const results: Record<string, { gw: WrkResult; ng: WrkResult }> = {};
   for (const workload of ['full', 'range'] as const) {
     const script = join(work, `${workload}.lua`);
     await writeFile(script, luaScript(workload));
-    const ng = await wrk(`${ngBase}${prefix}/0`, script);
-    const gw = await wrk(`${gwBase}${prefix}/0`, script);
+    await wrk(`${ngBase}${prefix}/0`, script, warmup);
+    const ngProbes = await lossProbes();
+    const ng = await wrk(`${ngBase}${prefix}/0`, script, duration);
+    ng.lossProbes = (await lossProbes()) - ngProbes;
+    await wrk(`${gwBase}${prefix}/0`, script, warmup);
+    const hit = await fetch(`${gwBase}${prefix}/0`);
+    if (hit.headers.get('x-cache') !== 'HIT') throw new Error('the gateway did not cache the chunks');
+    await hit.arrayBuffer();
+    const loop = inProcess ? monitorEventLoopDelay({ resolution: 1 }) : undefined;
+    loop?.enable();
+    const gwProbes = await lossProbes();
+    const gw = await wrk(`${gwBase}${prefix}/0`, script, duration);
+    loop?.disable();
+    gw.lossProbes = (await lossProbes()) - gwProbes;
+    gw.loopDelay = loop ? `${ms(loop.percentile(99))} / ${ms(loop.max)}` : 'n/a (other processes)';
     results[workload] = { gw, ng };
     const goal = workload === 'full' ? 0.7 : 0.5;
     const ratio = gw.rps / ng.rps;
     rows.push(
-      `| ${workload === 'full' ? 'full GET 256 KiB (cache hit)' : 'Range GET 64 KiB (206)'} | ${fmt(gw.rps)} | ${fmt(ng.rps)} | ${(ratio * 100).toFixed(0)} % (goal ≥ ${goal * 100} %) | ${gw.p50} / ${gw.p99} | ${ng.p50} / ${ng.p99} | ${gw.errors + ng.errors} |`,
+      `| ${workload === 'full' ? 'full GET 256 KiB (cache hit)' : 'Range GET 64 KiB (206)'} | ${fmt(gw.rps)} | ${fmt(ng.rps)} | ${(ratio * 100).toFixed(0)} % (goal ≥ ${goal * 100} %) | ${gw.p50} / ${gw.p99} | ${ng.p50} / ${ng.p99} | ${gw.loopDelay} | ${gw.lossProbes} / ${ng.lossProbes} | ${gw.errors + ng.errors} |`,
     );
   }
-  console.log(`\nGateway vs nginx: ${connections} connections, ${duration} s a run, wrk 1 thread, ${nChunks} chunks of 256 KiB, loopback`);
-  console.log('| workload | gateway req/s | nginx req/s | gateway / nginx | gateway p50 / p99 | nginx p50 / p99 | errors |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(
+    `\nGateway (${workers} process${workers > 1 ? 'es' : ''}) vs nginx (${nginxWorkers} worker${nginxWorkers > 1 ? 's' : ''}): ${connections} connections, ${warmup} s warm-up then ${duration} s a run, wrk 1 thread, ${nChunks} chunks of 256 KiB, loopback`,
+  );
+  console.log('| workload | gateway req/s | nginx req/s | gateway / nginx | gateway p50 / p99 | nginx p50 / p99 | gateway event-loop delay p99 / max | TCP loss probes gateway / nginx | errors |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
   console.log(JSON.stringify(results));
 } finally {
   nginx?.kill('SIGTERM');
-  await gateway?.close();
+  await inProcess?.close();
+  if (command && command.exitCode === null) {
+    const exited = new Promise((r) => command!.once('exit', r));
+    command.kill('SIGTERM');
+    await exited;
+  }
+  if (seeding) {
+    await seeding.deps.mailer.close();
+    await seeding.deps.objects.close();
+    await seeding.database.close();
+  }
+  await dropDatabase?.();
   await rm(work, { recursive: true, force: true });
 }
 
@@ -122,16 +188,58 @@ interface WrkResult {
   p50: string;
   p99: string;
   errors: number;
+  lossProbes?: number;
+  loopDelay?: string;
 }
 
-/** Asynchronous: the gateway under test runs on this process's event loop. */
-async function wrk(url: string, script: string): Promise<WrkResult> {
-  const { stdout: out } = await promisify(execFile)('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, url], { encoding: 'utf8' });
+/** Asynchronous: an in-process gateway under test runs on this process's event loop. */
+async function wrk(url: string, script: string, seconds: number): Promise<WrkResult> {
+  const { stdout: out } = await promisify(execFile)('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, url], { encoding: 'utf8' });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
   const p50 = /\s50%\s+(\S+)/.exec(out)?.[1] ?? '?';
   const p99 = /\s99%\s+(\S+)/.exec(out)?.[1] ?? '?';
   const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0) + Number(/Socket errors:.*?timeout (\d+)/.exec(out)?.[1] ?? 0);
   return { rps, p50, p99, errors };
+}
+
+/** `nds gateway` as a command (GATEWAY_WORKERS > 1), resolved once every worker listens. */
+async function startCommand(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [resolve('bin/nds.js'), 'gateway'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  await new Promise<void>((ok, fail) => {
+    let text = '';
+    child.stderr!.on('data', (c: Buffer) => {
+      text += c.toString();
+      if (/listening on port \d+/.test(text)) ok();
+    });
+    child.once('exit', () => fail(new Error(`nds gateway exited: ${text}`)));
+  });
+  return child;
+}
+
+async function adminQuery(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Linux's count of TCP tail-loss probes sent (all sockets of the machine), NaN elsewhere. */
+async function lossProbes(): Promise<number> {
+  try {
+    const lines = (await readFile('/proc/net/netstat', 'utf8')).split('\n').filter((l) => l.startsWith('TcpExt:'));
+    const names = lines[0]!.split(/\s+/);
+    const values = lines[1]!.split(/\s+/);
+    return Number(values[names.indexOf('TCPLossProbes')]);
+  } catch {
+    return NaN;
+  }
+}
+
+function ms(ns: number): string {
+  return `${(ns / 1e6).toFixed(1)} ms`;
 }
 
 /** Rotates over the chunks; the range workload asks a different 64 KiB window each time. */

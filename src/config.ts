@@ -3,6 +3,7 @@
  * modules receive the typed `Config` (or the part of it they need).
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -37,8 +38,10 @@ export interface Config {
   logLevel: LogLevel;
   /** Shared gateway cache; undefined = in-process LRU only. */
   cacheRedisUrl: string | undefined;
-  /** Upper bound of the in-process gateway cache, in bytes. */
+  /** Upper bound of the in-process gateway cache, in bytes (each `nds gateway` worker has its own). */
   cacheMaxBytes: number;
+  /** Processes of `nds gateway` sharing its port; default one per core on PostgreSQL, 1 on PGlite. */
+  gatewayWorkers: number;
   /** OpenAI-compatible embeddings endpoint for semantic search; undefined = full text only. */
   embeddingsUrl: string | undefined;
   embeddingsApiKey: string | undefined;
@@ -180,6 +183,12 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
   if (cacheRedisUrl !== undefined && !/^rediss?:\/\//.test(cacheRedisUrl)) {
     throw new ConfigError('CACHE_REDIS_URL', `expected redis://..., got "${cacheRedisUrl}"`);
   }
+  const databaseUrl = checkDatabaseUrl(text(env, 'DATABASE_URL') ?? `pglite:${path.join(dataDir, 'db')}`);
+  // PGlite is the database of one process: a second worker cannot open it.
+  const gatewayWorkers = integer(env, 'GATEWAY_WORKERS', databaseUrl.startsWith('pglite:') ? 1 : availableParallelism(), 1, 256);
+  if (gatewayWorkers > 1 && databaseUrl.startsWith('pglite:')) {
+    throw new ConfigError('GATEWAY_WORKERS', 'several gateway workers need DATABASE_URL=postgres://... (PGlite is one process\'s database)');
+  }
   const smtpUrl = text(env, 'SMTP_URL');
   if (smtpUrl !== undefined && !/^smtps?:\/\//.test(smtpUrl)) {
     throw new ConfigError('SMTP_URL', `expected smtp://... or smtps://..., got "${smtpUrl}"`);
@@ -187,7 +196,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
   return {
     port,
     dataDir,
-    databaseUrl: checkDatabaseUrl(text(env, 'DATABASE_URL') ?? `pglite:${path.join(dataDir, 'db')}`),
+    databaseUrl,
     objectStoreUrl: checkObjectStoreUrl(text(env, 'OBJECT_STORE_URL') ?? `file:${path.join(dataDir, 'objects')}`),
     publicUrl,
     serviceDomain,
@@ -206,6 +215,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     cacheRedisUrl,
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+    gatewayWorkers,
     embeddingsUrl: optionalUrl(env, 'EMBEDDINGS_URL'),
     embeddingsApiKey: text(env, 'EMBEDDINGS_API_KEY'),
     embeddingsModel: text(env, 'EMBEDDINGS_MODEL') ?? 'text-embedding-3-small',

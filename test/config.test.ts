@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -43,6 +44,15 @@ describe('configuration', () => {
       assert.throws(() => loadConfig({ [name]: value }), (err: unknown) => err instanceof ConfigError && err.setting === name && err.message.startsWith(`${name}: `));
     });
   }
+
+  it('runs the gateway on one process per core with PostgreSQL, and on one with PGlite', () => {
+    assert.equal(loadConfig({}).gatewayWorkers, 1);
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://db/nds' }).gatewayWorkers, availableParallelism());
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://db/nds', GATEWAY_WORKERS: '3' }).gatewayWorkers, 3);
+    // PGlite is the database of one process: a second worker could not open it.
+    assert.throws(() => loadConfig({ GATEWAY_WORKERS: '2' }), (err: unknown) => err instanceof ConfigError && err.setting === 'GATEWAY_WORKERS');
+    assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://db/nds', GATEWAY_WORKERS: '0' }), ConfigError);
+  });
 
   it('github dispatch needs its repository and token', () => {
     assert.throws(() => loadConfig({ CONVERSION_DISPATCH: 'github' }), ConfigError);

@@ -1,7 +1,7 @@
 /**
  * Converts one recording into one store: opens the reader, applies the BIDS sidecars when the recording
- * sits in a BIDS tree, hashes the source files, and writes the store through a sink. Throws a
- * `ConversionError` for a recording that cannot be converted.
+ * sits in a BIDS tree, hashes the source files (data files as they are read), and writes the store through
+ * a sink. Throws a `ConversionError` for a recording that cannot be converted.
  */
 import { posix, relative, basename, dirname } from 'node:path';
 import type { StoreSink } from './store/store-sink.js';
@@ -58,9 +58,13 @@ export async function convertRecording(options: ConvertRecordingOptions): Promis
       if (found.electrodes) rootExtras['electrodes'] = found.electrodes;
       if (found.flags.length > 0) rootExtras['sidecar_flags'] = found.flags;
     }
-    const files = [];
-    for (const path of reader.files) files.push({ path: rel(path), sha256: await fileSha256(path) });
-    for (const path of sidecarFiles) files.push({ path, sha256: await fileSha256(posix.join(base, path)) });
+    // The data files' digests come from the reads the conversion makes anyway: no second pass over them.
+    const files = async () => {
+      const digests = await reader.digests();
+      const out = reader.files.map((path, i) => ({ path: rel(path), sha256: digests[i]! }));
+      for (const path of sidecarFiles) out.push({ path, sha256: await fileSha256(posix.join(base, path)) });
+      return out;
+    };
     return await writeStore(reader, options.sink, {
       modality,
       sourcePath,

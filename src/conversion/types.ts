@@ -48,7 +48,8 @@ export interface Segment {
 /**
  * An open recording. `channels` excludes annotation channels. `blocks()` yields the samples in order: each
  * block has one array per channel (same order as `channels`), each the next samples of that channel, with
- * spans proportional to the channels' rates. It can be iterated once.
+ * spans proportional to the channels' rates. It can be iterated once. A reader may reuse a block's arrays
+ * for the next block, so use or copy them before asking for the next.
  */
 export interface RecordingReader {
   readonly format: SourceFormat;
@@ -65,5 +66,10 @@ export interface RecordingReader {
   annotations(): Annotation[];
   /** Contiguous segments; one segment for a continuous recording. Complete after `blocks()`. */
   segments(): Segment[];
+  /**
+   * SHA-256 (hex) of each of `files`, in the same order. Call it after `blocks()` and before `close()`: the
+   * bytes `blocks()` streamed through were hashed on the way, so only what it skipped is read again.
+   */
+  digests(): Promise<string[]>;
   close(): Promise<void>;
 }

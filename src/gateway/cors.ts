@@ -3,6 +3,7 @@
  * every answer carries. Exact host matching, never a substring test: `x.example.org` is allowed for
  * SERVICE_DOMAIN `example.org`, `evilexample.org` is not.
  */
+import type { HeaderList } from './object-answers.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -24,31 +25,42 @@ export function allowedOrigin(origin: string | undefined, serviceDomain: string)
   return undefined;
 }
 
-/** Headers of a CORS-allowed answer; an answer to a refused origin gets only `Vary: Origin`. */
-export const ALLOWED_ORIGIN_HEADERS = {
-  'access-control-expose-headers': 'ETag, Content-Length, Content-Range, Accept-Ranges',
-  'access-control-allow-headers': 'Range',
-  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
-} as const;
+/** CORS headers of an answer to a refused (or absent) origin: only `Vary: Origin`. */
+export const REFUSED_ORIGIN_HEADERS: HeaderList = Object.freeze(['vary', 'Origin']);
+
+/** CORS headers of an answer to an allowed origin (CONTRACT §6.2.2). */
+export function allowedOriginHeaders(origin: string): HeaderList {
+  return Object.freeze([
+    'access-control-allow-origin', origin,
+    'vary', 'Origin',
+    'access-control-expose-headers', 'ETag, Content-Length, Content-Range, Accept-Ranges',
+    'access-control-allow-headers', 'Range',
+    'access-control-allow-methods', 'GET, HEAD, OPTIONS',
+  ]);
+}
 
 /**
- * Remembers origin verdicts so the hot path does not parse a URL per request. Bounded: it forgets everything
- * when full, since a flood of distinct Origin values must not grow memory.
+ * Remembers the CORS headers of each origin seen, so the hot path neither parses a URL nor builds a header
+ * list per request. Bounded: it forgets everything when full, since a flood of distinct Origin values must
+ * not grow memory.
  */
 export class OriginPolicy {
   readonly #serviceDomain: string;
-  readonly #verdicts = new Map<string, string | undefined>();
+  readonly #verdicts = new Map<string, HeaderList>();
 
   constructor(serviceDomain: string) {
     this.#serviceDomain = serviceDomain;
   }
 
-  allowed(origin: string | undefined): string | undefined {
-    if (!origin) return undefined;
-    if (this.#verdicts.has(origin)) return this.#verdicts.get(origin);
-    const verdict = allowedOrigin(origin, this.#serviceDomain);
+  /** The CORS headers of an answer to a request with this Origin. */
+  headers(origin: string | undefined): HeaderList {
+    if (!origin) return REFUSED_ORIGIN_HEADERS;
+    let headers = this.#verdicts.get(origin);
+    if (headers) return headers;
+    const allowed = allowedOrigin(origin, this.#serviceDomain);
+    headers = allowed === undefined ? REFUSED_ORIGIN_HEADERS : allowedOriginHeaders(allowed);
     if (this.#verdicts.size >= 1000) this.#verdicts.clear();
-    this.#verdicts.set(origin, verdict);
-    return verdict;
+    this.#verdicts.set(origin, headers);
+    return headers;
   }
 }

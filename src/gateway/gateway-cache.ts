@@ -3,6 +3,7 @@
  * "no such object" verdicts. Two implementations: `MemoryCache` (in the process) and `RedisCache` (a
  * memory cache in front of Redis, shared by every gateway instance).
  */
+import { headerList, type HeaderList } from './object-answers.js';
 
 export interface CachedObject {
   readonly kind: 'object';
@@ -10,6 +11,15 @@ export interface CachedObject {
   readonly etag: string;
   /** Headers of the full 200 answer, lower-case names, computed once when the entry is made. */
   readonly headers: Readonly<Record<string, string>>;
+  /** `headers` as a list, for a 200. */
+  readonly fullList: HeaderList;
+  /** `headers` without Content-Length, for a 206 (which adds its own). */
+  readonly partialList: HeaderList;
+}
+
+/** An object entry, with its header lists built once (a hit then only appends CORS and X-Cache). */
+export function cachedObject(body: Buffer, etag: string, headers: Readonly<Record<string, string>>): CachedObject {
+  return { kind: 'object', body, etag, headers, fullList: headerList(headers), partialList: headerList(headers, 'content-length') };
 }
 
 export interface CachedMissing {
@@ -29,9 +39,49 @@ export interface GatewayCache {
   dropDataset(datasetId: string): Promise<void>;
   /** Forgets the entries of these keys, on every instance. */
   dropKeys(keys: string[]): Promise<void>;
+  /** Forgets the entries whose keys start with one of these (`` matches all), on every instance. */
+  dropPrefixes(prefixes: string[]): Promise<void>;
+  /** Forgets every entry, on every instance. */
+  dropAll(): Promise<void>;
   /** Called when another instance dropped a dataset (its visibility answer must go too). */
   onDatasetDropped(listener: (datasetId: string) => void): void;
   close(): Promise<void>;
+}
+
+/** A drop announced to the other instances (over Redis pub/sub, or the cluster's IPC channel). */
+export interface CacheDrop {
+  /** The announcing instance, which has applied the drop already. */
+  from: string;
+  dataset?: string;
+  keys?: string[];
+  prefixes?: string[];
+  everything?: boolean;
+}
+
+/** The part of `MemoryCache` that applies a drop heard from another instance. */
+export interface LocalDrops {
+  dropDatasetLocal(datasetId: string): void;
+  dropKeysLocal(keys: string[]): void;
+  dropPrefixesLocal(prefixes: string[]): void;
+  dropAllLocal(): void;
+}
+
+/**
+ * Applies a drop heard from another instance to this process's entries; a malformed message drops
+ * nothing. Returns the dataset dropped, if any, so its visibility answer goes too.
+ */
+export function applyDrop(local: LocalDrops, message: unknown): string | undefined {
+  if (message === null || typeof message !== 'object') return undefined;
+  const m = message as Partial<Record<keyof CacheDrop, unknown>>;
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  if (m.everything === true) local.dropAllLocal();
+  if (Array.isArray(m.keys)) local.dropKeysLocal(strings(m.keys));
+  if (Array.isArray(m.prefixes)) local.dropPrefixesLocal(strings(m.prefixes));
+  if (typeof m.dataset === 'string') {
+    local.dropDatasetLocal(m.dataset);
+    return m.dataset;
+  }
+  return undefined;
 }
 
 /** Bytes an entry is charged for: its body plus a flat allowance for the key, headers and bookkeeping. */

@@ -11,7 +11,9 @@ import type { DatabaseHandle } from '../db/connect.js';
 import type { Deps } from '../deps.js';
 import type { AppEnv } from '../http/app-env.js';
 import { openDeps, type StartOptions } from '../server.js';
-import { closeGateway, gatewayOf } from './gateway.js';
+import { closeGateway, gatewayOf, type GatewayRequest } from './gateway.js';
+import type { GatewayAnswer } from './object-answers.js';
+import type { DropChannel } from './relayed-cache.js';
 import { gatewayRoutes } from './routes.js';
 
 export interface RunningGateway {
@@ -21,33 +23,34 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function startGatewayServer(options: StartOptions): Promise<RunningGateway> {
+export interface GatewayServerOptions extends StartOptions {
+  /** Set in a worker of several (`gateway-cluster.ts`) without Redis: carries cache drops to the others. */
+  peers?: DropChannel;
+}
+
+export async function startGatewayServer(options: GatewayServerOptions): Promise<RunningGateway> {
   const { deps, database } = await openDeps(options);
+  const gateway = gatewayOf(deps, options.peers);
   const app = new Hono<AppEnv>();
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.route('/', gatewayRoutes(deps));
   const viaHono = getRequestListener(app.fetch);
-  const gateway = gatewayOf(deps);
-  // Object reads skip hono's Request/Response objects (measured: bench/RESULTS.md); the rest goes through it.
+  // Object reads skip hono's Request/Response objects, and a hit in this process is written in the same
+  // turn, without a promise (measured: bench/RESULTS.md); the rest goes through hono.
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const method = req.method ?? 'GET';
     if (method === 'POST' || req.url === '/healthz') return void viaHono(req, res);
-    gateway
-      .serve({ method, target: req.url ?? '/', header: (name) => headerOf(req, name) })
-      .then((answer) => {
-        res.writeHead(answer.status, answer.headers);
-        const { body } = answer;
-        if (body === null || method === 'HEAD') {
-          (body as Readable | null)?.destroy?.();
-          res.end();
-        } else if (Buffer.isBuffer(body)) res.end(body);
-        else body.on('error', () => res.destroy()).pipe(res);
-      })
-      .catch((err: unknown) => {
+    const request = new NodeGatewayRequest(req, method);
+    const now = gateway.answerNow(request);
+    if (now) return writeAnswer(res, method, now);
+    gateway.serve(request).then(
+      (answer) => writeAnswer(res, method, answer),
+      (err: unknown) => {
         deps.log.error({ err, path: req.url }, 'gateway request failed');
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: 'internal_error', message: 'Something went wrong on our side.', details: [] }));
-      });
+      },
+    );
   });
   await new Promise<void>((resolve) => server.listen(options.config.port, options.hostname, resolve));
   const address = server.address();
@@ -70,7 +73,31 @@ async function stop(server: Server, deps: Deps, database: DatabaseHandle): Promi
   await database.close();
 }
 
-function headerOf(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v.join(', ') : v;
+function writeAnswer(res: ServerResponse, method: string, answer: GatewayAnswer): void {
+  // A flat list is written as is; an object's keys would be walked and checked one by one.
+  res.writeHead(answer.status, answer.headers as string[]);
+  const { body } = answer;
+  if (body === null || method === 'HEAD') {
+    (body as Readable | null)?.destroy?.();
+    res.end();
+  } else if (Buffer.isBuffer(body)) res.end(body);
+  else body.on('error', () => res.destroy()).pipe(res);
+}
+
+/** A node:http request as the gateway reads it; a class, so no closure is made per request. */
+class NodeGatewayRequest implements GatewayRequest {
+  readonly method: string;
+  readonly target: string;
+  readonly #req: IncomingMessage;
+
+  constructor(req: IncomingMessage, method: string) {
+    this.#req = req;
+    this.method = method;
+    this.target = req.url ?? '/';
+  }
+
+  header(name: string): string | undefined {
+    const v = this.#req.headers[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
 }

@@ -9,13 +9,15 @@
  */
 import { contentRange, parseSingleRange } from '../objects/byte-range.js';
 import type { ObjectInfo } from '../objects/object-store.js';
+import { systemClock } from '../clock.js';
 import type { Deps } from '../deps.js';
-import { ALLOWED_ORIGIN_HEADERS, OriginPolicy } from './cors.js';
-import type { CachedObject, GatewayCache } from './gateway-cache.js';
-import { gatewayRelativePath, parseObjectPath, type ObjectPath } from './gateway-path.js';
+import { OriginPolicy } from './cors.js';
+import { cachedObject, type CachedObject, type GatewayCache } from './gateway-cache.js';
+import { gatewayRelativePath, parseObjectPath, type ObjectPath, type PathVerdict } from './gateway-path.js';
 import { MemoryCache } from './memory-cache.js';
-import { cachePolicy, errorAnswer, etagMatches, objectHeaders, type CacheVerdict, type GatewayAnswer } from './object-answers.js';
+import { cachePolicy, errorAnswer, etagMatches, headerList, objectHeaders, type CacheVerdict, type GatewayAnswer, type HeaderList } from './object-answers.js';
 import { RedisCache } from './redis-cache.js';
+import { RelayedCache, type DropChannel } from './relayed-cache.js';
 import { VisibilityGate } from './visibility-gate.js';
 
 export interface GatewayRequest {
@@ -29,7 +31,8 @@ export interface GatewayRequest {
 /** Larger objects are streamed and never held whole in memory (nor cached). */
 export const MAX_CACHED_OBJECT_BYTES = 8 * 1024 * 1024;
 const MISSING_TTL_MS = 60_000;
-const REFUSED_ORIGIN = Object.freeze({ vary: 'Origin' });
+/** Bound of the remembered path verdicts; forgotten all at once when full (a flood of paths grows nothing). */
+const MAX_REMEMBERED_PATHS = 10_000;
 
 export class Gateway {
   readonly cache: GatewayCache;
@@ -38,7 +41,9 @@ export class Gateway {
   readonly #origins: OriginPolicy;
   readonly #basePath: string;
   readonly #maxObjectBytes: number;
-  /** Bumped by every dataset drop, so a miss that raced it does not put stale bytes back. */
+  /** Verdicts of `parseObjectPath` by raw target: a hot chunk is parsed once, not on every hit. */
+  readonly #paths = new Map<string, PathVerdict>();
+  /** Bumped by every drop, so a miss that raced it does not put stale bytes back. */
   #dropGeneration = 0;
 
   constructor(deps: Deps, cache: GatewayCache) {
@@ -58,25 +63,28 @@ export class Gateway {
   }
 
   async serve(req: GatewayRequest): Promise<GatewayAnswer> {
-    const origin = this.#origins.allowed(req.header('origin'));
-    const cors: Record<string, string> = origin ? { 'access-control-allow-origin': origin, vary: 'Origin', ...ALLOWED_ORIGIN_HEADERS } : REFUSED_ORIGIN;
+    return this.answerNow(req) ?? this.#answerLater(req);
+  }
+
+  /**
+   * The answer, when it needs no I/O: refusals, preflights and hits in this process's cache; undefined
+   * otherwise (then `serve` reads the shared cache or the store). The server's hot path: no promise.
+   */
+  answerNow(req: GatewayRequest): GatewayAnswer | undefined {
+    const cors = this.#origins.headers(req.header('origin'));
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
-      return errorAnswer('method_not_allowed', { ...cors, allow: 'GET, HEAD, OPTIONS', 'cache-control': 'no-store' });
+      return errorAnswer('method_not_allowed', [...cors, 'allow', 'GET, HEAD, OPTIONS', 'cache-control', 'no-store']);
     }
-    const verdict = parseObjectPath(this.relativePath(req.target));
+    const verdict = this.#pathOf(req.target);
     if (!verdict.ok) {
-      return errorAnswer(verdict.status === 400 ? 'bad_request' : 'not_found', { ...cors, 'cache-control': 'no-store' }, [verdict.reason]);
+      return errorAnswer(verdict.status === 400 ? 'bad_request' : 'not_found', [...cors, 'cache-control', 'no-store'], [verdict.reason]);
     }
-    if (method === 'OPTIONS') return { status: 204, headers: { ...cors, 'access-control-max-age': '600' }, body: null };
-
-    const { object } = verdict;
-    const cached = this.cache.getLocal(object.key) ?? (await this.cache.getShared(object.key));
-    if (cached) {
-      if (cached.kind === 'missing') return missingAnswer(cors, 'HIT');
-      return answerFromBytes(cached, req, cors, 'HIT');
-    }
-    return this.#miss(object, req, cors);
+    if (method === 'OPTIONS') return { status: 204, headers: [...cors, 'access-control-max-age', '600'], body: null };
+    const cached = this.cache.getLocal(verdict.object.key);
+    if (!cached) return undefined;
+    if (cached.kind === 'missing') return missingAnswer(cors, 'HIT');
+    return answerFromBytes(cached, req, cors, 'HIT');
   }
 
   /** Forgets a dataset's visibility answer and cached objects, on every instance. */
@@ -88,17 +96,53 @@ export class Gateway {
 
   /** Forgets cached objects by key (`<id>/zarr/<path>`), on every instance. */
   async dropKeys(keys: string[]): Promise<void> {
+    this.#dropGeneration++;
     await this.cache.dropKeys(keys);
+  }
+
+  /** Forgets the cached objects whose keys start with one of these, on every instance. */
+  async dropKeyPrefixes(prefixes: string[]): Promise<void> {
+    this.#dropGeneration++;
+    await this.cache.dropPrefixes(prefixes);
+  }
+
+  /** Empties the cache of objects and of missing-object answers, on every instance. Visibility answers stay. */
+  async dropEverything(): Promise<void> {
+    this.#dropGeneration++;
+    await this.cache.dropAll();
   }
 
   async close(): Promise<void> {
     await this.cache.close();
   }
 
-  async #miss(object: ObjectPath, req: GatewayRequest, cors: Record<string, string>): Promise<GatewayAnswer> {
+  #pathOf(target: string): PathVerdict {
+    let verdict = this.#paths.get(target);
+    if (verdict) return verdict;
+    verdict = parseObjectPath(this.relativePath(target));
+    if (this.#paths.size >= MAX_REMEMBERED_PATHS) this.#paths.clear();
+    this.#paths.set(target, verdict);
+    return verdict;
+  }
+
+  /** After `answerNow` found nothing in this process: the shared cache, then the store. */
+  async #answerLater(req: GatewayRequest): Promise<GatewayAnswer> {
+    const cors = this.#origins.headers(req.header('origin'));
+    const verdict = this.#pathOf(req.target);
+    if (!verdict.ok) throw new Error('answerNow answers every refused path');
+    const { object } = verdict;
+    const shared = await this.cache.getShared(object.key);
+    if (shared) {
+      if (shared.kind === 'missing') return missingAnswer(cors, 'HIT');
+      return answerFromBytes(shared, req, cors, 'HIT');
+    }
+    return this.#miss(object, req, cors);
+  }
+
+  async #miss(object: ObjectPath, req: GatewayRequest, cors: HeaderList): Promise<GatewayAnswer> {
     const generation = this.#dropGeneration;
     if (!(await this.#gate.isPublic(object.datasetId))) {
-      return errorAnswer('dataset_not_found', { ...cors, 'cache-control': 'no-store', 'x-cache': 'BYPASS' });
+      return errorAnswer('dataset_not_found', [...cors, 'cache-control', 'no-store', 'x-cache', 'BYPASS']);
     }
     const { objects } = this.#deps;
     const { ttlMs } = cachePolicy(object.path);
@@ -116,20 +160,20 @@ export class Gateway {
     }
     const chunks: Buffer[] = [];
     for await (const chunk of body) chunks.push(chunk as Buffer);
-    const entry: CachedObject = { kind: 'object', body: Buffer.concat(chunks), etag: info.etag, headers: objectHeaders(info, object.path) };
+    const entry = cachedObject(Buffer.concat(chunks), info.etag, objectHeaders(info, object.path));
     if (entry.body.length !== info.size) throw new Error(`object ${object.key} changed while it was read`);
     if (generation === this.#dropGeneration) await this.cache.set(object.datasetId, object.key, entry, ttlMs);
     return answerFromBytes(entry, req, cors, 'MISS');
   }
 
-  async #rememberMissing(object: ObjectPath, cors: Record<string, string>, generation: number): Promise<GatewayAnswer> {
+  async #rememberMissing(object: ObjectPath, cors: HeaderList, generation: number): Promise<GatewayAnswer> {
     if (generation === this.#dropGeneration) await this.cache.set(object.datasetId, object.key, { kind: 'missing' }, MISSING_TTL_MS);
     return missingAnswer(cors, 'MISS');
   }
 }
 
-function missingAnswer(cors: Record<string, string>, verdict: CacheVerdict): GatewayAnswer {
-  return errorAnswer('not_found', { ...cors, 'cache-control': 'public, max-age=60', 'x-cache': verdict });
+function missingAnswer(cors: HeaderList, verdict: CacheVerdict): GatewayAnswer {
+  return errorAnswer('not_found', [...cors, 'cache-control', 'public, max-age=60', 'x-cache', verdict]);
 }
 
 /** The range asked for, unless If-Range names another version (RFC 9110 §13.1.5: then the whole object). */
@@ -140,16 +184,16 @@ function requestedRange(req: GatewayRequest, etag: string): string | undefined {
   return ifRange === undefined || ifRange === etag ? range : undefined;
 }
 
-function notModified(headers: Record<string, string>, cors: Record<string, string>, verdict: CacheVerdict): GatewayAnswer {
-  return { status: 304, headers: { ...cors, etag: headers.etag!, 'cache-control': headers['cache-control']!, 'x-cache': verdict }, body: null };
+function notModified(headers: Readonly<Record<string, string>>, cors: HeaderList, verdict: CacheVerdict): GatewayAnswer {
+  return { status: 304, headers: [...cors, 'etag', headers.etag!, 'cache-control', headers['cache-control']!, 'x-cache', verdict], body: null };
 }
 
-function unsatisfiable(size: number, cors: Record<string, string>, verdict: CacheVerdict): GatewayAnswer {
-  return errorAnswer('range_not_satisfiable', { ...cors, 'content-range': contentRange(size), 'accept-ranges': 'bytes', 'x-cache': verdict });
+function unsatisfiable(size: number, cors: HeaderList, verdict: CacheVerdict): GatewayAnswer {
+  return errorAnswer('range_not_satisfiable', [...cors, 'content-range', contentRange(size), 'accept-ranges', 'bytes', 'x-cache', verdict]);
 }
 
-/** 200, 206, 304 or 416 from an object's bytes in memory. */
-function answerFromBytes(entry: CachedObject, req: GatewayRequest, cors: Record<string, string>, verdict: CacheVerdict): GatewayAnswer {
+/** 200, 206, 304 or 416 from an object's bytes in memory; a 206 body is a view of them, not a copy. */
+function answerFromBytes(entry: CachedObject, req: GatewayRequest, cors: HeaderList, verdict: CacheVerdict): GatewayAnswer {
   const inm = req.header('if-none-match');
   if (inm !== undefined && etagMatches(inm, entry.etag)) return notModified(entry.headers, cors, verdict);
   const head = req.method === 'HEAD';
@@ -161,31 +205,31 @@ function answerFromBytes(entry: CachedObject, req: GatewayRequest, cors: Record<
     if (range) {
       return {
         status: 206,
-        headers: { ...entry.headers, ...cors, 'content-length': String(range.end - range.start + 1), 'content-range': contentRange(size, range), 'x-cache': verdict },
+        headers: [...entry.partialList, 'content-length', String(range.end - range.start + 1), 'content-range', contentRange(size, range), ...cors, 'x-cache', verdict],
         body: head ? null : entry.body.subarray(range.start, range.end + 1),
       };
     }
   }
-  return { status: 200, headers: { ...entry.headers, ...cors, 'x-cache': verdict }, body: head ? null : entry.body };
+  return { status: 200, headers: [...entry.fullList, ...cors, 'x-cache', verdict], body: head ? null : entry.body };
 }
 
 type RangeReader = (range: { start: number; end: number } | undefined) => Promise<{ info: ObjectInfo; body: import('node:stream').Readable } | undefined>;
 
 /** 200, 206, 304 or 416 streamed from the store (HEAD, or an object too large to cache); never cached. */
-async function answerFromStore(info: ObjectInfo, object: ObjectPath, req: GatewayRequest, cors: Record<string, string>, read?: RangeReader): Promise<GatewayAnswer> {
+async function answerFromStore(info: ObjectInfo, object: ObjectPath, req: GatewayRequest, cors: HeaderList, read?: RangeReader): Promise<GatewayAnswer> {
   const headers = objectHeaders(info, object.path);
   const inm = req.header('if-none-match');
   if (inm !== undefined && etagMatches(inm, info.etag)) return notModified(headers, cors, 'BYPASS');
   const rangeHeader = requestedRange(req, info.etag);
   const range = rangeHeader === undefined ? null : parseSingleRange(rangeHeader, info.size);
   if (range === 'unsatisfiable') return unsatisfiable(info.size, cors, 'BYPASS');
-  const out: Record<string, string> = { ...headers, ...cors, 'x-cache': 'BYPASS' };
   let status = 200;
+  let out: string[];
   if (range) {
     status = 206;
-    out['content-length'] = String(range.end - range.start + 1);
-    out['content-range'] = contentRange(info.size, range);
-  }
+    out = [...headerList(headers, 'content-length'), 'content-length', String(range.end - range.start + 1), 'content-range', contentRange(info.size, range)];
+  } else out = headerList(headers);
+  out.push(...cors, 'x-cache', 'BYPASS');
   if (!read) return { status, headers: out, body: null };
   const found = await read(range ?? undefined);
   if (!found) return missingAnswer(cors, 'BYPASS');
@@ -198,15 +242,19 @@ const gateways = new WeakMap<Deps, Gateway>();
  * The one gateway of a process (its cache must be shared by the API host's `/zarrproxy` mount and the
  * gateway host): made on first use, with its hooks registered: a dataset that goes private or away is
  * dropped at once, and a conversion's stale metadata too (the edge purge of §6.4 is `edge-purge.ts`).
+ * `peers` (a worker of `nds gateway` on several processes, without Redis) carries its drops to the others.
  */
-export function gatewayOf(deps: Deps): Gateway {
+export function gatewayOf(deps: Deps, peers?: DropChannel): Gateway {
   let gateway = gateways.get(deps);
   if (gateway) return gateway;
   const { config, log } = deps;
-  const now = () => deps.clock.now().getTime();
+  // Every hit checks an expiry: on the real clock, without making a Date.
+  const now = deps.clock === systemClock ? Date.now : () => deps.clock.now().getTime();
   const cache = config.cacheRedisUrl
     ? new RedisCache({ url: config.cacheRedisUrl, maxLocalBytes: config.cacheMaxBytes, log, now })
-    : new MemoryCache(config.cacheMaxBytes, now);
+    : peers
+      ? new RelayedCache(config.cacheMaxBytes, peers, now)
+      : new MemoryCache(config.cacheMaxBytes, now);
   gateway = new Gateway(deps, cache);
   const g = gateway;
   deps.hooks.datasetGone.push((id) => g.dropDataset(id));

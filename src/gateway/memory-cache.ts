@@ -84,13 +84,30 @@ export class MemoryCache implements GatewayCache {
     }
   }
 
+  async dropPrefixes(prefixes: string[]): Promise<void> {
+    this.dropPrefixesLocal(prefixes);
+  }
+
+  dropPrefixesLocal(prefixes: string[]): void {
+    if (prefixes.length === 0) return;
+    for (const [key, slot] of this.#slots) if (prefixes.some((p) => key.startsWith(p))) this.#remove(key, slot);
+  }
+
+  async dropAll(): Promise<void> {
+    this.dropAllLocal();
+  }
+
+  dropAllLocal(): void {
+    this.#slots.clear();
+    this.#bytes = 0;
+  }
+
   onDatasetDropped(): void {
     // One process: the caller that drops a dataset already knows.
   }
 
   async close(): Promise<void> {
-    this.#slots.clear();
-    this.#bytes = 0;
+    this.dropAllLocal();
   }
 
   #remove(key: string, slot: Slot): void {

@@ -1,16 +1,21 @@
 /**
  * The answers of the gateway, as plain values (status, headers, body) that any HTTP layer can write:
- * header sets are built once per cached object, and error bodies once per process.
+ * header lists are built once per cached object and per origin, and error bodies once per process.
  */
 import type { Readable } from 'node:stream';
 import type { ObjectInfo } from '../objects/object-store.js';
 import { errorSpec, type ErrorCode } from '../http/errors.js';
 import { isMetadataPath } from './gateway-path.js';
 
+/**
+ * Header fields as a flat list, `[name, value, name, value, ...]`, lower-case names: the form node:http's
+ * `writeHead` takes without walking an object's keys (measured: bench/RESULTS.md).
+ */
+export type HeaderList = readonly string[];
+
 export interface GatewayAnswer {
   status: number;
-  /** Lower-case names. */
-  headers: Record<string, string>;
+  headers: HeaderList;
   body: Buffer | Readable | null;
 }
 
@@ -36,6 +41,26 @@ export function objectHeaders(info: ObjectInfo, path: string): Record<string, st
   };
 }
 
+/** A record's fields as a list, leaving out the names in `omit`. */
+export function headerList(record: Readonly<Record<string, string>>, omit?: string): string[] {
+  const list: string[] = [];
+  for (const name of Object.keys(record)) if (name !== omit) list.push(name, record[name]!);
+  return list;
+}
+
+/** A list as a record (for hono's Response, whose plain-object headers take its direct path). */
+export function headerRecord(list: HeaderList): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (let i = 0; i < list.length; i += 2) record[list[i]!] = list[i + 1]!;
+  return record;
+}
+
+/** The value of a header in a list, or undefined. */
+export function headerValue(list: HeaderList, name: string): string | undefined {
+  for (let i = 0; i < list.length; i += 2) if (list[i] === name) return list[i + 1];
+  return undefined;
+}
+
 /** RFC 9110 §13.1.2: If-None-Match uses the weak comparison, over a list or `*`. */
 export function etagMatches(ifNoneMatch: string, etag: string): boolean {
   if (ifNoneMatch.trim() === '*') return true;
@@ -50,7 +75,7 @@ export function etagMatches(ifNoneMatch: string, etag: string): boolean {
 const errorBodies = new Map<string, Buffer>();
 
 /** A JSON error answer in the general shape of the API (`{error, message, details}`). */
-export function errorAnswer(code: ErrorCode, headers: Record<string, string>, details: string[] = []): GatewayAnswer {
+export function errorAnswer(code: ErrorCode, headers: HeaderList, details: string[] = []): GatewayAnswer {
   const spec = errorSpec(code);
   const memo = details.length === 0 ? code : undefined;
   let body = memo ? errorBodies.get(memo) : undefined;
@@ -58,9 +83,5 @@ export function errorAnswer(code: ErrorCode, headers: Record<string, string>, de
     body = Buffer.from(JSON.stringify({ error: code, message: spec.message, details }));
     if (memo) errorBodies.set(memo, body);
   }
-  return {
-    status: spec.status,
-    headers: { ...headers, 'content-type': 'application/json', 'content-length': String(body.length) },
-    body,
-  };
+  return { status: spec.status, headers: [...headers, 'content-type', 'application/json', 'content-length', String(body.length)], body };
 }

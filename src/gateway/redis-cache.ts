@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
-import type { CacheEntry, CachedObject, GatewayCache } from './gateway-cache.js';
+import { applyDrop, cachedObject, type CacheDrop, type CacheEntry, type GatewayCache } from './gateway-cache.js';
 import { MemoryCache } from './memory-cache.js';
 
 export interface RedisCacheOptions {
@@ -17,12 +17,6 @@ export interface RedisCacheOptions {
   now?: () => number;
   /** Key prefix and channel name base; default `nds:gw:`. */
   prefix?: string;
-}
-
-interface PurgeMessage {
-  from: string;
-  dataset?: string;
-  keys?: string[];
 }
 
 /** Longest life of any entry: a dataset's key set outlives none of its members. */
@@ -111,6 +105,20 @@ export class RedisCache implements GatewayCache {
     await this.#publish({ from: this.#id, keys });
   }
 
+  async dropPrefixes(prefixes: string[]): Promise<void> {
+    if (prefixes.length === 0) return;
+    this.#local.dropPrefixesLocal(prefixes);
+    for (const p of prefixes) await this.#deleteMatching(`${this.#objectKey(globEscape(p))}*`);
+    await this.#publish({ from: this.#id, prefixes });
+  }
+
+  /** Every key of this cache (objects and dataset sets) goes; other users of the Redis database are untouched. */
+  async dropAll(): Promise<void> {
+    this.#local.dropAllLocal();
+    await this.#deleteMatching(`${globEscape(this.#prefix)}*`);
+    await this.#publish({ from: this.#id, everything: true });
+  }
+
   onDatasetDropped(listener: (datasetId: string) => void): void {
     this.#listeners.push(listener);
   }
@@ -120,23 +128,26 @@ export class RedisCache implements GatewayCache {
     await Promise.allSettled([this.#sub.quit(), this.#redis.quit()]);
   }
 
-  async #publish(message: PurgeMessage): Promise<void> {
+  /** SCAN, not KEYS: a large cache must not block Redis for the other instances. */
+  async #deleteMatching(pattern: string): Promise<void> {
+    const stream = this.#redis.scanStream({ match: pattern, count: 1000 });
+    for await (const batch of stream as AsyncIterable<string[]>) if (batch.length > 0) await this.#redis.unlink(...batch);
+  }
+
+  async #publish(message: CacheDrop): Promise<void> {
     await this.#redis.publish(this.#channel, JSON.stringify(message));
   }
 
   #onPurge(text: string): void {
-    let message: PurgeMessage;
+    let message: CacheDrop;
     try {
-      message = JSON.parse(text) as PurgeMessage;
+      message = JSON.parse(text) as CacheDrop;
     } catch {
       return;
     }
-    if (message.from === this.#id) return;
-    if (typeof message.dataset === 'string') {
-      this.#local.dropDatasetLocal(message.dataset);
-      for (const listener of this.#listeners) listener(message.dataset);
-    }
-    if (Array.isArray(message.keys)) this.#local.dropKeysLocal(message.keys.filter((k) => typeof k === 'string'));
+    if (message?.from === this.#id) return;
+    const dataset = applyDrop(this.#local, message);
+    if (dataset !== undefined) for (const listener of this.#listeners) listener(dataset);
   }
 
   #objectKey(key: string): string {
@@ -146,6 +157,11 @@ export class RedisCache implements GatewayCache {
   #datasetKey(datasetId: string): string {
     return `${this.#prefix}d:${datasetId}`;
   }
+}
+
+/** A literal for a Redis glob pattern (`*`, `?`, `[`, `]` and `\\` escaped). */
+function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
 }
 
 function datasetOf(key: string): string {
@@ -167,6 +183,5 @@ export function decodeEntry(value: Buffer): CacheEntry | undefined {
   const meta = JSON.parse(value.subarray(4, 4 + n).toString('utf8')) as { kind: string; etag?: string; headers?: Record<string, string> };
   if (meta.kind === 'missing') return { kind: 'missing' };
   if (meta.kind !== 'object' || typeof meta.etag !== 'string' || !meta.headers) return undefined;
-  const entry: CachedObject = { kind: 'object', etag: meta.etag, headers: meta.headers, body: value.subarray(4 + n) };
-  return entry;
+  return cachedObject(value.subarray(4 + n), meta.etag, meta.headers);
 }

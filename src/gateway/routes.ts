@@ -7,7 +7,7 @@ import type { Deps } from '../deps.js';
 import type { AppEnv } from '../http/app-env.js';
 import { handleError } from '../http/error-handler.js';
 import { gatewayOf, type GatewayRequest } from './gateway.js';
-import type { GatewayAnswer } from './object-answers.js';
+import { headerRecord, type GatewayAnswer } from './object-answers.js';
 import { handlePurge, purgeZone } from './purge-endpoint.js';
 
 /**
@@ -53,7 +53,7 @@ function rawTargetOf(url: string): string {
 export function toResponse(answer: GatewayAnswer): Response {
   const { body } = answer;
   const payload: BodyInit | null = body === null ? null : Buffer.isBuffer(body) ? (body as Uint8Array<ArrayBuffer>) : (Readable.toWeb(body) as WebReadableStream as unknown as ReadableStream);
-  return new Response(payload, { status: answer.status, headers: answer.headers });
+  return new Response(payload, { status: answer.status, headers: headerRecord(answer.headers) });
 }
 
 const gatewayHosts = new WeakMap<Config, string | null>();

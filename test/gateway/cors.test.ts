@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allowedOrigin, OriginPolicy } from '../../src/gateway/cors.js';
+import { allowedOrigin, allowedOriginHeaders, OriginPolicy, REFUSED_ORIGIN_HEADERS } from '../../src/gateway/cors.js';
 
 describe('gateway CORS', () => {
   const domain = 'nds.example.org';
@@ -34,10 +34,11 @@ describe('gateway CORS', () => {
   it('remembers verdicts without changing them', () => {
     const policy = new OriginPolicy(domain);
     for (let i = 0; i < 3; i++) {
-      assert.equal(policy.allowed('https://x.nds.example.org'), 'https://x.nds.example.org');
-      assert.equal(policy.allowed('https://evilnds.example.org'), undefined);
+      assert.deepEqual(policy.headers('https://x.nds.example.org'), allowedOriginHeaders('https://x.nds.example.org'));
+      assert.equal(policy.headers('https://evilnds.example.org'), REFUSED_ORIGIN_HEADERS);
     }
-    for (let i = 0; i < 1500; i++) policy.allowed(`https://h${i}.evil.com`);
-    assert.equal(policy.allowed('http://localhost:1'), 'http://localhost:1');
+    for (let i = 0; i < 1500; i++) policy.headers(`https://h${i}.evil.com`);
+    assert.deepEqual(policy.headers('http://localhost:1'), allowedOriginHeaders('http://localhost:1'));
+    assert.equal(policy.headers(undefined), REFUSED_ORIGIN_HEADERS);
   });
 });

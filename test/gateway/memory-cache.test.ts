@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { entryCost, type CachedObject } from '../../src/gateway/gateway-cache.js';
+import { cachedObject, entryCost, type CachedObject } from '../../src/gateway/gateway-cache.js';
 import { MemoryCache } from '../../src/gateway/memory-cache.js';
 
 function obj(size: number, tag = 'x'): CachedObject {
-  return { kind: 'object', body: Buffer.alloc(size), etag: `"${tag}"`, headers: {} };
+  return cachedObject(Buffer.alloc(size), `"${tag}"`, {});
 }
 
 describe('in-process gateway cache', () => {

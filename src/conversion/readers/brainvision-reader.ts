@@ -27,13 +27,25 @@ export class BrainVisionReader implements RecordingReader {
   readonly nSamples: number;
   readonly #data: FileSource;
   readonly #annotations: Annotation[];
+  /** Digests of the text files (read whole at open), by position in `files`; the data file's comes from `#data`. */
+  readonly #textDigests: ReadonlyMap<number, string>;
   #consumed = false;
 
-  private constructor(header: BrainVisionHeader, data: FileSource, nSamples: number, files: string[], annotations: Annotation[], startTime: string | null, flags: string[]) {
+  private constructor(
+    header: BrainVisionHeader,
+    data: FileSource,
+    nSamples: number,
+    files: string[],
+    textDigests: ReadonlyMap<number, string>,
+    annotations: Annotation[],
+    startTime: string | null,
+    flags: string[],
+  ) {
     this.header = header;
     this.#data = data;
     this.nSamples = nSamples;
     this.files = files;
+    this.#textDigests = textDigests;
     this.#annotations = annotations;
     this.startTime = startTime;
     this.flags = flags;
@@ -52,12 +64,14 @@ export class BrainVisionReader implements RecordingReader {
 
   static async open(path: string): Promise<BrainVisionReader> {
     const name = baseName(path);
-    const header = parseBrainVisionHeader(await readText(path), name);
+    const headerText = await readText(path);
+    const header = parseBrainVisionHeader(headerText.bytes, name);
     const flags = [...header.flags];
     const dataFile = await findCompanion(path, header.dataFile, '.eeg');
     if (!dataFile) throw new FileReadError(`The data file ${header.dataFile} named by ${name} does not exist.`);
     if (dataFile.recovered) flags.push('brainvision_header_recovered');
     const files = [path, dataFile.path];
+    const textDigests = new Map([[0, headerText.sha256]]);
 
     const markerFile = await findCompanion(path, header.markerFile, '.vmrk');
     let annotations: Annotation[] = [];
@@ -65,7 +79,9 @@ export class BrainVisionReader implements RecordingReader {
     if (markerFile) {
       files.push(markerFile.path);
       if (markerFile.recovered && !flags.includes('brainvision_header_recovered')) flags.push('brainvision_header_recovered');
-      const markers = parseBrainVisionMarkers(await readText(markerFile.path));
+      const markerText = await readText(markerFile.path);
+      textDigests.set(2, markerText.sha256);
+      const markers = parseBrainVisionMarkers(markerText.bytes);
       const first = markers.find((m) => m.type.toLowerCase() === 'new segment');
       startTime = markerDateToIso(first?.date);
       annotations = markers
@@ -105,7 +121,7 @@ export class BrainVisionReader implements RecordingReader {
       }
       if (nSamples === 0) throw new EmptyRecordingError(`${dataName} holds no complete sample.`);
       nSamples = Math.min(nSamples, available);
-      return new BrainVisionReader(header, data, nSamples, files, annotations, startTime, flags);
+      return new BrainVisionReader(header, data, nSamples, files, textDigests, annotations, startTime, flags);
     } catch (err) {
       await data.close();
       throw err;
@@ -144,6 +160,11 @@ export class BrainVisionReader implements RecordingReader {
     return [{ storedStart: 0, onset: 0, duration: this.nSamples / this.header.rate }];
   }
 
+  async digests(): Promise<string[]> {
+    const data = await this.#data.sha256();
+    return this.files.map((_, i) => this.#textDigests.get(i) ?? data);
+  }
+
   async close(): Promise<void> {
     await this.#data.close();
   }
@@ -153,11 +174,12 @@ export class BrainVisionReader implements RecordingReader {
   }
 }
 
-async function readText(path: string): Promise<Uint8Array> {
+async function readText(path: string): Promise<{ bytes: Uint8Array; sha256: string }> {
   const source = await FileSource.open(path);
   try {
     if (source.size > maxTextBytes) throw new CorruptOrTruncatedError(`${baseName(path)} is ${source.size} bytes, too large for a BrainVision text file.`);
-    return await source.read(0, source.size);
+    const bytes = await source.read(0, source.size);
+    return { bytes, sha256: await source.sha256() };
   } finally {
     await source.close();
   }

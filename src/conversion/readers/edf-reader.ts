@@ -31,6 +31,8 @@ export class EdfReader implements RecordingReader {
   readonly #firstRecordStart: number;
   readonly #annotations: Annotation[] = [];
   readonly #segments: Segment[] = [];
+  /** Per-channel output arrays of one batch, reused from batch to batch (RecordingReader.blocks allows it). */
+  #outputs: (Int16Array | Int32Array)[] | undefined;
   #consumed = false;
 
   private constructor(source: FileSource, header: EdfHeader, firstRecordStart: number) {
@@ -94,7 +96,7 @@ export class EdfReader implements RecordingReader {
         next = r0 + perBatch < recordCount ? readBatch(r0 + perBatch, buffers[b ^ 1]!) : undefined;
         if (bytes.length < n * recordBytes) throw this.#truncated();
         for (let k = 0; k < n; k++) this.#annotate(r0 + k, bytes.subarray(k * recordBytes, (k + 1) * recordBytes));
-        yield this.#decodeRecords(bytes, n);
+        yield this.#decodeRecords(bytes, n, Math.min(perBatch, recordCount));
       }
     } else {
       yield* this.#largeRecords();
@@ -110,16 +112,24 @@ export class EdfReader implements RecordingReader {
     return this.#segments;
   }
 
+  async digests(): Promise<string[]> {
+    return [await this.#source.sha256()];
+  }
+
   async close(): Promise<void> {
     await this.#source.close();
   }
 
-  #decodeRecords(bytes: Uint8Array, n: number): SampleArray[] {
+  #decodeRecords(bytes: Uint8Array, n: number, perBatch: number): SampleArray[] {
     const { recordBytes, bytesPerSample } = this.header;
-    return this.#dataSignals.map((signal) => {
+    const outputs = (this.#outputs ??= this.#dataSignals.map((signal) =>
+      bytesPerSample === 2 ? new Int16Array(signal.samplesPerRecord * perBatch) : new Int32Array(signal.samplesPerRecord * perBatch),
+    ));
+    return this.#dataSignals.map((signal, c) => {
       const nr = signal.samplesPerRecord;
-      if (bytesPerSample === 2) {
-        const out = new Int16Array(nr * n);
+      const output = outputs[c]!;
+      if (output instanceof Int16Array) {
+        const out = output.subarray(0, nr * n);
         const view = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length >> 1);
         for (let k = 0; k < n; k++) {
           const from = (k * recordBytes + signal.recordOffset) >> 1;
@@ -127,7 +137,7 @@ export class EdfReader implements RecordingReader {
         }
         return out;
       }
-      const out = new Int32Array(nr * n);
+      const out = output.subarray(0, nr * n);
       for (let k = 0; k < n; k++) decodeInt24(bytes, k * recordBytes + signal.recordOffset, nr, out, k * nr);
       return out;
     });

@@ -12,6 +12,7 @@ import { isMat5, parseMat5 } from './mat5-parser.js';
 import { Mat73File } from './mat73-file.js';
 import { matField, matNumber, matString, type MatNumericArray, type MatValue } from './mat-value.js';
 import { snapRate } from './naive-time.js';
+import { fileSha256 } from '../file-sha256.js';
 
 const batchBytes = 4 << 20;
 /** A v5 `.set` is read whole; beyond this size the samples belong in a `.fdt` file. */
@@ -26,6 +27,8 @@ type DataSource =
 interface EeglabParts {
   fields: Map<string, unknown>;
   mat73?: Mat73File;
+  /** SHA-256 of the `.set`, when it was read whole (MAT v5); a v7.3 file is read by h5wasm and hashed apart. */
+  sha256?: string;
 }
 
 export class EeglabReader implements RecordingReader {
@@ -39,9 +42,20 @@ export class EeglabReader implements RecordingReader {
   readonly rate: number;
   readonly #data: DataSource;
   readonly #annotations: Annotation[];
+  readonly #setSha256: string | undefined;
   #consumed = false;
 
-  private constructor(init: { channels: ChannelInfo[]; sampleType: 'float32' | 'float64'; flags: string[]; files: string[]; nSamples: number; rate: number; data: DataSource; annotations: Annotation[] }) {
+  private constructor(init: {
+    channels: ChannelInfo[];
+    sampleType: 'float32' | 'float64';
+    flags: string[];
+    files: string[];
+    nSamples: number;
+    rate: number;
+    data: DataSource;
+    annotations: Annotation[];
+    setSha256: string | undefined;
+  }) {
     this.channels = init.channels;
     this.sampleType = init.sampleType;
     this.flags = init.flags;
@@ -50,6 +64,7 @@ export class EeglabReader implements RecordingReader {
     this.rate = init.rate;
     this.#data = init.data;
     this.#annotations = init.annotations;
+    this.#setSha256 = init.setSha256;
   }
 
   static async open(path: string): Promise<EeglabReader> {
@@ -66,7 +81,7 @@ export class EeglabReader implements RecordingReader {
     }
   }
 
-  static async #build(path: string, name: string, { fields, mat73 }: EeglabParts): Promise<EeglabReader> {
+  static async #build(path: string, name: string, { fields, mat73, sha256 }: EeglabParts): Promise<EeglabReader> {
     const value = (key: string) => fields.get(key) as MatValue | undefined;
     const nbchan = matNumber(value('nbchan'));
     const pnts = matNumber(value('pnts'));
@@ -133,7 +148,7 @@ export class EeglabReader implements RecordingReader {
       const type = matString(matField(chanlocs, 'type', c))?.trim().toUpperCase() ?? '';
       channels.push({ label, type, unit: 'uV', rate, nSamples: pnts, scale: 1, offset: 0 });
     }
-    return new EeglabReader({ channels, sampleType, flags, files, nSamples: pnts, rate, data, annotations: readEvents(value('event'), srate) });
+    return new EeglabReader({ channels, sampleType, flags, files, nSamples: pnts, rate, data, annotations: readEvents(value('event'), srate), setSha256: sha256 });
   }
 
   async *blocks(): AsyncGenerator<SampleArray[]> {
@@ -168,6 +183,11 @@ export class EeglabReader implements RecordingReader {
     return [{ storedStart: 0, onset: 0, duration: this.nSamples / this.rate }];
   }
 
+  async digests(): Promise<string[]> {
+    const set = this.#setSha256 ?? (await fileSha256(this.files[0]!));
+    return this.#data.kind === 'fdt' ? [set, await this.#data.source.sha256()] : [set];
+  }
+
   async close(): Promise<void> {
     if (this.#data.kind === 'fdt') await this.#data.source.close();
     if (this.#data.kind === 'hdf5') this.#data.file.close();
@@ -185,7 +205,7 @@ async function readParts(path: string, name: string): Promise<EeglabParts> {
       const vars = parseMat5(await source.read(0, source.size), name);
       const eeg = vars.get('EEG');
       const fields = eeg?.kind === 'struct' && eeg.items.length === 1 ? eeg.items[0]! : vars;
-      return { fields };
+      return { fields, sha256: await source.sha256() };
     }
   } finally {
     await source.close();

@@ -1,11 +1,24 @@
-/** Positioned reads from one file, with every I/O failure turned into a `FileReadError`. */
+/**
+ * Positioned reads from one file, with every I/O failure turned into a `FileReadError`. The file's SHA-256
+ * is kept on the way: a read that continues the bytes hashed so far is hashed as it arrives, so a reader
+ * that streams through the file gets its digest without a second pass (`sha256()` reads only what was
+ * skipped).
+ */
+import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { FileReadError } from '../errors.js';
+
+const digestReadBytes = 1 << 20;
 
 export class FileSource {
   readonly path: string;
   readonly size: number;
   readonly #handle: FileHandle;
+  readonly #hash: Hash = createHash('sha256');
+  /** Bytes [0, #hashed) are in #hash. */
+  #hashed = 0;
+  #digest: Promise<string> | undefined;
+  #final = false;
 
   private constructor(path: string, handle: FileHandle, size: number) {
     this.path = path;
@@ -47,7 +60,30 @@ export class FileSource {
     } catch (cause) {
       throw new FileReadError(`Reading ${baseName(this.path)} failed: ${(cause as Error).message}.`, { cause });
     }
-    return done === want ? out : out.subarray(0, done);
+    const got = done === want ? out : out.subarray(0, done);
+    // Hashed now, before the caller may change the bytes in place (big-endian swaps) or reuse the buffer.
+    if (!this.#final && position <= this.#hashed && position + got.length > this.#hashed) {
+      this.#hash.update(got.subarray(this.#hashed - position));
+      this.#hashed = position + got.length;
+    }
+    return got;
+  }
+
+  /**
+   * SHA-256 (hex) of the file's `size` bytes: what the reads so far streamed through is not read again.
+   * Call it before `close()`; later calls return the same digest.
+   */
+  sha256(): Promise<string> {
+    this.#digest ??= (async () => {
+      const scratch = new Uint8Array(Math.min(digestReadBytes, Math.max(1, this.size - this.#hashed)));
+      while (this.#hashed < this.size) {
+        const bytes = await this.read(this.#hashed, scratch.length, scratch);
+        if (bytes.length === 0) throw new FileReadError(`${baseName(this.path)} ended while it was being read.`);
+      }
+      this.#final = true;
+      return this.#hash.digest('hex');
+    })();
+    return this.#digest;
   }
 
   async close(): Promise<void> {

@@ -1,27 +1,35 @@
 /**
  * Keeps a few sink writes in flight while the next chunk is being encoded, so the converter does not wait
- * on each file or object write. The first failure is rethrown by the next `put` or by `drain`.
+ * on each file or object write. The first failure is rethrown by the next `put` or by `drain`. `put`
+ * returns before the write is done: `written` hears when each write's bytes are free again.
  */
 import type { StoreSink } from './store-sink.js';
 
 export class PutQueue implements StoreSink {
   readonly #sink: StoreSink;
   readonly #limit: number;
+  readonly #written: ((bytes: Uint8Array) => void) | undefined;
   readonly #pending = new Set<Promise<void>>();
   #error: unknown;
 
-  constructor(sink: StoreSink, limit = 8) {
+  /** `limit`: writes in flight (default 8). `written`: called with each put's bytes once its write settled. */
+  constructor(sink: StoreSink, limit = 8, written?: (bytes: Uint8Array) => void) {
     this.#sink = sink;
     this.#limit = limit;
+    this.#written = written;
   }
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
     this.#check();
     const write: Promise<void> = this.#sink.put(key, bytes).then(
-      () => void this.#pending.delete(write),
+      () => {
+        this.#pending.delete(write);
+        this.#written?.(bytes);
+      },
       (err: unknown) => {
         this.#pending.delete(write);
         this.#error ??= err;
+        this.#written?.(bytes);
       },
     );
     this.#pending.add(write);

@@ -32,8 +32,11 @@ export interface WriteStoreOptions {
   sourcePath: string;
   /** Git commit of the source, when there is one. */
   sourceCommit?: string | null;
-  /** Source files with their SHA-256. */
-  files: { path: string; sha256: string }[];
+  /**
+   * Source files with their SHA-256, or a function that gives them once every sample has been read (so
+   * the digests can be taken from the reads the conversion made).
+   */
+  files: SourceFile[] | (() => Promise<SourceFile[]>);
   /** Merged `_<modality>.json` sidecar. */
   sidecar?: Record<string, unknown>;
   channelDetails?: (ChannelDetails | undefined)[];
@@ -47,12 +50,18 @@ export interface WriteStoreOptions {
   now?: () => Date;
 }
 
+export interface SourceFile {
+  path: string;
+  sha256: string;
+}
+
 const defaultTypes: Record<string, string> = { eeg: 'EEG', emg: 'EMG', ieeg: 'SEEG' };
 
 export async function writeStore(reader: RecordingReader, target: StoreSink, options: WriteStoreOptions): Promise<StoreSummary> {
-  const sink = new PutQueue(target);
   const modality = (options.modality ?? 'eeg').toLowerCase();
   const codec = options.codec ?? new ZstdChunkCodec();
+  // Each encoded chunk goes back to the codec once written, so its buffer serves a later chunk.
+  const sink = new PutQueue(target, 8, (bytes) => codec.release?.(bytes));
   const channels = reader.channels;
   if (channels.length === 0) throw new EmptyRecordingError(`${options.sourcePath} has no signal channels.`);
 
@@ -156,6 +165,7 @@ export async function writeStore(reader: RecordingReader, target: StoreSink, opt
   const sidecar = options.sidecar ?? {};
   const powerLine = typeof sidecar['PowerLineFrequency'] === 'number' ? sidecar['PowerLineFrequency'] : null;
   const flags = [...reader.flags];
+  const files = typeof options.files === 'function' ? await options.files() : options.files;
   // The root zarr.json goes last, after every other object is safely written.
   await sink.drain();
   await target.put(
@@ -163,7 +173,7 @@ export async function writeStore(reader: RecordingReader, target: StoreSink, opt
     groupMetadata({
       format: storeFormat,
       format_version: storeFormatVersion,
-      source: { path: options.sourcePath, format: reader.format, commit: options.sourceCommit ?? null, files: options.files },
+      source: { path: options.sourcePath, format: reader.format, commit: options.sourceCommit ?? null, files },
       recording: {
         start_time: reader.startTime,
         duration_s: duration,

@@ -23,6 +23,22 @@ describe('ZstdChunkCodec', () => {
     });
   }
 
+  it('keeps an encoded chunk intact until it is released, then reuses its memory', async () => {
+    // The writer holds up to 8 encoded chunks while they are written: later encodes must not touch them.
+    const codec = new ZstdChunkCodec();
+    const chunk = sampleChunk();
+    const first = await codec.encode(chunk);
+    const copy = first.slice();
+    const other = sampleChunk().reverse();
+    const second = await codec.encode(other);
+    assert.deepEqual(first, copy);
+    assert.deepEqual(new Uint8Array(await decoder.decode(second)), other);
+    codec.release(first);
+    const third = await codec.encode(other);
+    if ((await zstdEncoder()).kind === 'native') assert.equal(third.buffer, first.buffer, 'the released buffer serves the next chunk');
+    assert.deepEqual(new Uint8Array(await decoder.decode(third)), other);
+  });
+
   it('uses the native encoder when zstd-napi is installed, WebAssembly when asked', async () => {
     let installed = true;
     try {

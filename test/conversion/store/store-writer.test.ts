@@ -4,7 +4,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, basename } from 'node:path';
 import { openRecording } from '../../../src/conversion/readers/open-recording.js';
@@ -14,6 +14,7 @@ import { groupName } from '../../../src/conversion/store/zarr-metadata.js';
 import { readAll, physical } from '../support/read-all.js';
 import { openStore, readEvents, readGroup, readView } from '../support/read-store.js';
 import { fixturesDir } from '../support/fixtures.js';
+import { writeEdf } from '../support/edf-writer.js';
 
 const fixtures = fixturesDir;
 const files = [
@@ -95,6 +96,48 @@ describe('store round trip on every fixture', () => {
       assert.equal(events.attrs.n_events, annotations.length);
       assert.deepEqual(events.onset, annotations.map((a) => a.onset));
       assert.deepEqual(events.code.map((c) => events.attrs.label_map[String(c)]), annotations.map((a) => a.description));
+    });
+  }
+});
+
+describe('store round trip across read batches', () => {
+  // The fixtures fit in one 4 MiB read batch; these files take three (42, 42 and 16 records), so chunks,
+  // view columns and the reader's reused block arrays all cross batch boundaries.
+  for (const bdf of [false, true]) {
+    it(`reads back a ${bdf ? 'BDF' : 'EDF'} of three read batches exactly with zarrita`, async () => {
+      const nCh = 8;
+      const rate = 4096;
+      const records = 100;
+      const n = rate * records;
+      const range = bdf ? 1 << 23 : 1 << 15;
+      const value = (c: number, t: number) => (((t * 2654435761 + c * 40503) >>> 7) % (2 * range)) - range;
+      const signals = Array.from({ length: nCh }, (_, c) => ({
+        label: `C${c}`,
+        samplesPerRecord: rate,
+        digitalMin: -range,
+        digitalMax: range - 1,
+        samples: Int32Array.from({ length: n }, (_, t) => value(c, t)),
+      }));
+      const path = join(out, `batches.${bdf ? 'bdf' : 'edf'}`);
+      await writeFile(path, writeEdf({ bdf, recordDuration: 1, records, signals }));
+      const reader = await openRecording(path);
+      const dir = join(out, `batches-${bdf ? 'bdf' : 'edf'}.zarr`);
+      await writeStore(reader, new FolderSink(dir), { sourcePath: basename(path), files: [] });
+      await reader.close();
+
+      const group = await readGroup(dir, `eeg_${rate}hz`);
+      assert.deepEqual(group.shape, [nCh, n]);
+      for (let c = 0; c < nCh; c++) {
+        for (let t = 0; t < n; t++) if (group.digital[c * n + t] !== value(c, t)) assert.fail(`C${c}[${t}]: ${group.digital[c * n + t]} != ${value(c, t)}`);
+      }
+      const view = await readView(dir, `eeg_${rate}hz`, 1);
+      const cols = n / 4;
+      for (let c = 0; c < nCh; c++) {
+        for (let col = 0; col < cols; col++) {
+          const four = [0, 1, 2, 3].map((k) => value(c, col * 4 + k));
+          if (view.data[c * cols + col] !== Math.min(...four) || view.data[nCh * cols + c * cols + col] !== Math.max(...four)) assert.fail(`view 1, C${c}, column ${col}`);
+        }
+      }
     });
   }
 });

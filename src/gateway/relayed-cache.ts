@@ -1,0 +1,75 @@
+/**
+ * The cache of one worker of `nds gateway` on several processes without Redis: a `MemoryCache` whose drops
+ * are announced to the sibling workers (through the cluster's primary) and whose siblings' drops are
+ * applied here, so a purge received by one worker empties every worker's copy.
+ */
+import { randomUUID } from 'node:crypto';
+import { applyDrop, type CacheDrop, type CacheEntry, type GatewayCache } from './gateway-cache.js';
+import { MemoryCache } from './memory-cache.js';
+
+/** How drops travel between workers; the cluster's IPC channel in production, a stand-in in tests. */
+export interface DropChannel {
+  /** Announces a drop to every other worker. */
+  send(message: CacheDrop): void;
+  /** Calls `listener` with each drop another worker announced. */
+  onMessage(listener: (message: unknown) => void): void;
+}
+
+export class RelayedCache implements GatewayCache {
+  readonly #local: MemoryCache;
+  readonly #channel: DropChannel;
+  readonly #id = randomUUID();
+  readonly #listeners: Array<(datasetId: string) => void> = [];
+
+  constructor(maxBytes: number, channel: DropChannel, now?: () => number) {
+    this.#local = new MemoryCache(maxBytes, now);
+    this.#channel = channel;
+    channel.onMessage((message) => {
+      if ((message as Partial<CacheDrop> | null)?.from === this.#id) return;
+      const dataset = applyDrop(this.#local, message);
+      if (dataset !== undefined) for (const listener of this.#listeners) listener(dataset);
+    });
+  }
+
+  getLocal(key: string): CacheEntry | undefined {
+    return this.#local.getLocal(key);
+  }
+
+  async getShared(): Promise<CacheEntry | undefined> {
+    return undefined;
+  }
+
+  async set(datasetId: string, key: string, entry: CacheEntry, ttlMs: number): Promise<void> {
+    this.#local.setLocal(datasetId, key, entry, ttlMs);
+  }
+
+  async dropDataset(datasetId: string): Promise<void> {
+    this.#local.dropDatasetLocal(datasetId);
+    this.#channel.send({ from: this.#id, dataset: datasetId });
+  }
+
+  async dropKeys(keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    this.#local.dropKeysLocal(keys);
+    this.#channel.send({ from: this.#id, keys });
+  }
+
+  async dropPrefixes(prefixes: string[]): Promise<void> {
+    if (prefixes.length === 0) return;
+    this.#local.dropPrefixesLocal(prefixes);
+    this.#channel.send({ from: this.#id, prefixes });
+  }
+
+  async dropAll(): Promise<void> {
+    this.#local.dropAllLocal();
+    this.#channel.send({ from: this.#id, everything: true });
+  }
+
+  onDatasetDropped(listener: (datasetId: string) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    await this.#local.close();
+  }
+}
