@@ -40,17 +40,17 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const method = req.method ?? 'GET';
     if (method === 'POST' || req.url === '/healthz') return void viaHono(req, res);
-    const request = new NodeGatewayRequest(req, method);
-    const now = gateway.answerNow(request);
-    if (now) return writeAnswer(res, method, now);
-    gateway.serve(request).then(
-      (answer) => writeAnswer(res, method, answer),
-      (err: unknown) => {
-        deps.log.error({ err, path: req.url }, 'gateway request failed');
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: 'internal_error', message: 'Something went wrong on our side.', details: [] }));
-      },
-    );
+    try {
+      const request = new NodeGatewayRequest(req, method);
+      const now = gateway.answerNow(request);
+      if (now) return writeAnswer(res, method, now);
+      gateway
+        .serve(request)
+        .then((answer) => writeAnswer(res, method, answer))
+        .catch((err: unknown) => failed(deps, req, res, err));
+    } catch (err) {
+      failed(deps, req, res, err);
+    }
   });
   await new Promise<void>((resolve) => server.listen(options.config.port, options.hostname, resolve));
   const address = server.address();
@@ -71,6 +71,13 @@ async function stop(server: Server, deps: Deps, database: DatabaseHandle): Promi
   await deps.mailer.close();
   await deps.objects.close();
   await database.close();
+}
+
+/** A 500 in the API's error shape; the cause goes to the log only. */
+function failed(deps: Deps, req: IncomingMessage, res: ServerResponse, err: unknown): void {
+  deps.log.error({ err, path: req.url }, 'gateway request failed');
+  if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: 'internal_error', message: 'Something went wrong on our side.', details: [] }));
 }
 
 function writeAnswer(res: ServerResponse, method: string, answer: GatewayAnswer): void {
