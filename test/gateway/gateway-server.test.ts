@@ -4,10 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
 import { gatewayOf } from '../../src/gateway/gateway.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { insertDataset, newDatasetId, putZarrCopy, rawRequest, startStandaloneGateway, STORE, type StandaloneGateway } from './support.js';
+import { insertDataset, newDatasetId, putZarrCopy, rawRequest, startStandaloneGateway, STORE, waitFor, withRedis, type StandaloneGateway } from './support.js';
 
 const REDIS = 'redis://127.0.0.1:6379/7';
 const TOKEN = 'edge-token-for-tests-0123456789';
@@ -59,7 +58,7 @@ describe('standalone gateway and shared cache', () => {
     assert.deepEqual(b.body, a.body);
     assert.equal(b.headers.etag, a.headers.etag);
     assert.equal(b.headers['cache-control'], 'public, max-age=86400');
-    const ttl = await withRedis((r) => r.pttl(`nds:gw:o:${id}/zarr/${chunkPath}`));
+    const ttl = await withRedis(REDIS, (r) => r.pttl(`nds:gw:o:${id}/zarr/${chunkPath}`));
     assert.ok(ttl > 86_000_000 && ttl <= 86_400_000, `PX ttl ${ttl}`);
     const range = await rawRequest(gw.url, `/${id}/zarr/${chunkPath}`, { headers: { range: 'bytes=-4' } });
     assert.equal(range.status, 206);
@@ -80,7 +79,7 @@ describe('standalone gateway and shared cache', () => {
     for (const hook of api.deps.hooks.datasetGone) await hook(ds);
     await waitFor(async () => (await onGateway(chunkPath, ds)).status === 404);
     assert.equal((await onApi(chunkPath, ds)).status, 404);
-    assert.equal(await withRedis((r) => r.exists(`nds:gw:o:${ds}/zarr/${chunkPath}`, `nds:gw:d:${ds}`)), 0);
+    assert.equal(await withRedis(REDIS, (r) => r.exists(`nds:gw:o:${ds}/zarr/${chunkPath}`, `nds:gw:d:${ds}`)), 0);
   });
 
   it('purges through the standalone gateway when a conversion callback arrives', async () => {
@@ -109,21 +108,3 @@ describe('standalone gateway and shared cache', () => {
   });
 
 });
-
-async function withRedis<T>(fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis(REDIS);
-  try {
-    return await fn(r);
-  } finally {
-    await r.quit();
-  }
-}
-
-/** Pub/sub is asynchronous: the other instance hears the purge a moment later. */
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 50; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail('condition not met within 1 s');
-}

@@ -5,10 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
 import { keyPrefixesOf } from '../../src/gateway/purge-endpoint.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { insertDataset, newDatasetId, putZarrCopy, rawRequest, startStandaloneGateway, STORE, type RawAnswer, type StandaloneGateway } from './support.js';
+import { insertDataset, newDatasetId, putZarrCopy, rawRequest, startStandaloneGateway, STORE, waitFor, withRedis, type RawAnswer, type StandaloneGateway } from './support.js';
 
 const TOKEN = 'edge-token-for-tests-0123456789';
 // purge_everything empties every `nds:gw:` key of its Redis database: this file has a database of its own,
@@ -142,7 +141,7 @@ describe('purge endpoint on a cache shared through Redis', () => {
   const onGateway = (path: string, ds: string) => rawRequest(gw.url, `/${ds}/zarr/${path}`);
   const purge = (body: unknown) =>
     rawRequest(gw.url, '/edge/zones/zone1/purge_cache', { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const redisKeys = (pattern: string) => withRedis((r) => r.keys(pattern));
+  const redisKeys = (pattern: string) => withRedis(REDIS, (r) => r.keys(pattern));
 
   it('drops the objects under a prefix from Redis and from the memory of every instance', async () => {
     await warm(onApi, [a, b]);
@@ -173,21 +172,3 @@ describe('purge endpoint on a cache shared through Redis', () => {
     assert.equal((await onApi('index.json', b)).headers['x-cache'], 'MISS');
   });
 });
-
-async function withRedis<T>(fn: (r: Redis) => Promise<T>): Promise<T> {
-  const r = new Redis(REDIS);
-  try {
-    return await fn(r);
-  } finally {
-    await r.quit();
-  }
-}
-
-/** Pub/sub is asynchronous: the other instance hears the purge a moment later. */
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 50; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail('condition not met within 1 s');
-}

@@ -3,6 +3,8 @@ import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createUser } from '../../src/accounts/users.js';
 import { loadConfig } from '../../src/config.js';
@@ -83,4 +85,23 @@ export async function startStandaloneGateway(env: Record<string, string>): Promi
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs `fn` with a Redis connection to `url`, closed afterwards. */
+export async function withRedis<T>(url: string, fn: (r: Redis) => Promise<T>): Promise<T> {
+  const r = new Redis(url);
+  try {
+    return await fn(r);
+  } finally {
+    await r.quit();
+  }
+}
+
+/** Pub/sub is asynchronous: the other instance hears the purge a moment later. */
+export async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail('condition not met within 1 s');
 }
