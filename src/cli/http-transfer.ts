@@ -4,8 +4,8 @@
  * with `retryable: true`.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { Transform } from 'node:stream';
@@ -29,15 +29,6 @@ function requestFor(url: URL, method: string, headers: Record<string, string>): 
   return lib.request(url, { method, headers, agent: url.protocol === 'https:' ? agents.https : agents.http });
 }
 
-function counter(onBytes: (n: number) => void): Transform {
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      onBytes(chunk.length);
-      done(null, chunk);
-    },
-  });
-}
-
 async function readText(res: http.IncomingMessage): Promise<string> {
   let text = '';
   for await (const c of res) if (text.length < 2000) text += c;
@@ -57,7 +48,22 @@ function statusError(status: number, body: string, what: string): TransferError 
   return new TransferError(`${what}: HTTP ${status} ${reason}`, retryable, status);
 }
 
-/** PUTs a file; `onBytes` sees progress. Bytes sent before a failure are reported again on a retry. */
+const CHUNK = 1 << 20;
+/** 1 MiB buffers handed back by finished transfers: fresh ones cost page faults and garbage collection. */
+const spareBuffers: Buffer[] = [];
+
+function takeBuffer(): Buffer {
+  return spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK);
+}
+
+function giveBack(...buffers: Buffer[]): void {
+  for (const b of buffers) if (spareBuffers.length < 32) spareBuffers.push(b);
+}
+
+/**
+ * PUTs a file; `onBytes` sees progress. Bytes sent before a failure are reported again on a retry. The file is
+ * read through two reused buffers, one filling while the other drains into the socket.
+ */
 export async function putFile(target: { url: string; headers: Record<string, string> }, file: string, size: number, onBytes: (n: number) => void): Promise<void> {
   const url = new URL(target.url);
   const req = requestFor(url, 'PUT', { 'content-length': String(size), 'content-type': 'application/octet-stream', ...target.headers });
@@ -65,15 +71,42 @@ export async function putFile(target: { url: string; headers: Record<string, str
     req.once('response', resolve);
     req.once('error', reject);
   });
+  // While the body is being sent, a failed connection ends the wait on any read or write.
+  const broken = new Promise<never>((_, reject) => {
+    req.once('error', reject);
+    req.once('close', () => reject(new Error('the connection closed before the body was sent')));
+  });
+  answered.catch(() => undefined);
+  broken.catch(() => undefined);
+  const buffers = [takeBuffer(), takeBuffer()];
+  const sending: Array<Promise<void> | undefined> = [undefined, undefined];
+  let handle: FileHandle | undefined;
   try {
-    await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), counter(onBytes), req);
+    handle = await open(file, 'r');
+    let position = 0;
+    for (let i = 0; position < size; i ^= 1) {
+      if (sending[i]) await Promise.race([sending[i], broken]);
+      const buffer = buffers[i];
+      const { bytesRead } = await Promise.race([handle.read(buffer, 0, Math.min(CHUNK, size - position), position), broken]);
+      if (bytesRead === 0) throw new TransferError(`${file} shrank while it was sent`, false);
+      position += bytesRead;
+      sending[i] = new Promise<void>((resolve, reject) => req.write(buffer.subarray(0, bytesRead), (err) => (err ? reject(err) : resolve())));
+      sending[i]!.catch(() => undefined);
+      onBytes(bytesRead);
+    }
+    await Promise.race([Promise.all(sending), broken]);
+    req.end();
     const res = await answered;
     const body = await readText(res);
     if (res.statusCode! < 200 || res.statusCode! >= 300) throw statusError(res.statusCode!, body, 'upload refused');
+    // Only a transfer that ended cleanly returns its buffers: after a failure the socket may still hold them.
+    giveBack(...buffers);
   } catch (err) {
     req.destroy();
     if (err instanceof TransferError) throw err;
     throw new TransferError(`upload failed: ${(err as Error).message}`, true, undefined, err);
+  } finally {
+    await handle?.close();
   }
 }
 
@@ -114,8 +147,9 @@ export async function getToFile(url: string, headers: Record<string, string>, de
  * Size and hex SHA-256 of a file, read through one reused 1 MiB buffer: a read stream would allocate a
  * fresh buffer per chunk, and collecting those cost the upload more than the hashing.
  */
-export async function hashFile(file: string, buffer: Buffer = Buffer.allocUnsafe(1 << 20)): Promise<{ size: number; sha256: string }> {
+export async function hashFile(file: string): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
+  const buffer = takeBuffer();
   let size = 0;
   const handle = await open(file, 'r');
   try {
@@ -127,6 +161,7 @@ export async function hashFile(file: string, buffer: Buffer = Buffer.allocUnsafe
     }
   } finally {
     await handle.close();
+    giveBack(buffer);
   }
   return { size, sha256: hash.digest('hex') };
 }

@@ -1,10 +1,8 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { createHash, randomBytes } from 'node:crypto';
-import { Transform } from 'node:stream';
 import {
   checkObjectKey,
   ContentMismatchError,
@@ -17,6 +15,7 @@ import {
   type PutOptions,
 } from './object-store.js';
 import type { ObjectUrlSigner } from './object-url-signer.js';
+import { BufferPool } from '../buffer-pool.js';
 
 export interface FileObjectStoreOptions {
   /** Origin of the nds server that serves `/objects/<key>` for this folder; without it, no URLs. */
@@ -87,25 +86,13 @@ export class FileObjectStore implements ObjectStore {
     await mkdir(path.dirname(file), { recursive: true });
     const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     try {
-      const source = typeof body === 'string' || body instanceof Uint8Array ? Readable.from([Buffer.from(body)]) : body;
-      const hash = createHash('sha256');
-      let size = 0;
-      const limit = options.contentLength;
-      const meter = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          size += chunk.length;
-          // Stop early on an oversized body rather than writing it all to disk first.
-          if (limit !== undefined && size > limit) return done(new ContentMismatchError({ size: limit }, { size }));
-          if (options.sha256) hash.update(chunk);
-          done(null, chunk);
-        },
-      });
-      // A 1 MiB buffer: with the default 16 KiB every socket chunk waits for its own disk write.
-      await pipeline(source, meter, createWriteStream(tmp, { highWaterMark: 1 << 20 }));
-      if (limit !== undefined && size !== limit) throw new ContentMismatchError({ size: limit }, { size });
-      if (options.sha256) {
-        const actual = hash.digest('hex');
-        if (actual !== options.sha256.toLowerCase()) throw new ContentMismatchError({ sha256: options.sha256 }, { size, sha256: actual });
+      const source = typeof body === 'string' || body instanceof Uint8Array ? [Buffer.from(body)] : body;
+      const written = await writeStaged(source, tmp, options);
+      if (options.contentLength !== undefined && written.size !== options.contentLength) {
+        throw new ContentMismatchError({ size: options.contentLength }, { size: written.size });
+      }
+      if (options.sha256 && written.sha256 !== options.sha256.toLowerCase()) {
+        throw new ContentMismatchError({ sha256: options.sha256 }, { size: written.size, sha256: written.sha256 });
       }
       await rename(tmp, file);
     } catch (err) {
@@ -199,4 +186,63 @@ function infoOf(key: string, size: number, mtimeMs: number, ino: number): Object
 
 function isMissing(err: unknown): boolean {
   return (err as NodeJS.ErrnoException)?.code === 'ENOENT';
+}
+
+const STAGE_BYTES = 1 << 20;
+const stages = new BufferPool(16);
+
+/**
+ * Writes `source` to `file` through two reused 1 MiB buffers: one fills (and is hashed) while the other is on
+ * its way to disk. Socket chunks are copied out at once, so they die young; queued in a write stream while
+ * the disk was slow, they lived long enough to cost a full garbage collection every few dozen megabytes.
+ * Stops at the first byte past `contentLength`, before it reaches the disk.
+ */
+async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, file: string, options: PutOptions): Promise<{ size: number; sha256: string | undefined }> {
+  const hash = createHash('sha256');
+  const limit = options.contentLength;
+  const out = await open(file, 'wx');
+  const buffers = [stages.take(STAGE_BYTES), stages.take(STAGE_BYTES)];
+  let current = 0;
+  let fill = 0;
+  let size = 0;
+  let position = 0;
+  let writing: Promise<void> | undefined;
+  const flush = async () => {
+    await writing;
+    const staged = buffers[current].subarray(0, fill);
+    if (options.sha256) hash.update(staged);
+    writing = writeAll(out, staged, position);
+    writing.catch(() => undefined);
+    position += fill;
+    current ^= 1;
+    fill = 0;
+  };
+  try {
+    for await (const chunk of source) {
+      size += chunk.length;
+      if (limit !== undefined && size > limit) throw new ContentMismatchError({ size: limit }, { size });
+      for (let offset = 0; offset < chunk.length; ) {
+        const n = Math.min(chunk.length - offset, STAGE_BYTES - fill);
+        buffers[current].set(chunk.subarray(offset, offset + n), fill);
+        fill += n;
+        offset += n;
+        if (fill === STAGE_BYTES) await flush();
+      }
+    }
+    if (fill > 0) await flush();
+    await writing;
+  } finally {
+    // A write still in flight after a failure must end before its buffer goes back to the pool.
+    await writing?.catch(() => undefined);
+    for (const b of buffers) stages.give(b);
+    await out.close();
+  }
+  return { size, sha256: options.sha256 ? hash.digest('hex') : undefined };
+}
+
+async function writeAll(out: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  for (let done = 0; done < bytes.length; ) {
+    const { bytesWritten } = await out.write(bytes, done, bytes.length - done, position + done);
+    done += bytesWritten;
+  }
 }

@@ -8,7 +8,7 @@
  * 0004-zstd-window-and-chunk-buffers.md.
  */
 import { createRequire } from 'node:module';
-import { BufferPool } from './buffer-pool.js';
+import { BufferPool } from '../../buffer-pool.js';
 
 export interface ChunkCodec {
   /** The `codecs` list written into each array's zarr.json. */

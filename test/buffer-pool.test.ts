@@ -1,7 +1,7 @@
 /** The pool behind chunk outputs: a buffer is lent to one borrower at a time, and comes back only once. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BufferPool } from '../../../src/conversion/store/buffer-pool.js';
+import { BufferPool } from '../src/buffer-pool.js';
 
 describe('BufferPool', () => {
   it('lends a buffer of at least the size asked, and lends a given-back one again', () => {
