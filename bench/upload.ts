@@ -2,7 +2,7 @@
  * Upload benchmark: a 1 GiB folder of 100 files uploaded with `nds datasets upload` to a local server on the
  * folder store, side by side with `cp -r` of the same files on the same disk, in alternating rounds. Prints MB/s of
  * both, their ratio, and the CLI's peak RSS (from /usr/bin/time). Goals: ≥ 50% of cp, < 200 MB peak RSS.
- * Run: node --import tsx bench/upload.ts [--files 100] [--mib 1024] [--dir /tmp] [--rounds 3] [--settle-ms 3000]
+ * Run: node --import tsx bench/upload.ts [--files 100] [--mib 1024] [--dir /tmp] [--rounds 3] [--settle-ms 3000] [--concurrency n]
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +25,8 @@ const files = Number(option('files', '100'));
 const totalBytes = Number(option('mib', '1024')) * 2 ** 20;
 const rounds = Number(option('rounds', '3'));
 const settleMs = Number(option('settle-ms', '3000'));
+/** PUTs at a time; the CLI's default unless given. */
+const concurrency = option('concurrency', '');
 const work = await mkdtemp(join(option('dir', tmpdir()), 'nds-bench-upload-'));
 const mb = (bytes: number, s: number) => bytes / 1e6 / s;
 
@@ -94,7 +96,7 @@ try {
     const serverCpu = process.cpuUsage();
     // Asynchronous: the server answering the CLI lives in this process's event loop.
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/nds.js', 'datasets', 'upload', id, src, '--json'], {
+      const child = spawn('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/nds.js', 'datasets', 'upload', id, src, '--json', ...(concurrency ? ['--concurrency', concurrency] : [])], {
         env: { ...process.env, NDS_API_URL: url, NDS_API_KEY: apiKey, NDS_UPLOAD_HASH_CACHE: 'off' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
