@@ -3,6 +3,7 @@
  * folder store, side by side with `cp -r` of the same files on the same disk, in alternating rounds. Prints MB/s of
  * both, their ratio, and the CLI's peak RSS (from /usr/bin/time). Goals: ≥ 50% of cp, < 200 MB peak RSS.
  * Run: node --import tsx bench/upload.ts [--files 100] [--mib 1024] [--dir /tmp] [--rounds 3] [--settle-ms 3000] [--concurrency n]
+ *        [--database-url postgres://...]
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -27,6 +28,8 @@ const rounds = Number(option('rounds', '3'));
 const settleMs = Number(option('settle-ms', '3000'));
 /** PUTs at a time; the CLI's default unless given. */
 const concurrency = option('concurrency', '');
+/** The server's database: embedded PGlite by default, or an existing PostgreSQL database. */
+const databaseUrl = option('database-url', 'pglite:memory');
 const work = await mkdtemp(join(option('dir', tmpdir()), 'nds-bench-upload-'));
 const mb = (bytes: number, s: number) => bytes / 1e6 / s;
 
@@ -58,7 +61,7 @@ const port = await new Promise<number>((resolve) => {
     s.close(() => resolve(p));
   });
 });
-const config = loadConfig({ PORT: String(port), DATA_DIR: join(work, 'data'), DATABASE_URL: 'pglite:memory', OBJECT_STORE_URL: `file:${join(work, 'objects')}`, LOG_LEVEL: 'silent', IN_PROCESS_WORKER: 'false' });
+const config = loadConfig({ PORT: String(port), DATA_DIR: join(work, 'data'), DATABASE_URL: databaseUrl, OBJECT_STORE_URL: `file:${join(work, 'objects')}`, LOG_LEVEL: 'silent', IN_PROCESS_WORKER: 'false' });
 const server = await startServer({ config, hostname: '127.0.0.1', log: createLogger('silent') });
 const url = config.publicUrl;
 try {

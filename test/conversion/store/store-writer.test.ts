@@ -39,7 +39,9 @@ describe('store round trip on every fixture', () => {
   for (const file of files) {
     it(`reads back ${basename(file)} exactly with zarrita`, async () => {
       const path = join(fixtures, file);
-      const expected = await readAll(await openRecording(path));
+      const first = await openRecording(path);
+      const expected = await readAll(first);
+      await first.close();
       const reader = await openRecording(path);
       const dir = join(out, `${basename(file)}.zarr`);
       const summary = await writeStore(reader, new FolderSink(dir), { sourcePath: basename(file), files: [] });
