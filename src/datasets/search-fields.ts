@@ -1,7 +1,7 @@
 /**
  * Keeps a dataset's search fields true to its Zarr copy: `modalities`, `tasks`, `sampling_rates`,
  * `channel_counts`, `metadata.recording` (and `n_subjects` when nobody set it) are derived from
- * `<id>/zarr/index.json` (CONTRACT §4). Called after each successful conversion; the trigger
+ * `<id>/zarr/index.json` (CONTRACT §4), its failures included for what their paths say. Called after each successful conversion; the trigger
  * `datasets_search_vector` then re-indexes the row.
  */
 import { sql } from 'kysely';
@@ -33,26 +33,44 @@ export interface RecordingFacts {
   source_commit: string | null;
 }
 
+interface IndexFailure {
+  path?: unknown;
+}
+
+/** BIDS datatype folders of the recordings nds serves. */
+const DATATYPE = /(?:^|\/)(eeg|emg|ieeg)\//;
+
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.length > 0) : []);
 const sortedNumbers = (s: Set<number>) => [...s].sort((a, b) => a - b);
 
 /** Pure: the facts of a parsed index.json; tolerant of missing or odd fields (an index is external input). */
 export function recordingFacts(index: unknown): RecordingFacts {
-  const root = (index ?? {}) as { stores?: unknown; source_commit?: unknown };
+  const root = (index ?? {}) as { stores?: unknown; failures?: unknown; source_commit?: unknown };
   const stores = Array.isArray(root.stores) ? (root.stores as IndexStore[]) : [];
+  const failures = Array.isArray(root.failures) ? (root.failures as IndexFailure[]) : [];
   const modalities = new Set<string>();
   const tasks = new Set<string>();
   const subjects = new Set<string>();
   const trialTypes = new Set<string>();
   const rates = new Set<number>();
   const channels = new Set<number>();
-  for (const store of stores) {
-    const where = typeof store.path === 'string' ? store.path : typeof store.zarr === 'string' ? store.zarr : '';
-    // BIDS entities in the file name: sub-<label>, task-<label>.
+  // BIDS entities in the file name: sub-<label>, task-<label>.
+  const entitiesOf = (where: string) => {
     const task = /(?:^|[/_])task-([A-Za-z0-9]+)/.exec(where);
     if (task) tasks.add(task[1]);
     const sub = /(?:^|[/_])sub-([A-Za-z0-9]+)/.exec(where);
     if (sub) subjects.add(sub[1]);
+  };
+  // A recording that could not be converted (a placeholder data file, say) still names its subject, task
+  // and datatype; rates and channel counts come only from converted ones.
+  for (const failure of failures) {
+    if (typeof failure.path !== 'string') continue;
+    entitiesOf(failure.path);
+    const datatype = DATATYPE.exec(failure.path);
+    if (datatype) modalities.add(datatype[1]);
+  }
+  for (const store of stores) {
+    entitiesOf(typeof store.path === 'string' ? store.path : typeof store.zarr === 'string' ? store.zarr : '');
     for (const m of strings(store.modalities)) modalities.add(m.toLowerCase());
     for (const t of strings(store.trial_types)) trialTypes.add(t);
     for (const g of store.groups ?? []) {

@@ -150,6 +150,20 @@ describe('dataset search', () => {
     assert.deepEqual(facts.channel_counts, [4, 19]);
     assert.equal(facts.n_subjects, 2);
     assert.deepEqual(facts.trial_types, ['grip']);
+    // A recording that failed (a 0-byte placeholder, as in the matching-pennies fixture) still names its
+    // subject, task and datatype; it adds no rate and does not count as a recording.
+    const withFailure = recordingFacts({
+      ...zarrIndex('nd000001', [{ path: 'sub-01/eeg/sub-01_task-rest_eeg.edf', modality: 'eeg', rate: 256, n_channels: 19 }]),
+      failures: [
+        { path: 'sub-05/ieeg/sub-05_task-matchingpennies_ieeg.vhdr', zarr: 'sub-05/ieeg/sub-05_task-matchingpennies_ieeg.zarr', code: 'empty_recording', reason: '0 bytes' },
+        { path: 42 },
+      ],
+    });
+    assert.deepEqual(withFailure.tasks, ['matchingpennies', 'rest']);
+    assert.deepEqual(withFailure.modalities, ['eeg', 'ieeg']);
+    assert.deepEqual(withFailure.sampling_rates, [256]);
+    assert.equal(withFailure.n_subjects, 2);
+    assert.equal(withFailure.n_recordings, 1);
     const row = await server.deps.db.selectFrom('datasets').selectAll().where('id', '=', ids.sleep).executeTakeFirstOrThrow();
     assert.deepEqual(row.tasks, ['nap']);
     assert.deepEqual(row.sampling_rates, [500]);

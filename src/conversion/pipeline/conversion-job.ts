@@ -159,7 +159,8 @@ export async function runConversionJob(deps: Deps, req: JobRequest, onProgress?:
         const failure = err instanceof SourceError ? { code: 'file_read_error' as const, reason: err.message } : failureOf(err);
         failures.push({ path: r.path, zarr: r.zarr, ...failure });
         failedNow.push(r.zarr);
-        log.info({ dataset: dataset.id, path: r.path, code: failure.code }, 'recording not converted');
+        // Not `code`: the logger redacts that field everywhere (device codes).
+        log.info({ dataset: dataset.id, path: r.path, failure: failure.code, reason: failure.reason }, 'recording not converted');
       } finally {
         await checkout.release(files);
       }
