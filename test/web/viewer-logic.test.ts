@@ -5,6 +5,7 @@ import { acceptQuality, prefersHtml } from '../../src/web/accept-preference.js';
 import { columnEnvelope, envelopeRange } from '../../src/web/viewer/column-envelope.js';
 import { chooseLevel, chunksCovering, levelColumns, withPrefetch } from '../../src/web/viewer/level-choice.js';
 import { LruCache } from '../../src/web/viewer/lru-cache.js';
+import { placeEventLabels } from '../../src/web/viewer/trace-layout.js';
 import { clampWindow, minSpan, zoomAround } from '../../src/web/viewer/view-window.js';
 
 describe('chooseLevel', () => {
@@ -112,5 +113,27 @@ describe('prefersHtml', () => {
     assert.equal(acceptQuality('text/*;q=0.3, text/html;q=0.7, */*;q=0.1', 'text/html'), 0.7);
     assert.equal(acceptQuality('text/*;q=0.3, */*;q=0.1', 'text/html'), 0.3);
     assert.equal(acceptQuality('image/png', 'text/html'), 0);
+  });
+});
+
+describe('placeEventLabels', () => {
+  const measure = (text: string) => 6 * text.length;
+  it('leaves out a label that has no room before the next marker, and keeps the others whole', () => {
+    const placed = placeEventLabels([{ x: 300, label: 'type B' }, { x: 100, label: 'start' }, { x: 110, label: 'type A' }], 1000, measure);
+    assert.deepEqual(placed, [{ x: 113, text: 'type A' }, { x: 303, text: 'type B' }]);
+  });
+  it('shortens a label to the room up to the next marker, with an ellipsis', () => {
+    const [first] = placeEventLabels([{ x: 0, label: 'a very long label indeed' }, { x: 60, label: 'b' }], 1000, measure);
+    assert.equal(first.text, 'a very l…');
+    assert.ok(measure(first.text) <= 54);
+  });
+  it('stops at the plot edge and never lets two labels overlap', () => {
+    assert.deepEqual(placeEventLabels([{ x: 990, label: 'late' }], 1000, measure), []);
+    // Every 30 px, with labels of 42–48 px and a cluster of markers 2 px apart.
+    const markers = Array.from({ length: 30 }, (_, i) => ({ x: 30 * i, label: `event ${i}` }));
+    markers.push(...[1, 3, 5].map((x) => ({ x: 900 + x, label: 'burst' })));
+    const placed = placeEventLabels(markers, 1000, measure);
+    assert.ok(placed.length >= 25, `${placed.length} placed`);
+    for (let i = 1; i < placed.length; i++) assert.ok(placed[i].x >= placed[i - 1].x + measure(placed[i - 1].text), `label ${i} overlaps`);
   });
 });

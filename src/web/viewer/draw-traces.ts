@@ -1,7 +1,7 @@
 /** Paints one frame of the viewer onto a 2D canvas: grid and time axis, event markers, labels, traces. */
 import type { ColumnEnvelope } from './column-envelope.js';
 import type { ChannelMeta, EventMarker } from './recording-store.js';
-import { columnPixels, formatSeconds, tickStep, type TraceLayout } from './trace-layout.js';
+import { columnPixels, formatSeconds, placeEventLabels, tickStep, type TraceLayout } from './trace-layout.js';
 
 export const traceColor = '#1f4e9c';
 export const eventColor = '#e07b00';
@@ -79,12 +79,15 @@ function drawEvents(ctx: CanvasRenderingContext2D, f: FrameInput): void {
   const l = f.layout;
   ctx.font = '11px system-ui, sans-serif';
   ctx.textBaseline = 'top';
+  const onScreen: Array<{ x: number; label: string }> = [];
   for (const event of f.events) {
     const x = Math.round(l.plotLeft + (event.onset - f.startSeconds) / f.secondsPerPixel);
-    if (x < l.plotLeft || x >= l.plotLeft + l.plotWidth) continue;
-    ctx.fillStyle = eventColor;
-    ctx.fillRect(x, l.plotTop - 4, 1, l.plotHeight + 4);
-    ctx.fillText(event.label, x + 3, 2, 160);
+    if (x >= l.plotLeft && x < l.plotLeft + l.plotWidth) onScreen.push({ x, label: event.label });
+  }
+  ctx.fillStyle = eventColor;
+  for (const { x } of onScreen) ctx.fillRect(x, l.plotTop - 4, 1, l.plotHeight + 4);
+  for (const placed of placeEventLabels(onScreen, l.plotLeft + l.plotWidth, (text) => ctx.measureText(text).width)) {
+    ctx.fillText(placed.text, placed.x, 2);
   }
 }
 

@@ -55,3 +55,28 @@ export function formatSeconds(t: number, step: number): string {
   if (t >= 60 && step >= 1) return `${Math.floor(t / 60)}:${String(Math.floor(t % 60)).padStart(2, '0')}`;
   return `${t.toFixed(digits)} s`;
 }
+
+/**
+ * Where event labels go: each gets the room up to the next marker (at most 160 px, not past `plotRight`) and is
+ * shortened with an ellipsis to fit; one that would start on the label before it, or has less than 24 px, is
+ * left out (its marker line stays), so that close events do not print over each other.
+ */
+export function placeEventLabels(markers: Array<{ x: number; label: string }>, plotRight: number, measure: (text: string) => number): Array<{ x: number; text: string }> {
+  const sorted = [...markers].sort((a, b) => a.x - b.x);
+  const placed: Array<{ x: number; text: string }> = [];
+  let labelsEnd = -Infinity;
+  sorted.forEach(({ x, label }, i) => {
+    const nextX = sorted[i + 1]?.x ?? Infinity;
+    const room = Math.min(160, nextX - x - 6, plotRight - x - 3);
+    if (x + 3 < labelsEnd || room < 24) return;
+    let text = label;
+    if (measure(text) > room) {
+      let n = label.length;
+      while (n > 1 && measure(`${label.slice(0, n)}…`) > room) n--;
+      text = `${label.slice(0, n)}…`;
+    }
+    placed.push({ x: x + 3, text });
+    labelsEnd = x + 3 + measure(text) + 4;
+  });
+  return placed;
+}
