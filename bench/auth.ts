@@ -31,7 +31,7 @@ const connections = Number(option('connections', '64'));
 const dataDir = await mkdtemp(join(tmpdir(), 'nds-bench-auth-'));
 const port = await freePort();
 const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', IN_PROCESS_WORKER: 'false' };
-const cli = ['--import', 'tsx', 'src/cli/main.ts'];
+const cli = ['bin/nds.js'];
 
 const bootstrap = spawnSync(process.execPath, [...cli, 'admin', 'bootstrap', '--username', 'bench', '--email', 'bench@example.org'], { env, encoding: 'utf8' });
 if (bootstrap.status !== 0) throw new Error(`bootstrap failed: ${bootstrap.stderr}`);

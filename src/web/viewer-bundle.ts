@@ -5,6 +5,8 @@
  * fetch early for a store's codecs.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
@@ -36,9 +38,23 @@ export function viewerBundle(): Promise<Bundle> {
   return bundle;
 }
 
+/**
+ * The viewer's source: beside this file, or (when this code runs from the CLI's bundle in
+ * node_modules/.cache, see bin/nds.js) under `src/web/viewer` of the nearest folder above that has one.
+ */
+function viewerEntry(): string {
+  const beside = fileURLToPath(new URL('./viewer/main.ts', import.meta.url));
+  if (existsSync(beside)) return beside;
+  for (let dir = path.dirname(beside); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'src', 'web', 'viewer', 'main.ts');
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new Error(`the viewer's sources are not found near ${beside}`);
+}
+
 async function buildBundle(): Promise<Bundle> {
   const { build } = await import('esbuild');
-  const entry = fileURLToPath(new URL('./viewer/main.ts', import.meta.url));
+  const entry = viewerEntry();
   const outdir = '/nds-viewer-out';
   const result = await build({
     entryPoints: { viewer: entry },

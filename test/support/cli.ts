@@ -1,4 +1,4 @@
-/** Runs the `nds` command as a child process (`node --import tsx src/cli/main.ts ...`), as a person would. */
+/** Runs the `nds` command as a child process (`node bin/nds.js ...`, the installed entry point), as a person would. */
 import { spawn, type ChildProcess } from 'node:child_process';
 
 export interface CliResult {
@@ -19,7 +19,7 @@ export function startNds(args: string[], env: Record<string, string>, stdin?: st
   const base = { ...process.env };
   delete base.NDS_API_KEY;
   delete base.NDS_API_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, ['bin/nds.js', ...args], {
     env: { ...base, NDS_NO_BROWSER: '1', ...env },
     stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
