@@ -234,8 +234,8 @@ async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Arr
   } finally {
     // A write still in flight after a failure must end before its buffer goes back to the pool.
     await writing?.catch(() => undefined);
-    for (const b of buffers) stages.give(b);
     await out.close();
+    for (const b of buffers) stages.give(b);
   }
   return { size, sha256: options.sha256 ? hash.digest('hex') : undefined };
 }
@@ -254,7 +254,8 @@ async function writeAll(out: FileHandle, bytes: Uint8Array, position: number): P
     const piece = bytes.subarray(start, Math.min(bytes.length, start + WRITE_PIECE));
     pieces.push(writePiece(out, piece, position + start));
   }
-  await Promise.all(pieces);
+  // Every piece settles before the buffer may be reused, even when one of them failed.
+  for (const outcome of await Promise.allSettled(pieces)) if (outcome.status === 'rejected') throw outcome.reason;
 }
 
 async function writePiece(out: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
