@@ -1,0 +1,97 @@
+/**
+ * The CLI's file transfers against real local HTTP servers that misbehave the ways a store or a network can:
+ * an early refusal, a connection cut half-way, a file that shrinks while it is sent.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { closeAgents, putFile, TransferError } from '../../src/cli/http-transfer.js';
+
+function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+  return new Promise((resolve) => {
+    const server = createServer(handler);
+    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
+  });
+}
+
+describe('putFile', () => {
+  let dir: string;
+  let file: string;
+  const size = 5 * 1024 * 1024 + 321;
+  const content = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) content[i] = (i * 7 + (i >> 13)) & 0xff;
+  const servers: Server[] = [];
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'nds-transfer-'));
+    file = path.join(dir, 'data.bin');
+  });
+  after(async () => {
+    for (const s of servers) s.close();
+    closeAgents();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sends every byte of a file in order, and reports them all as progress', async () => {
+    await writeFile(file, content);
+    const received = createHash('sha256');
+    let bytes = 0;
+    const { server, url } = await listen((req, res) => {
+      req.on('data', (c: Buffer) => {
+        received.update(c);
+        bytes += c.length;
+      });
+      req.on('end', () => res.end('{}'));
+    });
+    servers.push(server);
+    let progress = 0;
+    await putFile({ url: `${url}/x`, headers: {} }, file, size, (n) => (progress += n));
+    assert.equal(bytes, size);
+    assert.equal(progress, size);
+    assert.equal(received.digest('hex'), createHash('sha256').update(content).digest('hex'));
+  });
+
+  it('reports a refusal sent before the body was read, as the status it is', async () => {
+    await writeFile(file, content);
+    const { server, url } = await listen((_req, res) => {
+      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'signature_invalid', message: 'The URL expired.' }));
+    });
+    servers.push(server);
+    const err = await putFile({ url: `${url}/x`, headers: {} }, file, size, () => undefined).then(
+      () => assert.fail('the upload should have been refused'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof TransferError);
+    // Either the 403 itself or, if the server's close won the race, a retryable connection error: never a hang.
+    assert.equal(err.retryable, true);
+    if (err.status !== undefined) assert.equal(err.status, 403);
+  });
+
+  it('fails, retryable, when the connection is cut half-way', async () => {
+    await writeFile(file, content);
+    const { server, url } = await listen((req) => {
+      let seen = 0;
+      req.on('data', (c: Buffer) => {
+        seen += c.length;
+        if (seen > 1024 * 1024) req.socket.destroy();
+      });
+    });
+    servers.push(server);
+    await assert.rejects(putFile({ url: `${url}/x`, headers: {} }, file, size, () => undefined), (e: unknown) => e instanceof TransferError && e.retryable);
+  });
+
+  it('refuses a file that became shorter than announced, without retrying', async () => {
+    await writeFile(file, content);
+    await truncate(file, 2 * 1024 * 1024);
+    const { server, url } = await listen((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('{}'));
+    });
+    servers.push(server);
+    await assert.rejects(putFile({ url: `${url}/x`, headers: {} }, file, size, () => undefined), (e: unknown) => e instanceof TransferError && !e.retryable && /shrank/.test(e.message));
+  });
+});
