@@ -9,6 +9,7 @@ import { open, rm, type FileHandle } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { Transform } from 'node:stream';
+import { BufferPool } from '../buffer-pool.js';
 import { pipeline } from 'node:stream/promises';
 
 export class TransferError extends Error {
@@ -50,15 +51,7 @@ function statusError(status: number, body: string, what: string): TransferError 
 
 const CHUNK = 1 << 20;
 /** 1 MiB buffers handed back by finished transfers: fresh ones cost page faults and garbage collection. */
-const spareBuffers: Buffer[] = [];
-
-function takeBuffer(): Buffer {
-  return spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK);
-}
-
-function giveBack(...buffers: Buffer[]): void {
-  for (const b of buffers) if (spareBuffers.length < 32) spareBuffers.push(b);
-}
+const transferBuffers = new BufferPool(32);
 
 /**
  * PUTs a file; `onBytes` sees progress. Bytes sent before a failure are reported again on a retry. The file is
@@ -78,7 +71,7 @@ export async function putFile(target: { url: string; headers: Record<string, str
   });
   answered.catch(() => undefined);
   broken.catch(() => undefined);
-  const buffers = [takeBuffer(), takeBuffer()];
+  const buffers = [transferBuffers.take(CHUNK), transferBuffers.take(CHUNK)];
   const sending: Array<Promise<void> | undefined> = [undefined, undefined];
   let handle: FileHandle | undefined;
   try {
@@ -100,7 +93,7 @@ export async function putFile(target: { url: string; headers: Record<string, str
     const body = await readText(res);
     if (res.statusCode! < 200 || res.statusCode! >= 300) throw statusError(res.statusCode!, body, 'upload refused');
     // Only a transfer that ended cleanly returns its buffers: after a failure the socket may still hold them.
-    giveBack(...buffers);
+    for (const b of buffers) transferBuffers.give(b);
   } catch (err) {
     req.destroy();
     if (err instanceof TransferError) throw err;
@@ -149,7 +142,7 @@ export async function getToFile(url: string, headers: Record<string, string>, de
  */
 export async function hashFile(file: string): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
-  const buffer = takeBuffer();
+  const buffer = transferBuffers.take(CHUNK);
   let size = 0;
   const handle = await open(file, 'r');
   try {
@@ -161,7 +154,7 @@ export async function hashFile(file: string): Promise<{ size: number; sha256: st
     }
   } finally {
     await handle.close();
-    giveBack(buffer);
+    transferBuffers.give(buffer);
   }
   return { size, sha256: hash.digest('hex') };
 }
