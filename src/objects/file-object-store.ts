@@ -1,8 +1,8 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   checkObjectKey,
   ContentMismatchError,
@@ -15,7 +15,7 @@ import {
   type PutOptions,
 } from './object-store.js';
 import type { ObjectUrlSigner } from './object-url-signer.js';
-import { BufferPool } from '../buffer-pool.js';
+import { writeObjectFile } from './object-file-write.js';
 
 export interface FileObjectStoreOptions {
   /** Origin of the nds server that serves `/objects/<key>` for this folder; without it, no URLs. */
@@ -34,6 +34,8 @@ export class FileObjectStore implements ObjectStore {
   readonly root: string;
   readonly #baseUrl: string | undefined;
   readonly #signer: ObjectUrlSigner | undefined;
+  /** Set once the folder's filesystem refused `O_DIRECT` (tmpfs): large objects then go through the page cache. */
+  #directRefused = false;
 
   constructor(root: string, options: FileObjectStoreOptions = {}) {
     this.root = path.resolve(root);
@@ -87,7 +89,8 @@ export class FileObjectStore implements ObjectStore {
     const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     try {
       const source = typeof body === 'string' || body instanceof Uint8Array ? [Buffer.from(body)] : body;
-      const written = await writeStaged(source, tmp, options);
+      const written = await writeObjectFile(source, tmp, options, !this.#directRefused);
+      if (written.directRefused) this.#directRefused = true;
       if (options.contentLength !== undefined && written.size !== options.contentLength) {
         throw new ContentMismatchError({ size: options.contentLength }, { size: written.size });
       }
@@ -186,81 +189,4 @@ function infoOf(key: string, size: number, mtimeMs: number, ino: number): Object
 
 function isMissing(err: unknown): boolean {
   return (err as NodeJS.ErrnoException)?.code === 'ENOENT';
-}
-
-const STAGE_BYTES = 1 << 20;
-const stages = new BufferPool(16);
-
-/**
- * Writes `source` to `file` through two reused 1 MiB buffers: one fills (and is hashed) while the other is on
- * its way to disk. Socket chunks are copied out at once, so they die young; queued in a write stream while
- * the disk was slow, they lived long enough to cost a full garbage collection every few dozen megabytes.
- * Stops at the first byte past `contentLength`, before it reaches the disk.
- */
-async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, file: string, options: PutOptions): Promise<{ size: number; sha256: string | undefined }> {
-  const hash = createHash('sha256');
-  const limit = options.contentLength;
-  const out = await open(file, 'wx');
-  const buffers = [stages.take(STAGE_BYTES), stages.take(STAGE_BYTES)];
-  let current = 0;
-  let fill = 0;
-  let size = 0;
-  let position = 0;
-  let writing: Promise<void> | undefined;
-  const flush = async () => {
-    await writing;
-    const staged = buffers[current].subarray(0, fill);
-    if (options.sha256) hash.update(staged);
-    writing = writeAll(out, staged, position);
-    writing.catch(() => undefined);
-    position += fill;
-    current ^= 1;
-    fill = 0;
-  };
-  try {
-    for await (const chunk of source) {
-      size += chunk.length;
-      if (limit !== undefined && size > limit) throw new ContentMismatchError({ size: limit }, { size });
-      for (let offset = 0; offset < chunk.length; ) {
-        const n = Math.min(chunk.length - offset, STAGE_BYTES - fill);
-        buffers[current].set(chunk.subarray(offset, offset + n), fill);
-        fill += n;
-        offset += n;
-        if (fill === STAGE_BYTES) await flush();
-      }
-    }
-    if (fill > 0) await flush();
-    await writing;
-  } finally {
-    // A write still in flight after a failure must end before its buffer goes back to the pool.
-    await writing?.catch(() => undefined);
-    await out.close();
-    for (const b of buffers) stages.give(b);
-  }
-  return { size, sha256: options.sha256 ? hash.digest('hex') : undefined };
-}
-
-/**
- * A staged megabyte goes to disk as 64 KiB writes, all at once (distinct offsets, on the I/O threads). The
- * kernel sizes page-cache folios by the write: a 1 MiB write takes high-order pages, which a VM whose host
- * reclaims free memory has to fault back in; 64 KiB writes (cp's size, through splice) cost 3–4 times less
- * system time for the same gigabyte here (bench/RESULTS.md).
- */
-const WRITE_PIECE = 64 * 1024;
-
-async function writeAll(out: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  const pieces: Promise<void>[] = [];
-  for (let start = 0; start < bytes.length; start += WRITE_PIECE) {
-    const piece = bytes.subarray(start, Math.min(bytes.length, start + WRITE_PIECE));
-    pieces.push(writePiece(out, piece, position + start));
-  }
-  // Every piece settles before the buffer may be reused, even when one of them failed.
-  for (const outcome of await Promise.allSettled(pieces)) if (outcome.status === 'rejected') throw outcome.reason;
-}
-
-async function writePiece(out: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  for (let done = 0; done < bytes.length; ) {
-    const { bytesWritten } = await out.write(bytes, done, bytes.length - done, position + done);
-    done += bytesWritten;
-  }
 }

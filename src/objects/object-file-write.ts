@@ -1,0 +1,162 @@
+/**
+ * Writing one object of the folder store to its (temporary) file from a stream of chunks, hashing on the way.
+ *
+ * Large objects (uploaded content) are staged in page-aligned memory and written with `O_DIRECT`, past the page
+ * cache: copying a gigabyte into fresh page-cache pages cost this VM 1.5–2.3 s of system time, and `sync`
+ * another 0.35 s, against 0.1 s for the same gigabyte written directly in 1 MiB pieces (bench/RESULTS.md).
+ * Write-once content read back once by a conversion has no use for the cache either; object stores such as
+ * MinIO write the same way. Small objects (the conversion's chunks and metadata, which the gateway reads back
+ * soon) go through the page cache, and so does everything on a filesystem that refuses `O_DIRECT`.
+ */
+import { constants } from 'node:fs';
+import { open, rm, type FileHandle } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { BufferPool } from '../buffer-pool.js';
+import { AlignedBufferPool, PAGE } from './aligned-buffers.js';
+import { ContentMismatchError, type PutOptions } from './object-store.js';
+
+const STAGE_BYTES = 1 << 20;
+/** Objects of at least this declared size are large: hashed off the main thread, written directly. */
+export const LARGE_OBJECT = STAGE_BYTES;
+
+/** 32 large objects at a time take aligned buffers; more at once fall back to ordinary ones. */
+const alignedStages = new AlignedBufferPool(STAGE_BYTES, { maxBuffers: 64 });
+const stages = new BufferPool(16);
+
+export interface WrittenFile {
+  size: number;
+  sha256: string | undefined;
+  /** Whether the file was written with `O_DIRECT`. */
+  direct: boolean;
+  /** Whether `O_DIRECT` was asked for and the filesystem refused it: the caller stops asking. */
+  directRefused: boolean;
+}
+
+interface Stage {
+  out: FileHandle;
+  buffers: Uint8Array[];
+  direct: boolean;
+  directRefused: boolean;
+  release(): void;
+}
+
+/**
+ * Writes `source` to the new file `file` through two staging buffers: one fills while the other is hashed and
+ * on its way to disk. Socket chunks are copied out at once, so they die young; queued in a write stream while
+ * the disk was slow, they lived long enough to cost a full garbage collection every few dozen megabytes. Stops
+ * at the first byte past `contentLength`, before it reaches the disk.
+ */
+export async function writeObjectFile(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, file: string, options: PutOptions, tryDirect: boolean): Promise<WrittenFile> {
+  const limit = options.contentLength;
+  const stage = await openStage(file, limit, tryDirect);
+  const { out, buffers, direct } = stage;
+  const hash = options.sha256 ? createHash('sha256') : undefined;
+  let current = 0;
+  let fill = 0;
+  let size = 0;
+  let position = 0;
+  let inFlight: Promise<void> | undefined;
+  const flush = async () => {
+    await inFlight;
+    const buffer = buffers[current];
+    const staged = buffer.subarray(0, fill);
+    hash?.update(staged);
+    inFlight = direct ? writeDirect(out, buffer, fill, position) : writePieces(out, staged, position);
+    inFlight.catch(() => undefined);
+    position += fill;
+    current ^= 1;
+    fill = 0;
+  };
+  let sha256: string | undefined;
+  try {
+    for await (const chunk of source) {
+      size += chunk.length;
+      if (limit !== undefined && size > limit) throw new ContentMismatchError({ size: limit }, { size });
+      for (let offset = 0; offset < chunk.length; ) {
+        const n = Math.min(chunk.length - offset, STAGE_BYTES - fill);
+        buffers[current].set(chunk.subarray(offset, offset + n), fill);
+        fill += n;
+        offset += n;
+        if (fill === STAGE_BYTES) await flush();
+      }
+    }
+    if (fill > 0) await flush();
+    await inFlight;
+    // A direct write ends on a whole page; the file is cut back to the bytes that came.
+    if (direct && size % PAGE !== 0) await out.truncate(size);
+    sha256 = hash?.digest('hex');
+  } finally {
+    // A write still in flight after a failure must end before its buffer goes back to the pool.
+    await inFlight?.catch(() => undefined);
+    await out.close();
+    stage.release();
+  }
+  return { size, sha256, direct, directRefused: stage.directRefused };
+}
+
+async function openStage(file: string, limit: number | undefined, tryDirect: boolean): Promise<Stage> {
+  const aligned = limit !== undefined && limit >= LARGE_OBJECT ? alignedStages.takePair() : undefined;
+  if (aligned) {
+    const release = () => alignedStages.give(aligned);
+    try {
+      const direct = tryDirect ? await openDirect(file) : undefined;
+      const out = direct ?? (await open(file, 'wx'));
+      return { out, buffers: aligned, direct: direct !== undefined, directRefused: tryDirect && !direct, release };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+  const out = await open(file, 'wx');
+  const buffers = [stages.take(STAGE_BYTES), stages.take(STAGE_BYTES)];
+  return { out, buffers, direct: false, directRefused: false, release: () => buffers.forEach((b) => stages.give(b)) };
+}
+
+/** The new file opened for direct writes, or undefined when its filesystem refuses `O_DIRECT`. */
+async function openDirect(file: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DIRECT, 0o666);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
+    // Linux creates the file before it checks the flag.
+    await rm(file, { force: true });
+    return undefined;
+  }
+}
+
+/** Waits for every promise, even after one failed, then throws the first failure. */
+async function allSettledOrThrow(promises: Promise<void>[]): Promise<void> {
+  for (const outcome of await Promise.allSettled(promises)) if (outcome.status === 'rejected') throw outcome.reason;
+}
+
+/** One direct write of `length` staged bytes, padded with zeros to a whole page (only the last one is short). */
+async function writeDirect(out: FileHandle, buffer: Uint8Array, length: number, position: number): Promise<void> {
+  const padded = Math.ceil(length / PAGE) * PAGE;
+  buffer.fill(0, length, padded);
+  await writeFully(out, buffer.subarray(0, padded), position);
+}
+
+/**
+ * A staged megabyte goes through the page cache as 64 KiB writes, all at once (distinct offsets, on the I/O
+ * threads). The kernel sizes page-cache folios by the write: a 1 MiB write takes high-order pages, which a VM
+ * whose host reclaims free memory has to fault back in; 64 KiB writes (cp's size, through splice) cost 3–4
+ * times less system time for the same gigabyte here (bench/RESULTS.md).
+ */
+const WRITE_PIECE = 64 * 1024;
+
+async function writePieces(out: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  const pieces: Promise<void>[] = [];
+  for (let start = 0; start < bytes.length; start += WRITE_PIECE) {
+    const piece = bytes.subarray(start, Math.min(bytes.length, start + WRITE_PIECE));
+    pieces.push(writeFully(out, piece, position + start));
+  }
+  // Every piece settles before the buffer may be reused, even when one of them failed.
+  await allSettledOrThrow(pieces);
+}
+
+async function writeFully(out: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  for (let done = 0; done < bytes.length; ) {
+    const { bytesWritten } = await out.write(bytes, done, bytes.length - done, position + done);
+    done += bytesWritten;
+  }
+}
