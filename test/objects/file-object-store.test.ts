@@ -49,6 +49,18 @@ describe('folder store writes', () => {
     for (const [i, body] of bodies.entries()) assert.ok((await readFile(path.join(root, `d/objects/${i}`))).equals(body), `object ${i}`);
   });
 
+  it('leaves no file behind when a large body written directly is refused', async () => {
+    const store = new FileObjectStore(root);
+    const good = pattern(5, 2 * (1 << 20) + 100);
+    const tampered = Buffer.from(good);
+    tampered[1 << 20] ^= 0xff;
+    await assert.rejects(
+      store.put('t/objects/large', Readable.from([tampered]), { contentLength: good.length, sha256: createHash('sha256').update(good).digest('hex') }),
+      ContentMismatchError,
+    );
+    assert.deepEqual(await readdir(path.join(root, 't/objects')), []);
+  });
+
   it('stops reading a body at the first byte past its promised size', async () => {
     const store = new FileObjectStore(root);
     let pulled = 0;

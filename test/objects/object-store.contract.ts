@@ -159,6 +159,20 @@ export function objectStoreContract(name: string, open: () => Promise<StoreUnder
       assert.equal(ok.size, good.length);
     });
 
+    it('refuses a large body with one byte changed, or one short of its size, and keeps nothing', async () => {
+      const good = randomBytes(3 * 1024 * 1024 + 5);
+      const tampered = Buffer.from(good);
+      tampered[2 * 1024 * 1024 + 1] ^= 1;
+      const declared = { sha256: sha256(good), contentLength: good.length };
+      await assert.rejects(store.put(`${p}large/hash`, Readable.from([tampered]), declared), ContentMismatchError);
+      assert.equal(await store.head(`${p}large/hash`), undefined);
+      await assert.rejects(store.put(`${p}large/short`, Readable.from([good.subarray(0, good.length - 1)]), declared), ContentMismatchError);
+      assert.equal(await store.head(`${p}large/short`), undefined);
+      const ok = await store.put(`${p}large/ok`, Readable.from([good]), declared);
+      assert.equal(ok.size, good.length);
+      assert.equal(await text(store, `${p}large/ok`, { start: good.length - 5, end: good.length - 1 }), good.subarray(-5).toString('utf8'));
+    });
+
     it('accepts exactly the signed content through a presigned PUT', async () => {
       const body = 'uploaded through a presigned URL';
       const req = await store.presignPut(`${p}pre/ok`, { expiresIn: 600, contentLength: body.length, sha256: sha256(body) });
