@@ -78,6 +78,7 @@ try {
   };
   const cpRuns: number[] = [];
   const cpCpu: number[] = [];
+  const cpWarmRuns: number[] = [];
   const uploadRuns: Array<{ seconds: number; beforeSync: number; cliCpu: number; serverCpu: number; peakMb: number }> = [];
   // Warm the page cache for both contenders alike.
   execFileSync('sh', ['-c', `cat ${src}/*/eeg/* > /dev/null`]);
@@ -89,6 +90,14 @@ try {
     execFileSync('sync');
     cpRuns.push((performance.now() - started) / 1000);
     cpCpu.push(copied.stderr.trim().split(' ').map(Number).reduce((a, b) => a + b, 0));
+    await rm(join(work, 'copy'), { recursive: true });
+    // cp again at once, into the page-cache pages the first copy just gave back (before the host takes them):
+    // cp's best case on this VM, the stricter baseline.
+    started = performance.now();
+    const again = spawnSync('cp', ['-r', src, join(work, 'copy')]);
+    if (again.status !== 0) throw new Error(`cp failed: ${again.stderr}`);
+    execFileSync('sync');
+    cpWarmRuns.push((performance.now() - started) / 1000);
     await rm(join(work, 'copy'), { recursive: true });
 
     // A new dataset each round: content already stored would be skipped, not sent.
@@ -122,16 +131,19 @@ try {
   }
 
   console.log(`Upload: ${(bytes / 2 ** 30).toFixed(2)} GiB, ${files} files (folder store, local server), ${rounds} alternating rounds`);
-  console.log('| round | cp -r + sync | nds datasets upload + sync | upload before sync | CPU: cp / CLI / server | CLI peak RSS | ratio |\n|---|---|---|---|---|---|---|');
+  console.log('| round | cp -r + sync | cp -r again at once + sync | nds datasets upload + sync | upload before sync | CPU: cp / CLI / server | CLI peak RSS | ratio to cp / to cp again |\n|---|---|---|---|---|---|---|---|');
   uploadRuns.forEach((u, i) => {
     const c = cpRuns[i];
-    console.log(`| ${i + 1} | ${c.toFixed(2)} s (${mb(bytes, c).toFixed(0)} MB/s) | ${u.seconds.toFixed(2)} s (${mb(bytes, u.seconds).toFixed(0)} MB/s) | ${u.beforeSync.toFixed(2)} s | ${cpCpu[i].toFixed(2)} s / ${u.cliCpu.toFixed(2)} s / ${u.serverCpu.toFixed(2)} s | ${u.peakMb.toFixed(0)} MB | ${((100 * c) / u.seconds).toFixed(0)}% |`);
+    const w = cpWarmRuns[i];
+    console.log(`| ${i + 1} | ${c.toFixed(2)} s (${mb(bytes, c).toFixed(0)} MB/s) | ${w.toFixed(2)} s (${mb(bytes, w).toFixed(0)} MB/s) | ${u.seconds.toFixed(2)} s (${mb(bytes, u.seconds).toFixed(0)} MB/s) | ${u.beforeSync.toFixed(2)} s | ${cpCpu[i].toFixed(2)} s / ${u.cliCpu.toFixed(2)} s / ${u.serverCpu.toFixed(2)} s | ${u.peakMb.toFixed(0)} MB | ${((100 * c) / u.seconds).toFixed(0)}% / ${((100 * w) / u.seconds).toFixed(0)}% |`);
   });
   const cpMedian = median(cpRuns);
   const uploadMedian = median(uploadRuns.map((u) => u.seconds));
   const peak = Math.max(...uploadRuns.map((u) => u.peakMb));
   console.log(`Medians: cp ${cpMedian.toFixed(2)} s (${mb(bytes, cpMedian).toFixed(0)} MB/s), upload ${uploadMedian.toFixed(2)} s (${mb(bytes, uploadMedian).toFixed(0)} MB/s)`);
-  console.log(`CLI/cp throughput ratio (medians): ${((100 * cpMedian) / uploadMedian).toFixed(0)}% (goal ≥ 50%); CLI peak RSS ${peak.toFixed(0)} MB (goal < 200 MB)`);
+  const cpWarmMedian = median(cpWarmRuns);
+  console.log(`cp again at once: ${cpWarmMedian.toFixed(2)} s (${mb(bytes, cpWarmMedian).toFixed(0)} MB/s)`);
+  console.log(`CLI/cp throughput ratio (medians): ${((100 * cpMedian) / uploadMedian).toFixed(0)}% (goal ≥ 50%), to cp again at once ${((100 * cpWarmMedian) / uploadMedian).toFixed(0)}%; CLI peak RSS ${peak.toFixed(0)} MB (goal < 200 MB)`);
 } finally {
   await server.close();
   await rm(work, { recursive: true, force: true });
