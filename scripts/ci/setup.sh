@@ -16,12 +16,14 @@ fi
 psql -h 127.0.0.1 -U postgres -tAc "select 1 from pg_database where datname='test'" | grep -q 1 \
   || psql -h 127.0.0.1 -U postgres -c 'create database test' >/dev/null
 
-# pgvector for semantic search on the server. Optional: without it (bookworm's main archive has no
-# postgresql-15-pgvector), the migration skips the extension and ranking uses the SQL cosine function.
+# pgvector for semantic search on the server: Debian's package where the release has one, else built from
+# Debian's source package (bookworm's main archive has no postgresql-15-pgvector). Should both fail, the
+# migration skips the extension, ranking uses the SQL cosine function, and the tests expect that.
 PG_MAJOR="$(ls /etc/postgresql | head -n1)"
 if [ ! -e "/usr/share/postgresql/$PG_MAJOR/extension/vector.control" ]; then
   apt-get install -y -qq --no-install-recommends "postgresql-$PG_MAJOR-pgvector" >/dev/null 2>&1 \
-    || echo "setup: postgresql-$PG_MAJOR-pgvector not installable here; semantic search uses the SQL cosine" >&2
+    || bash scripts/ci/build-pgvector.sh "$PG_MAJOR" \
+    || echo "setup: pgvector not available here; semantic search on the server uses the SQL cosine" >&2
 fi
 
 # Redis on 127.0.0.1:6379 (shared gateway cache tests).
