@@ -24,11 +24,11 @@ export class AlignedBufferPool {
     this.#maxBuffers = maxBuffers;
   }
 
-  /** Two free buffers, or undefined when fewer are left of `maxBuffers` (the caller falls back to ordinary ones). */
-  takePair(): [Uint8Array, Uint8Array] | undefined {
-    while (this.#free.length < 2 && this.#made < this.#maxBuffers) this.#slab();
-    if (this.#free.length < 2) return undefined;
-    return [this.#free.pop()!, this.#free.pop()!];
+  /** `count` free buffers, or undefined when fewer are left of `maxBuffers` (the caller falls back to ordinary ones). */
+  take(count: number): Uint8Array[] | undefined {
+    while (this.#free.length < count && this.#made < this.#maxBuffers) this.#slab();
+    if (this.#free.length < count) return undefined;
+    return this.#free.splice(this.#free.length - count, count);
   }
 
   give(buffers: Uint8Array[]): void {

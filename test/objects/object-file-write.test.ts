@@ -63,7 +63,7 @@ describe('object file writes', () => {
     const written = await Promise.all(
       bodies.map((body, i) => writeObjectFile(chunked(body, 65_536), path.join(root, `many-${i}`), { contentLength: body.length, sha256: sha256(body) }, true)),
     );
-    // 64 aligned buffers serve 32 objects at once; the others fall back to ordinary buffers and the page cache.
+    // 64 aligned buffers serve 16 objects at once; the others fall back to ordinary buffers and the page cache.
     assert.ok(written.some((w) => w.direct) && written.some((w) => !w.direct), `direct: ${written.map((w) => w.direct)}`);
     for (const [i, body] of bodies.entries()) {
       assert.equal(written[i].sha256, sha256(body));
