@@ -16,7 +16,7 @@ import { AlignedBufferPool, PAGE } from './aligned-buffers.js';
 import { ContentMismatchError, type PutOptions } from './object-store.js';
 
 const STAGE_BYTES = 1 << 20;
-/** Objects of at least this declared size are large: hashed off the main thread, written directly. */
+/** Objects of at least this declared size are large: staged in aligned buffers and written directly. */
 export const LARGE_OBJECT = STAGE_BYTES;
 
 /**
@@ -135,11 +135,6 @@ async function openDirect(file: string): Promise<FileHandle | undefined> {
   }
 }
 
-/** Waits for every promise, even after one failed, then throws the first failure. */
-async function allSettledOrThrow(promises: Promise<void>[]): Promise<void> {
-  for (const outcome of await Promise.allSettled(promises)) if (outcome.status === 'rejected') throw outcome.reason;
-}
-
 /** One direct write of `length` staged bytes, padded with zeros to a whole page (only the last one is short). */
 async function writeDirect(out: FileHandle, buffer: Uint8Array, length: number, position: number): Promise<void> {
   const padded = Math.ceil(length / PAGE) * PAGE;
@@ -162,7 +157,7 @@ async function writePieces(out: FileHandle, bytes: Uint8Array, position: number)
     pieces.push(writeFully(out, piece, position + start));
   }
   // Every piece settles before the buffer may be reused, even when one of them failed.
-  await allSettledOrThrow(pieces);
+  for (const outcome of await Promise.allSettled(pieces)) if (outcome.status === 'rejected') throw outcome.reason;
 }
 
 async function writeFully(out: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
