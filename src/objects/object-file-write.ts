@@ -110,7 +110,8 @@ async function openStage(file: string, limit: number | undefined, tryDirect: boo
   if (aligned) {
     const release = () => alignedStages.give(aligned);
     try {
-      const direct = tryDirect ? await openDirect(file) : undefined;
+      // macOS and Windows have no O_DIRECT.
+      const direct = tryDirect && constants.O_DIRECT !== undefined ? await openDirect(file) : undefined;
       const out = direct ?? (await open(file, 'wx'));
       return { out, buffers: aligned, direct: direct !== undefined, directRefused: tryDirect && !direct, release };
     } catch (err) {
