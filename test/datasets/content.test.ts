@@ -78,6 +78,15 @@ for (const variant of storeVariants) {
       const body = Buffer.from('via credentials');
       const inside = await fetch(`${up.endpoint}${id}/objects/${sha(body)}`, { method: 'PUT', headers: { authorization: `Bearer ${up.token}` }, body });
       assert.equal(inside.status, 200, await inside.text());
+      // Other bytes of the same length sent to that content key leave the stored content as it was.
+      const impostor = Buffer.from('via credentialZ');
+      const again = await fetch(`${up.endpoint}${id}/objects/${sha(body)}`, { method: 'PUT', headers: { authorization: `Bearer ${up.token}` }, body: impostor });
+      assert.equal(again.status, 200);
+      assert.equal(((await again.json()) as { present?: boolean }).present, true);
+      const stored = await server.deps.objects.get(`${id}/objects/${sha(body)}`);
+      const kept: Buffer[] = [];
+      for await (const chunk of stored!.body) kept.push(chunk as Buffer);
+      assert.equal(Buffer.concat(kept).toString(), 'via credentials');
       const outside = await fetch(`${up.endpoint}${other}/objects/${sha(body)}`, { method: 'PUT', headers: { authorization: `Bearer ${up.token}` }, body });
       assert.equal(outside.status, 403);
       const manifestKey = await fetch(`${up.endpoint}${id}/versions/9.9.9/manifest.json`, { method: 'PUT', headers: { authorization: `Bearer ${up.token}` }, body });
