@@ -80,31 +80,32 @@ try {
   const cpCpu: number[] = [];
   const cpWarmRuns: number[] = [];
   const uploadRuns: Array<{ seconds: number; beforeSync: number; cliCpu: number; serverCpu: number; peakMb: number }> = [];
+  /** `cp -r` of the folder and `sync`: wall time and cp's CPU time; the copy is removed afterwards. */
+  const copyOnce = async () => {
+    const started = performance.now();
+    const copied = spawnSync('/usr/bin/time', ['-f', '%U %S', 'cp', '-r', src, join(work, 'copy')], { encoding: 'utf8' });
+    if (copied.status !== 0) throw new Error(`cp failed: ${copied.stderr}`);
+    execFileSync('sync');
+    const seconds = (performance.now() - started) / 1000;
+    await rm(join(work, 'copy'), { recursive: true });
+    return { seconds, cpu: copied.stderr.trim().split(' ').map(Number).reduce((a, b) => a + b, 0) };
+  };
   // Warm the page cache for both contenders alike.
   execFileSync('sh', ['-c', `cat ${src}/*/eeg/* > /dev/null`]);
   for (let round = 1; round <= rounds; round++) {
     await settle();
-    let started = performance.now();
-    const copied = spawnSync('/usr/bin/time', ['-f', '%U %S', 'cp', '-r', src, join(work, 'copy')], { encoding: 'utf8' });
-    if (copied.status !== 0) throw new Error(`cp failed: ${copied.stderr}`);
-    execFileSync('sync');
-    cpRuns.push((performance.now() - started) / 1000);
-    cpCpu.push(copied.stderr.trim().split(' ').map(Number).reduce((a, b) => a + b, 0));
-    await rm(join(work, 'copy'), { recursive: true });
+    const first = await copyOnce();
+    cpRuns.push(first.seconds);
+    cpCpu.push(first.cpu);
     // cp again at once, into the page-cache pages the first copy just gave back (before the host takes them):
     // cp's best case on this VM, the stricter baseline.
-    started = performance.now();
-    const again = spawnSync('cp', ['-r', src, join(work, 'copy')]);
-    if (again.status !== 0) throw new Error(`cp failed: ${again.stderr}`);
-    execFileSync('sync');
-    cpWarmRuns.push((performance.now() - started) / 1000);
-    await rm(join(work, 'copy'), { recursive: true });
+    cpWarmRuns.push((await copyOnce()).seconds);
 
     // A new dataset each round: content already stored would be skipped, not sent.
     const created = await fetch(`${url}/datasets`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: `bench ${round}` }) });
     const { id } = (await created.json()) as { id: string };
     await settle();
-    started = performance.now();
+    const started = performance.now();
     const serverCpu = process.cpuUsage();
     // Asynchronous: the server answering the CLI lives in this process's event loop.
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {

@@ -34,7 +34,7 @@ export class FileObjectStore implements ObjectStore {
   readonly root: string;
   readonly #baseUrl: string | undefined;
   readonly #signer: ObjectUrlSigner | undefined;
-  /** Set once the folder's filesystem refused `O_DIRECT` (tmpfs): large objects then go through the page cache. */
+  /** Set once the folder's filesystem (or the platform) refused `O_DIRECT`: large objects then go through the page cache. */
   #directRefused = false;
 
   constructor(root: string, options: FileObjectStoreOptions = {}) {
