@@ -50,6 +50,9 @@ describe('sandbox training', () => {
 
   it('waits for a conversion that was started, then completes; real datasets become possible', async () => {
     await addVersion(server, trainee, sandboxId, '0.1.0');
+    // The version dispatched a real conversion; its status updates would race the states set by hand below
+    // (seen on the PostgreSQL server), so it finishes first.
+    await server.worker?.idle();
     await server.deps.db.updateTable('datasets').set({ zarr_status: 'converting' }).where('id', '=', sandboxId).execute();
     const waiting = await trainee.api('/sandbox/complete', { method: 'POST' });
     assert.equal(waiting.status, 409);
@@ -73,7 +76,7 @@ describe('sandbox training', () => {
     const r = await json(res);
     assert.equal(r.status, 'not_started');
     assert.deepEqual(r.deleted, [sandboxId]);
-    // The version dispatched a conversion that may still be running: what it writes after the reset goes too.
+    // Anything a conversion writes after the reset goes too.
     await server.worker!.idle();
     const left = [];
     for await (const o of server.deps.objects.list(`${sandboxId}/`)) left.push(o.key);
