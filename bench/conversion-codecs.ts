@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import Zstd from 'numcodecs/zstd';
 import Blosc from 'numcodecs/blosc';
 import { compress, init } from '@bokuweb/zstd-wasm';
-import { openRecording } from '../src/conversion/readers/open-recording.js';
-import { chunkSamplesFor } from '../src/conversion/store/zarr-metadata.js';
-import { allocate } from '../src/conversion/readers/interleaved.js';
+import { openRecording } from '../src/formats/readers/open-recording.js';
+import { chunkSamplesFor } from '../src/formats/zarr/zarr-metadata.js';
+import { allocate } from '../src/formats/readers/interleaved.js';
 
 const fixtures = process.env['NDS_FIXTURES'] ?? fileURLToPath(new URL('../../shared/fixtures', import.meta.url));
 

@@ -7,8 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { convertFileToFolder } from '../src/conversion/convert-to-folder.js';
-import { convertRecording } from '../src/conversion/convert-recording.js';
+import { convertFileToFolder } from '../src/formats/convert-to-folder.js';
+import { convertRecording } from '../src/formats/convert-recording.js';
 
 const [file, out] = process.argv.slice(2) as [string, string];
 const started = performance.now();

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Zstd from 'numcodecs/zstd';
 import Blosc from 'numcodecs/blosc';
-import { openRecording } from '../src/conversion/readers/open-recording.js';
-import { writeStore } from '../src/conversion/store/store-writer.js';
+import { openRecording } from '../src/formats/readers/open-recording.js';
+import { writeStore } from '../src/formats/zarr/store-writer.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
 
 const args = process.argv.slice(2);

@@ -25,11 +25,11 @@ import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
 import { createUser } from '../src/accounts/users.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/core/config.js';
 import type { DatabaseHandle } from '../src/db/connect.js';
 import type { Deps } from '../src/deps.js';
-import { startGatewayServer } from '../src/gateway/gateway-server.js';
-import { createLogger } from '../src/log.js';
+import { startGatewayServer } from '../src/gateway-server.js';
+import { createLogger } from '../src/core/log.js';
 import { openDeps } from '../src/server.js';
 import { freePort } from '../test/support/test-server.js';
 

@@ -13,8 +13,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { mintApiKey } from '../src/accounts/api-keys.js';
 import { createUser } from '../src/accounts/users.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
+import { loadConfig } from '../src/core/config.js';
+import { createLogger } from '../src/core/log.js';
 import { startServer } from '../src/server.js';
 
 const args = process.argv.slice(2);

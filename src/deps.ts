@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from './clock.js';
-import type { Config } from './config.js';
+import type { Clock } from './core/clock.js';
+import type { Config } from './core/config.js';
 import type { Database } from './db/types.js';
 import type { KeyCache } from './accounts/key-cache.js';
-import type { Logger } from './log.js';
+import type { Logger } from './core/log.js';
 import type { Mailer } from './mail/mailer.js';
 import type { ObjectStore } from './objects/object-store.js';
 

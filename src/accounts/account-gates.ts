@@ -1,5 +1,5 @@
 import type { User } from '../db/accounts-tables.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 
 /**
  * Seed §5.6: a pending (unverified) account gives `account_pending`, a revoked one `account_revoked`,

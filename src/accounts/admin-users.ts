@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { User, UserKind } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { hasRole } from './account-gates.js';
 import { listLiveApiKeys, mintApiKey, revokeAllApiKeys, revokeApiKey, type MintedKey } from './api-keys.js';
 import { getUserByUsername } from './users.js';

@@ -6,9 +6,9 @@
 import { sql, type Kysely } from 'kysely';
 import type { ApiKey, User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import type { KeyCache } from './key-cache.js';
-import { keyPrefix, newApiKey, sha256Hex } from './secrets.js';
+import { keyPrefix, newApiKey, sha256Hex } from '../core/secrets.js';
 
 export const MAX_LIVE_KEYS = 25;
 

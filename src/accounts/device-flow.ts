@@ -6,10 +6,10 @@
 import type { Kysely } from 'kysely';
 import type { DeviceCode, User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError, TokenPollRefusal, isNdsError, type ErrorCode } from '../http/errors.js';
+import { NdsError, TokenPollRefusal, isNdsError, type ErrorCode } from '../core/errors.js';
 import { assertAccountUsable } from './account-gates.js';
 import { mintApiKey, presentApiKey, type PresentedKey } from './api-keys.js';
-import { newOpaqueToken, randomString, sha256Hex } from './secrets.js';
+import { newOpaqueToken, randomString, sha256Hex } from '../core/secrets.js';
 import { maskEmail } from './users.js';
 
 /** RFC 8628 §6.1: no vowels (no words), no look-alikes (0/O, 1/I). */

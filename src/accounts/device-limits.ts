@@ -3,8 +3,8 @@
  * page so that guessing codes through either counts against the same session and IP.
  */
 import type { Deps } from '../deps.js';
-import { isNdsError } from '../http/errors.js';
-import { RateLimiter } from '../http/rate-limit.js';
+import { isNdsError } from '../core/errors.js';
+import { RateLimiter } from '../core/rate-limiter.js';
 
 export interface DeviceLimits {
   /** Code pairs started from one IP. */

@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError, isNdsError } from '../http/errors.js';
+import { NdsError, isNdsError } from '../core/errors.js';
 import type { Mailer } from '../mail/mailer.js';
 import { consumeSignInCode, issueSignInCode } from './login-codes.js';
 import { noAccountMail, signInCodeMail } from './sign-in-mail.js';

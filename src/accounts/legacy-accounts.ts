@@ -7,13 +7,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { assertAccountUsable } from './account-gates.js';
 import { mintApiKey, type MintedKey } from './api-keys.js';
 import type { SignInMailDeps } from './email-sign-in.js';
 import { consumeLinkToken, issueLinkToken, issueSignInCode, peekLinkToken } from './login-codes.js';
 import { checkPassword } from './password-login.js';
-import { hashPassword } from './secrets.js';
+import { hashPassword } from '../core/secrets.js';
 import { keyRegenerationMail, verificationMail } from './sign-in-mail.js';
 import { createUser, findUserByEmail } from './users.js';
 

@@ -6,8 +6,8 @@
 import { randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
-import { constantTimeEqual, newOpaqueToken, sha256Hex } from './secrets.js';
+import { NdsError } from '../core/errors.js';
+import { constantTimeEqual, newOpaqueToken, sha256Hex } from '../core/secrets.js';
 
 export const LOGIN_CODE_LIFETIME_S = 600;
 export const LOGIN_CODE_TRIES = 5;

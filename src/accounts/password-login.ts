@@ -5,8 +5,8 @@
 import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
-import { hashPassword, verifyPassword } from './secrets.js';
+import { NdsError } from '../core/errors.js';
+import { hashPassword, verifyPassword } from '../core/secrets.js';
 import { findUserByEmail, findUserByUsername } from './users.js';
 
 let dummyHash: Promise<string> | undefined;

@@ -2,7 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { newOpaqueToken, sha256Hex } from './secrets.js';
+import { newOpaqueToken, sha256Hex } from '../core/secrets.js';
 
 export const SESSION_COOKIE = 'nds_session';
 export const SESSION_DAYS = 30;

@@ -3,7 +3,7 @@
  * Keys are addresses and IPs, never secrets.
  */
 import type { Deps } from '../deps.js';
-import { RateLimiter } from '../http/rate-limit.js';
+import { RateLimiter } from '../core/rate-limiter.js';
 
 const WINDOW_MS = 15 * 60_000;
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { User, UserKind, UserRole, UserStatus } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 
 export const USERNAME_PATTERN = /^[a-z0-9][a-z0-9-]{2,38}$/;
 

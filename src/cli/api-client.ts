@@ -2,7 +2,7 @@
  * The HTTP client of the client commands: base URL and key from `loadClientConfig` (NDS_API_URL, NDS_API_KEY
  * or the credentials file). A refusal from the server becomes a `CliError` carrying the server's message.
  */
-import { loadClientConfig, type ClientConfig } from '../config.js';
+import { loadClientConfig, type ClientConfig } from '../core/config.js';
 import { CliError } from './cli-error.js';
 import { readCredentials } from './credentials.js';
 

@@ -1,7 +1,7 @@
 /** `nds auth ...`: device sign-in, sign-out, status, the account's keys, and git's credential helper. */
 import type { Command } from 'commander';
 import type { PresentedKey as Key } from '../accounts/api-keys.js';
-import { loadClientConfig } from '../config.js';
+import { loadClientConfig } from '../core/config.js';
 import { ApiClient, ApiError } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { deleteCredentials, readCredentials, writeCredentials } from './credentials.js';

@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
-import type { ConvertEvents, FolderConversion } from '../conversion/convert-to-folder.js';
+import type { ConvertEvents, FolderConversion } from '../formats/convert-to-folder.js';
 import { CliError } from './cli-error.js';
 import { printJson } from './output.js';
 
@@ -22,7 +22,7 @@ export function registerConvertCommand(program: Command): void {
       if (!kind) throw new CliError(`${input} does not exist`);
       const progress = progressReporter();
       const started = performance.now();
-      const { convertBidsTreeToFolder, convertFileToFolder } = await import('../conversion/convert-to-folder.js');
+      const { convertBidsTreeToFolder, convertFileToFolder } = await import('../formats/convert-to-folder.js');
       const result = kind === 'folder' ? await convertBidsTreeToFolder(input, out, progress.events) : await convertFileToFolder(input, out, progress.events);
       progress.stop();
       const seconds = (performance.now() - started) / 1000;

@@ -8,7 +8,7 @@ import { CliError } from './cli-error.js';
 import { downloadDataset } from './dataset-download.js';
 import { uploadFolder } from './dataset-upload.js';
 import { HashCache } from './hash-cache.js';
-import { loadClientConfig } from '../config.js';
+import { loadClientConfig } from '../core/config.js';
 import { closeAgents } from './http-transfer.js';
 import { info, printJson, printTable } from './output.js';
 import { barProgress, silentProgress } from './transfer-progress.js';

@@ -7,9 +7,9 @@ export function registerGatewayCommand(program: Command): void {
     .description('run the browser gateway for Zarr data alone (scales out apart from the API)')
     .action(async () => {
       // Loaded here, not at the top: every other command would pay for the gateway's imports at start.
-      const { loadConfig } = await import('../config.js');
-      const { runGateway } = await import('../gateway/gateway-cluster.js');
-      const { createLogger } = await import('../log.js');
+      const { loadConfig } = await import('../core/config.js');
+      const { runGateway } = await import('../gateway-cluster.js');
+      const { createLogger } = await import('../core/log.js');
       const config = loadConfig();
       await runGateway({ config, log: createLogger(config.logLevel) });
     });

@@ -9,7 +9,7 @@ import { open, rm, type FileHandle } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { Transform } from 'node:stream';
-import { BufferPool } from '../buffer-pool.js';
+import { BufferPool } from '../core/buffer-pool.js';
 import { pipeline } from 'node:stream/promises';
 
 export class TransferError extends Error {

@@ -12,7 +12,7 @@ export function registerInspectCommand(program: Command): void {
     .option('--events <n>', 'how many events to list', '20')
     .action(async (location: string, options: { json?: boolean; events: string }) => {
       // Loaded on use: zarrita and its codecs would slow every other command's start.
-      const { inspectStore } = await import('../conversion/store/inspect-store.js');
+      const { inspectStore } = await import('../formats/zarr/inspect-store.js');
       const description = await inspectStore(location).catch((err: Error) => {
         throw new CliError(`${location} is not a readable nds-zarr store: ${err.message}`);
       });

@@ -1,7 +1,7 @@
 /** Server-side commands: they read the server configuration and talk to the database directly. */
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
-import { createLogger } from '../log.js';
+import { loadConfig } from '../core/config.js';
+import { createLogger } from '../core/log.js';
 
 // The server's modules take seconds to import; loaded in the actions, client commands never pay for them.
 const serverModule = () => import('../server.js');
@@ -30,7 +30,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
       const config = loadConfig();
       const log = createLogger(config.logLevel);
       const { openDeps } = await serverModule();
-      const { startWorker } = await import('../conversion/pipeline/worker.js');
+      const { startWorker } = await import('../conversion/worker.js');
       const { deps, database } = await openDeps({ config, log });
       const worker = startWorker(deps);
       log.info('conversion worker started');

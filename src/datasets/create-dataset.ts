@@ -11,7 +11,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { assertMayUseRealDatasets, findDataset, isAdmin, type Dataset } from './dataset-access.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
 

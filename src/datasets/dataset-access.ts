@@ -7,7 +7,7 @@ import { hasRole } from '../accounts/account-gates.js';
 import type { User } from '../db/accounts-tables.js';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 
 export const DATASET_ID = /^(nd|sb)\d{6}$/;
 

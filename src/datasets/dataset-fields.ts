@@ -1,7 +1,7 @@
 /** The editable descriptive fields of a dataset, shared by creation and PATCH. */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 
 export interface DatasetFields {
   name?: string;

@@ -8,8 +8,8 @@ import { rm } from 'node:fs/promises';
 import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
 import type { Deps } from '../deps.js';
-import { repositoryDir } from '../git/hosted-repository.js';
-import { NdsError } from '../http/errors.js';
+import { repositoryDir } from './hosted-repository.js';
+import { NdsError } from '../core/errors.js';
 import { DATASET_ID } from './dataset-access.js';
 import { datasetGone } from './update-dataset.js';
 

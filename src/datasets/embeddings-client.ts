@@ -3,7 +3,7 @@
  * `{data: [{index, embedding}]}`. EMBEDDINGS_URL is the API base (`https://api.openai.com/v1`); a URL that
  * already ends in `/embeddings` is used as it is.
  */
-import type { Config } from '../config.js';
+import type { Config } from '../core/config.js';
 
 const TIMEOUT_MS = 15_000;
 

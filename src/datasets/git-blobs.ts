@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
-import { GitError, git } from '../conversion/pipeline/git.js';
+import { GitError, git } from '../git/run-git.js';
 
 export interface TreeFile {
   path: string;

@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { DATASET_ID, datasetsWithOwner, type Dataset } from './dataset-access.js';
 
 export interface ListOptions {

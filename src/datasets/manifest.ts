@@ -3,7 +3,7 @@
  * `<id>/versions/<version>/manifest.json`; content lives at `<id>/objects/<sha256>`.
  */
 import { createHash } from 'node:crypto';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 
 export interface ManifestEntry {
   path: string;

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../core/config.js';
 import { repositoryDir } from '../git/repository-dir.js';
 import type { Dataset } from './dataset-access.js';
 

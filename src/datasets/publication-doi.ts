@@ -7,7 +7,7 @@ import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
 import type { DoiRecord } from '../db/publication-tables.js';
 import type { Deps } from '../deps.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { findDataset, type Dataset } from './dataset-access.js';
 import { doiAttributes, missingMetadata } from './doi/doi-metadata.js';
 import { conceptDoi, openDoiProvider, versionDoi, type DoiEvent, type DoiProvider } from './doi/doi-provider.js';

@@ -11,7 +11,7 @@ import type { User } from '../db/accounts-tables.js';
 import type { PublicationRequest, PublicationStatus } from '../db/publication-tables.js';
 import type { Database } from '../db/types.js';
 import type { Deps } from '../deps.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { findDataset, manageableDataset, type Dataset } from './dataset-access.js';
 import { assertMetadataComplete, registerConceptDoi, registerVersionDoi } from './publication-doi.js';
 import { datasetGone } from './update-dataset.js';

@@ -6,7 +6,7 @@
 import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
 import type { Deps } from '../deps.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { findDataset, isAdmin, manageableDataset, type Dataset } from './dataset-access.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
 

@@ -7,11 +7,11 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { runGit } from '../conversion/pipeline/git.js';
+import { runGit } from '../git/run-git.js';
 import type { DatasetVersionRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
-import { repositoryDir } from '../git/hosted-repository.js';
-import { NdsError } from '../http/errors.js';
+import { repositoryDir } from './hosted-repository.js';
+import { NdsError } from '../core/errors.js';
 import { eachBlob, listTree, type TreeFile } from './git-blobs.js';
 import { contentKey, normalizeManifest, type ManifestEntry } from './manifest.js';
 import { isSemver } from './semver.js';

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import type { DatasetVersionRow } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { contentKey, manifestKey, normalizeManifest, serializeManifest, sha256Hex, type ManifestEntry } from './manifest.js';
 import { compareSemver, isSemver } from './semver.js';
 import { mapLimit } from './uploads.js';

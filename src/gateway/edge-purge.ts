@@ -3,8 +3,8 @@
  * API) to drop the stale copies of `index.json` and the changed stores' `zarr.json`. Best effort: a failure
  * is logged and the TTLs (60 s for metadata) bound the staleness; it never throws.
  */
-import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/log.js';
 
 /** Cloudflare accepts at most 30 URLs a purge request. */
 export const PURGE_BATCH = 30;

@@ -9,7 +9,7 @@
  */
 import { contentRange, parseSingleRange } from '../objects/byte-range.js';
 import type { ObjectInfo } from '../objects/object-store.js';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../core/clock.js';
 import type { Deps } from '../deps.js';
 import { OriginPolicy } from './cors.js';
 import { cachedObject, type CachedObject, type GatewayCache } from './gateway-cache.js';

@@ -4,7 +4,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { ObjectInfo } from '../objects/object-store.js';
-import { errorSpec, type ErrorCode } from '../http/errors.js';
+import { errorSpec, type ErrorCode } from '../core/errors.js';
 import { isMetadataPath } from './gateway-path.js';
 
 /**

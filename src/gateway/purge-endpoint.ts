@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { constantTimeEqual } from '../accounts/secrets.js';
-import type { Config } from '../config.js';
+import { constantTimeEqual } from '../core/secrets.js';
+import type { Config } from '../core/config.js';
 import type { Gateway } from './gateway.js';
 import { gatewayRelativePath, parseObjectPath } from './gateway-path.js';
 

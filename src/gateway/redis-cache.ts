@@ -5,7 +5,7 @@
  * front, so a hot object costs no round trip. Redis trouble degrades to misses, never to failed requests.
  */
 import { Redis } from 'ioredis';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import { applyDrop, cachedObject, type CacheDrop, type CacheEntry, type GatewayCache } from './gateway-cache.js';
 import { MemoryCache } from './memory-cache.js';
 

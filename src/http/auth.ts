@@ -8,7 +8,7 @@ import { assertAccountUsable, hasRole } from '../accounts/account-gates.js';
 import { findApiKey, touchApiKey } from '../accounts/api-keys.js';
 import { findSession, SESSION_COOKIE } from '../accounts/sessions.js';
 import type { AppEnv, Caller } from './app-env.js';
-import { NdsError } from './errors.js';
+import { NdsError } from '../core/errors.js';
 
 type Mode = 'key' | 'session' | 'any' | 'optional';
 

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from './app-env.js';
-import { NdsError, TokenPollRefusal } from './errors.js';
+import { NdsError, TokenPollRefusal } from '../core/errors.js';
 
 /** Turns any thrown value into the answer: known errors into their status and body, the rest into a logged 500. */
 export function handleError(err: Error, c: Context<AppEnv>): Response {

@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from './app-env.js';
-import { NdsError } from './errors.js';
+import { NdsError } from '../core/errors.js';
 
 /**
  * A router whose request schemas double as validation and OpenAPI documentation.

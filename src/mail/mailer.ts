@@ -5,7 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 
 export interface MailMessage {
   to: string;

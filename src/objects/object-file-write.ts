@@ -11,7 +11,7 @@
 import { constants } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { BufferPool } from '../buffer-pool.js';
+import { BufferPool } from '../core/buffer-pool.js';
 import { AlignedBufferPool, PAGE } from './aligned-buffers.js';
 import { ContentMismatchError, type PutOptions } from './object-store.js';
 

@@ -7,7 +7,7 @@
 import type { Actor } from '../accounts/admin-users.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Deps } from '../deps.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { deleteDataset } from '../datasets/delete-dataset.js';
 
 export type SandboxState = 'not_started' | 'in_progress' | 'completed';

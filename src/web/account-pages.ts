@@ -6,10 +6,10 @@
 import { Hono, type Context } from 'hono';
 import { assertAccountUsable } from '../accounts/account-gates.js';
 import { listLiveApiKeys, mintApiKey, revokeApiKey, type MintedKey } from '../accounts/api-keys.js';
-import { readInput, withQuery } from '../accounts/form-input.js';
+import { readInput, withQuery } from '../http/form-input.js';
 import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { devicePage } from './device-page.js';
 import { html, type SafeHtml } from './html.js';
 import { errorNotice, okNotice, pageSession, renderPage, requireOwnOrigin, signInFirst, verifyFirst } from './page-kit.js';

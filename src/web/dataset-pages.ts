@@ -8,7 +8,7 @@ import { Hono } from 'hono';
 import { DATASET_ID } from '../datasets/dataset-access.js';
 import type { AppEnv } from '../http/app-env.js';
 import { authenticate } from '../http/auth.js';
-import { prefersHtml } from './accept-preference.js';
+import { prefersHtml } from '../http/accept-preference.js';
 import { findPageDataset, listPageDatasets, readStoreMetadata, readZarrIndex, type StoreMetadata } from './dataset-page-data.js';
 import { datasetDetailBody, datasetListBody, viewerStyle } from './dataset-page-views.js';
 import { html, page } from './html.js';

@@ -7,10 +7,10 @@ import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { guardCodeGuess } from '../accounts/device-limits.js';
 import { confirmDeviceCode, denyDeviceCode, lookupDeviceCode, normalizeUserCode, formatUserCode, type DeviceLookup } from '../accounts/device-flow.js';
-import { readInput, withQuery } from '../accounts/form-input.js';
+import { readInput, withQuery } from '../http/form-input.js';
 import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
-import { NdsError } from '../http/errors.js';
+import { NdsError } from '../core/errors.js';
 import { html } from './html.js';
 import { errorNotice, okNotice, pageSession, renderPage, requireOwnOrigin, signInFirst, verifyFirst, type PageSession } from './page-kit.js';
 

@@ -5,12 +5,12 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { getCookie } from 'hono/cookie';
-import { localNext, withQuery } from '../accounts/form-input.js';
+import { localNext, withQuery } from '../http/form-input.js';
 import { findSession, SESSION_COOKIE } from '../accounts/sessions.js';
 import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
 import { isOwnOrigin } from '../http/auth.js';
-import { errorSpec, NdsError, type ErrorCode } from '../http/errors.js';
+import { errorSpec, NdsError, type ErrorCode } from '../core/errors.js';
 import { html, page, type SafeHtml } from './html.js';
 
 export interface PageSession {

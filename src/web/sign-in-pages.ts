@@ -3,7 +3,7 @@
  * which answer a form with a redirect back here, carrying the step, what was typed and any error code.
  */
 import { Hono } from 'hono';
-import { localNext } from '../accounts/form-input.js';
+import { localNext } from '../http/form-input.js';
 import type { AppEnv } from '../http/app-env.js';
 import { html } from './html.js';
 import { errorNotice, okNotice, pageSession, renderPage } from './page-kit.js';

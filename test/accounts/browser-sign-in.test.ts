@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { hashPassword } from '../../src/accounts/secrets.js';
+import { hashPassword } from '../../src/core/secrets.js';
 import { createUser, findUserByEmail } from '../../src/accounts/users.js';
 import { createAccount } from '../support/accounts.js';
 import { mailsTo, signInCodeFor } from '../support/outbox.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { KeyCache } from '../../src/accounts/key-cache.js';
-import { sha256Hex } from '../../src/accounts/secrets.js';
+import { sha256Hex } from '../../src/core/secrets.js';
 import { createAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { makeBidsRepo } from '../conversion/pipeline/support.js';
+import { makeBidsRepo } from '../conversion/support.js';
 
 function nds(server: TestServer, key: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

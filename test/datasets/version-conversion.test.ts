@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fixtures } from '../conversion/pipeline/support.js';
+import { fixtures } from '../conversion/support.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createUploader, json } from './support.js';
 import type { TestAccount } from '../support/accounts.js';

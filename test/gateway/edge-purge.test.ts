@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Writable } from 'node:stream';
 import { edgePurger, purgeUrls } from '../../src/gateway/edge-purge.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/core/log.js';
 
 describe('edge purge client', () => {
   let cdn: Server;

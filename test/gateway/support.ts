@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createUser } from '../../src/accounts/users.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/core/config.js';
 import type { Database } from '../../src/db/types.js';
 import type { Visibility } from '../../src/db/datasets-tables.js';
-import { startGatewayServer, type RunningGateway } from '../../src/gateway/gateway-server.js';
-import { createLogger } from '../../src/log.js';
+import { startGatewayServer, type RunningGateway } from '../../src/gateway-server.js';
+import { createLogger } from '../../src/core/log.js';
 import type { ObjectStore } from '../../src/objects/object-store.js';
 import { freePort } from '../support/test-server.js';
 

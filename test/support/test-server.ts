@@ -11,11 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ManualClock } from '../../src/clock.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { loadConfig, type Config } from '../../src/core/config.js';
 import { pgliteExtensions } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/core/log.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
 export interface TestServer extends RunningServer {

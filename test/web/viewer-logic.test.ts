@@ -1,7 +1,7 @@
 /** The viewer's pure decisions: level choice, covering chunks, column envelopes, window rules, Accept. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { acceptQuality, prefersHtml } from '../../src/web/accept-preference.js';
+import { acceptQuality, prefersHtml } from '../../src/http/accept-preference.js';
 import { columnEnvelope, envelopeRange } from '../../src/web/viewer/column-envelope.js';
 import { chooseLevel, chunksCovering, levelColumns, withPrefetch } from '../../src/web/viewer/level-choice.js';
 import { LruCache } from '../../src/web/viewer/lru-cache.js';

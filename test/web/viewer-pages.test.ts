@@ -4,7 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, createBrowserSession, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { fixturesDir } from '../conversion/support/fixtures.js';
+import { fixturesDir } from '../formats/support/fixtures.js';
 import { publishDataset } from './viewer-support.js';
 
 const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';

@@ -1,9 +1,9 @@
 /** Test and bench helpers for the viewer: publish converted recordings as a dataset, and drive chromium. */
 import type { Browser } from 'playwright-core';
 import { chromium } from 'playwright-core';
-import { convertRecording } from '../../src/conversion/convert-recording.js';
-import { ObjectStoreSink } from '../../src/conversion/pipeline/object-store-sink.js';
-import { buildStoreIndex, type IndexStore } from '../../src/conversion/store/store-index.js';
+import { convertRecording } from '../../src/formats/convert-recording.js';
+import { ObjectStoreSink } from '../../src/conversion/object-store-sink.js';
+import { buildStoreIndex, type IndexStore } from '../../src/formats/zarr/store-index.js';
 import type { RunningServer } from '../../src/server.js';
 
 export interface PublishedRecording {

@@ -10,12 +10,12 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { writeSyntheticRecording } from '../../bench/conversion-synthetic.js';
-import { openRecording } from '../../src/conversion/readers/open-recording.js';
+import { openRecording } from '../../src/formats/readers/open-recording.js';
 import type { ViewerState } from '../../src/web/viewer/signal-viewer.js';
 import { createAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { readAll } from '../conversion/support/read-all.js';
-import { fixturesDir } from '../conversion/support/fixtures.js';
+import { readAll } from '../formats/support/read-all.js';
+import { fixturesDir } from '../formats/support/fixtures.js';
 import { launchChromium, parseChunkPath, publishDataset } from './viewer-support.js';
 
 const ID = 'nd000701';

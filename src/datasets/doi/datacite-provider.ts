@@ -2,8 +2,8 @@
  * DataCite's REST API (https://support.datacite.org/docs/api-create-dois): JSON:API documents,
  * `POST /dois` to create, `PUT /dois/:doi` to update, HTTP Basic with the repository id and password.
  */
-import type { Config } from '../../config.js';
-import { NdsError } from '../../http/errors.js';
+import type { Config } from '../../core/config.js';
+import { NdsError } from '../../core/errors.js';
 import type { DoiAttributes } from './doi-metadata.js';
 import type { DoiEvent, DoiProvider } from './doi-provider.js';
 

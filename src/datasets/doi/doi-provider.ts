@@ -2,7 +2,7 @@
  * Where DOIs are registered: DataCite's REST API when `DATACITE_*` is configured, otherwise a built-in test
  * provider that only records DOIs under the test prefix 10.5072 (never resolvable, clearly marked `test`).
  */
-import type { Config } from '../../config.js';
+import type { Config } from '../../core/config.js';
 import { DataciteProvider } from './datacite-provider.js';
 import type { DoiAttributes } from './doi-metadata.js';
 

@@ -1,0 +1,91 @@
+/**
+ * The conversion job queue, in the database: one queued and one running job per dataset at most.
+ * A dispatch while a job waits is coalesced into it; a dispatch while one runs becomes its single follow-up.
+ * Workers claim with `FOR UPDATE SKIP LOCKED`, so any number of them can share the queue.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { ConversionJob } from '../db/conversion-tables.js';
+import type { Database } from '../db/types.js';
+
+export interface EnqueueRequest {
+  datasetId: string;
+  ref: string;
+  full: boolean;
+  reason: string;
+}
+
+/** Queues a conversion; `coalesced` is true when it merged into a job already waiting. */
+export async function enqueueConversion(db: Kysely<Database>, req: EnqueueRequest): Promise<{ job: ConversionJob; coalesced: boolean }> {
+  const { rows } = await sql<ConversionJob & { coalesced: boolean }>`
+    insert into conversion_jobs (dataset_id, ref, "full", state, reason)
+    values (${req.datasetId}, ${req.ref}, ${req.full}, 'queued', ${req.reason})
+    on conflict (dataset_id) where state = 'queued'
+    do update set "full" = conversion_jobs."full" or excluded."full", ref = excluded.ref, requested_at = now()
+    returning *, (xmax <> 0) as coalesced`.execute(db);
+  const { coalesced, ...job } = rows[0];
+  return { job, coalesced };
+}
+
+/** Takes the oldest queued job whose dataset has none running; `undefined` when there is nothing to do. */
+export async function claimNextJob(db: Kysely<Database>, workerId: string, now: Date): Promise<ConversionJob | undefined> {
+  try {
+    const { rows } = await sql<ConversionJob>`
+      update conversion_jobs set state = 'running', started_at = ${now}, heartbeat_at = ${now}, worker_id = ${workerId}, attempts = attempts + 1
+      where id = (
+        select j.id from conversion_jobs j
+        where j.state = 'queued'
+          and not exists (select 1 from conversion_jobs r where r.dataset_id = j.dataset_id and r.state = 'running')
+        order by j.id
+        limit 1
+        for update skip locked
+      )
+      returning *`.execute(db);
+    return rows[0];
+  } catch (err) {
+    // Two workers picked jobs of one dataset at once: the unique index let one through.
+    if ((err as { code?: string }).code === '23505') return undefined;
+    throw err;
+  }
+}
+
+export async function heartbeat(db: Kysely<Database>, jobId: number, now: Date): Promise<void> {
+  await db.updateTable('conversion_jobs').set({ heartbeat_at: now }).where('id', '=', jobId).where('state', '=', 'running').execute();
+}
+
+export async function finishJob(
+  db: Kysely<Database>,
+  jobId: number,
+  outcome: { state: 'done' | 'failed'; result?: Record<string, unknown>; error?: string },
+  now: Date,
+): Promise<void> {
+  await db
+    .updateTable('conversion_jobs')
+    .set({ state: outcome.state, finished_at: now, result: outcome.result ? JSON.stringify(outcome.result) : null, error: outcome.error ?? null })
+    .where('id', '=', jobId)
+    .execute();
+}
+
+/**
+ * Puts back jobs whose worker stopped sending heartbeats (a crashed process): the re-run finishes the work.
+ * When the dataset already has a queued job, the stale one is closed instead (the queued one covers it).
+ */
+export async function requeueStaleJobs(db: Kysely<Database>, now: Date, staleAfterMs: number): Promise<number> {
+  const cutoff = new Date(now.getTime() - staleAfterMs);
+  return db.transaction().execute(async (trx) => {
+    const stale = await trx.selectFrom('conversion_jobs').selectAll().where('state', '=', 'running').where('heartbeat_at', '<', cutoff).forUpdate().skipLocked().execute();
+    for (const job of stale) {
+      const queued = await trx.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', job.dataset_id).where('state', '=', 'queued').executeTakeFirst();
+      if (queued) {
+        await trx.updateTable('conversion_jobs').set({ state: 'failed', finished_at: now, error: 'worker lost; superseded by a queued job' }).where('id', '=', job.id).execute();
+        await trx.updateTable('conversion_jobs').set({ full: sql<boolean>`"full" or ${job.full}` }).where('id', '=', queued.id).execute();
+      } else {
+        await trx.updateTable('conversion_jobs').set({ state: 'queued', worker_id: null, heartbeat_at: null }).where('id', '=', job.id).execute();
+      }
+    }
+    return stale.length;
+  });
+}
+
+export function latestJobs(db: Kysely<Database>, datasetId: string, limit = 5): Promise<ConversionJob[]> {
+  return db.selectFrom('conversion_jobs').selectAll().where('dataset_id', '=', datasetId).orderBy('id', 'desc').limit(limit).execute();
+}

@@ -1,0 +1,110 @@
+/**
+ * The conversion worker: takes jobs from the database queue one at a time and runs them. Runs inside
+ * `nds serve` or alone as `nds worker`; any number of workers can share one PostgreSQL queue.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Deps } from '../deps.js';
+import { reportJobFailure, runConversionJob } from './conversion-job.js';
+import { claimNextJob, finishJob, heartbeat, requeueStaleJobs } from './job-queue.js';
+
+export interface WorkerOptions {
+  /** How often to look for work when nothing wakes the worker (ms). */
+  pollMs?: number;
+  /** A running job whose heartbeat is older than this is taken to be lost and re-queued (ms). */
+  staleAfterMs?: number;
+}
+
+export interface RunningWorker {
+  /** Looks for work now (called when a job was queued in this process). */
+  wake(): void;
+  /** Resolves when there is no queued job left and none running here (tests, `backfill --wait`). */
+  idle(): Promise<void>;
+  /** Finishes the job in hand, then stops. */
+  stop(): Promise<void>;
+}
+
+export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWorker {
+  const pollMs = options.pollMs ?? 2000;
+  const staleAfterMs = options.staleAfterMs ?? 5 * 60_000;
+  const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  let wakeUp: (() => void) | undefined;
+  let idleWaiters: Array<() => void> = [];
+  let busy = false;
+
+  async function runOnce(): Promise<boolean> {
+    const { db, clock, log } = deps;
+    await requeueStaleJobs(db, clock.now(), staleAfterMs);
+    const job = await claimNextJob(db, workerId, clock.now());
+    if (!job) return false;
+    busy = true;
+    log.info({ job: job.id, dataset: job.dataset_id, ref: job.ref, full: job.full }, 'conversion started');
+    const beat = setInterval(() => void heartbeat(db, job.id, clock.now()).catch(() => {}), Math.min(30_000, staleAfterMs / 3));
+    try {
+      const result = await runConversionJob(deps, { datasetId: job.dataset_id, ref: job.ref, full: job.full });
+      await finishJob(db, job.id, { state: 'done', result: { ...result } }, clock.now());
+      log.info({ job: job.id, dataset: job.dataset_id, stores: result.store_count, failures: result.failure_count, converted: result.converted.length }, 'conversion finished');
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err);
+      log.error({ err, job: job.id, dataset: job.dataset_id }, 'conversion failed');
+      await finishJob(db, job.id, { state: 'failed', error: message }, clock.now());
+      await reportJobFailure(deps, job.dataset_id, undefined, message).catch((e) => log.warn({ err: e }, 'could not record the failure'));
+    } finally {
+      clearInterval(beat);
+      await removeCopyIfDeleted(job.dataset_id);
+      busy = false;
+    }
+    return true;
+  }
+
+  /** A dataset deleted while its conversion ran: what the job wrote after the deletion is removed now. */
+  async function removeCopyIfDeleted(datasetId: string): Promise<void> {
+    try {
+      const stillThere = await deps.db.selectFrom('datasets').select('id').where('id', '=', datasetId).executeTakeFirst();
+      if (!stillThere) await deps.objects.deletePrefix(`${datasetId}/zarr/`);
+    } catch (err) {
+      deps.log.warn({ err, dataset: datasetId }, 'could not check for the copy of a deleted dataset');
+    }
+  }
+
+  const loop = (async () => {
+    while (!stopping) {
+      let worked = false;
+      try {
+        worked = await runOnce();
+      } catch (err) {
+        deps.log.error({ err }, 'conversion worker error');
+      }
+      if (worked) continue;
+      for (const w of idleWaiters) w();
+      idleWaiters = [];
+      if (stopping) break;
+      await new Promise<void>((resolve) => {
+        wakeUp = resolve;
+        timer = setTimeout(resolve, pollMs);
+      });
+      wakeUp = undefined;
+      clearTimeout(timer);
+    }
+  })();
+
+  return {
+    wake() {
+      wakeUp?.();
+    },
+    idle() {
+      return new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        if (!busy) wakeUp?.();
+      });
+    },
+    async stop() {
+      stopping = true;
+      wakeUp?.();
+      for (const w of idleWaiters) w();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The completion callback (`POST /webhooks/zarr-ready`): records a conversion's outcome in the dataset's
+ * `zarr_*` fields, then has stale cached metadata purged. Replays are harmless, and a callback for a commit
+ * older than the recorded one does not move the fields back.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Deps } from '../deps.js';
+import { NdsError } from '../core/errors.js';
+import { isAncestor } from '../git/run-git.js';
+
+export interface ZarrReadyPayload {
+  dataset_id: string;
+  status: 'ready' | 'failed' | 'converting';
+  commit: string;
+  store_count?: number;
+  index_etag?: string;
+  converted?: string[];
+  removed?: string[];
+  failure_count?: number;
+  error?: string;
+}
+
+export interface ZarrReadyOutcome {
+  applied: boolean;
+  reason?: 'older_commit';
+  purged: string[];
+}
+
+/** Where a dataset's source repository is mirrored by the conversion job (for ancestry checks). */
+export function sourceMirrorDir(dataDir: string, datasetId: string): string {
+  return path.join(dataDir, 'sources', `${datasetId}.git`);
+}
+
+export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload): Promise<ZarrReadyOutcome> {
+  const { db, config, log } = deps;
+  const dataset = await db.selectFrom('datasets').select(['id', 'zarr_source_commit']).where('id', '=', payload.dataset_id).executeTakeFirst();
+  if (!dataset) throw new NdsError('dataset_not_found', { message: `No dataset ${payload.dataset_id}.` });
+
+  const recorded = dataset.zarr_source_commit;
+  if (recorded && recorded !== payload.commit) {
+    const mirror = sourceMirrorDir(config.dataDir, dataset.id);
+    if (existsSync(mirror) && (await isAncestor(mirror, payload.commit, recorded)) === true) {
+      log.info({ dataset: dataset.id, commit: payload.commit, recorded }, 'zarr-ready for an older commit ignored');
+      return { applied: false, reason: 'older_commit', purged: [] };
+    }
+  }
+
+  const now = new Date();
+  if (payload.status === 'ready') {
+    await db
+      .updateTable('datasets')
+      .set({
+        zarr_status: 'ready',
+        zarr_converted_at: now,
+        zarr_store_count: payload.store_count ?? 0,
+        zarr_index_etag: payload.index_etag ?? null,
+        zarr_source_commit: payload.commit,
+        updated_at: now,
+      })
+      .where('id', '=', dataset.id)
+      .execute();
+  } else {
+    await db.updateTable('datasets').set({ zarr_status: payload.status, updated_at: now }).where('id', '=', dataset.id).execute();
+  }
+
+  if (payload.status !== 'ready') return { applied: true, purged: [] };
+  const stale = ['index.json', ...[...(payload.converted ?? []), ...(payload.removed ?? [])].map((z) => `${z}/zarr.json`)];
+  // Best effort: a failed purge leaves the TTLs to expire the copies, and never fails the callback.
+  for (const purge of deps.hooks.zarrChanged) {
+    try {
+      await purge(dataset.id, stale);
+    } catch (err) {
+      log.warn({ err, dataset: dataset.id }, 'purge after zarr-ready failed');
+    }
+  }
+  return { applied: true, purged: stale };
+}

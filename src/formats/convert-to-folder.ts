@@ -1,0 +1,82 @@
+/**
+ * Local conversion into a folder (what `nds convert` does): one data file to `<out>/<stem>.zarr`, or every
+ * recording of a BIDS tree to `<out>/<bids path without extension>.zarr` plus `<out>/index.json`. Each
+ * store is written beside its final place and renamed into it, so a failed conversion never leaves a
+ * half-written store where a good one was.
+ */
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { FolderSink } from './zarr/folder-sink.js';
+import type { ChunkCodec } from './zarr/chunk-codec.js';
+import { buildStoreIndex, type IndexFailure, type IndexStore } from './zarr/store-index.js';
+import { convertRecording, failureOf } from './convert-recording.js';
+import { findRecordings, zarrPathFor } from './bids/find-recordings.js';
+import { folderLister } from './bids/sidecar-files.js';
+
+export interface ConvertEvents {
+  /** A recording is about to be converted (index of `total`). */
+  onStart?: (path: string, index: number, total: number) => void;
+  onProgress?: (path: string, fraction: number) => void;
+  onDone?: (path: string, result: { ok: true; store: IndexStore } | { ok: false; failure: IndexFailure }) => void;
+}
+
+export interface FolderConversion {
+  stores: IndexStore[];
+  failures: IndexFailure[];
+  /** The index written to `<out>/index.json` (BIDS trees only). */
+  index?: Record<string, unknown>;
+}
+
+export async function convertFileToFolder(file: string, out: string, events: ConvertEvents = {}, codec?: ChunkCodec): Promise<FolderConversion> {
+  const name = basename(file);
+  const zarr = zarrPathFor(name);
+  return collect([{ path: name, zarr, dataPath: resolve(file) }], out, events, async (item, sink, onProgress) =>
+    convertRecording({ dataPath: item.dataPath, sink, onProgress, ...(codec ? { codec } : {}) }),
+  );
+}
+
+export async function convertBidsTreeToFolder(root: string, out: string, events: ConvertEvents = {}, codec?: ChunkCodec): Promise<FolderConversion> {
+  const absoluteRoot = resolve(root);
+  const lister = folderLister(absoluteRoot);
+  const found = await findRecordings(absoluteRoot);
+  const items = found.map((f) => ({ ...f, dataPath: join(absoluteRoot, f.path) }));
+  const result = await collect(items, out, events, async (item, sink, onProgress) =>
+    convertRecording({ dataPath: item.dataPath, bidsRoot: absoluteRoot, modality: item.modality ?? 'eeg', sink, lister, onProgress, ...(codec ? { codec } : {}) }),
+  );
+  const index = buildStoreIndex({ datasetId: basename(absoluteRoot), contractBase: null, dataBase: null, sourceCommit: null, ...result });
+  await mkdir(out, { recursive: true });
+  await writeFile(join(out, 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
+  return { ...result, index };
+}
+
+type Item = { path: string; zarr: string; dataPath: string; modality?: string };
+
+async function collect(
+  items: Item[],
+  out: string,
+  events: ConvertEvents,
+  convert: (item: Item, sink: FolderSink, onProgress: (fraction: number) => void) => ReturnType<typeof convertRecording>,
+): Promise<FolderConversion> {
+  const stores: IndexStore[] = [];
+  const failures: IndexFailure[] = [];
+  for (const [i, item] of items.entries()) {
+    events.onStart?.(item.path, i, items.length);
+    const target = join(out, item.zarr);
+    const staging = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
+    await rm(staging, { recursive: true, force: true });
+    try {
+      const summary = await convert(item, new FolderSink(staging), (fraction) => events.onProgress?.(item.path, fraction));
+      await rm(target, { recursive: true, force: true });
+      await rename(staging, target);
+      const store = { path: item.path, zarr: item.zarr, updated_utc: new Date().toISOString(), summary };
+      stores.push(store);
+      events.onDone?.(item.path, { ok: true, store });
+    } catch (err) {
+      await rm(staging, { recursive: true, force: true });
+      const failure = { path: item.path, zarr: item.zarr, ...failureOf(err) };
+      failures.push(failure);
+      events.onDone?.(item.path, { ok: false, failure });
+    }
+  }
+  return { stores, failures };
+}

@@ -1,0 +1,237 @@
+/**
+ * Reads EDF, EDF+ (C and D), BDF and BDF+ in bounded memory: data records are read in batches of about
+ * 4 MiB (or, for records larger than 16 MiB, a record is read in slices, channel by channel), samples come
+ * out in the file's own type (int16, or int32 for 24-bit BDF), and EDF+ annotations are collected on the way.
+ */
+import type { Annotation, ChannelInfo, RecordingReader, SampleArray, Segment, SourceFormat } from '../types.js';
+import { CorruptOrTruncatedError } from '../conversion-errors.js';
+import { FileSource, baseName } from './file-source.js';
+import { parseEdfHeader, type EdfHeader, type EdfSignal } from './edf-header.js';
+import { parseRecordTals } from './edf-tal.js';
+import { decodeInt24 } from './int24.js';
+import { addSeconds, snapRate } from './naive-time.js';
+
+const batchBytes = 4 << 20;
+const largeRecordBytes = 16 << 20;
+/** Beyond this many annotations the rest are dropped (and flagged): a bound on memory for damaged files. */
+const maxAnnotations = 1_000_000;
+
+export class EdfReader implements RecordingReader {
+  readonly format: SourceFormat;
+  readonly sampleType: 'int16' | 'int32';
+  readonly channels: readonly ChannelInfo[];
+  readonly startTime: string | null;
+  readonly flags: string[];
+  readonly files: readonly string[];
+  readonly header: EdfHeader;
+  readonly #source: FileSource;
+  readonly #dataSignals: EdfSignal[];
+  readonly #annotationSignals: EdfSignal[];
+  /** Start of record 0 relative to the header's start time (EDF+ sub-second offset). */
+  readonly #firstRecordStart: number;
+  readonly #annotations: Annotation[] = [];
+  readonly #segments: Segment[] = [];
+  /** Per-channel output arrays of one batch, reused from batch to batch (RecordingReader.blocks allows it). */
+  #outputs: (Int16Array | Int32Array)[] | undefined;
+  #consumed = false;
+
+  private constructor(source: FileSource, header: EdfHeader, firstRecordStart: number) {
+    this.#source = source;
+    this.header = header;
+    this.format = header.format;
+    this.sampleType = header.bytesPerSample === 3 ? 'int32' : 'int16';
+    this.files = [source.path];
+    this.flags = [...header.flags];
+    this.#dataSignals = header.signals.filter((s) => !s.isAnnotation && s.samplesPerRecord > 0);
+    this.#annotationSignals = header.format.endsWith('+') ? header.signals.filter((s) => s.isAnnotation) : [];
+    this.#firstRecordStart = firstRecordStart;
+    this.startTime = header.startTime === null ? null : addSeconds(header.startTime, firstRecordStart);
+    this.channels = this.#dataSignals.map((s) => toChannel(s, header));
+  }
+
+  static async open(path: string): Promise<EdfReader> {
+    const source = await FileSource.open(path);
+    try {
+      const name = baseName(path);
+      const fixed = await source.read(0, 256);
+      if (source.size >= 256) {
+        // Bound the header read by the file size before trusting the signal count.
+        const ns = Number(new TextDecoder('latin1').decode(fixed.subarray(252, 256)).trim());
+        const want = Number.isInteger(ns) && ns > 0 ? Math.min(256 * (ns + 1), source.size) : 256;
+        const header = parseEdfHeader(want > 256 ? await source.read(0, want) : fixed, source.size, name);
+        let firstRecordStart = 0;
+        const annotation = header.format.endsWith('+') ? header.signals.find((s) => s.isAnnotation) : undefined;
+        if (annotation) {
+          const bytes = await source.read(header.headerBytes + annotation.recordOffset, annotation.samplesPerRecord * header.bytesPerSample);
+          firstRecordStart = parseRecordTals(bytes).recordStart ?? 0;
+        }
+        return new EdfReader(source, header, firstRecordStart);
+      }
+      parseEdfHeader(fixed, source.size, name);
+      throw new CorruptOrTruncatedError(`${name} is too short to be an EDF file.`);
+    } catch (err) {
+      await source.close();
+      throw err;
+    }
+  }
+
+  async *blocks(): AsyncGenerator<SampleArray[]> {
+    if (this.#consumed) throw new Error('EdfReader.blocks() can be iterated once');
+    this.#consumed = true;
+    const { recordBytes, recordCount } = this.header;
+    if (recordBytes <= largeRecordBytes) {
+      const perBatch = Math.max(1, Math.floor(batchBytes / recordBytes));
+      // Two buffers: the next batch is read while this one is decoded and written.
+      const buffers = [0, 1].map(() => new Uint8Array(Math.min(perBatch, recordCount) * recordBytes));
+      const readBatch = (r0: number, buffer: Uint8Array) => {
+        const read = this.#source.read(this.header.headerBytes + r0 * recordBytes, Math.min(perBatch, recordCount - r0) * recordBytes, buffer);
+        // Observed here so that a read whose batch is never consumed cannot become an unhandled rejection.
+        read.catch(() => undefined);
+        return read;
+      };
+      let next: Promise<Uint8Array> | undefined = readBatch(0, buffers[0]!);
+      for (let r0 = 0, b = 0; r0 < recordCount; r0 += perBatch, b ^= 1) {
+        const n = Math.min(perBatch, recordCount - r0);
+        const bytes = await next!;
+        next = r0 + perBatch < recordCount ? readBatch(r0 + perBatch, buffers[b ^ 1]!) : undefined;
+        if (bytes.length < n * recordBytes) throw this.#truncated();
+        for (let k = 0; k < n; k++) this.#annotate(r0 + k, bytes.subarray(k * recordBytes, (k + 1) * recordBytes));
+        yield this.#decodeRecords(bytes, n, Math.min(perBatch, recordCount));
+      }
+    } else {
+      yield* this.#largeRecords();
+    }
+    this.#closeSegments(recordCount);
+  }
+
+  annotations(): Annotation[] {
+    return this.#annotations;
+  }
+
+  segments(): Segment[] {
+    return this.#segments;
+  }
+
+  async digests(): Promise<string[]> {
+    return [await this.#source.sha256()];
+  }
+
+  async close(): Promise<void> {
+    await this.#source.close();
+  }
+
+  #decodeRecords(bytes: Uint8Array, n: number, perBatch: number): SampleArray[] {
+    const { recordBytes, bytesPerSample } = this.header;
+    const outputs = (this.#outputs ??= this.#dataSignals.map((signal) =>
+      bytesPerSample === 2 ? new Int16Array(signal.samplesPerRecord * perBatch) : new Int32Array(signal.samplesPerRecord * perBatch),
+    ));
+    return this.#dataSignals.map((signal, c) => {
+      const nr = signal.samplesPerRecord;
+      const output = outputs[c]!;
+      if (output instanceof Int16Array) {
+        const out = output.subarray(0, nr * n);
+        const view = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length >> 1);
+        for (let k = 0; k < n; k++) {
+          const from = (k * recordBytes + signal.recordOffset) >> 1;
+          out.set(view.subarray(from, from + nr), k * nr);
+        }
+        return out;
+      }
+      const out = output.subarray(0, nr * n);
+      for (let k = 0; k < n; k++) decodeInt24(bytes, k * recordBytes + signal.recordOffset, nr, out, k * nr);
+      return out;
+    });
+  }
+
+  /** Records too large for memory: each is read in slices, each channel's slice with one positioned read. */
+  async *#largeRecords(): AsyncGenerator<SampleArray[]> {
+    const { recordBytes, recordCount, headerBytes, bytesPerSample } = this.header;
+    const parts = Math.ceil(recordBytes / batchBytes);
+    for (let r = 0; r < recordCount; r++) {
+      const base = headerBytes + r * recordBytes;
+      for (const signal of this.#annotationSignals) {
+        const length = signal.samplesPerRecord * bytesPerSample;
+        this.#annotate(r, undefined, await this.#source.read(base + signal.recordOffset, Math.min(length, largeRecordBytes)));
+      }
+      for (let p = 0; p < parts; p++) {
+        const block: SampleArray[] = [];
+        for (const signal of this.#dataSignals) {
+          const nr = signal.samplesPerRecord;
+          const from = Math.floor((p * nr) / parts);
+          const to = Math.floor(((p + 1) * nr) / parts);
+          const bytes = await this.#source.read(base + signal.recordOffset + from * bytesPerSample, (to - from) * bytesPerSample);
+          if (bytes.length < (to - from) * bytesPerSample) throw this.#truncated();
+          if (bytesPerSample === 2) {
+            block.push(new Int16Array(bytes.buffer, bytes.byteOffset, to - from));
+          } else {
+            const out = new Int32Array(to - from);
+            decodeInt24(bytes, 0, to - from, out, 0);
+            block.push(out);
+          }
+        }
+        yield block;
+      }
+    }
+  }
+
+  #annotate(record: number, recordBytes: Uint8Array | undefined, annotationBytes?: Uint8Array): void {
+    if (this.#annotationSignals.length === 0) {
+      if (record === 0) this.#segments.push({ storedStart: 0, onset: 0, duration: 0 });
+      return;
+    }
+    const { bytesPerSample, recordDuration } = this.header;
+    let recordStart: number | undefined;
+    for (const signal of this.#annotationSignals) {
+      const bytes =
+        annotationBytes ?? recordBytes!.subarray(signal.recordOffset, signal.recordOffset + signal.samplesPerRecord * bytesPerSample);
+      const tals = parseRecordTals(bytes);
+      recordStart ??= tals.recordStart;
+      for (const a of tals.annotations) {
+        if (this.#annotations.length >= maxAnnotations) {
+          if (!this.flags.includes('annotations_capped')) this.flags.push('annotations_capped');
+          break;
+        }
+        this.#annotations.push({ ...a, onset: a.onset - this.#firstRecordStart });
+      }
+      if (annotationBytes) break;
+    }
+    const stored = record * recordDuration;
+    const onset = this.header.discontinuous && recordStart !== undefined ? recordStart - this.#firstRecordStart : stored;
+    const last = this.#segments.at(-1);
+    if (!last || Math.abs(last.onset + (stored - last.storedStart) - onset) > 1e-6 * Math.max(1, recordDuration)) {
+      if (last) last.duration = stored - last.storedStart;
+      this.#segments.push({ storedStart: stored, onset, duration: 0 });
+    }
+  }
+
+  #closeSegments(recordCount: number): void {
+    const last = this.#segments.at(-1);
+    if (last) last.duration = recordCount * this.header.recordDuration - last.storedStart;
+  }
+
+  #truncated(): CorruptOrTruncatedError {
+    return new CorruptOrTruncatedError(`${baseName(this.#source.path)} changed or ended while it was being read.`);
+  }
+}
+
+function toChannel(signal: EdfSignal, header: EdfHeader): ChannelInfo {
+  // EDF §: gain = (pmax - pmin) / (dmax - dmin); offset = pmax - gain * dmax. physical = digital*gain + offset.
+  const scale = (signal.physicalMax - signal.physicalMin) / (signal.digitalMax - signal.digitalMin);
+  const offset = signal.physicalMax - scale * signal.digitalMax;
+  const label = signal.label;
+  return {
+    label,
+    type: /^(status|trigger|sti \d+)$/i.test(label) ? 'TRIG' : '',
+    unit: signal.unit,
+    rate: snapRate(signal.samplesPerRecord / header.recordDuration),
+    nSamples: signal.samplesPerRecord * header.recordCount,
+    scale,
+    offset,
+    digitalMin: signal.digitalMin,
+    digitalMax: signal.digitalMax,
+    physicalMin: signal.physicalMin,
+    physicalMax: signal.physicalMax,
+    prefilter: signal.prefilter,
+    transducer: signal.transducer,
+  };
+}

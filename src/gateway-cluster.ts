@@ -1,0 +1,89 @@
+/**
+ * `nds gateway` on GATEWAY_WORKERS processes: node:cluster forks workers that share one listening port
+ * (the primary hands each new connection to the next worker), each with its own memory cache. Drops reach
+ * every worker: through Redis with CACHE_REDIS_URL, else relayed by the primary over the IPC channel. With
+ * one worker there is no primary: the process serves alone.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import type { Config } from './core/config.js';
+import type { Logger } from './core/log.js';
+import type { CacheDrop } from './gateway/gateway-cache.js';
+import { startGatewayServer } from './gateway-server.js';
+import type { DropChannel } from './gateway/relayed-cache.js';
+
+/** The envelope of a drop on the IPC channel (other messages, e.g. cluster's own, are left alone). */
+const DROP = 'ndsGatewayDrop';
+/** A worker that dies younger than this is not replaced: it would only die again (a bad setting, a port taken). */
+const MIN_LIFE_MS = 10_000;
+
+export interface GatewayProcessOptions {
+  config: Config;
+  log: Logger;
+  /** Listen address; defaults to all interfaces. */
+  hostname?: string;
+}
+
+/** Runs `nds gateway` until SIGTERM or SIGINT and then stops it; throws when every worker died young. */
+export async function runGateway(options: GatewayProcessOptions): Promise<void> {
+  if (options.config.gatewayWorkers > 1 && cluster.isPrimary) return runPrimary(options);
+  const { config, log } = options;
+  const gateway = await startGatewayServer({ config, log, hostname: options.hostname, peers: cluster.isWorker ? ipcDropChannel() : undefined });
+  log.info({ port: gateway.port, base: config.zarrCacheBaseUrl, sharedCache: Boolean(config.cacheRedisUrl) }, 'nds gateway is listening');
+  if (cluster.isPrimary) process.stderr.write(`nds gateway is listening on port ${gateway.port}\n`);
+  await untilSignal();
+  await gateway.close();
+  // A worker's IPC channel to the primary would keep it running.
+  if (cluster.isWorker) process.disconnect();
+}
+
+async function runPrimary({ config, log }: GatewayProcessOptions): Promise<void> {
+  const bornAt = new Map<number, number>();
+  let stopping = false;
+  let listening = 0;
+  const fork = () => bornAt.set(cluster.fork().id, Date.now());
+  const alive = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  cluster.on('message', (from, message) => {
+    if (message === null || typeof message !== 'object' || !(DROP in message)) return;
+    for (const worker of alive()) if (worker.id !== from.id) worker.send(message);
+  });
+  cluster.on('listening', (_worker, address) => {
+    if (++listening !== config.gatewayWorkers) return;
+    log.info({ port: address.port, workers: config.gatewayWorkers, sharedCache: Boolean(config.cacheRedisUrl) }, 'nds gateway is listening');
+    process.stderr.write(`nds gateway is listening on port ${address.port} (${config.gatewayWorkers} workers)\n`);
+  });
+  const allDied = new Promise<'died'>((resolve) => {
+    cluster.on('exit', (worker, code, signal) => {
+      if (stopping) return;
+      const young = Date.now() - (bornAt.get(worker.id) ?? 0) < MIN_LIFE_MS;
+      log.error({ pid: worker.process.pid, code, signal, replaced: !young }, 'gateway worker exited');
+      if (!young) fork();
+      else if (alive().length === 0) resolve('died');
+    });
+  });
+  for (let i = 0; i < config.gatewayWorkers; i++) fork();
+  const outcome = await Promise.race([untilSignal(), allDied]);
+  stopping = true;
+  await Promise.all(alive().map((w) => new Promise<void>((resolve) => {
+    w.once('exit', () => resolve());
+    w.process.kill('SIGTERM');
+  })));
+  if (outcome === 'died') throw new Error('every gateway worker exited right after it started; see the log above');
+}
+
+/** A worker's side of the relay: drops go to the primary, which sends them to the other workers. */
+function ipcDropChannel(): DropChannel {
+  return {
+    send: (message: CacheDrop) => void process.send?.({ [DROP]: message }),
+    onMessage: (listener) =>
+      process.on('message', (message: unknown) => {
+        if (message !== null && typeof message === 'object' && DROP in message) listener((message as Record<string, unknown>)[DROP]);
+      }),
+  };
+}
+
+function untilSignal(): Promise<'signal'> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', () => resolve('signal'));
+    process.once('SIGINT', () => resolve('signal'));
+  });
+}

@@ -1,0 +1,73 @@
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { Hono } from 'hono';
+import type { Config } from '../core/config.js';
+import type { Deps } from '../deps.js';
+import type { AppEnv } from '../http/app-env.js';
+import { handleError } from '../http/error-handler.js';
+import { gatewayOf, type GatewayRequest } from '../gateway/gateway.js';
+import { headerRecord, type GatewayAnswer } from '../gateway/object-answers.js';
+import { handlePurge, purgeZone } from '../gateway/purge-endpoint.js';
+
+/**
+ * The browser gateway for Zarr data (CONTRACT §6) as a hono app: mounted at `/zarrproxy` and, by Host, at
+ * `/` by `nds serve`, and run alone by `nds gateway`. Routing is the gateway's own (it judges the raw
+ * target, before any normalisation), so this app has one catch-all route.
+ */
+export function gatewayRoutes(deps: Deps): Hono<AppEnv> {
+  const gateway = gatewayOf(deps);
+  const app = new Hono<AppEnv>();
+  app.all('*', async function gatewayRequest(c) {
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const target = incoming?.url ?? rawTargetOf(c.req.url);
+    const zone = c.req.method === 'POST' ? purgeZone(gateway.relativePath(target)) : undefined;
+    if (zone !== undefined) {
+      const body: unknown = await c.req.json().catch(() => undefined);
+      const answer = await handlePurge(deps.config, gateway, zone, c.req.header('authorization'), body);
+      return c.json(answer.body, answer.status as 200);
+    }
+    const request: GatewayRequest = {
+      method: c.req.method,
+      target,
+      // Node has parsed the headers already; a web `Headers` would be built just to read three of them.
+      header: incoming ? (name) => headerOf(incoming, name) : (name) => c.req.header(name),
+    };
+    return toResponse(await gateway.serve(request));
+  });
+  app.onError(handleError);
+  return app;
+}
+
+function headerOf(incoming: IncomingMessage, name: string): string | undefined {
+  const v = incoming.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+function rawTargetOf(url: string): string {
+  const u = new URL(url);
+  return u.pathname + u.search;
+}
+
+/** A buffer body and plain headers take @hono/node-server's direct path (no web stream, no `Headers`). */
+export function toResponse(answer: GatewayAnswer): Response {
+  const { body } = answer;
+  const payload: BodyInit | null = body === null ? null : Buffer.isBuffer(body) ? (body as Uint8Array<ArrayBuffer>) : (Readable.toWeb(body) as WebReadableStream as unknown as ReadableStream);
+  return new Response(payload, { status: answer.status, headers: headerRecord(answer.headers) });
+}
+
+const gatewayHosts = new WeakMap<Config, string | null>();
+
+/** True when a request's Host is the gateway's own host name and that differs from the API's. */
+export function isGatewayHost(config: Config, host: string | undefined): boolean {
+  if (!host) return false;
+  // Runs on every request: the two URLs are parsed once per configuration.
+  let gatewayHost = gatewayHosts.get(config);
+  if (gatewayHost === undefined) {
+    const own = new URL(config.zarrCacheBaseUrl).host.toLowerCase();
+    gatewayHost = own === new URL(config.publicUrl).host.toLowerCase() ? null : own;
+    gatewayHosts.set(config, gatewayHost);
+  }
+  return gatewayHost !== null && host.toLowerCase() === gatewayHost;
+}
+

@@ -1,0 +1,85 @@
+/** `GET /datasets/search` (CONTRACT §3): full text or semantic, with facets; public + the caller's own datasets. */
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/app-env.js';
+import { authenticate } from '../http/auth.js';
+import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
+import { createRouter } from '../http/router.js';
+import { presentDataset } from '../datasets/present-dataset.js';
+import { DatasetSchema } from './dataset-schemas.js';
+import { searchDatasets } from '../datasets/search.js';
+
+const FacetCount = z.object({ value: z.string(), count: z.number().int() });
+
+const SearchQuery = z.object({
+  q: z.string().max(500).default('').openapi({ description: 'Words, an author, a task, "500 Hz", "64 channels"...' }),
+  mode: z.enum(['fulltext', 'semantic']).default('fulltext'),
+  modality: z.string().trim().toLowerCase().max(40).optional(),
+  min_subjects: z.coerce.number().int().min(0).max(1_000_000).optional(),
+  sampling_rate: z.coerce.number().positive().max(1_000_000).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(25),
+  offset: z.coerce.number().int().min(0).max(10_000).default(0),
+});
+
+const SearchAnswer = z
+  .object({
+    query: z.string(),
+    mode: z.enum(['fulltext', 'semantic']),
+    mode_used: z.enum(['fulltext', 'semantic']),
+    fallback_reason: z.string().nullable(),
+    vector_backend: z.enum(['pgvector', 'sql']).nullable(),
+    total: z.number().int(),
+    results: z.array(
+      DatasetSchema.extend({
+        score: z.number(),
+        sampling_rates: z.array(z.number()),
+        channel_counts: z.array(z.number().int()),
+      }),
+    ),
+    facets: z.object({ modality: z.array(FacetCount), sampling_rate: z.array(FacetCount), min_subjects: z.array(FacetCount) }),
+  })
+  .openapi('SearchResults');
+
+const searchRoute = createRoute({
+  method: 'get',
+  path: '/datasets/search',
+  summary: 'Search datasets: ranked full text (or semantic with mode=semantic) with facet filters and counts',
+  middleware: [authenticate('optional')],
+  request: { query: SearchQuery },
+  responses: { 200: jsonResponse(SearchAnswer, 'Ranked results, facet counts, and the mode actually used'), 400: errorResponses[400] },
+});
+
+export function searchRoutes(): OpenAPIHono<AppEnv> {
+  const app = createRouter();
+  app.openapi(searchRoute, async (c) => {
+    const q = c.req.valid('query');
+    const { deps } = c.var;
+    const outcome = await searchDatasets(deps, c.var.caller?.user, {
+      q: q.q,
+      mode: q.mode,
+      modality: q.modality,
+      minSubjects: q.min_subjects,
+      samplingRate: q.sampling_rate,
+      limit: q.limit,
+      offset: q.offset,
+    });
+    return c.json(
+      {
+        query: q.q,
+        mode: q.mode,
+        mode_used: outcome.mode_used,
+        fallback_reason: outcome.fallback_reason,
+        vector_backend: outcome.vector_backend,
+        total: outcome.total,
+        results: outcome.hits.map(({ dataset, score }) => ({
+          ...presentDataset(dataset, deps.config),
+          score,
+          sampling_rates: dataset.sampling_rates.map(Number),
+          channel_counts: dataset.channel_counts.map(Number),
+        })),
+        facets: outcome.facets,
+      },
+      200,
+    );
+  });
+  return app;
+}

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createAccount, type TestAccount } from '../support/accounts.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { gitIn, makeBidsRepo } from '../conversion/support.js';
+
+/**
+ * Runs git with no prompts, so a refused credential fails at once instead of waiting for input.
+ * Asynchronous on purpose: the server under test lives in this process, and a synchronous spawn would
+ * block the event loop that must answer git's HTTP requests.
+ */
+function gitRun(cwd: string, ...args: string[]): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.org', '-c', 'credential.helper=', ...args], {
+      cwd,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '' },
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stderr }));
+  });
+}
+
+describe('hosted git repositories (smart HTTP)', () => {
+  let server: TestServer;
+  let owner: TestAccount;
+  let stranger: TestAccount;
+  let repo: string;
+  const id = 'nd000301';
+  const remote = (key?: string) => {
+    const u = new URL(`${server.url}/git/${id}.git`);
+    if (key) {
+      u.username = 'nds';
+      u.password = key;
+    }
+    return u.toString();
+  };
+
+  before(async () => {
+    server = await startTestServer();
+    owner = await createAccount(server);
+    stranger = await createAccount(server);
+    repo = makeBidsRepo();
+    await server.deps.db
+      .insertInto('datasets')
+      .values({ id, name: 'Hosted', owner_id: owner.user.id, visibility: 'private', source_repo: null, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
+      .execute();
+  });
+  after(async () => {
+    await server.close();
+    rmSync(repo, { recursive: true, force: true });
+  });
+
+  it('the owner pushes main; the push converts the recordings', async () => {
+    const r = await gitRun(repo, 'push', '-q', remote(owner.key), 'main');
+    assert.equal(r.status, 0, r.stderr);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await server.worker!.idle();
+    const d = await server.deps.db.selectFrom('datasets').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    assert.match(d.source_repo ?? '', /nd000301\.git$/);
+    assert.equal(d.zarr_status, 'ready');
+    assert.equal(d.zarr_store_count, 2);
+    assert.equal(d.zarr_source_commit, gitIn(repo, 'rev-parse', 'HEAD'));
+  });
+
+  it('a private repository: anonymous gets 401, a stranger 404 and cannot push; the owner clones', async () => {
+    const scratch = mkdtempSync(path.join(os.tmpdir(), 'nds-clone-'));
+    try {
+      const anon = await fetch(`${server.url}/git/${id}.git/info/refs?service=git-upload-pack`);
+      assert.equal(anon.status, 401);
+      assert.match(anon.headers.get('www-authenticate') ?? '', /^Basic/);
+      assert.notEqual((await gitRun(scratch, 'clone', '-q', remote(), 'anon')).status, 0);
+      const auth = `Basic ${Buffer.from(`x:${stranger.key}`).toString('base64')}`;
+      const strange = await fetch(`${server.url}/git/${id}.git/info/refs?service=git-upload-pack`, { headers: { authorization: auth } });
+      assert.equal(strange.status, 404);
+      const push = await fetch(`${server.url}/git/${id}.git/info/refs?service=git-receive-pack`, { headers: { authorization: auth } });
+      assert.equal(push.status, 404);
+      const wrongKey = await fetch(`${server.url}/git/${id}.git/info/refs?service=git-upload-pack`, { headers: { authorization: `Basic ${Buffer.from('x:nds_wrong').toString('base64')}` } });
+      assert.equal(wrongKey.status, 401);
+      const cloned = await gitRun(scratch, 'clone', '-q', remote(owner.key), 'mine');
+      assert.equal(cloned.status, 0, cloned.stderr);
+      assert.equal(gitIn(path.join(scratch, 'mine'), 'rev-parse', 'HEAD'), gitIn(repo, 'rev-parse', 'HEAD'));
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it('a public repository is readable by anyone, still writable only by the owner', async () => {
+    await server.deps.db.updateTable('datasets').set({ visibility: 'public' }).where('id', '=', id).execute();
+    const scratch = mkdtempSync(path.join(os.tmpdir(), 'nds-clone-'));
+    try {
+      assert.equal((await gitRun(scratch, 'clone', '-q', remote(), 'anon')).status, 0);
+      const clone = path.join(scratch, 'anon');
+      writeFileSync(path.join(clone, 'README.md'), 'changed\n');
+      await gitRun(clone, 'commit', '-qam', 'readme');
+      assert.notEqual((await gitRun(clone, 'push', '-q', remote(stranger.key), 'main')).status, 0);
+      const jobsBefore = (await server.deps.db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', id).execute()).length;
+      // A push that touches no data file is recorded, and converts nothing.
+      const ok = await gitRun(clone, 'push', '-q', remote(owner.key), 'main');
+      assert.equal(ok.status, 0, ok.stderr);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const jobsAfter = (await server.deps.db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', id).execute()).length;
+      assert.equal(jobsAfter, jobsBefore);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it('paths outside the repository pattern are 404', async () => {
+    assert.equal((await fetch(`${server.url}/git/../etc/passwd`)).status, 404);
+    assert.equal((await fetch(`${server.url}/git/nd000301.git/../../x`)).status, 404);
+    assert.equal((await fetch(`${server.url}/git/nd999999.git/info/refs?service=git-upload-pack`, { headers: { authorization: `Basic ${Buffer.from(`x:${owner.key}`).toString('base64')}` } })).status, 404);
+  });
+});
