@@ -26,11 +26,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
 import { createUser } from '../src/accounts/users.js';
 import { loadConfig } from '../src/core/config.js';
-import type { DatabaseHandle } from '../src/db/connect.js';
 import type { Deps } from '../src/deps.js';
 import { startGatewayServer } from '../src/gateway-server.js';
 import { createLogger } from '../src/core/log.js';
-import { openDeps } from '../src/server.js';
+import { closeDeps, openDeps, PROCESS_PARTS, type OpenedDeps } from '../src/lifecycle.js';
 import { freePort } from '../test/support/test-server.js';
 
 const args = process.argv.slice(2);
@@ -58,11 +57,12 @@ await chmod(work, 0o755);
 let nginx: ChildProcess | undefined;
 let inProcess: Awaited<ReturnType<typeof startGatewayServer>> | undefined;
 let command: ChildProcess | undefined;
-let seeding: { deps: Deps; database: DatabaseHandle } | undefined;
+let seeding: OpenedDeps | undefined;
 let dropDatabase: (() => Promise<void>) | undefined;
 try {
   const gwPort = await freePort();
-  let databaseUrl = 'pglite:memory';
+  // The gateway runs no migrations: its database is migrated first, as `nds migrate` would.
+  let databaseUrl = `pglite:${join(work, 'db')}`;
   if (workers > 1) {
     const name = `nds_bench_${randomBytes(6).toString('hex')}`;
     await adminQuery(adminUrl, `create database ${name}`);
@@ -74,11 +74,13 @@ try {
   const env = { PORT: String(gwPort), DATA_DIR: work, DATABASE_URL: databaseUrl, OBJECT_STORE_URL: `file:${objectsDir}`, LOG_LEVEL: 'warn', GATEWAY_WORKERS: String(workers) };
   const config = loadConfig(env);
   let deps: Deps;
+  seeding = await openDeps({ config, log: createLogger('warn') }, PROCESS_PARTS.worker);
   if (workers === 1) {
+    await closeDeps(seeding);
+    seeding = undefined;
     inProcess = await startGatewayServer({ config, hostname: '127.0.0.1', log: createLogger('warn') });
     deps = inProcess.deps;
   } else {
-    seeding = await openDeps({ config, log: createLogger('warn') });
     deps = seeding.deps;
   }
   const owner = await createUser(deps.db, { username: 'bench-owner', email: 'bench@example.org', status: 'approved', role: 'member', kind: 'person' });
@@ -174,11 +176,7 @@ http {
     command.kill('SIGTERM');
     await exited;
   }
-  if (seeding) {
-    await seeding.deps.mailer.close();
-    await seeding.deps.objects.close();
-    await seeding.database.close();
-  }
+  if (seeding) await closeDeps(seeding);
   await dropDatabase?.();
   await rm(work, { recursive: true, force: true });
 }

@@ -10,10 +10,9 @@ import { datasetsRoutes } from './routes/dataset-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
 import { publicationRoutes } from './routes/publication-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
-import type { Deps } from './deps.js';
-import { gatewayRoutes, isGatewayHost } from './routes/gateway-routes.js';
+import { gatewayHostOf, gatewayRoutes } from './routes/gateway-routes.js';
 import { gitRoutes } from './routes/git-routes.js';
-import type { AppEnv } from './http/app-env.js';
+import type { AppEnv, ServerDeps } from './http/app-env.js';
 import { handleError } from './http/error-handler.js';
 import { NdsError } from './core/errors.js';
 import { objectRoutes } from './routes/object-routes.js';
@@ -21,7 +20,7 @@ import { createRouter } from './http/router.js';
 import { webRoutes } from './web/routes.js';
 import { datasetPagesNegotiation } from './web/dataset-pages.js';
 
-export function createApp(deps: Deps): Hono<AppEnv> {
+export function createApp(deps: ServerDeps): Hono<AppEnv> {
   const app = createRouter();
 
   app.use(async function context(c, next) {
@@ -37,9 +36,10 @@ export function createApp(deps: Deps): Hono<AppEnv> {
   });
 
   // The production gateway has its own host name; its requests go straight to the gateway routes.
-  const gateway = gatewayRoutes(deps);
-  app.use(async function gatewayHost(c, next) {
-    if (isGatewayHost(deps.config, c.req.header('host'))) return gateway.fetch(c.req.raw, c.env);
+  const gateway = gatewayRoutes(deps.gateway, deps.config);
+  const gatewayHost = gatewayHostOf(deps.config);
+  app.use(async function gatewayHostRequests(c, next) {
+    if (gatewayHost !== null && c.req.header('host')?.toLowerCase() === gatewayHost) return gateway.fetch(c.req.raw, c.env);
     await next();
   });
 

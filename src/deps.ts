@@ -1,33 +1,37 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
-import type { Database } from './db/types.js';
-import type { KeyCache } from './accounts/key-cache.js';
 import type { Logger } from './core/log.js';
+import type { Database } from './db/types.js';
 import type { Mailer } from './mail/mailer.js';
 import type { ObjectStore } from './objects/object-store.js';
 
 /**
- * What services, routes and jobs receive: plain dependencies, never a request.
- * Built once by `startServer` (or a test) and passed down.
+ * What services, routes and jobs receive: plain dependencies, never a request. Opened by
+ * `lifecycle.ts` (or a test) for one process and passed down; the HTTP server adds its own long-lived
+ * services on top (`http/app-env.ts`).
  */
 export interface Deps {
   config: Config;
   db: Kysely<Database>;
   dbEngine: 'pglite' | 'postgres';
+  /** How the database ranks by vector similarity: the pgvector extension, or the SQL function `nds_cosine`. */
+  vectorSimilarity: 'pgvector' | 'sql';
   objects: ObjectStore;
   log: Logger;
   clock: Clock;
+  /** Outgoing mail; a process that sends none (gateway, worker) has one that refuses. */
   mailer: Mailer;
-  /** Recent bearer-key look-ups; emptied by every write to users or api_keys through `db`. */
-  keyCache: KeyCache;
-  /** Hooks other domains register at start-up (cache purge on visibility change, conversion dispatch...). */
+  /** Hooks between domains, registered in one place: `lifecycle.ts`. */
   hooks: Hooks;
 }
 
 export interface Hooks {
-  /** Called after a dataset's visibility changed or it was deleted; the gateway drops its cached objects. */
-  datasetGone: Array<(datasetId: string) => Promise<void> | void>;
+  /**
+   * Called after a dataset's visibility changed (either way) or it was deleted: the gateway forgets what
+   * it knew of the dataset (its public answer and cached objects).
+   */
+  datasetVisibilityChanged: Array<(datasetId: string) => Promise<void> | void>;
   /**
    * Called after a conversion changed a dataset's Zarr copy, with the object keys (relative to
    * `<id>/zarr/`) whose cached copies are stale: `index.json` and each changed store's `zarr.json`.
@@ -38,5 +42,5 @@ export interface Hooks {
 }
 
 export function emptyHooks(): Hooks {
-  return { datasetGone: [], zarrChanged: [], jobQueued: [] };
+  return { datasetVisibilityChanged: [], zarrChanged: [], jobQueued: [] };
 }

@@ -9,6 +9,7 @@ import type { Config } from './core/config.js';
 import type { Logger } from './core/log.js';
 import type { CacheDrop } from './gateway/gateway-cache.js';
 import { startGatewayServer } from './gateway-server.js';
+import { untilSignal } from './lifecycle.js';
 import type { DropChannel } from './gateway/relayed-cache.js';
 
 /** The envelope of a drop on the IPC channel (other messages, e.g. cluster's own, are left alone). */
@@ -79,11 +80,4 @@ function ipcDropChannel(): DropChannel {
         if (message !== null && typeof message === 'object' && DROP in message) listener((message as Record<string, unknown>)[DROP]);
       }),
   };
-}
-
-function untilSignal(): Promise<'signal'> {
-  return new Promise((resolve) => {
-    process.once('SIGTERM', () => resolve('signal'));
-    process.once('SIGINT', () => resolve('signal'));
-  });
 }

@@ -4,36 +4,39 @@
  * endpoint and `/healthz`, at `/` and at `/zarrproxy`.
  */
 import { getRequestListener } from '@hono/node-server';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Hono } from 'hono';
-import type { DatabaseHandle } from './db/connect.js';
 import type { Deps } from './deps.js';
 import type { AppEnv } from './http/app-env.js';
-import { openDeps, type StartOptions } from './server.js';
-import { closeGateway, gatewayOf, type GatewayRequest } from './gateway/gateway.js';
+import type { Gateway, GatewayRequest } from './gateway/gateway.js';
 import type { GatewayAnswer } from './gateway/object-answers.js';
 import type { DropChannel } from './gateway/relayed-cache.js';
+import { closeDeps, closeHttpServer, openDeps, openGateway, PROCESS_PARTS, type OpenOptions } from './lifecycle.js';
 import { gatewayRoutes } from './routes/gateway-routes.js';
 
 export interface RunningGateway {
   url: string;
   port: number;
   deps: Deps;
+  gateway: Gateway;
   close(): Promise<void>;
 }
 
-export interface GatewayServerOptions extends StartOptions {
+export interface GatewayServerOptions extends OpenOptions {
+  /** Listen address; defaults to all interfaces. */
+  hostname?: string;
   /** Set in a worker of several (`gateway-cluster.ts`) without Redis: carries cache drops to the others. */
   peers?: DropChannel;
 }
 
 export async function startGatewayServer(options: GatewayServerOptions): Promise<RunningGateway> {
-  const { deps, database } = await openDeps(options);
-  const gateway = gatewayOf(deps, options.peers);
+  const opened = await openDeps(options, PROCESS_PARTS.gateway);
+  const { deps } = opened;
+  const gateway = openGateway(opened, options.peers);
   const app = new Hono<AppEnv>();
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.route('/', gatewayRoutes(deps));
+  app.route('/', gatewayRoutes(gateway, deps.config));
   const viaHono = getRequestListener(app.fetch);
   // Object reads skip hono's Request/Response objects, and a hit in this process is written in the same
   // turn, without a promise (measured: bench/RESULTS.md); the rest goes through hono.
@@ -52,25 +55,28 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
       failed(deps, req, res, err);
     }
   });
-  await new Promise<void>((resolve) => server.listen(options.config.port, options.hostname, resolve));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.config.port, options.hostname, resolve);
+    });
+  } catch (err) {
+    await closeDeps(opened);
+    throw err;
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.config.port;
-  return { url: `http://localhost:${port}`, port, deps, close: () => stop(server, deps, database) };
-}
-
-async function stop(server: Server, deps: Deps, database: DatabaseHandle): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), 5000);
-    server.close(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
-  await closeGateway(deps);
-  await deps.mailer.close();
-  await deps.objects.close();
-  await database.close();
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://localhost:${port}`,
+    port,
+    deps,
+    gateway,
+    close() {
+      closing ??= closeHttpServer(server).then(() => closeDeps(opened));
+      return closing;
+    },
+  };
 }
 
 /** A 500 in the API's error shape; the cause goes to the log only. */

@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import type { ApiKey, User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
-import type { KeyCache } from './key-cache.js';
+import type { KeyAuthentication, KeyCache } from './key-cache.js';
 import { keyPrefix, newApiKey, sha256Hex } from '../core/secrets.js';
 
 export const MAX_LIVE_KEYS = 25;
@@ -71,11 +71,6 @@ export async function listLiveApiKeys(db: Kysely<Database>, userId: number): Pro
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .execute();
-}
-
-export interface KeyAuthentication {
-  user: User;
-  key: ApiKey;
 }
 
 /**

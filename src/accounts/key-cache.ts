@@ -16,7 +16,13 @@ import type {
   RootOperationNode,
   UnknownRow,
 } from 'kysely';
-import type { KeyAuthentication } from './api-keys.js';
+import type { ApiKey, User } from '../db/accounts-tables.js';
+
+/** A live key and its user, as a bearer look-up finds them. */
+export interface KeyAuthentication {
+  user: User;
+  key: ApiKey;
+}
 
 const WATCHED_TABLES = new Set(['users', 'api_keys']);
 const RAW_WRITE = /\b(?:update|insert\s+into|delete\s+from)\s+"?(?:users|api_keys)\b/i;

@@ -1,8 +1,8 @@
 /**
- * Rate limits of the sign-in routes (codes, passwords, legacy routes), one set per running server.
- * Keys are addresses and IPs, never secrets.
+ * Rate limits of the sign-in routes (codes, passwords, legacy routes), one set per running server (made by
+ * `lifecycle.ts`). Keys are addresses and IPs, never secrets.
  */
-import type { Deps } from '../deps.js';
+import type { Clock } from '../core/clock.js';
 import { RateLimiter } from '../core/rate-limiter.js';
 
 const WINDOW_MS = 15 * 60_000;
@@ -18,21 +18,13 @@ export interface SignInLimits {
   failuresPerLogin: RateLimiter;
 }
 
-const byServer = new WeakMap<Deps, SignInLimits>();
-
-export function signInLimits(deps: Deps): SignInLimits {
-  let limits = byServer.get(deps);
-  if (!limits) {
-    const clock = deps.clock;
-    limits = {
-      mailPerAddress: new RateLimiter({ limit: 5, windowMs: WINDOW_MS, clock }),
-      mailPerIp: new RateLimiter({ limit: 30, windowMs: WINDOW_MS, clock }),
-      failuresPerIp: new RateLimiter({ limit: 50, windowMs: WINDOW_MS, clock }),
-      failuresPerLogin: new RateLimiter({ limit: 10, windowMs: WINDOW_MS, clock }),
-    };
-    byServer.set(deps, limits);
-  }
-  return limits;
+export function createSignInLimits(clock: Clock): SignInLimits {
+  return {
+    mailPerAddress: new RateLimiter({ limit: 5, windowMs: WINDOW_MS, clock }),
+    mailPerIp: new RateLimiter({ limit: 30, windowMs: WINDOW_MS, clock }),
+    failuresPerIp: new RateLimiter({ limit: 50, windowMs: WINDOW_MS, clock }),
+    failuresPerLogin: new RateLimiter({ limit: 10, windowMs: WINDOW_MS, clock }),
+  };
 }
 
 /** Checks then counts one hit for each `[limiter, key]` pair: all are checked before any is counted. */

@@ -5,6 +5,7 @@ import { createLogger } from '../core/log.js';
 
 // The server's modules take seconds to import; loaded in the actions, client commands never pay for them.
 const serverModule = () => import('../server.js');
+const lifecycleModule = () => import('../lifecycle.js');
 const databaseModules = async () => ({ ...(await import('../db/connect.js')), ...(await import('../db/migrate.js')) });
 
 export function registerServerCommands(program: Command, admin: Command): void {
@@ -15,6 +16,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
       const config = loadConfig();
       const log = createLogger(config.logLevel);
       const { startServer } = await serverModule();
+      const { untilSignal } = await lifecycleModule();
       const server = await startServer({ config, log });
       log.info({ url: config.publicUrl, port: server.port, database: server.database.engine, objects: config.objectStoreUrl.split(':')[0] }, 'nds is listening');
       process.stderr.write(`nds is listening on ${config.publicUrl} (port ${server.port})\n`);
@@ -29,17 +31,13 @@ export function registerServerCommands(program: Command, admin: Command): void {
     .action(async () => {
       const config = loadConfig();
       const log = createLogger(config.logLevel);
-      const { openDeps } = await serverModule();
-      const { startWorker } = await import('../conversion/worker.js');
-      const { deps, database } = await openDeps({ config, log });
-      const worker = startWorker(deps);
+      const { startWorkerProcess, untilSignal } = await lifecycleModule();
+      const worker = await startWorkerProcess({ config, log });
       log.info('conversion worker started');
       process.stderr.write('nds worker is taking conversion jobs\n');
       await untilSignal();
       log.info('worker stopping after the job in hand');
-      await worker.stop();
-      await deps.objects.close();
-      await database.close();
+      await worker.close();
     });
 
   program
@@ -76,22 +74,4 @@ export function registerServerCommands(program: Command, admin: Command): void {
         await database.close();
       }
     });
-}
-
-/**
- * Resolves on the first SIGTERM or SIGINT. Later signals are absorbed while the shutdown runs, because a
- * second default-handled signal would kill the process mid-close (PGlite flushes its files on close);
- * a third Ctrl-C forces the exit.
- */
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    let count = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
-      count++;
-      if (count === 1) resolve();
-      else if (signal === 'SIGINT' && count >= 3) process.exit(130);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
 }

@@ -8,10 +8,10 @@ import { rm } from 'node:fs/promises';
 import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
 import type { Deps } from '../deps.js';
-import { repositoryDir } from './hosted-repository.js';
+import { repositoryDir } from '../git/repository-dir.js';
 import { NdsError } from '../core/errors.js';
 import { DATASET_ID } from './dataset-access.js';
-import { datasetGone } from './update-dataset.js';
+import { announceVisibilityChanged } from './update-dataset.js';
 
 export interface DeleteResult {
   id: string;
@@ -27,6 +27,6 @@ export async function deleteDataset(deps: Pick<Deps, 'db' | 'objects' | 'hooks' 
   const objectsDeleted = await deps.objects.deletePrefix(`${id}/`);
   await rm(repositoryDir(deps.config.gitDir, id), { recursive: true, force: true });
   await audit(deps.db, actor, 'dataset.delete', id, { existed: !!removed, objects_deleted: objectsDeleted });
-  await datasetGone(deps, id);
+  await announceVisibilityChanged(deps, id);
   return { id, deleted: !!removed, objects_deleted: objectsDeleted };
 }

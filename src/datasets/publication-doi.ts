@@ -10,7 +10,8 @@ import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { findDataset, type Dataset } from './dataset-access.js';
 import { doiAttributes, missingMetadata } from './doi/doi-metadata.js';
-import { conceptDoi, openDoiProvider, versionDoi, type DoiEvent, type DoiProvider } from './doi/doi-provider.js';
+import { conceptDoi, versionDoi, type DoiEvent, type DoiProvider } from './doi/doi-provider.js';
+import { openDoiProvider } from './doi/open-doi-provider.js';
 
 type DoiDeps = Pick<Deps, 'db' | 'config' | 'clock'>;
 

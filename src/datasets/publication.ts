@@ -14,7 +14,7 @@ import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { findDataset, manageableDataset, type Dataset } from './dataset-access.js';
 import { assertMetadataComplete, registerConceptDoi, registerVersionDoi } from './publication-doi.js';
-import { datasetGone } from './update-dataset.js';
+import { announceVisibilityChanged } from './update-dataset.js';
 
 /** A request with the names a person reads (dataset name, who asked, who decided). */
 export type PublicationRequestView = PublicationRequest & { dataset_name: string; requested_by_username: string | null; decided_by_username: string | null };
@@ -111,7 +111,7 @@ export async function approvePublication(deps: Pick<Deps, 'db' | 'config' | 'clo
     await audit(trx, actor, 'publication.approve', d.id, { request_id: requestId, version: request.version, doi, concept_doi: concept });
   });
   // The gateway cached "not public" for this dataset; it must ask again.
-  if (!wasPublic) await datasetGone(deps, d.id);
+  if (!wasPublic) await announceVisibilityChanged(deps, d.id);
   return (await requestsWithNames(deps.db).where('r.id', '=', requestId).executeTakeFirst())!;
 }
 

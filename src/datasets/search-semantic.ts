@@ -22,18 +22,10 @@ export type SemanticRanking =
   | { ok: true; backend: 'pgvector' | 'sql'; total: number; rows: Array<Dataset & { score: number }>; facets: Facets }
   | { ok: false; reason: string };
 
-const backends = new WeakMap<object, Promise<'pgvector' | 'sql'>>();
-
-/** Which similarity the database offers; asked once a connection pool. */
-export function vectorBackend(db: Kysely<Database>): Promise<'pgvector' | 'sql'> {
-  let known = backends.get(db);
-  if (!known) {
-    known = sql<{ n: number }>`select count(*)::int as n from pg_extension where extname = 'vector'`
-      .execute(db)
-      .then((r) => (r.rows[0].n > 0 ? 'pgvector' : 'sql'));
-    backends.set(db, known);
-  }
-  return known;
+/** Which similarity the database offers; asked once by each process, at start (`lifecycle.ts`). */
+export async function vectorSimilarityOf(db: Kysely<Database>): Promise<'pgvector' | 'sql'> {
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_extension where extname = 'vector'`.execute(db);
+  return rows[0]!.n > 0 ? 'pgvector' : 'sql';
 }
 
 /** The text a dataset is embedded from: what a person would read about it. */
@@ -76,7 +68,7 @@ async function embedMissing(deps: Pick<Deps, 'db' | 'config'>, where: ReturnType
 }
 
 /** Ranks visible datasets by similarity to the query; `ok: false` says why it could not (the caller falls back). */
-export async function semanticRanking(deps: Pick<Deps, 'db' | 'config' | 'log'>, viewer: User | undefined, input: SearchInput): Promise<SemanticRanking> {
+export async function semanticRanking(deps: Pick<Deps, 'db' | 'config' | 'log' | 'vectorSimilarity'>, viewer: User | undefined, input: SearchInput): Promise<SemanticRanking> {
   if (!deps.config.embeddingsUrl) return { ok: false, reason: 'embeddings_not_configured: EMBEDDINGS_URL is not set' };
   if (!input.q.trim()) return { ok: false, reason: 'empty_query: there is nothing to embed' };
   const where = searchConditions(viewer, input);
@@ -88,7 +80,7 @@ export async function semanticRanking(deps: Pick<Deps, 'db' | 'config' | 'log'>,
     deps.log.warn({ err }, 'embeddings endpoint failed; falling back to full text');
     return { ok: false, reason: `embeddings_unavailable: ${(err as Error).message}` };
   }
-  const backend = await vectorBackend(deps.db);
+  const backend = deps.vectorSimilarity;
   const similarity =
     backend === 'pgvector'
       ? sql`1 - (e.embedding::vector <=> ${JSON.stringify(query)}::vector)`

@@ -41,7 +41,7 @@ async function fulltext(deps: Pick<Deps, 'db'>, viewer: User | undefined, input:
   return { rows, ...counted };
 }
 
-export async function searchDatasets(deps: Pick<Deps, 'db' | 'config' | 'log'>, viewer: User | undefined, input: SearchInput): Promise<SearchOutcome> {
+export async function searchDatasets(deps: Pick<Deps, 'db' | 'config' | 'log' | 'vectorSimilarity'>, viewer: User | undefined, input: SearchInput): Promise<SearchOutcome> {
   let fallback: string | null = null;
   if (input.mode === 'semantic') {
     const ranked = await semanticRanking(deps, viewer, input);

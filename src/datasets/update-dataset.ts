@@ -1,6 +1,6 @@
 /**
  * PATCH of a dataset by its owner or an admin. Visibility only moves public → private here, by an admin,
- * and then the gateway drops what it cached (`hooks.datasetGone`); private → public happens only through
+ * and then the gateway drops what it cached (`hooks.datasetVisibilityChanged`); private → public happens only through
  * publication approval.
  */
 import type { Actor } from '../accounts/admin-users.js';
@@ -41,18 +41,18 @@ export async function updateDataset(deps: Pick<Deps, 'db' | 'hooks' | 'log'>, ac
   }
   if (madePrivate) {
     await audit(db, actor, 'dataset.visibility', id, { from: 'public', to: 'private' });
-    await datasetGone(deps, id);
+    await announceVisibilityChanged(deps, id);
   }
   return (await findDataset(db, id))!;
 }
 
 /** Tells every registered listener (the gateway cache) that a dataset is no longer public; never throws. */
-export async function datasetGone(deps: Pick<Deps, 'hooks' | 'log'>, id: string): Promise<void> {
-  for (const hook of deps.hooks.datasetGone) {
+export async function announceVisibilityChanged(deps: Pick<Deps, 'hooks' | 'log'>, id: string): Promise<void> {
+  for (const hook of deps.hooks.datasetVisibilityChanged) {
     try {
       await hook(id);
     } catch (err) {
-      deps.log.warn({ err, dataset: id }, 'datasetGone hook failed');
+      deps.log.warn({ err, dataset: id }, 'datasetVisibilityChanged hook failed');
     }
   }
 }

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { runGit } from '../git/run-git.js';
 import type { DatasetVersionRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
-import { repositoryDir } from './hosted-repository.js';
+import { repositoryDir } from '../git/repository-dir.js';
 import { NdsError } from '../core/errors.js';
 import { eachBlob, listTree, type TreeFile } from './git-blobs.js';
 import { contentKey, normalizeManifest, type ManifestEntry } from './manifest.js';

@@ -20,6 +20,9 @@ import { RedisCache } from './redis-cache.js';
 import { RelayedCache, type DropChannel } from './relayed-cache.js';
 import { VisibilityGate } from './visibility-gate.js';
 
+/** What a gateway reads: visibility from the database, objects from the store. */
+export type GatewayDeps = Pick<Deps, 'config' | 'db' | 'log' | 'clock' | 'objects'>;
+
 export interface GatewayRequest {
   method: string;
   /** The raw request target (path and query, still percent-encoded), e.g. `/zarrproxy/nd000001/zarr/x`. */
@@ -36,7 +39,7 @@ const MAX_REMEMBERED_PATHS = 10_000;
 
 export class Gateway {
   readonly cache: GatewayCache;
-  readonly #deps: Deps;
+  readonly #deps: GatewayDeps;
   readonly #gate: VisibilityGate;
   readonly #origins: OriginPolicy;
   readonly #basePath: string;
@@ -46,7 +49,7 @@ export class Gateway {
   /** Bumped by every drop, so a miss that raced it does not put stale bytes back. */
   #dropGeneration = 0;
 
-  constructor(deps: Deps, cache: GatewayCache) {
+  constructor(deps: GatewayDeps, cache: GatewayCache) {
     this.#deps = deps;
     this.cache = cache;
     const now = () => deps.clock.now().getTime();
@@ -236,17 +239,13 @@ async function answerFromStore(info: ObjectInfo, object: ObjectPath, req: Gatewa
   return { status, headers: out, body: found.body };
 }
 
-const gateways = new WeakMap<Deps, Gateway>();
-
 /**
- * The one gateway of a process (its cache must be shared by the API host's `/zarrproxy` mount and the
- * gateway host): made on first use, with its hooks registered: a dataset that goes private or away is
- * dropped at once, and a conversion's stale metadata too (the edge purge of §6.4 is `edge-purge.ts`).
- * `peers` (a worker of `nds gateway` on several processes, without Redis) carries its drops to the others.
+ * The gateway of a process, with the cache its configuration names: Redis when shared (CACHE_REDIS_URL),
+ * relayed to sibling workers over `peers` (a worker of `nds gateway` on several processes, without Redis),
+ * else this process's memory. `lifecycle.ts` makes one per process (the API host's `/zarrproxy` mount and the
+ * gateway host share its cache) and registers its hooks.
  */
-export function gatewayOf(deps: Deps, peers?: DropChannel): Gateway {
-  let gateway = gateways.get(deps);
-  if (gateway) return gateway;
+export function createGateway(deps: GatewayDeps, peers?: DropChannel): Gateway {
   const { config, log } = deps;
   // Every hit checks an expiry: on the real clock, without making a Date.
   const now = deps.clock === systemClock ? Date.now : () => deps.clock.now().getTime();
@@ -255,17 +254,5 @@ export function gatewayOf(deps: Deps, peers?: DropChannel): Gateway {
     : peers
       ? new RelayedCache(config.cacheMaxBytes, peers, now)
       : new MemoryCache(config.cacheMaxBytes, now);
-  gateway = new Gateway(deps, cache);
-  const g = gateway;
-  deps.hooks.datasetGone.push((id) => g.dropDataset(id));
-  deps.hooks.zarrChanged.push((id, paths) => g.dropKeys(paths.map((p) => `${id}/zarr/${p}`)));
-  gateways.set(deps, gateway);
-  return gateway;
-}
-
-/** Closes the process's gateway (its Redis connections), if one was made. */
-export async function closeGateway(deps: Deps): Promise<void> {
-  const gateway = gateways.get(deps);
-  gateways.delete(deps);
-  await gateway?.close();
+  return new Gateway(deps, cache);
 }

@@ -1,5 +1,22 @@
-import type { Deps } from '../deps.js';
+import type { KeyCache } from '../accounts/key-cache.js';
+import type { DeviceLimits } from '../accounts/device-limits.js';
+import type { SignInLimits } from '../accounts/sign-in-limits.js';
 import type { ApiKey, User } from '../db/accounts-tables.js';
+import type { Deps } from '../deps.js';
+import type { Gateway } from '../gateway/gateway.js';
+
+/**
+ * What the HTTP server's routes receive: the `Deps` every service takes, plus the server's own long-lived
+ * services, each made once by `lifecycle.ts` and passed here, never found through a module-level map.
+ */
+export interface ServerDeps extends Deps {
+  /** Recent bearer-key look-ups; emptied by every write to users or api_keys through `db`. */
+  keyCache: KeyCache;
+  signInLimits: SignInLimits;
+  deviceLimits: DeviceLimits;
+  /** The process's one browser gateway: the `/zarrproxy` mount and the gateway host share its cache. */
+  gateway: Gateway;
+}
 
 /** Who made a request, once an auth middleware has run. */
 export interface Caller {
@@ -13,7 +30,7 @@ export interface Caller {
 /** The Hono environment of every nds route: typed variables set by middleware. */
 export interface AppEnv {
   Variables: {
-    deps: Deps;
+    deps: ServerDeps;
     requestId: string;
     caller?: Caller;
   };

@@ -44,3 +44,13 @@ export async function createMailer(options: { smtpUrl?: string; from: string; ou
     async close() {},
   };
 }
+
+/** The mailer of a process that sends no mail (`nds gateway`, `nds worker`): a send is a programming error. */
+export function noMailer(): Mailer {
+  return {
+    async send() {
+      throw new Error('this process opened no mailer');
+    },
+    async close() {},
+  };
+}

@@ -16,7 +16,7 @@ import { isFormPost, localNext, readInput, withQuery } from '../http/form-input.
 import { passwordLogin } from '../accounts/password-login.js';
 import { UserSchema } from './account-schemas.js';
 import { CodeRequestBody, CodeVerifyBody, parseInput, PasswordLoginBody } from './sign-in-schemas.js';
-import { signInLimits, spend } from '../accounts/sign-in-limits.js';
+import { spend } from '../accounts/sign-in-limits.js';
 import { presentUser } from '../accounts/users.js';
 
 const CODE_SENT = 'If that address can sign in, a code is on its way. It works for 10 minutes.';
@@ -62,7 +62,7 @@ export function browserSignInRoutes(): OpenAPIHono<AppEnv> {
       async (input) => {
         refuseForeignOrigin(c);
         const body = parseInput(CodeRequestBody, input);
-        const limits = signInLimits(c.var.deps);
+        const limits = c.var.deps.signInLimits;
         spend([limits.mailPerAddress, body.email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
         const { db, mailer, config, clock } = c.var.deps;
         await requestSignInCode({ db, mailer, publicUrl: config.publicUrl }, body, clock.now());
@@ -90,7 +90,7 @@ export function browserSignInRoutes(): OpenAPIHono<AppEnv> {
         refuseForeignOrigin(c);
         const body = parseInput(CodeVerifyBody, input);
         const { db, clock } = c.var.deps;
-        const limits = signInLimits(c.var.deps);
+        const limits = c.var.deps.signInLimits;
         const ip = clientIp(c);
         limits.failuresPerIp.check(ip);
         let user;
@@ -120,7 +120,7 @@ export function browserSignInRoutes(): OpenAPIHono<AppEnv> {
       async (input) => {
         refuseForeignOrigin(c);
         const body = parseInput(PasswordLoginBody, input);
-        const limits = signInLimits(c.var.deps);
+        const limits = c.var.deps.signInLimits;
         const ip = clientIp(c);
         const login = body.login.toLowerCase();
         limits.failuresPerIp.check(ip);

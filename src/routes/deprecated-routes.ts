@@ -18,7 +18,7 @@ import { readInput } from '../http/form-input.js';
 import { confirmKeyRegeneration, isKeyRegenerationLinkLive, registerWithPassword, requestKeyRegeneration, resendVerification, retrieveKeyByPassword } from '../accounts/legacy-accounts.js';
 import { KeySchema, UserSchema } from './account-schemas.js';
 import { EmailBody, RetrieveKeyBody, SignupBody } from './sign-in-schemas.js';
-import { signInLimits, spend } from '../accounts/sign-in-limits.js';
+import { spend } from '../accounts/sign-in-limits.js';
 import { presentUser } from '../accounts/users.js';
 
 /** When these routes were deprecated (2026-11-23T00:00:00Z), as RFC 9745's `@<unix seconds>`. */
@@ -94,7 +94,7 @@ export function deprecatedRoutes(): OpenAPIHono<AppEnv> {
   app.openapi(routes.signup, async (c) => {
     const body = c.req.valid('json');
     const { db, mailer, config, clock } = c.var.deps;
-    const limits = signInLimits(c.var.deps);
+    const limits = c.var.deps.signInLimits;
     spend([limits.mailPerAddress, body.email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
     const user = await registerWithPassword({ db, mailer, publicUrl: config.publicUrl }, body, clock.now());
     return c.json({ user: presentUser(user), message: `We mailed a code to ${user.email}: type it on ${config.publicUrl}/login to verify the address.` }, 201);
@@ -103,7 +103,7 @@ export function deprecatedRoutes(): OpenAPIHono<AppEnv> {
   app.openapi(routes.resend, async (c) => {
     const { email } = c.req.valid('json');
     const { db, mailer, config, clock } = c.var.deps;
-    const limits = signInLimits(c.var.deps);
+    const limits = c.var.deps.signInLimits;
     spend([limits.mailPerAddress, email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
     await resendVerification({ db, mailer, publicUrl: config.publicUrl }, email, clock.now());
     return c.json({ ok: true as const, message: SENT }, 200);
@@ -111,7 +111,7 @@ export function deprecatedRoutes(): OpenAPIHono<AppEnv> {
 
   app.openapi(routes.retrieve, async (c) => {
     const { email, password } = c.req.valid('json');
-    const limits = signInLimits(c.var.deps);
+    const limits = c.var.deps.signInLimits;
     const ip = clientIp(c);
     const login = email.toLowerCase();
     limits.failuresPerIp.check(ip);
@@ -131,7 +131,7 @@ export function deprecatedRoutes(): OpenAPIHono<AppEnv> {
   app.openapi(routes.requestRegeneration, async (c) => {
     const { email } = c.req.valid('json');
     const { db, mailer, config, clock } = c.var.deps;
-    const limits = signInLimits(c.var.deps);
+    const limits = c.var.deps.signInLimits;
     spend([limits.mailPerAddress, email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
     await requestKeyRegeneration({ db, mailer, publicUrl: config.publicUrl }, email, clock.now());
     return c.json({ ok: true as const, message: SENT }, 200);

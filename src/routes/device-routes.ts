@@ -7,7 +7,7 @@ import { clientIp } from '../http/client-ip.js';
 import { NdsError } from '../core/errors.js';
 import { errorResponses, jsonBody, jsonResponse, sessionSecurity } from '../http/openapi-helpers.js';
 import { createRouter } from '../http/router.js';
-import { deviceLimits, guardCodeGuess } from '../accounts/device-limits.js';
+import { guardCodeGuess } from '../accounts/device-limits.js';
 import { confirmDeviceCode, denyDeviceCode, lookupDeviceCode, pollDeviceToken, startDeviceSignIn } from '../accounts/device-flow.js';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -89,11 +89,11 @@ export function deviceRoutes(): OpenAPIHono<AppEnv> {
   const app = createRouter();
 
   const guarded = <T>(c: Context<AppEnv>, action: () => Promise<T>): Promise<T> =>
-    guardCodeGuess(c.var.deps, { sessionHash: callerOf(c).sessionHash, ip: clientIp(c) }, action);
+    guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: callerOf(c).sessionHash, ip: clientIp(c) }, action);
 
   app.openapi(start, async (c) => {
     const ip = clientIp(c);
-    const { start: startLimit } = deviceLimits(c.var.deps);
+    const { start: startLimit } = c.var.deps.deviceLimits;
     startLimit.check(ip);
     startLimit.hit(ip);
     const body = c.req.valid('json') ?? {};

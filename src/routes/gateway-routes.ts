@@ -3,10 +3,9 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Hono } from 'hono';
 import type { Config } from '../core/config.js';
-import type { Deps } from '../deps.js';
 import type { AppEnv } from '../http/app-env.js';
 import { handleError } from '../http/error-handler.js';
-import { gatewayOf, type GatewayRequest } from '../gateway/gateway.js';
+import type { Gateway, GatewayRequest } from '../gateway/gateway.js';
 import { headerRecord, type GatewayAnswer } from '../gateway/object-answers.js';
 import { handlePurge, purgeZone } from '../gateway/purge-endpoint.js';
 
@@ -15,8 +14,7 @@ import { handlePurge, purgeZone } from '../gateway/purge-endpoint.js';
  * `/` by `nds serve`, and run alone by `nds gateway`. Routing is the gateway's own (it judges the raw
  * target, before any normalisation), so this app has one catch-all route.
  */
-export function gatewayRoutes(deps: Deps): Hono<AppEnv> {
-  const gateway = gatewayOf(deps);
+export function gatewayRoutes(gateway: Gateway, config: Config): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.all('*', async function gatewayRequest(c) {
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
@@ -24,7 +22,7 @@ export function gatewayRoutes(deps: Deps): Hono<AppEnv> {
     const zone = c.req.method === 'POST' ? purgeZone(gateway.relativePath(target)) : undefined;
     if (zone !== undefined) {
       const body: unknown = await c.req.json().catch(() => undefined);
-      const answer = await handlePurge(deps.config, gateway, zone, c.req.header('authorization'), body);
+      const answer = await handlePurge(config, gateway, zone, c.req.header('authorization'), body);
       return c.json(answer.body, answer.status as 200);
     }
     const request: GatewayRequest = {
@@ -56,18 +54,8 @@ export function toResponse(answer: GatewayAnswer): Response {
   return new Response(payload, { status: answer.status, headers: headerRecord(answer.headers) });
 }
 
-const gatewayHosts = new WeakMap<Config, string | null>();
-
-/** True when a request's Host is the gateway's own host name and that differs from the API's. */
-export function isGatewayHost(config: Config, host: string | undefined): boolean {
-  if (!host) return false;
-  // Runs on every request: the two URLs are parsed once per configuration.
-  let gatewayHost = gatewayHosts.get(config);
-  if (gatewayHost === undefined) {
-    const own = new URL(config.zarrCacheBaseUrl).host.toLowerCase();
-    gatewayHost = own === new URL(config.publicUrl).host.toLowerCase() ? null : own;
-    gatewayHosts.set(config, gatewayHost);
-  }
-  return gatewayHost !== null && host.toLowerCase() === gatewayHost;
+/** The gateway's own host name when it differs from the API's (then requests to it are gateway requests). */
+export function gatewayHostOf(config: Config): string | null {
+  const own = new URL(config.zarrCacheBaseUrl).host.toLowerCase();
+  return own === new URL(config.publicUrl).host.toLowerCase() ? null : own;
 }
-

@@ -11,7 +11,9 @@ import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
 import { NdsError } from '../core/errors.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
-import { afterPush, ensureRepository, mainHead, repositoryDir } from '../datasets/hosted-repository.js';
+import { afterPush } from '../conversion/after-push.js';
+import { ensureRepository, mainHead } from '../datasets/hosted-repository.js';
+import { repositoryDir } from '../git/repository-dir.js';
 import { existsSync } from 'node:fs';
 
 const REPO = /^\/git\/((?:nd|sb)\d{6})\.git(\/.*)?$/;

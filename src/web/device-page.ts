@@ -75,7 +75,7 @@ export function devicePage(): Hono<AppEnv> {
     if (!typed) return renderPage(c, title, html`<h1>${title}</h1>${errorNotice(q.error)}${codeForm(undefined)}`, username);
     const { db, clock } = c.var.deps;
     try {
-      const found = await guardCodeGuess(c.var.deps, { sessionHash: session.sessionHash, ip: clientIp(c) }, () =>
+      const found = await guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: session.sessionHash, ip: clientIp(c) }, () =>
         lookupDeviceCode(db, typed, session.user, clock.now()),
       );
       return renderPage(c, title, html`<h1>${title}</h1>${errorNotice(q.error)}${decision(found)}`, username);
@@ -98,7 +98,7 @@ export function devicePage(): Hono<AppEnv> {
       if (session instanceof Response) return session;
       const { db, clock } = c.var.deps;
       try {
-        await guardCodeGuess(c.var.deps, { sessionHash: session.sessionHash, ip: clientIp(c) }, () => act(db, typed, session.user, clock.now()));
+        await guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: session.sessionHash, ip: clientIp(c) }, () => act(db, typed, session.user, clock.now()));
       } catch (err) {
         if (!(err instanceof NdsError)) throw err;
         for (const [k, v] of Object.entries(err.headers)) c.header(k, v);

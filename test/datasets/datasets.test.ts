@@ -111,7 +111,7 @@ describe('datasets', () => {
     assert.equal((await json(await admin.api(`/datasets/${d.id}`, patch({ visibility: 'public' })), 403)).error, 'forbidden');
 
     const gone: string[] = [];
-    server.deps.hooks.datasetGone.push((id) => void gone.push(id));
+    server.deps.hooks.datasetVisibilityChanged.push((id) => void gone.push(id));
     const pub = await json(await admin.api('/datasets', post({ name: 'public one', visibility: 'public' })), 201);
     await json(await admin.api(`/datasets/${pub.id}`, patch({ owner: 'ignored' })), 200);
     const other = await json(await stranger.api(`/datasets/${pub.id}`, patch({ visibility: 'private' })), 403);
@@ -135,7 +135,7 @@ describe('datasets', () => {
     // which would take index.json out of the count below (seen on the PostgreSQL server).
     await server.worker?.idle();
     const gone: string[] = [];
-    server.deps.hooks.datasetGone.push((id) => void gone.push(id));
+    server.deps.hooks.datasetVisibilityChanged.push((id) => void gone.push(id));
 
     assert.equal((await json(await owner.api(`/admin/datasets/${d.id}`, { method: 'DELETE' }), 403)).error, 'admin_required');
     const first = await json(await admin.api(`/admin/datasets/${d.id}`, { method: 'DELETE' }), 200);

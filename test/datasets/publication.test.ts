@@ -20,7 +20,7 @@ describe('publication and DOIs with the built-in test provider', () => {
 
   before(async () => {
     server = await startTestServer();
-    server.deps.hooks.datasetGone.push((d) => void gone.push(d));
+    server.deps.hooks.datasetVisibilityChanged.push((d) => void gone.push(d));
     admin = await createAccount(server, { role: 'admin' });
     member = await createAccount(server);
     await server.deps.db.updateTable('users').set({ sandbox_completed_at: new Date() }).where('id', '=', member.user.id).execute();

@@ -4,7 +4,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { gatewayOf } from '../../src/gateway/gateway.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { insertDataset, newDatasetId, putZarrCopy, rawRequest, startStandaloneGateway, STORE, waitFor, withRedis, type StandaloneGateway } from './support.js';
 
@@ -76,7 +75,7 @@ describe('standalone gateway and shared cache', () => {
     // The standalone gateway now holds the answer "public" for 60 s and the object in its own memory.
     await api.deps.db.updateTable('datasets').set({ visibility: 'private' }).where('id', '=', ds).execute();
     await gw.deps.db.updateTable('datasets').set({ visibility: 'private' }).where('id', '=', ds).execute();
-    for (const hook of api.deps.hooks.datasetGone) await hook(ds);
+    for (const hook of api.deps.hooks.datasetVisibilityChanged) await hook(ds);
     await waitFor(async () => (await onGateway(chunkPath, ds)).status === 404);
     assert.equal((await onApi(chunkPath, ds)).status, 404);
     assert.equal(await withRedis(REDIS, (r) => r.exists(`nds:gw:o:${ds}/zarr/${chunkPath}`, `nds:gw:d:${ds}`)), 0);
@@ -89,7 +88,7 @@ describe('standalone gateway and shared cache', () => {
     assert.equal((await onGateway('index.json')).headers['x-cache'], 'MISS');
     assert.equal((await onGateway('index.json')).headers['x-cache'], 'HIT');
     // Redis alone would also carry the API's own drop to this instance: record what the purge endpoint drops.
-    const gateway = gatewayOf(gw.deps);
+    const gateway = gw.gateway;
     const purged: string[] = [];
     const dropKeys = gateway.dropKeys.bind(gateway);
     gateway.dropKeys = async (keys) => {

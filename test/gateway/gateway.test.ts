@@ -221,7 +221,7 @@ describe('browser gateway over HTTP', () => {
     await get(chunkPath, {}, 'GET', ds);
     assert.equal((await get(chunkPath, {}, 'GET', ds)).headers['x-cache'], 'HIT');
     await server.deps.db.updateTable('datasets').set({ visibility: 'private' }).where('id', '=', ds).execute();
-    for (const hook of server.deps.hooks.datasetGone) await hook(ds);
+    for (const hook of server.deps.hooks.datasetVisibilityChanged) await hook(ds);
     assert.equal((await get(chunkPath, {}, 'GET', ds)).status, 404);
   });
 

@@ -13,7 +13,7 @@ import type { Visibility } from '../../src/db/datasets-tables.js';
 import { startGatewayServer, type RunningGateway } from '../../src/gateway-server.js';
 import { createLogger } from '../../src/core/log.js';
 import type { ObjectStore } from '../../src/objects/object-store.js';
-import { freePort } from '../support/test-server.js';
+import { freePort, pgliteDump } from '../support/test-server.js';
 
 let counter = 0;
 
@@ -76,7 +76,9 @@ export async function startStandaloneGateway(env: Record<string, string>): Promi
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'nds-gw-'));
   const port = await freePort();
   const config = loadConfig({ PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: 'pglite:memory', LOG_LEVEL: process.env.NDS_TEST_LOG_LEVEL ?? 'silent', ...env });
-  const gateway = await startGatewayServer({ config, hostname: '127.0.0.1', log: createLogger(config.logLevel) });
+  // `nds gateway` runs no migrations: an embedded database starts from the migrated template, as after `nds migrate`.
+  const dump = config.databaseUrl.startsWith('pglite:') ? await pgliteDump() : undefined;
+  const gateway = await startGatewayServer({ config, hostname: '127.0.0.1', log: createLogger(config.logLevel), pgliteDump: dump });
   return {
     ...gateway,
     dataDir,

@@ -106,7 +106,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   };
 }
 
-async function pgliteDump(): Promise<Blob> {
+/** A migrated PGlite data directory (cached as a tarball by migrations hash): a fresh database without initdb. */
+export async function pgliteDump(): Promise<Blob> {
   const file = path.join(os.tmpdir(), `nds-pglite-template-${migrationsHash()}.tar`);
   if (existsSync(file)) return new Blob([await readFile(file)]);
   const { PGlite } = await import('@electric-sql/pglite');

@@ -2,8 +2,6 @@
  * Where DOIs are registered: DataCite's REST API when `DATACITE_*` is configured, otherwise a built-in test
  * provider that only records DOIs under the test prefix 10.5072 (never resolvable, clearly marked `test`).
  */
-import type { Config } from '../../core/config.js';
-import { DataciteProvider } from './datacite-provider.js';
 import type { DoiAttributes } from './doi-metadata.js';
 
 /** `publish` makes a DOI findable; `register` registers it without listing it (a private dataset). */
@@ -27,10 +25,6 @@ export class TestDoiProvider implements DoiProvider {
   readonly prefix = '10.5072';
   async mint(): Promise<void> {}
   async update(): Promise<void> {}
-}
-
-export function openDoiProvider(config: Pick<Config, 'datacite'>): DoiProvider {
-  return config.datacite ? new DataciteProvider(config.datacite) : new TestDoiProvider();
 }
 
 /** DOI names nds gives out: `<prefix>/nds.<id>` (concept) and `<prefix>/nds.<id>.v<version>`. */

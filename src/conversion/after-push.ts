@@ -1,0 +1,28 @@
+/**
+ * A push to a dataset's hosted repository is a push event: when `main` moved, the push rule decides, over
+ * the paths the push changed, whether to dispatch a conversion.
+ */
+import type { Deps } from '../deps.js';
+import { git } from '../git/run-git.js';
+import { mainHead } from '../datasets/hosted-repository.js';
+import { dispatchConversion } from './dispatch.js';
+import { decidePush, type PushDecision } from './push-rule.js';
+
+/** git's well-known empty tree: the diff base of a branch's first push. */
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+/** After a push: when `main` moved, apply the push rule to the changed paths and dispatch a conversion. */
+export async function afterPush(deps: Deps, datasetId: string, dir: string, before: string | undefined): Promise<PushDecision | undefined> {
+  const after = await mainHead(dir);
+  if (after === before) return undefined;
+  let paths: string[] = [];
+  if (after) {
+    const range = before ? [before, after] : [EMPTY_TREE, after];
+    const out = await git(['--git-dir', dir, 'diff', '--name-only', '--no-renames', ...range]);
+    paths = out ? out.split('\n') : [];
+  }
+  const decision = decidePush('push', { ref: 'refs/heads/main', after: after ?? '0'.repeat(40), deleted: !after, commits: [{ modified: paths }] }, true);
+  deps.log.info({ dataset: datasetId, before, after, dispatched: decision.dispatched, reason: decision.reason }, 'push received');
+  if (decision.dispatched && after) await dispatchConversion(deps, { datasetId, ref: after, full: false, reason: 'push' });
+  return decision;
+}
