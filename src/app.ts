@@ -1,27 +1,75 @@
 /**
- * Builds the HTTP application: shared middleware, then each domain's routes. Reads like a table of contents.
+ * Builds the HTTP application: shared middleware, then every route module. Reads like a table of contents:
+ * each module is a list of declared routes (`http/route.ts`), mounted and documented here.
  */
-import { Hono } from 'hono';
 import { randomUUID } from 'node:crypto';
-import { accountsRoutes } from './routes/account-routes.js';
-import { adminRoutes } from './routes/admin-routes.js';
-import { conversionRoutes } from './routes/conversion-routes.js';
-import { datasetsRoutes } from './routes/dataset-routes.js';
-import { searchRoutes } from './routes/search-routes.js';
-import { publicationRoutes } from './routes/publication-routes.js';
-import { sandboxRoutes } from './routes/sandbox-routes.js';
-import { gatewayHostOf, gatewayRoutes } from './routes/gateway-routes.js';
-import { gitRoutes } from './routes/git-routes.js';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Hono } from 'hono';
+import { SESSION_COOKIE } from './accounts/sessions.js';
+import { NdsError } from './core/errors.js';
 import type { AppEnv, ServerDeps } from './http/app-env.js';
 import { handleError } from './http/error-handler.js';
-import { NdsError } from './core/errors.js';
+import { noStore } from './http/no-store.js';
+import { mountRoutes, route, type Route } from './http/route.js';
+import { accountRoutes } from './routes/account-routes.js';
+import { adminRoutes } from './routes/admin-routes.js';
+import { browserSignInRoutes } from './routes/browser-sign-in-routes.js';
+import { contentRoutes } from './routes/content-routes.js';
+import { conversionRoutes } from './routes/conversion-routes.js';
+import { datasetRoutes } from './routes/dataset-routes.js';
+import { deprecatedRoutes } from './routes/deprecated-routes.js';
+import { deviceRoutes } from './routes/device-routes.js';
+import { gatewayHostOf, gatewayRoutes } from './routes/gateway-routes.js';
+import { gitRoutes } from './routes/git-routes.js';
 import { objectRoutes } from './routes/object-routes.js';
-import { createRouter } from './http/router.js';
-import { webRoutes } from './web/routes.js';
-import { datasetPagesNegotiation } from './web/dataset-pages.js';
+import { publicationRoutes } from './routes/publication-routes.js';
+import { sandboxRoutes } from './routes/sandbox-routes.js';
+import { searchRoutes } from './routes/search-routes.js';
+import { accountPages } from './web/account-pages.js';
+import { assetRoutes } from './web/assets.js';
+import { datasetPages } from './web/dataset-pages.js';
+import { devicePages } from './web/device-page.js';
+import { signInPages } from './web/sign-in-pages.js';
+import { viewerBundleRoutes } from './web/viewer-bundle.js';
+
+/** Every route of `nds serve`, in the order they are matched; the gateway's own mount comes last. */
+export function appRoutes(gateway: Hono<AppEnv>): Route[] {
+  return [
+    route({ method: 'get', path: '/healthz', summary: 'Liveness: the process answers', access: 'none', handler: (c) => c.json({ ok: true }) }),
+    ...accountRoutes,
+    ...browserSignInRoutes,
+    ...deviceRoutes,
+    ...deprecatedRoutes,
+    ...adminRoutes,
+    // Before the dataset routes, so that /datasets/search is never read as a dataset id.
+    ...searchRoutes,
+    ...datasetRoutes,
+    ...datasetPages,
+    ...contentRoutes,
+    ...publicationRoutes,
+    ...sandboxRoutes,
+    ...conversionRoutes,
+    ...objectRoutes,
+    ...gitRoutes,
+    ...signInPages,
+    ...accountPages,
+    ...devicePages,
+    ...assetRoutes,
+    ...viewerBundleRoutes,
+    route({
+      method: 'all',
+      path: '/zarrproxy/*',
+      summary: 'The browser gateway for Zarr data (docs/gateway.md)',
+      access: 'none',
+      undocumented: true,
+      rawBody: 'a purge request',
+      handler: (c) => gateway.fetch(c.req.raw, c.env),
+    }),
+  ];
+}
 
 export function createApp(deps: ServerDeps): Hono<AppEnv> {
-  const app = createRouter();
+  const app = new OpenAPIHono<AppEnv>();
 
   app.use(async function context(c, next) {
     c.set('deps', deps);
@@ -43,21 +91,13 @@ export function createApp(deps: ServerDeps): Hono<AppEnv> {
     await next();
   });
 
-  app.get('/healthz', (c) => c.json({ ok: true }));
-  app.route('/', accountsRoutes());
-  app.route('/admin', adminRoutes());
-  // Before the dataset routes, so that /datasets/search is never read as a dataset id.
-  app.route('/', searchRoutes());
-  app.route('/', publicationRoutes());
-  app.route('/', sandboxRoutes());
-  // Browsers asking for HTML on /datasets and /datasets/<id> get the pages; API clients get JSON.
-  app.use(datasetPagesNegotiation());
-  app.route('/', datasetsRoutes());
-  app.route('/', objectRoutes());
-  app.route('/', conversionRoutes());
-  app.route('/', gitRoutes());
-  app.route('/zarrproxy', gateway);
-  app.route('/', webRoutes());
+  // Answers of these routes can carry keys, codes or account state: never cached.
+  app.use('/auth/*', noStore());
+  app.use('/admin/*', noStore());
+
+  mountRoutes(app, appRoutes(gateway));
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'An nds API key (`nds_...`)' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'session', { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'A browser session' });
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -105,3 +105,15 @@ export function presentUser(user: User): PresentedUser {
     created_at: new Date(user.created_at).toISOString(),
   };
 }
+
+/** Records that `user` asks for upload access (shown to admins); a second ask keeps the first time. */
+export async function requestUploadAccess(db: Kysely<Database>, user: User, now: Date): Promise<User> {
+  const updated = await db
+    .updateTable('users')
+    .set({ upload_access_requested_at: now })
+    .where('id', '=', user.id)
+    .where('upload_access_requested_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  return updated ?? user;
+}

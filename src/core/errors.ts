@@ -51,6 +51,7 @@ const catalog = {
   metadata_incomplete: { status: 422, shape: 'general', message: 'The dataset metadata is incomplete.' },
   range_not_satisfiable: { status: 416, shape: 'general', message: 'The requested range is not satisfiable.' },
   payload_too_large: { status: 413, shape: 'general', message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, shape: 'general', message: 'This route does not take a body of that type.' },
   rate_limited: { status: 429, shape: 'general', message: 'Too many requests; wait and try again.' },
   login_code_invalid: { status: 401, shape: 'general', message: 'That code is not right, or no code was sent to that address. Check it, or ask for a new one.' },
   login_code_expired: { status: 410, shape: 'general', message: 'That code has expired. Ask for a new one.' },
@@ -59,6 +60,7 @@ const catalog = {
   link_invalid: { status: 410, shape: 'general', message: 'That link is not valid: it was already used, has expired, or was never sent. Ask for a new one.' },
   internal_error: { status: 500, shape: 'general', message: 'Something went wrong on our side.' },
   not_configured: { status: 503, shape: 'general', message: 'This feature is not configured on this server.' },
+  service_unavailable: { status: 503, shape: 'general', message: 'The service cannot answer right now; try again in a moment.' },
   upstream_failed: { status: 502, shape: 'general', message: 'An upstream service failed.' },
 
   // Device-flow and key routes (seed §7)

@@ -1,14 +1,16 @@
 /**
- * Authentication middleware. Each factory returns a named middleware that sets `caller` or throws:
- * bearer API keys for the API and the CLI, the `nds_session` cookie for browser pages.
+ * Who calls: bearer API keys for the API and the CLI, the `nds_session` cookie for browser pages.
+ * `access.ts` runs these for every route by its declared access rule.
  */
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { assertAccountUsable, hasRole } from '../accounts/account-gates.js';
 import { findApiKey, touchApiKey } from '../accounts/api-keys.js';
 import { findSession, SESSION_COOKIE } from '../accounts/sessions.js';
 import type { AppEnv, Caller } from './app-env.js';
 import { NdsError } from '../core/errors.js';
+import type { Actor } from '../accounts/admin-users.js';
+import { clientIp } from './client-ip.js';
 
 type Mode = 'key' | 'session' | 'any' | 'optional';
 
@@ -56,44 +58,44 @@ export interface AuthOptions {
 }
 
 /**
+ * Sets `caller` from the request's credentials, or refuses:
  * - `key`: a bearer API key is required.
  * - `session`: a browser session is required; state-changing methods also need the service's own Origin.
  * - `any`: either.
  * - `optional`: either or none; a bad bearer key still answers 401 rather than silently acting anonymous.
  */
-export function authenticate(mode: Mode, options: AuthOptions = {}): MiddlewareHandler<AppEnv> {
-  return async function authenticateMiddleware(c, next) {
-    const token = mode === 'session' ? undefined : bearerToken(c);
-    let caller: Caller | undefined;
-    if (token !== undefined) {
-      caller = await fromBearer(c, token);
-    } else if (mode !== 'key') {
-      caller = await fromSession(c, options.allowPending ?? false);
-      if (caller && !['GET', 'HEAD', 'OPTIONS'].includes(c.req.method) && !isOwnOrigin(c)) {
-        throw new NdsError('foreign_origin');
-      }
+export async function resolveCaller(c: Context<AppEnv>, mode: Mode, options: AuthOptions = {}): Promise<void> {
+  const token = mode === 'session' ? undefined : bearerToken(c);
+  let caller: Caller | undefined;
+  if (token !== undefined) {
+    caller = await fromBearer(c, token);
+  } else if (mode !== 'key') {
+    caller = await fromSession(c, options.allowPending ?? false);
+    if (caller && !['GET', 'HEAD', 'OPTIONS'].includes(c.req.method) && !isOwnOrigin(c)) {
+      throw new NdsError('foreign_origin');
     }
-    if (!caller && mode !== 'optional') {
-      throw new NdsError(mode === 'session' ? 'session_required' : 'unauthorized');
-    }
-    if (caller) c.set('caller', caller);
-    await next();
-  };
+  }
+  if (!caller && mode !== 'optional') {
+    throw new NdsError(mode === 'session' ? 'session_required' : 'unauthorized');
+  }
+  if (caller) c.set('caller', caller);
 }
 
-/** Needs an authenticated caller with at least `role` (run after `authenticate`). */
-export function requireRole(role: 'admin' | 'owner'): MiddlewareHandler<AppEnv> {
-  return async function requireRoleMiddleware(c, next) {
-    const caller = c.var.caller;
-    if (!caller) throw new NdsError('unauthorized');
-    if (!hasRole(caller.user, role)) throw new NdsError(role === 'owner' ? 'owner_required' : 'admin_required');
-    await next();
-  };
+/** Needs an authenticated caller with at least `role` (after `resolveCaller`). */
+export function requireRoleOf(c: Context<AppEnv>, role: 'admin' | 'owner'): void {
+  const caller = c.var.caller;
+  if (!caller) throw new NdsError('unauthorized');
+  if (!hasRole(caller.user, role)) throw new NdsError(role === 'owner' ? 'owner_required' : 'admin_required');
 }
 
-/** The authenticated caller; throws when a route forgot its `authenticate` middleware. */
+/** The authenticated caller; throws when a route forgot its access rule. */
 export function callerOf(c: Context<AppEnv>): Caller {
   const caller = c.var.caller;
   if (!caller) throw new NdsError('unauthorized');
   return caller;
+}
+
+/** The caller as the author of an audited action: the account and the address it acted from. */
+export function actorOf(c: Context<AppEnv>): Actor {
+  return { user: callerOf(c).user, ip: clientIp(c) };
 }

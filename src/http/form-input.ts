@@ -3,32 +3,30 @@
  * JavaScript). These helpers read either kind of body and build the redirects that answer a form.
  */
 import type { Context } from 'hono';
-import type { AppEnv } from './app-env.js';
-import { NdsError } from '../core/errors.js';
+import { z } from 'zod';
 
 /** True when the body is a classic HTML form post. */
-export function isFormPost(c: Context<AppEnv>): boolean {
+export function isFormPost(c: Context): boolean {
   const type = c.req.header('content-type') ?? '';
   return type.includes('application/x-www-form-urlencoded') || type.includes('multipart/form-data');
 }
 
-/** The body's string fields, from JSON or a form; empty strings count as absent. */
-export async function readInput(c: Context<AppEnv>): Promise<Record<string, string | undefined>> {
-  let raw: unknown;
-  try {
-    if (isFormPost(c)) raw = await c.req.parseBody();
-    else raw = await c.req.json();
-  } catch {
-    throw new NdsError('validation_failed', { details: ['body: expected a JSON object or a form body'] });
-  }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new NdsError('validation_failed', { details: ['body: expected an object'] });
+/**
+ * A body's string fields, from JSON or a form; empty strings count as absent. Routes that answer a form with
+ * a redirect take this and validate the fields themselves, so that a wrong field sends the browser back to
+ * its page with the error rather than to a JSON answer.
+ */
+export const FormFields = z.record(z.string(), z.unknown()).transform((raw, ctx) => {
   const out: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(raw)) {
-    if (typeof v === 'string' && v.trim() !== '') out[k] = v;
-    else if (v !== null && v !== undefined && typeof v !== 'string') throw new NdsError('validation_failed', { details: [`${k}: expected a string`] });
+    if (typeof v === 'string') {
+      if (v.trim() !== '') out[k] = v;
+    } else if (v !== null && v !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: 'expected a string' });
   }
   return out;
-}
+});
+
+export type FormInput = z.output<typeof FormFields>;
 
 /**
  * `next` if it is a path on this site (`/device?code=...`), else `fallback`. Never an absolute URL or

@@ -5,10 +5,6 @@ export const ErrorBody = z
   .object({ error: z.string(), message: z.string(), details: z.array(z.string()).optional(), reason: z.string().optional() })
   .openapi('Error');
 
-export function jsonBody<T extends z.ZodTypeAny>(schema: T, required = true) {
-  return { body: { content: { 'application/json': { schema } }, required } };
-}
-
 export function jsonResponse<T extends z.ZodTypeAny>(schema: T, description: string) {
   return { content: { 'application/json': { schema } }, description };
 }
@@ -21,5 +17,3 @@ export const errorResponses = {
   409: jsonResponse(ErrorBody, 'Conflict'),
 } as const;
 
-export const bearerSecurity = [{ bearer: [] as string[] }];
-export const sessionSecurity = [{ session: [] as string[] }];

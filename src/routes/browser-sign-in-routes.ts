@@ -3,16 +3,16 @@
  * or a classic form post from the pages (answering a 303 redirect, back to the page on an error), so the
  * pages work without JavaScript.
  */
-import { z, type OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
 import { NdsError, isNdsError } from '../core/errors.js';
-import { errorResponses, jsonBody, jsonResponse } from '../http/openapi-helpers.js';
-import { createRouter } from '../http/router.js';
+import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
+import { route, type Route } from '../http/route.js';
 import { endBrowserSession, refuseForeignOrigin, requireOwnOriginWithCookie, startBrowserSession } from '../http/browser-session.js';
 import { completeSignInCode, requestSignInCode } from '../accounts/email-sign-in.js';
-import { isFormPost, localNext, readInput, withQuery } from '../http/form-input.js';
+import { FormFields, isFormPost, localNext, withQuery, type FormInput } from '../http/form-input.js';
 import { passwordLogin } from '../accounts/password-login.js';
 import { UserSchema } from './account-schemas.js';
 import { CodeRequestBody, CodeVerifyBody, parseInput, PasswordLoginBody } from './sign-in-schemas.js';
@@ -21,8 +21,6 @@ import { presentUser } from '../accounts/users.js';
 
 const CODE_SENT = 'If that address can sign in, a code is on its way. It works for 10 minutes.';
 
-type Input = Record<string, string | undefined>;
-
 /**
  * Runs a sign-in action. A form post is answered with a redirect: to `success` when it worked, or back to the
  * page `failure(code)` names with the error code (the page shows the catalog's sentence for it). A refused
@@ -30,13 +28,12 @@ type Input = Record<string, string | undefined>;
  */
 async function answer(
   c: Context<AppEnv>,
-  action: (input: Input) => Promise<{ json: Record<string, unknown>; success: string }>,
-  failure: (input: Input, code: string) => string,
+  input: FormInput,
+  action: (input: FormInput) => Promise<{ json: Record<string, unknown>; success: string }>,
+  failure: (input: FormInput, code: string) => string,
 ): Promise<Response> {
   const form = isFormPost(c);
-  let input: Input = {};
   try {
-    input = await readInput(c);
     const done = await action(input);
     return form ? c.redirect(done.success, 303) : c.json(done.json, 200);
   } catch (err) {
@@ -46,114 +43,116 @@ async function answer(
   }
 }
 
-export function browserSignInRoutes(): OpenAPIHono<AppEnv> {
-  const app = createRouter();
+const signedIn = (description: string) => ({ 200: jsonResponse(z.object({ ok: z.literal(true), user: UserSchema }), description) });
 
-  app.openAPIRegistry.registerPath({
+export const browserSignInRoutes: Route[] = [
+  route({
     method: 'post',
     path: '/auth/code/request',
     summary: 'Mail a 6-digit sign-in code (10 minutes, 5 tries); with `username`, an unknown address gets a new pending account',
-    request: jsonBody(CodeRequestBody),
+    access: 'none',
+    body: { schema: FormFields, media: ['json', 'form'], documents: CodeRequestBody },
     responses: { 200: jsonResponse(z.object({ ok: z.literal(true), message: z.string() }), 'The same answer whether or not the address has an account'), 409: errorResponses[409], 429: errorResponses[400] },
-  });
-  app.post('/auth/code/request', (c) =>
-    answer(
-      c,
-      async (input) => {
-        refuseForeignOrigin(c);
-        const body = parseInput(CodeRequestBody, input);
-        const limits = c.var.deps.signInLimits;
-        spend([limits.mailPerAddress, body.email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
-        const { db, mailer, config, clock } = c.var.deps;
-        await requestSignInCode({ db, mailer, publicUrl: config.publicUrl }, body, clock.now());
-        return {
-          json: { ok: true, message: CODE_SENT },
-          success: withQuery('/login', { step: 'code', email: body.email, next: input.next }),
-        };
-      },
-      (input, error) =>
-        withQuery(input.from === 'signup' ? '/signup' : '/login', { error, email: input.email, username: input.username, next: input.next }),
-    ),
-  );
+    handler: (c, { body: input }) =>
+      answer(
+        c,
+        input,
+        async (input) => {
+          refuseForeignOrigin(c);
+          const body = parseInput(CodeRequestBody, input);
+          const limits = c.var.deps.signInLimits;
+          spend([limits.mailPerAddress, body.email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
+          const { db, mailer, config, clock } = c.var.deps;
+          await requestSignInCode({ db, mailer, publicUrl: config.publicUrl }, body, clock.now());
+          return {
+            json: { ok: true, message: CODE_SENT },
+            success: withQuery('/login', { step: 'code', email: body.email, next: input.next }),
+          };
+        },
+        (input, error) => withQuery(input.from === 'signup' ? '/signup' : '/login', { error, email: input.email, username: input.username, next: input.next }),
+      ),
+  }),
 
-  app.openAPIRegistry.registerPath({
+  route({
     method: 'post',
     path: '/auth/code/verify',
     summary: 'Check a mailed code: verifies the address (pending → verified) and sets the nds_session cookie',
-    request: jsonBody(CodeVerifyBody),
-    responses: { 200: jsonResponse(z.object({ ok: z.literal(true), user: UserSchema }), 'Signed in'), 401: errorResponses[401], 403: errorResponses[403] },
-  });
-  app.post('/auth/code/verify', (c) =>
-    answer(
-      c,
-      async (input) => {
-        refuseForeignOrigin(c);
-        const body = parseInput(CodeVerifyBody, input);
-        const { db, clock } = c.var.deps;
-        const limits = c.var.deps.signInLimits;
-        const ip = clientIp(c);
-        limits.failuresPerIp.check(ip);
-        let user;
-        try {
-          user = await completeSignInCode(db, body, clock.now());
-        } catch (err) {
-          if (isNdsError(err, 'login_code_invalid') || isNdsError(err, 'login_code_exhausted')) limits.failuresPerIp.hit(ip);
-          throw err;
-        }
-        await startBrowserSession(c, user);
-        return { json: { ok: true, user: presentUser(user) }, success: localNext(input.next) };
-      },
-      (input, error) => withQuery('/login', { step: 'code', error, email: input.email, next: input.next }),
-    ),
-  );
+    access: 'none',
+    body: { schema: FormFields, media: ['json', 'form'], documents: CodeVerifyBody },
+    responses: signedIn('Signed in'),
+    handler: (c, { body: input }) =>
+      answer(
+        c,
+        input,
+        async (input) => {
+          refuseForeignOrigin(c);
+          const body = parseInput(CodeVerifyBody, input);
+          const { db, clock } = c.var.deps;
+          const limits = c.var.deps.signInLimits;
+          const ip = clientIp(c);
+          limits.failuresPerIp.check(ip);
+          let user;
+          try {
+            user = await completeSignInCode(db, body, clock.now());
+          } catch (err) {
+            if (isNdsError(err, 'login_code_invalid') || isNdsError(err, 'login_code_exhausted')) limits.failuresPerIp.hit(ip);
+            throw err;
+          }
+          await startBrowserSession(c, user);
+          return { json: { ok: true, user: presentUser(user) }, success: localNext(input.next) };
+        },
+        (input, error) => withQuery('/login', { step: 'code', error, email: input.email, next: input.next }),
+      ),
+  }),
 
-  app.openAPIRegistry.registerPath({
+  route({
     method: 'post',
     path: '/auth/password/login',
     summary: 'Sign in with a username or email and a password (accounts registered by the legacy /auth/signup)',
-    request: jsonBody(PasswordLoginBody),
-    responses: { 200: jsonResponse(z.object({ ok: z.literal(true), user: UserSchema }), 'Signed in'), 401: errorResponses[401], 403: errorResponses[403] },
-  });
-  app.post('/auth/password/login', (c) =>
-    answer(
-      c,
-      async (input) => {
-        refuseForeignOrigin(c);
-        const body = parseInput(PasswordLoginBody, input);
-        const limits = c.var.deps.signInLimits;
-        const ip = clientIp(c);
-        const login = body.login.toLowerCase();
-        limits.failuresPerIp.check(ip);
-        limits.failuresPerLogin.check(login);
-        let user;
-        try {
-          user = await passwordLogin(c.var.deps.db, body.login, body.password);
-        } catch (err) {
-          if (isNdsError(err, 'invalid_credentials')) {
-            limits.failuresPerIp.hit(ip);
-            limits.failuresPerLogin.hit(login);
+    access: 'none',
+    body: { schema: FormFields, media: ['json', 'form'], documents: PasswordLoginBody },
+    responses: signedIn('Signed in'),
+    handler: (c, { body: input }) =>
+      answer(
+        c,
+        input,
+        async (input) => {
+          refuseForeignOrigin(c);
+          const body = parseInput(PasswordLoginBody, input);
+          const limits = c.var.deps.signInLimits;
+          const ip = clientIp(c);
+          const login = body.login.toLowerCase();
+          limits.failuresPerIp.check(ip);
+          limits.failuresPerLogin.check(login);
+          let user;
+          try {
+            user = await passwordLogin(c.var.deps.db, body.login, body.password);
+          } catch (err) {
+            if (isNdsError(err, 'invalid_credentials')) {
+              limits.failuresPerIp.hit(ip);
+              limits.failuresPerLogin.hit(login);
+            }
+            throw err;
           }
-          throw err;
-        }
-        await startBrowserSession(c, user);
-        return { json: { ok: true, user: presentUser(user) }, success: localNext(input.next) };
-      },
-      (input, error) => withQuery('/login', { error, login: input.login, next: input.next }),
-    ),
-  );
+          await startBrowserSession(c, user);
+          return { json: { ok: true, user: presentUser(user) }, success: localNext(input.next) };
+        },
+        (input, error) => withQuery('/login', { error, login: input.login, next: input.next }),
+      ),
+  }),
 
-  app.openAPIRegistry.registerPath({
+  route({
     method: 'post',
     path: '/auth/logout',
     summary: "End this browser's session and clear its cookie",
-    responses: { 200: jsonResponse(z.object({ ok: z.literal(true) }), 'Signed out'), 403: errorResponses[403] },
-  });
-  app.post('/auth/logout', async (c) => {
-    // Not through `authenticate`: a session whose account was since revoked must still be able to sign out.
-    requireOwnOriginWithCookie(c);
-    await endBrowserSession(c);
-    return isFormPost(c) ? c.redirect('/login?signed_out=1', 303) : c.json({ ok: true }, 200);
-  });
-
-  return app;
-}
+    // Not through a session check: a session whose account was since revoked must still be able to sign out.
+    access: 'none',
+    body: { schema: FormFields, media: ['json', 'form'], optional: true },
+    responses: { 200: jsonResponse(z.object({ ok: z.literal(true) }), 'Signed out') },
+    handler: async (c) => {
+      requireOwnOriginWithCookie(c);
+      await endBrowserSession(c);
+      return isFormPost(c) ? c.redirect('/login?signed_out=1', 303) : c.json({ ok: true }, 200);
+    },
+  }),
+];

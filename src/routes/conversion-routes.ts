@@ -3,13 +3,12 @@
  * behind `nds admin zarr regenerate|status|backfill`.
  */
 import { createHmac } from 'node:crypto';
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
 import { constantTimeEqual } from '../core/secrets.js';
-import type { AppEnv } from '../http/app-env.js';
-import { authenticate, requireRole } from '../http/auth.js';
 import { NdsError } from '../core/errors.js';
-import { bearerSecurity, errorResponses, jsonBody, jsonResponse } from '../http/openapi-helpers.js';
-import { createRouter } from '../http/router.js';
+import { jsonResponse } from '../http/openapi-helpers.js';
+import { readBodyBytes } from '../http/request-input.js';
+import { route, type Route } from '../http/route.js';
 import { findDatasetByRepository } from '../conversion/dataset-lookup.js';
 import { dispatchConversion } from '../conversion/dispatch.js';
 import { latestJobs } from '../conversion/job-queue.js';
@@ -30,55 +29,10 @@ const ZarrReadyBody = z
   })
   .openapi('ZarrReady');
 
-const zarrReady = createRoute({
-  method: 'post',
-  path: '/webhooks/zarr-ready',
-  summary: 'Completion callback of the conversion job (header X-Webhook-Token)',
-  request: { headers: z.object({ 'x-webhook-token': z.string().optional() }), ...jsonBody(ZarrReadyBody) },
-  responses: {
-    200: jsonResponse(z.object({ applied: z.boolean(), reason: z.string().optional(), purged: z.array(z.string()) }), 'Recorded'),
-    401: errorResponses[401],
-    404: errorResponses[404],
-  },
-});
-
 const DatasetId = z.object({ id: z.string().regex(/^(nd|sb)\d{6}$/).openapi({ param: { name: 'id', in: 'path' } }) });
-const admin = [authenticate('any'), requireRole('admin')];
 
-const regenerate = createRoute({
-  method: 'post',
-  path: '/admin/datasets/{id}/zarr/regenerate',
-  summary: 'Dispatch a (full) reconversion of the Zarr copy',
-  security: bearerSecurity,
-  middleware: admin,
-  request: { params: DatasetId, ...jsonBody(z.object({ full: z.boolean().default(false), ref: z.string().max(200).default('main') }), false) },
-  responses: {
-    202: jsonResponse(z.object({ dispatched: z.literal(true), mode: z.enum(['local', 'github']), job_id: z.number().optional(), coalesced: z.boolean().optional() }), 'Dispatched'),
-    404: errorResponses[404],
-  },
-});
-
-const status = createRoute({
-  method: 'get',
-  path: '/admin/datasets/{id}/zarr',
-  summary: "The Zarr copy's status, store count, source commit and recent jobs",
-  security: bearerSecurity,
-  middleware: admin,
-  request: { params: DatasetId },
-  responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'Status'), 404: errorResponses[404] },
-});
-
-const sweepList = createRoute({
-  method: 'get',
-  path: '/admin/zarr/datasets',
-  summary: 'Datasets for a sweep (backfill): id and Zarr state, public ones by default',
-  security: bearerSecurity,
-  middleware: admin,
-  request: { query: z.object({ visibility: z.enum(['public', 'private', 'all']).default('public') }) },
-  responses: {
-    200: jsonResponse(z.object({ datasets: z.array(z.object({ id: z.string(), visibility: z.string(), zarr_status: z.string().nullable(), zarr_source_commit: z.string().nullable() })) }), 'Datasets'),
-  },
-});
+/** GitHub sends push payloads of up to 25 MB. */
+const GITHUB_PAYLOAD_BYTES = 25 * 1024 * 1024;
 
 function verifyGithubSignature(secret: string, body: Buffer, header: string | undefined): boolean {
   if (!header?.startsWith('sha256=')) return false;
@@ -86,98 +40,128 @@ function verifyGithubSignature(secret: string, body: Buffer, header: string | un
   return constantTimeEqual(expected, header);
 }
 
-export function conversionRoutes(): OpenAPIHono<AppEnv> {
-  const app = createRouter();
-
-  app.openAPIRegistry.registerPath({
+export const conversionRoutes: Route[] = [
+  route({
     method: 'post',
     path: '/webhooks/github',
     summary: 'Push notification from GitHub (X-Hub-Signature-256); dispatches a conversion per the push rule',
+    access: 'none',
+    rawBody: 'the JSON payload GitHub signed',
     responses: { 200: jsonResponse(z.object({ dispatched: z.boolean(), reason: z.string() }), 'What was decided') },
-  });
-  app.post('/webhooks/github', async (c) => {
-    const deps = c.var.deps;
-    const secret = deps.config.githubWebhookSecret;
-    if (!secret) throw new NdsError('not_configured', { message: 'GITHUB_WEBHOOK_SECRET is not set on this server.' });
-    const raw = Buffer.from(await c.req.arrayBuffer());
-    if (!verifyGithubSignature(secret, raw, c.req.header('x-hub-signature-256'))) {
-      throw new NdsError('unauthorized', { message: 'The X-Hub-Signature-256 signature does not match.' });
-    }
-    const event = c.req.header('x-github-event');
-    if (event === 'ping') return c.json({ dispatched: false, reason: 'ping' }, 200);
-    let payload: PushPayload;
-    try {
-      payload = JSON.parse(raw.toString('utf8')) as PushPayload;
-    } catch {
-      throw new NdsError('validation_failed', { details: ['body: not JSON'] });
-    }
-    if (!payload || typeof payload !== 'object') throw new NdsError('validation_failed', { details: ['body: expected an object'] });
-    const dataset = event === 'push' ? await findDatasetByRepository(deps.db, repositoryKeys(payload.repository)) : undefined;
-    const decision = decidePush(event, payload, dataset !== undefined);
-    if (!decision.dispatched || !dataset) return c.json({ dispatched: false, reason: decision.reason }, 200);
-    await dispatchConversion(deps, { datasetId: dataset.id, ref: payload.after ?? 'main', full: false, reason: 'push' });
-    return c.json({ dispatched: true, reason: decision.reason, dataset_id: dataset.id }, 200);
-  });
+    handler: async (c) => {
+      const deps = c.var.deps;
+      const secret = deps.config.githubWebhookSecret;
+      if (!secret) throw new NdsError('not_configured', { message: 'GITHUB_WEBHOOK_SECRET is not set on this server.' });
+      const raw = Buffer.from(await readBodyBytes(c, GITHUB_PAYLOAD_BYTES));
+      if (!verifyGithubSignature(secret, raw, c.req.header('x-hub-signature-256'))) {
+        throw new NdsError('unauthorized', { message: 'The X-Hub-Signature-256 signature does not match.' });
+      }
+      const event = c.req.header('x-github-event');
+      if (event === 'ping') return c.json({ dispatched: false, reason: 'ping' }, 200);
+      let payload: PushPayload;
+      try {
+        payload = JSON.parse(raw.toString('utf8')) as PushPayload;
+      } catch {
+        throw new NdsError('validation_failed', { details: ['body: not JSON'] });
+      }
+      if (!payload || typeof payload !== 'object') throw new NdsError('validation_failed', { details: ['body: expected an object'] });
+      const dataset = event === 'push' ? await findDatasetByRepository(deps.db, repositoryKeys(payload.repository)) : undefined;
+      const decision = decidePush(event, payload, dataset !== undefined);
+      if (!decision.dispatched || !dataset) return c.json({ dispatched: false, reason: decision.reason }, 200);
+      await dispatchConversion(deps, { datasetId: dataset.id, ref: payload.after ?? 'main', full: false, reason: 'push' });
+      return c.json({ dispatched: true, reason: decision.reason, dataset_id: dataset.id }, 200);
+    },
+  }),
 
-  app.openapi(zarrReady, async (c) => {
-    const deps = c.var.deps;
-    const secret = deps.config.serviceWebhookToken;
-    if (!secret) throw new NdsError('not_configured', { message: 'SERVICE_WEBHOOK_TOKEN is not set on this server.' });
-    const token = c.req.valid('header')['x-webhook-token'];
-    if (!token || !constantTimeEqual(token, secret)) throw new NdsError('unauthorized', { message: 'X-Webhook-Token is missing or wrong.' });
-    return c.json(await recordZarrReady(deps, c.req.valid('json')), 200);
-  });
+  route({
+    method: 'post',
+    path: '/webhooks/zarr-ready',
+    summary: 'Completion callback of the conversion job (header X-Webhook-Token)',
+    access: 'none',
+    body: { schema: ZarrReadyBody, maxBytes: 32 * 1024 * 1024, maxKeys: 250_000 },
+    responses: { 200: jsonResponse(z.object({ applied: z.boolean(), reason: z.string().optional(), purged: z.array(z.string()) }), 'Recorded') },
+    handler: async (c, { body }) => {
+      const deps = c.var.deps;
+      const secret = deps.config.serviceWebhookToken;
+      if (!secret) throw new NdsError('not_configured', { message: 'SERVICE_WEBHOOK_TOKEN is not set on this server.' });
+      const token = c.req.header('x-webhook-token');
+      if (!token || !constantTimeEqual(token, secret)) throw new NdsError('unauthorized', { message: 'X-Webhook-Token is missing or wrong.' });
+      return c.json(await recordZarrReady(deps, body), 200);
+    },
+  }),
 
-  app.openapi(regenerate, async (c) => {
-    const { id } = c.req.valid('param');
-    const body = c.req.valid('json') ?? { full: false, ref: 'main' };
-    const exists = await c.var.deps.db.selectFrom('datasets').select('id').where('id', '=', id).executeTakeFirst();
-    if (!exists) throw new NdsError('dataset_not_found');
-    const result = await dispatchConversion(c.var.deps, { datasetId: id, ref: body.ref ?? 'main', full: body.full ?? false, reason: 'regenerate' });
-    return c.json({ dispatched: true as const, ...result }, 202);
-  });
+  route({
+    method: 'post',
+    path: '/admin/datasets/:id/zarr/regenerate',
+    summary: 'Dispatch a (full) reconversion of the Zarr copy',
+    access: 'admin',
+    params: DatasetId,
+    body: { schema: z.object({ full: z.boolean().default(false), ref: z.string().max(200).default('main') }), optional: true },
+    responses: { 202: jsonResponse(z.object({ dispatched: z.literal(true), mode: z.enum(['local', 'github']), job_id: z.number().optional(), coalesced: z.boolean().optional() }), 'Dispatched') },
+    handler: async (c, { params, body }) => {
+      const exists = await c.var.deps.db.selectFrom('datasets').select('id').where('id', '=', params.id).executeTakeFirst();
+      if (!exists) throw new NdsError('dataset_not_found');
+      const result = await dispatchConversion(c.var.deps, { datasetId: params.id, ref: body?.ref ?? 'main', full: body?.full ?? false, reason: 'regenerate' });
+      return c.json({ dispatched: true as const, ...result }, 202);
+    },
+  }),
 
-  app.openapi(status, async (c) => {
-    const { id } = c.req.valid('param');
-    const { db } = c.var.deps;
-    const d = await db
-      .selectFrom('datasets')
-      .select(['id', 'visibility', 'zarr_status', 'zarr_converted_at', 'zarr_store_count', 'zarr_index_etag', 'zarr_source_commit'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!d) throw new NdsError('dataset_not_found');
-    const jobs = await latestJobs(db, id);
-    return c.json(
-      {
-        dataset_id: d.id,
-        visibility: d.visibility,
-        zarr_status: d.zarr_status,
-        zarr_converted_at: d.zarr_converted_at ? new Date(d.zarr_converted_at).toISOString() : null,
-        zarr_store_count: d.zarr_store_count,
-        zarr_index_etag: d.zarr_index_etag,
-        zarr_source_commit: d.zarr_source_commit,
-        jobs: jobs.map((j) => ({
-          id: j.id,
-          state: j.state,
-          ref: j.ref,
-          full: j.full,
-          reason: j.reason,
-          attempts: j.attempts,
-          requested_at: new Date(j.requested_at).toISOString(),
-          finished_at: j.finished_at ? new Date(j.finished_at).toISOString() : null,
-          error: j.error,
-        })),
-      },
-      200,
-    );
-  });
+  route({
+    method: 'get',
+    path: '/admin/datasets/:id/zarr',
+    summary: "The Zarr copy's status, store count, source commit and recent jobs",
+    access: 'admin',
+    params: DatasetId,
+    responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'Status') },
+    handler: async (c, { params }) => {
+      const { id } = params;
+      const { db } = c.var.deps;
+      const d = await db
+        .selectFrom('datasets')
+        .select(['id', 'visibility', 'zarr_status', 'zarr_converted_at', 'zarr_store_count', 'zarr_index_etag', 'zarr_source_commit'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!d) throw new NdsError('dataset_not_found');
+      const jobs = await latestJobs(db, id);
+      return c.json(
+        {
+          dataset_id: d.id,
+          visibility: d.visibility,
+          zarr_status: d.zarr_status,
+          zarr_converted_at: d.zarr_converted_at ? new Date(d.zarr_converted_at).toISOString() : null,
+          zarr_store_count: d.zarr_store_count,
+          zarr_index_etag: d.zarr_index_etag,
+          zarr_source_commit: d.zarr_source_commit,
+          jobs: jobs.map((j) => ({
+            id: j.id,
+            state: j.state,
+            ref: j.ref,
+            full: j.full,
+            reason: j.reason,
+            attempts: j.attempts,
+            requested_at: new Date(j.requested_at).toISOString(),
+            finished_at: j.finished_at ? new Date(j.finished_at).toISOString() : null,
+            error: j.error,
+          })),
+        },
+        200,
+      );
+    },
+  }),
 
-  app.openapi(sweepList, async (c) => {
-    const { visibility } = c.req.valid('query');
-    let q = c.var.deps.db.selectFrom('datasets').select(['id', 'visibility', 'zarr_status', 'zarr_source_commit']).orderBy('id');
-    if (visibility !== 'all') q = q.where('visibility', '=', visibility);
-    return c.json({ datasets: await q.execute() }, 200);
-  });
-
-  return app;
-}
+  route({
+    method: 'get',
+    path: '/admin/zarr/datasets',
+    summary: 'Datasets for a sweep (backfill): id and Zarr state, public ones by default',
+    access: 'admin',
+    query: z.object({ visibility: z.enum(['public', 'private', 'all']).default('public') }),
+    responses: {
+      200: jsonResponse(z.object({ datasets: z.array(z.object({ id: z.string(), visibility: z.string(), zarr_status: z.string().nullable(), zarr_source_commit: z.string().nullable() })) }), 'Datasets'),
+    },
+    handler: async (c, { query }) => {
+      let q = c.var.deps.db.selectFrom('datasets').select(['id', 'visibility', 'zarr_status', 'zarr_source_commit']).orderBy('id');
+      if (query.visibility !== 'all') q = q.where('visibility', '=', query.visibility);
+      return c.json({ datasets: await q.execute() }, 200);
+    },
+  }),
+];

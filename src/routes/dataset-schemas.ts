@@ -66,15 +66,6 @@ export const PageQuery = z.object({
   cursor: z.string().max(200).optional(),
 });
 
-/** Hono matches only dataset ids here, so `/datasets/search` and friends reach their own routes. */
-export const ID_PATH = '{id{[ns][db][0-9]+}}';
-/** Rewrites the matcher out of the documented paths (`/datasets/{id}`); Hono keeps matching with it. */
-export function tidyDocumentedPaths(app: { openAPIRegistry: { definitions: Array<{ type: string; route?: { path: string } }> } }): void {
-  for (const def of app.openAPIRegistry.definitions) {
-    if (def.type === 'route' && def.route) def.route.path = def.route.path.replace(ID_PATH, '{id}');
-  }
-}
-
 export const IdParam = z.object({ id: z.string().regex(/^(nd|sb)\d{6}$/).openapi({ param: { name: 'id', in: 'path' }, example: 'nd000001' }) });
 
 export const FileEntry = z.object({

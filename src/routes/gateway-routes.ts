@@ -5,6 +5,7 @@ import { Hono } from 'hono';
 import type { Config } from '../core/config.js';
 import type { AppEnv } from '../http/app-env.js';
 import { handleError } from '../http/error-handler.js';
+import { readBodyBytes } from '../http/request-input.js';
 import type { Gateway, GatewayRequest } from '../gateway/gateway.js';
 import { headerRecord, type GatewayAnswer } from '../gateway/object-answers.js';
 import { handlePurge, purgeZone } from '../gateway/purge-endpoint.js';
@@ -21,7 +22,7 @@ export function gatewayRoutes(gateway: Gateway, config: Config): Hono<AppEnv> {
     const target = incoming?.url ?? rawTargetOf(c.req.url);
     const zone = c.req.method === 'POST' ? purgeZone(gateway.relativePath(target)) : undefined;
     if (zone !== undefined) {
-      const body: unknown = await c.req.json().catch(() => undefined);
+      const body = parseJson(await readBodyBytes(c, PURGE_BODY_BYTES));
       const answer = await handlePurge(config, gateway, zone, c.req.header('authorization'), body);
       return c.json(answer.body, answer.status as 200);
     }
@@ -35,6 +36,18 @@ export function gatewayRoutes(gateway: Gateway, config: Config): Hono<AppEnv> {
   });
   app.onError(handleError);
   return app;
+}
+
+/** A purge names at most a few thousand keys or prefixes. */
+const PURGE_BODY_BYTES = 1024 * 1024;
+
+/** The body's JSON, or undefined when it is none (the purge endpoint answers that with its own error). */
+function parseJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 function headerOf(incoming: IncomingMessage, name: string): string | undefined {

@@ -3,11 +3,12 @@
  * API key as the password (what `nds auth git-credential` answers). Read: anyone for a public dataset, the
  * owner and admins for a private one. Push: the owner.
  */
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
 import { assertAccountUsable, hasRole } from '../accounts/account-gates.js';
 import { findApiKey } from '../accounts/api-keys.js';
 import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
+import { route, type Route } from '../http/route.js';
 import { clientIp } from '../http/client-ip.js';
 import { NdsError } from '../core/errors.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
@@ -40,60 +41,69 @@ async function gitUser(c: Context<AppEnv>): Promise<User | undefined> {
   return found.user;
 }
 
-export function gitRoutes(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.all('/git/*', async (c) => {
-    const m = REPO.exec(c.req.path);
-    if (!m) throw new NdsError('not_found', { message: 'Repositories live at /git/<dataset id>.git.' });
-    const [, datasetId, rest = '/'] = m;
-    const { db, config } = c.var.deps;
-    const query = new URL(c.req.url).search.slice(1);
-    const pushing = rest === '/git-receive-pack' || /(^|&)service=git-receive-pack(&|$)/.test(query);
+export const gitRoutes: Route[] = (['get', 'post'] as const).map((method) =>
+  route({
+    method,
+    path: '/git/*',
+    summary: 'Git smart HTTP of the hosted repositories (`git http-backend`)',
+    // HTTP Basic with an API key as the password, checked by `gitUser`: git needs its own 401 challenge.
+    access: 'none',
+    undocumented: true,
+    rawBody: 'git pack data',
+    handler: serveGit,
+  }),
+);
 
-    let user: User | undefined;
-    try {
-      user = await gitUser(c);
-    } catch (err) {
-      if (err instanceof NdsError && err.status === 401) return challenge(err.message);
-      throw err;
-    }
-    const dataset = await db.selectFrom('datasets').select(['id', 'owner_id', 'visibility', 'source_repo']).where('id', '=', datasetId).executeTakeFirst();
-    const isOwner = !!user && !!dataset && dataset.owner_id === user.id;
-    const canRead = !!dataset && (dataset.visibility === 'public' || isOwner || (!!user && hasRole(user, 'admin')));
-    if (!dataset || !canRead) {
-      // Git asks for credentials only after a 401; a signed-in stranger gets the same 404 as for no dataset.
-      if (!user) return challenge('Sign in to reach this repository.');
-      throw new NdsError('dataset_not_found');
-    }
-    if (pushing && !isOwner) {
-      if (!user) return challenge('Sign in to push.');
-      throw new NdsError('forbidden', { message: 'Only the dataset owner may push.' });
-    }
+async function serveGit(c: Context<AppEnv>): Promise<Response> {
+  const m = REPO.exec(c.req.path);
+  if (!m) throw new NdsError('not_found', { message: 'Repositories live at /git/<dataset id>.git.' });
+  const [, datasetId, rest = '/'] = m;
+  const { db, config } = c.var.deps;
+  const query = new URL(c.req.url).search.slice(1);
+  const pushing = rest === '/git-receive-pack' || /(^|&)service=git-receive-pack(&|$)/.test(query);
 
-    let dir = repositoryDir(config.gitDir, datasetId);
-    if (pushing) {
-      dir = await ensureRepository(config.gitDir, datasetId);
-      if (!dataset.source_repo) await db.updateTable('datasets').set({ source_repo: dir }).where('id', '=', datasetId).execute();
-    } else if (!existsSync(dir)) {
-      throw new NdsError('not_found', { message: 'This dataset has no hosted repository yet; push to create it.' });
-    }
-    const before = rest === '/git-receive-pack' ? await mainHead(dir) : undefined;
-    const deps = c.var.deps;
-    return runGitHttpBackend({
-      method: c.req.method,
-      pathInfo: `/${datasetId}.git${rest}`,
-      query,
-      contentType: c.req.header('content-type'),
-      contentEncoding: c.req.header('content-encoding'),
-      body: c.req.raw.body,
-      projectRoot: config.gitDir,
-      remoteUser: user?.username,
-      remoteAddr: clientIp(c),
-      onExit: (code) => {
-        if (rest !== '/git-receive-pack' || code !== 0) return;
-        afterPush(deps, datasetId, dir, before).catch((err) => deps.log.error({ err, dataset: datasetId }, 'after-push handling failed'));
-      },
-    });
+  let user: User | undefined;
+  try {
+    user = await gitUser(c);
+  } catch (err) {
+    if (err instanceof NdsError && err.status === 401) return challenge(err.message);
+    throw err;
+  }
+  const dataset = await db.selectFrom('datasets').select(['id', 'owner_id', 'visibility', 'source_repo']).where('id', '=', datasetId).executeTakeFirst();
+  const isOwner = !!user && !!dataset && dataset.owner_id === user.id;
+  const canRead = !!dataset && (dataset.visibility === 'public' || isOwner || (!!user && hasRole(user, 'admin')));
+  if (!dataset || !canRead) {
+    // Git asks for credentials only after a 401; a signed-in stranger gets the same 404 as for no dataset.
+    if (!user) return challenge('Sign in to reach this repository.');
+    throw new NdsError('dataset_not_found');
+  }
+  if (pushing && !isOwner) {
+    if (!user) return challenge('Sign in to push.');
+    throw new NdsError('forbidden', { message: 'Only the dataset owner may push.' });
+  }
+
+  let dir = repositoryDir(config.gitDir, datasetId);
+  if (pushing) {
+    dir = await ensureRepository(config.gitDir, datasetId);
+    if (!dataset.source_repo) await db.updateTable('datasets').set({ source_repo: dir }).where('id', '=', datasetId).execute();
+  } else if (!existsSync(dir)) {
+    throw new NdsError('not_found', { message: 'This dataset has no hosted repository yet; push to create it.' });
+  }
+  const before = rest === '/git-receive-pack' ? await mainHead(dir) : undefined;
+  const deps = c.var.deps;
+  return runGitHttpBackend({
+    method: c.req.method,
+    pathInfo: `/${datasetId}.git${rest}`,
+    query,
+    contentType: c.req.header('content-type'),
+    contentEncoding: c.req.header('content-encoding'),
+    body: c.req.raw.body,
+    projectRoot: config.gitDir,
+    remoteUser: user?.username,
+    remoteAddr: clientIp(c),
+    onExit: (code) => {
+      if (rest !== '/git-receive-pack' || code !== 0) return;
+      afterPush(deps, datasetId, dir, before).catch((err) => deps.log.error({ err, dataset: datasetId }, 'after-push handling failed'));
+    },
   });
-  return app;
 }

@@ -1,9 +1,7 @@
 /** `GET /datasets/search` (CONTRACT §3): full text or semantic, with facets; public + the caller's own datasets. */
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../http/app-env.js';
-import { authenticate } from '../http/auth.js';
-import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
-import { createRouter } from '../http/router.js';
+import { z } from '@hono/zod-openapi';
+import { jsonResponse } from '../http/openapi-helpers.js';
+import { route, type Route } from '../http/route.js';
 import { presentDataset } from '../datasets/present-dataset.js';
 import { DatasetSchema } from './dataset-schemas.js';
 import { searchDatasets } from '../datasets/search.js';
@@ -39,47 +37,43 @@ const SearchAnswer = z
   })
   .openapi('SearchResults');
 
-const searchRoute = createRoute({
-  method: 'get',
-  path: '/datasets/search',
-  summary: 'Search datasets: ranked full text (or semantic with mode=semantic) with facet filters and counts',
-  middleware: [authenticate('optional')],
-  request: { query: SearchQuery },
-  responses: { 200: jsonResponse(SearchAnswer, 'Ranked results, facet counts, and the mode actually used'), 400: errorResponses[400] },
-});
-
-export function searchRoutes(): OpenAPIHono<AppEnv> {
-  const app = createRouter();
-  app.openapi(searchRoute, async (c) => {
-    const q = c.req.valid('query');
-    const { deps } = c.var;
-    const outcome = await searchDatasets(deps, c.var.caller?.user, {
-      q: q.q,
-      mode: q.mode,
-      modality: q.modality,
-      minSubjects: q.min_subjects,
-      samplingRate: q.sampling_rate,
-      limit: q.limit,
-      offset: q.offset,
-    });
-    return c.json(
-      {
-        query: q.q,
+export const searchRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/datasets/search',
+    summary: 'Search datasets: ranked full text (or semantic with mode=semantic) with facet filters and counts',
+    access: 'optional',
+    query: SearchQuery,
+    responses: { 200: jsonResponse(SearchAnswer, 'Ranked results, facet counts, and the mode actually used') },
+    handler: async (c, { query: q }) => {
+      const { deps } = c.var;
+      const outcome = await searchDatasets(deps, c.var.caller?.user, {
+        q: q.q,
         mode: q.mode,
-        mode_used: outcome.mode_used,
-        fallback_reason: outcome.fallback_reason,
-        vector_backend: outcome.vector_backend,
-        total: outcome.total,
-        results: outcome.hits.map(({ dataset, score }) => ({
-          ...presentDataset(dataset, deps.config),
-          score,
-          sampling_rates: dataset.sampling_rates.map(Number),
-          channel_counts: dataset.channel_counts.map(Number),
-        })),
-        facets: outcome.facets,
-      },
-      200,
-    );
-  });
-  return app;
-}
+        modality: q.modality,
+        minSubjects: q.min_subjects,
+        samplingRate: q.sampling_rate,
+        limit: q.limit,
+        offset: q.offset,
+      });
+      return c.json(
+        {
+          query: q.q,
+          mode: q.mode,
+          mode_used: outcome.mode_used,
+          fallback_reason: outcome.fallback_reason,
+          vector_backend: outcome.vector_backend,
+          total: outcome.total,
+          results: outcome.hits.map(({ dataset, score }) => ({
+            ...presentDataset(dataset, deps.config),
+            score,
+            sampling_rates: dataset.sampling_rates.map(Number),
+            channel_counts: dataset.channel_counts.map(Number),
+          })),
+          facets: outcome.facets,
+        },
+        200,
+      );
+    },
+  }),
+];

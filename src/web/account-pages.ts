@@ -3,17 +3,16 @@
  * sign-in and device pages mounted beside it. They work without JavaScript: forms post form bodies, and the
  * answers are redirects back to a page.
  */
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
 import { assertAccountUsable } from '../accounts/account-gates.js';
 import { listLiveApiKeys, mintApiKey, revokeApiKey, type MintedKey } from '../accounts/api-keys.js';
-import { readInput, withQuery } from '../http/form-input.js';
+import { FormFields, withQuery } from '../http/form-input.js';
+import { route, type Route } from '../http/route.js';
 import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
 import { NdsError } from '../core/errors.js';
-import { devicePage } from './device-page.js';
 import { html, type SafeHtml } from './html.js';
 import { errorNotice, okNotice, pageSession, renderPage, requireOwnOrigin, signInFirst, verifyFirst } from './page-kit.js';
-import { signInPages } from './sign-in-pages.js';
 
 const day = (iso: Date | string | null) => (iso ? new Date(iso).toISOString().slice(0, 16).replace('T', ' ') : 'never');
 
@@ -61,20 +60,30 @@ async function usableAccount(c: Context<AppEnv>): Promise<User | Response> {
   return session.user;
 }
 
-export function accountPages(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.route('/', signInPages());
-  app.route('/', devicePage());
-
-  app.get('/account', async (c) => {
+export const accountPages: Route[] = [
+  route({
+    method: 'get',
+    path: '/account',
+    summary: 'The account page: keys, status, sign-out',
+    access: 'page',
+    undocumented: true,
+    handler: async (c) => {
     const user = await usableAccount(c);
     if (user instanceof Response) return user;
     const q = c.req.query();
     const notices = [errorNotice(q.error), okNotice(q.revoked ? 'The key is revoked.' : undefined)];
     return renderPage(c, 'Your account', await accountBody(c, user, notices), user.username);
-  });
+    },
+  }),
 
-  app.post('/account/keys/:id/revoke', async (c) => {
+  route({
+    method: 'post',
+    path: '/account/keys/:id/revoke',
+    summary: "The account page's revoke button",
+    access: 'page',
+    undocumented: true,
+    body: { schema: FormFields, media: ['form', 'json'], optional: true },
+    handler: async (c) => {
     requireOwnOrigin(c);
     const user = await usableAccount(c);
     if (user instanceof Response) return user;
@@ -87,13 +96,21 @@ export function accountPages(): Hono<AppEnv> {
       return c.redirect(withQuery('/account', { error: err.code }), 303);
     }
     return c.redirect('/account?revoked=1', 303);
-  });
+    },
+  }),
 
-  app.post('/account/keys', async (c) => {
+  route({
+    method: 'post',
+    path: '/account/keys',
+    summary: "The account page's new-key form",
+    access: 'page',
+    undocumented: true,
+    body: { schema: FormFields, media: ['form', 'json'], optional: true },
+    handler: async (c, { body }) => {
     requireOwnOrigin(c);
     const user = await usableAccount(c);
     if (user instanceof Response) return user;
-    const name = (await readInput(c)).name?.trim().slice(0, 100);
+    const name = body?.name?.trim().slice(0, 100);
     let minted: MintedKey;
     try {
       if (user.kind !== 'person') throw new NdsError('service_account');
@@ -105,7 +122,6 @@ export function accountPages(): Hono<AppEnv> {
     }
     // The key is shown in this answer itself, never in a URL that a redirect would leave in the history.
     return renderPage(c, 'Your account', await accountBody(c, user, [], minted), user.username);
-  });
-
-  return app;
-}
+    },
+  }),
+];

@@ -1,7 +1,7 @@
 /** Static assets of the pages: one small stylesheet, served with a content hash as its ETag. */
 import { createHash } from 'node:crypto';
-import { Hono } from 'hono';
-import type { AppEnv } from '../http/app-env.js';
+import { route, type Route } from '../http/route.js';
+
 
 const CSS = `
 :root { --fg: #1d2125; --muted: #5f6b76; --line: #d8dee4; --bg: #fbfcfd; --accent: #1f5fbf; --bad: #b42318; --good: #1a7f37; }
@@ -40,14 +40,19 @@ dl.facts dd { margin: 0; }
 
 const ETAG = `"${createHash('sha256').update(CSS).digest('hex').slice(0, 16)}"`;
 
-export function assetRoutes(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.get('/assets/nds.css', (c) => {
-    c.header('ETag', ETAG);
-    c.header('Cache-Control', 'public, max-age=3600');
-    if (c.req.header('if-none-match') === ETAG) return c.body(null, 304);
-    c.header('Content-Type', 'text/css; charset=utf-8');
-    return c.body(CSS);
-  });
-  return app;
-}
+export const assetRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/assets/nds.css',
+    summary: "The pages' style sheet",
+    access: 'none',
+    undocumented: true,
+    handler: (c) => {
+      c.header('ETag', ETAG);
+      c.header('Cache-Control', 'public, max-age=3600');
+      if (c.req.header('if-none-match') === ETAG) return c.body(null, 304);
+      c.header('Content-Type', 'text/css; charset=utf-8');
+      return c.body(CSS);
+    },
+  }),
+];

@@ -1,34 +1,15 @@
 /**
- * The dataset pages (`/datasets`, `/datasets/:id`) and the viewer's script. The paths are shared with the
- * JSON API: `datasetPagesNegotiation` (mounted in app.ts before the API) answers with HTML only when the
- * client ranks HTML above JSON, and passes everything else on.
+ * The dataset pages (`/datasets`, `/datasets/:id`). The paths are shared with the JSON API; `mountRoutes`
+ * answers with a page when the browser asks for HTML (`http/accept-preference.ts`).
  */
-import type { Context, MiddlewareHandler } from 'hono';
-import { Hono } from 'hono';
-import { DATASET_ID } from '../datasets/dataset-access.js';
+import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
-import { authenticate } from '../http/auth.js';
-import { prefersHtml } from '../http/accept-preference.js';
+import { DATASET_PATH } from '../http/paths.js';
+import { route, type Route } from '../http/route.js';
 import { findPageDataset, listPageDatasets, readStoreMetadata, readZarrIndex, type StoreMetadata } from './dataset-page-data.js';
 import { datasetDetailBody, datasetListBody, viewerStyle } from './dataset-page-views.js';
 import { html, page } from './html.js';
-import { viewerBundleRoutes, viewerPreloads } from './viewer-bundle.js';
-
-const pagePath = /^\/datasets(?:\/([^/]+))?\/?$/;
-
-export function datasetPagesNegotiation(): MiddlewareHandler<AppEnv> {
-  const optionalCaller = authenticate('optional');
-  return async function datasetPagesNegotiation(c, next) {
-    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') return next();
-    const match = pagePath.exec(c.req.path);
-    if (!match || (match[1] !== undefined && !DATASET_ID.test(match[1])) || !prefersHtml(c.req.header('accept'))) return next();
-    let response: Response | undefined;
-    await optionalCaller(c, async () => {
-      response = match[1] === undefined ? await listPage(c) : await detailPage(c, match[1]);
-    });
-    return response!;
-  };
-}
+import { viewerPreloads } from './viewer-bundle.js';
 
 async function listPage(c: Context<AppEnv>): Promise<Response> {
   const user = c.var.caller?.user;
@@ -67,14 +48,22 @@ function storeCodecs(metadata: StoreMetadata): string[] {
   return [...names];
 }
 
-/**
- * The viewer's bundled script, and the pages again for requests the API router passed on to them (it
- * hands over any Accept that mentions HTML).
- */
-export function datasetPages(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.route('/', viewerBundleRoutes());
-  app.get('/datasets', authenticate('optional'), (c) => listPage(c));
-  app.get('/datasets/:id{(?:nd|sb)\\d{6}}', authenticate('optional'), (c) => detailPage(c, c.req.param('id')));
-  return app;
-}
+/** The pages of `/datasets` and `/datasets/:id`, chosen over the JSON API by a browser's Accept (`mountRoutes`). */
+export const datasetPages: Route[] = [
+  route({
+    method: 'get',
+    path: '/datasets',
+    page: true,
+    summary: 'The list of datasets',
+    access: 'optional',
+    handler: (c) => listPage(c),
+  }),
+  route({
+    method: 'get',
+    path: DATASET_PATH,
+    page: true,
+    summary: "A dataset's page and its signal viewer",
+    access: 'optional',
+    handler: (c) => detailPage(c, c.req.param('id')!),
+  }),
+];

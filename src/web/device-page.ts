@@ -3,11 +3,12 @@
  * machine asked and which account would be signed in, and says in words why a code cannot be used.
  * Its posts call the same device-flow services as the JSON routes, with the same guess limits.
  */
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { guardCodeGuess } from '../accounts/device-limits.js';
 import { confirmDeviceCode, denyDeviceCode, lookupDeviceCode, normalizeUserCode, formatUserCode, type DeviceLookup } from '../accounts/device-flow.js';
-import { readInput, withQuery } from '../http/form-input.js';
+import { FormFields, withQuery } from '../http/form-input.js';
+import { route, type Route } from '../http/route.js';
 import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
 import { NdsError } from '../core/errors.js';
@@ -57,10 +58,14 @@ async function signedIn(c: Context<AppEnv>, here: string): Promise<PageSession |
   return session;
 }
 
-export function devicePage(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-
-  app.get('/device', async (c) => {
+export const devicePages: Route[] = [
+  route({
+    method: 'get',
+    path: '/device',
+    summary: 'The page where a person types or confirms the code a terminal shows',
+    access: 'page',
+    undocumented: true,
+    handler: async (c) => {
     const q = c.req.query();
     const typed = q.code?.trim() || undefined;
     const here = typed ? withQuery('/device', { code: typed }) : '/device';
@@ -84,16 +89,24 @@ export function devicePage(): Hono<AppEnv> {
       for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
       return renderPage(c, title, html`<h1>${title}</h1>${errorNotice(err.code)}${codeForm(shownCode(typed))}`, username, err.status as ContentfulStatusCode);
     }
-  });
+    },
+  }),
+  decisionPage('/device/approve', confirmDeviceCode, 'approved'),
+  decisionPage('/device/deny', denyDeviceCode, 'denied'),
+];
 
-  for (const [path, act, result] of [
-    ['/device/approve', confirmDeviceCode, 'approved'],
-    ['/device/deny', denyDeviceCode, 'denied'],
-  ] as const) {
-    app.post(path, async (c) => {
+/** The page's approve and deny buttons: back to the page with the result, or with the error. */
+function decisionPage(path: string, act: typeof confirmDeviceCode, result: 'approved' | 'denied'): Route {
+  return route({
+    method: 'post',
+    path,
+    summary: `The device page's ${result === 'approved' ? 'approve' : 'deny'} button`,
+    access: 'page',
+    undocumented: true,
+    body: { schema: FormFields, media: ['form', 'json'], optional: true },
+    handler: async (c, { body }) => {
       requireOwnOrigin(c);
-      const input = await readInput(c);
-      const typed = input.code ?? '';
+      const typed = body?.code ?? '';
       const session = await signedIn(c, withQuery('/device', { code: typed }));
       if (session instanceof Response) return session;
       const { db, clock } = c.var.deps;
@@ -107,8 +120,6 @@ export function devicePage(): Hono<AppEnv> {
         return c.redirect(withQuery('/device', { code: codeGone ? undefined : shownCode(typed), error: err.code }), 303);
       }
       return c.redirect(withQuery('/device', { result }), 303);
-    });
-  }
-
-  return app;
+    },
+  });
 }

@@ -2,9 +2,8 @@
  * `/login` and `/signup`: forms that post to the browser sign-in routes (`/auth/code/*`, `/auth/password/login`),
  * which answer a form with a redirect back here, carrying the step, what was typed and any error code.
  */
-import { Hono } from 'hono';
+import { route, type Route } from '../http/route.js';
 import { localNext } from '../http/form-input.js';
-import type { AppEnv } from '../http/app-env.js';
 import { html } from './html.js';
 import { errorNotice, okNotice, pageSession, renderPage } from './page-kit.js';
 
@@ -59,10 +58,14 @@ ${nextField(q.next)}<button type="submit">Sign in</button>
 <p class="muted">New here? <a href="/signup${q.next ? `?next=${encodeURIComponent(localNext(q.next))}` : ''}">Create an account</a>.</p>`;
 }
 
-export function signInPages(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-
-  app.get('/login', async (c) => {
+export const signInPages: Route[] = [
+  route({
+    method: 'get',
+    path: '/login',
+    summary: 'The sign-in page: a mailed code or a password',
+    access: 'page',
+    undocumented: true,
+    handler: async (c) => {
     const q = c.req.query();
     const session = await pageSession(c);
     const username = session?.user.username;
@@ -75,9 +78,16 @@ export function signInPages(): Hono<AppEnv> {
 <p><a href="${localNext(q.next)}">Continue</a></p></section>`;
     } else step = chooseStep(q);
     return renderPage(c, 'Sign in', html`<h1>Sign in to nds</h1>${notice}${step}`, username);
-  });
+    },
+  }),
 
-  app.get('/signup', async (c) => {
+  route({
+    method: 'get',
+    path: '/signup',
+    summary: 'The sign-up page',
+    access: 'page',
+    undocumented: true,
+    handler: async (c) => {
     const q = c.req.query();
     const session = await pageSession(c);
     const body = html`<h1>Create an nds account</h1>
@@ -94,7 +104,6 @@ ${nextField(q.next)}<button type="submit">Create account</button>
 </section>
 <p class="muted">Already have an account? <a href="/login">Sign in</a>.</p>`;
     return renderPage(c, 'Create an account', body, session?.user.username);
-  });
-
-  return app;
-}
+    },
+  }),
+];

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Hono } from 'hono';
-import type { AppEnv } from '../http/app-env.js';
+import { route, type Route } from '../http/route.js';
+import { NdsError } from '../core/errors.js';
 
 export const viewerScriptPath = '/assets/viewer.js';
 
@@ -97,16 +97,21 @@ export async function viewerPreloads(codecs: string[]): Promise<string[]> {
   return out;
 }
 
-export function viewerBundleRoutes(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.get('/assets/:file{viewer(?:-[A-Za-z0-9]+)?\\.js}', async (c) => {
-    const asset = (await viewerBundle()).assets.get(c.req.path);
-    if (!asset) return c.notFound();
-    const { code, etag } = asset;
-    // Chunk names carry their content hash, so only the entry needs revalidating.
-    const cacheControl = c.req.path === viewerScriptPath ? 'no-cache' : 'public, max-age=31536000, immutable';
-    if (c.req.header('if-none-match') === etag) return c.body(null, 304, { etag, 'cache-control': cacheControl });
-    return c.body(code, 200, { 'content-type': 'text/javascript; charset=utf-8', etag, 'cache-control': cacheControl });
-  });
-  return app;
-}
+export const viewerBundleRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/assets/:file{viewer(?:-[A-Za-z0-9]+)?\\.js}',
+    summary: "The viewer's script and its code-split chunks",
+    access: 'none',
+    undocumented: true,
+    handler: async (c) => {
+      const asset = (await viewerBundle()).assets.get(c.req.path);
+      if (!asset) throw new NdsError('not_found', { message: `No asset ${c.req.path}.` });
+      const { code, etag } = asset;
+      // Chunk names carry their content hash, so only the entry needs revalidating.
+      const cacheControl = c.req.path === viewerScriptPath ? 'no-cache' : 'public, max-age=31536000, immutable';
+      if (c.req.header('if-none-match') === etag) return c.body(null, 304, { etag, 'cache-control': cacheControl });
+      return c.body(code, 200, { 'content-type': 'text/javascript; charset=utf-8', etag, 'cache-control': cacheControl });
+    },
+  }),
+];
