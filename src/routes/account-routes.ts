@@ -11,7 +11,7 @@ import { browserSignInRoutes } from './browser-sign-in-routes.js';
 import { deprecatedRoutes } from './deprecated-routes.js';
 import { deviceRoutes } from './device-routes.js';
 import { KeyIdParam, KeyNameBody, KeySchema, LoginBody, UserSchema } from './account-schemas.js';
-import { presentUser } from '../accounts/users.js';
+import { presentUser, recordUploadAccessRequest } from '../accounts/users.js';
 
 const listKeys = createRoute({
   method: 'get',
@@ -134,14 +134,7 @@ export function accountsRoutes(): OpenAPIHono<AppEnv> {
 
   app.openapi(requestUploadAccess, async (c) => {
     const user = callerOf(c).user;
-    const updated = await c.var.deps.db
-      .updateTable('users')
-      .set({ upload_access_requested_at: new Date() })
-      .where('id', '=', user.id)
-      .where('upload_access_requested_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
-    return c.json(presentUser(updated ?? user), 200);
+    return c.json(presentUser(await recordUploadAccessRequest(c.var.deps.db, user, c.var.deps.clock.now())), 200);
   });
 
   app.route('/', deviceRoutes());

@@ -171,16 +171,16 @@ export function adminRoutes(): OpenAPIHono<AppEnv> {
 
   app.openapi(routes.show, async (c) => c.json(presentAdminUser(await getUserByUsername(c.var.deps.db, c.req.valid('param').username)), 200));
 
-  app.openapi(routes.approve, async (c) => c.json(presentAdminUser(await approveUser(c.var.deps.db, actorOf(c), c.req.valid('param').username)), 200));
+  app.openapi(routes.approve, async (c) => c.json(presentAdminUser(await approveUser(c.var.deps.db, actorOf(c), c.req.valid('param').username, c.var.deps.clock.now())), 200));
 
   app.openapi(routes.revoke, async (c) => {
-    const { user, keysRevoked } = await revokeUser(c.var.deps.db, actorOf(c), c.req.valid('param').username);
+    const { user, keysRevoked } = await revokeUser(c.var.deps.db, actorOf(c), c.req.valid('param').username, c.var.deps.clock.now());
     return c.json({ ...presentAdminUser(user), keys_revoked: keysRevoked }, 200);
   });
 
   app.openapi(routes.kind, async (c) => {
     const { kind, expected_kind } = c.req.valid('json');
-    return c.json(presentAdminUser(await changeUserKind(c.var.deps.db, actorOf(c), c.req.valid('param').username, kind, expected_kind)), 200);
+    return c.json(presentAdminUser(await changeUserKind(c.var.deps.db, actorOf(c), c.req.valid('param').username, kind, expected_kind, c.var.deps.clock.now())), 200);
   });
 
   app.openapi(routes.mintKey, async (c) => {

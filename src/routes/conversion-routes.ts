@@ -10,10 +10,10 @@ import { authenticate, requireRole } from '../http/auth.js';
 import { NdsError } from '../core/errors.js';
 import { bearerSecurity, errorResponses, jsonBody, jsonResponse } from '../http/openapi-helpers.js';
 import { createRouter } from '../http/router.js';
-import { findDatasetByRepository } from '../conversion/dataset-lookup.js';
+import { findDatasetByRepository } from '../datasets/dataset-queries.js';
 import { dispatchConversion } from '../conversion/dispatch.js';
-import { latestJobs } from '../conversion/job-queue.js';
 import { decidePush, repositoryKeys, type PushPayload } from '../conversion/push-rule.js';
+import { regenerateZarr, zarrStatus, zarrSweepList } from '../conversion/zarr-administration.js';
 import { recordZarrReady } from '../conversion/zarr-ready.js';
 
 const ZarrReadyBody = z
@@ -131,22 +131,13 @@ export function conversionRoutes(): OpenAPIHono<AppEnv> {
   app.openapi(regenerate, async (c) => {
     const { id } = c.req.valid('param');
     const body = c.req.valid('json') ?? { full: false, ref: 'main' };
-    const exists = await c.var.deps.db.selectFrom('datasets').select('id').where('id', '=', id).executeTakeFirst();
-    if (!exists) throw new NdsError('dataset_not_found');
-    const result = await dispatchConversion(c.var.deps, { datasetId: id, ref: body.ref ?? 'main', full: body.full ?? false, reason: 'regenerate' });
+    const result = await regenerateZarr(c.var.deps, id, { ref: body.ref ?? 'main', full: body.full ?? false });
     return c.json({ dispatched: true as const, ...result }, 202);
   });
 
   app.openapi(status, async (c) => {
     const { id } = c.req.valid('param');
-    const { db } = c.var.deps;
-    const d = await db
-      .selectFrom('datasets')
-      .select(['id', 'visibility', 'zarr_status', 'zarr_converted_at', 'zarr_store_count', 'zarr_index_etag', 'zarr_source_commit'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!d) throw new NdsError('dataset_not_found');
-    const jobs = await latestJobs(db, id);
+    const { state: d, jobs } = await zarrStatus(c.var.deps, id);
     return c.json(
       {
         dataset_id: d.id,
@@ -174,9 +165,7 @@ export function conversionRoutes(): OpenAPIHono<AppEnv> {
 
   app.openapi(sweepList, async (c) => {
     const { visibility } = c.req.valid('query');
-    let q = c.var.deps.db.selectFrom('datasets').select(['id', 'visibility', 'zarr_status', 'zarr_source_commit']).orderBy('id');
-    if (visibility !== 'all') q = q.where('visibility', '=', visibility);
-    return c.json({ datasets: await q.execute() }, 200);
+    return c.json({ datasets: await zarrSweepList(c.var.deps, visibility) }, 200);
   });
 
   return app;

@@ -1,6 +1,6 @@
 /** Static assets of the pages: one small stylesheet, served with a content hash as its ETag. */
-import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
+import { sha256Hex } from '../core/secrets.js';
 import type { AppEnv } from '../http/app-env.js';
 
 const CSS = `
@@ -38,7 +38,7 @@ dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
 `.trimStart();
 
-const ETAG = `"${createHash('sha256').update(CSS).digest('hex').slice(0, 16)}"`;
+const ETAG = `"${sha256Hex(CSS).slice(0, 16)}"`;
 
 export function assetRoutes(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
