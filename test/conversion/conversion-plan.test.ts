@@ -62,10 +62,10 @@ describe('conversion plan', () => {
       recordings: [rest, grip, nap],
       previous: indexOf(OLD, [rest, grip, broken]),
       commit: NEW,
-      changed: ['sub-01/emg/sub-01_task-grip_channels.tsv', 'sub-02/eeg/sub-02_task-nap_eeg.vmrk', 'README'],
+      changed: ['sub-01/emg/sub-01_task-grip_channels.tsv', 'README'],
       full: false,
     });
-    // grip: its channels.tsv changed; nap: new to the tree (and its marker file changed); rest: untouched.
+    // grip: its channels.tsv changed; nap: new to the tree, converted though the diff does not name it; rest: untouched.
     assert.deepEqual(summary(plan), { convert: [grip.path, nap.path], keep: [`keep_store ${rest.path}`], remove: [broken.zarr], total: 2 });
   });
 
