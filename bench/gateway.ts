@@ -83,7 +83,7 @@ try {
   } else {
     deps = seeding.deps;
   }
-  const owner = await createUser(deps.db, { username: 'bench-owner', email: 'bench@example.org', status: 'approved', role: 'member', kind: 'person' });
+  const owner = await createUser(deps.db, { username: 'bench-owner', email: 'bench@example.org', status: 'approved', role: 'member', kind: 'person' }, deps.clock.now());
   await deps.db
     .insertInto('datasets')
     .values({ id, name: 'bench', owner_id: owner.id, visibility: 'public', source_repo: null, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: 'ready', zarr_converted_at: null, zarr_store_count: 1, zarr_index_etag: null, zarr_source_commit: null })

@@ -65,7 +65,7 @@ const config = loadConfig({ PORT: String(port), DATA_DIR: join(work, 'data'), DA
 const server = await startServer({ config, hostname: '127.0.0.1', log: createLogger('silent') });
 const url = config.publicUrl;
 try {
-  const user = await createUser(server.deps.db, { username: 'bench', email: 'bench@example.org', status: 'approved' });
+  const user = await createUser(server.deps.db, { username: 'bench', email: 'bench@example.org', status: 'approved' }, server.deps.clock.now());
   await server.deps.db.updateTable('users').set({ sandbox_completed_at: new Date() }).where('id', '=', user.id).execute();
   const { apiKey } = await mintApiKey(server.deps.db, user.id, 'bench', 'admin');
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];

@@ -59,13 +59,13 @@ export async function listUsers(db: Kysely<Database>, filter: UserListFilter): P
 }
 
 /** Grants upload access to a verified account (status approved, tier uploader). */
-export async function approveUser(db: Kysely<Database>, actor: Actor, username: string): Promise<User> {
+export async function approveUser(db: Kysely<Database>, actor: Actor, username: string, now: Date): Promise<User> {
   const target = await getUserByUsername(db, username);
   if (target.status === 'pending') throw new NdsError('account_pending', { message: `${username} has not verified their email yet.` });
   if (target.status === 'revoked') throw new NdsError('conflict', { message: `${username} is revoked; restore the account before approving it.` });
   const updated = await db
     .updateTable('users')
-    .set({ status: 'approved', tier: 'uploader', approved_at: target.approved_at ?? new Date(), upload_access_requested_at: null, updated_at: new Date() })
+    .set({ status: 'approved', tier: 'uploader', approved_at: target.approved_at ?? now, upload_access_requested_at: null, updated_at: now })
     .where('id', '=', target.id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -74,7 +74,7 @@ export async function approveUser(db: Kysely<Database>, actor: Actor, username: 
 }
 
 /** Revokes an account's access: status revoked, every key revoked, every session ended. */
-export async function revokeUser(db: Kysely<Database>, actor: Actor, username: string): Promise<{ user: User; keysRevoked: number }> {
+export async function revokeUser(db: Kysely<Database>, actor: Actor, username: string, now: Date): Promise<{ user: User; keysRevoked: number }> {
   const target = await getUserByUsername(db, username);
   if (target.id === actor.user.id) throw new NdsError('forbidden', { message: 'You cannot revoke your own account.' });
   // An admin may not revoke an equal or higher role; the owner may revoke anyone else.
@@ -84,7 +84,7 @@ export async function revokeUser(db: Kysely<Database>, actor: Actor, username: s
   return db.transaction().execute(async (trx) => {
     const user = await trx
       .updateTable('users')
-      .set({ status: 'revoked', revoked_at: new Date(), updated_at: new Date() })
+      .set({ status: 'revoked', revoked_at: now, updated_at: now })
       .where('id', '=', target.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -99,13 +99,13 @@ export async function revokeUser(db: Kysely<Database>, actor: Actor, username: s
  * Changes an account's kind by compare-and-set on the previous value: `expected` if given, else the value
  * read now. A change that raced another answers 409 `kind_changed`.
  */
-export async function changeUserKind(db: Kysely<Database>, actor: Actor, username: string, kind: UserKind, expected?: UserKind): Promise<User> {
+export async function changeUserKind(db: Kysely<Database>, actor: Actor, username: string, kind: UserKind, expected: UserKind | undefined, now: Date): Promise<User> {
   const target = await getUserByUsername(db, username);
   const previous = expected ?? target.kind;
   if (target.role === 'owner' && kind !== 'person') throw new NdsError('forbidden', { message: 'The owner account stays a person account.' });
   const updated = await db
     .updateTable('users')
-    .set({ kind, updated_at: new Date() })
+    .set({ kind, updated_at: now })
     .where('id', '=', target.id)
     .where('kind', '=', previous)
     .returningAll()

@@ -7,15 +7,15 @@ import { createUser, findUserByUsername } from './users.js';
  * Creates (or promotes) a verified, approved owner person account and mints one key for it.
  * Idempotent for the account; every call mints a new key.
  */
-export async function bootstrapOwner(db: Kysely<Database>, input: { username: string; email: string }): Promise<{ apiKey: string; created: boolean }> {
+export async function bootstrapOwner(db: Kysely<Database>, input: { username: string; email: string }, now: Date): Promise<{ apiKey: string; created: boolean }> {
   let user = await findUserByUsername(db, input.username);
   const created = !user;
   if (!user) {
-    user = await createUser(db, { username: input.username, email: input.email, status: 'approved', role: 'owner', kind: 'person' });
+    user = await createUser(db, { username: input.username, email: input.email, status: 'approved', role: 'owner', kind: 'person' }, now);
   } else {
     user = await db
       .updateTable('users')
-      .set({ role: 'owner', status: 'approved', tier: 'uploader', kind: 'person', revoked_at: null, updated_at: new Date() })
+      .set({ role: 'owner', status: 'approved', tier: 'uploader', kind: 'person', revoked_at: null, updated_at: now })
       .where('id', '=', user.id)
       .returningAll()
       .executeTakeFirstOrThrow();

@@ -27,7 +27,7 @@ export async function requestSignInCode(deps: SignInMailDeps, request: { email: 
   let user = await findUserByEmail(deps.db, request.email);
   if (!user && request.username) {
     try {
-      user = await createUser(deps.db, { username: request.username, email: request.email, status: 'pending', kind: 'person' });
+      user = await createUser(deps.db, { username: request.username, email: request.email, status: 'pending', kind: 'person' }, now);
     } catch (err) {
       // Another request created the account for this address a moment ago: sign that account in instead.
       if (!isNdsError(err, 'email_taken')) throw err;

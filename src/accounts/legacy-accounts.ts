@@ -31,7 +31,7 @@ export async function registerWithPassword(
     status: 'pending',
     kind: 'person',
     passwordHash: await hashPassword(account.password),
-  });
+  }, now);
   const code = await issueSignInCode(deps.db, user.id, now);
   await deps.mailer.send(verificationMail(deps.publicUrl, user.email, code, user.username));
   return user;

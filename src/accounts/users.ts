@@ -35,8 +35,8 @@ export interface NewAccount {
   passwordHash?: string;
 }
 
-/** Creates an account; a taken username or email answers 409. */
-export async function createUser(db: Kysely<Database>, account: NewAccount): Promise<User> {
+/** Creates an account (an approved one is approved at `now`); a taken username or email answers 409. */
+export async function createUser(db: Kysely<Database>, account: NewAccount, now: Date): Promise<User> {
   checkUsername(account.username);
   if (await findUserByUsername(db, account.username)) throw new NdsError('username_taken');
   if (await findUserByEmail(db, account.email)) throw new NdsError('email_taken');
@@ -54,7 +54,7 @@ export async function createUser(db: Kysely<Database>, account: NewAccount): Pro
         orcid: null,
         oidc_subject: null,
         upload_access_requested_at: null,
-        approved_at: account.status === 'approved' ? new Date() : null,
+        approved_at: account.status === 'approved' ? now : null,
         revoked_at: null,
         sandbox_completed_at: null,
       })
@@ -67,6 +67,18 @@ export async function createUser(db: Kysely<Database>, account: NewAccount): Pro
     }
     throw err;
   }
+}
+
+/** Records that the user asks for upload access (the first time only); the user as it now is. */
+export async function recordUploadAccessRequest(db: Kysely<Database>, user: User, now: Date): Promise<User> {
+  const updated = await db
+    .updateTable('users')
+    .set({ upload_access_requested_at: now })
+    .where('id', '=', user.id)
+    .where('upload_access_requested_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  return updated ?? user;
 }
 
 /** `a***@example.org`: enough for a person to recognise their address, not enough to harvest it. */
@@ -104,16 +116,4 @@ export function presentUser(user: User): PresentedUser {
     sandbox_completed: user.sandbox_completed_at !== null,
     created_at: new Date(user.created_at).toISOString(),
   };
-}
-
-/** Records that `user` asks for upload access (shown to admins); a second ask keeps the first time. */
-export async function requestUploadAccess(db: Kysely<Database>, user: User, now: Date): Promise<User> {
-  const updated = await db
-    .updateTable('users')
-    .set({ upload_access_requested_at: now })
-    .where('id', '=', user.id)
-    .where('upload_access_requested_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
-  return updated ?? user;
 }

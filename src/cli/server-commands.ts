@@ -1,5 +1,6 @@
 /** Server-side commands: they read the server configuration and talk to the database directly. */
 import type { Command } from 'commander';
+import { systemClock } from '../core/clock.js';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/log.js';
 
@@ -67,7 +68,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
       const database = await connectDatabase(config.databaseUrl);
       try {
         await migrateToLatest(database.db);
-        const { apiKey, created } = await bootstrapOwner(database.db, opts);
+        const { apiKey, created } = await bootstrapOwner(database.db, opts, systemClock.now());
         process.stderr.write(`${created ? 'created' : 'promoted'} owner ${opts.username}; the key below is shown once\n`);
         process.stdout.write(`${apiKey}\n`);
       } finally {

@@ -4,6 +4,7 @@
  */
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
+import { setZarrStatus } from '../datasets/dataset-queries.js';
 import { enqueueConversion } from './job-queue.js';
 
 export interface DispatchRequest {
@@ -45,7 +46,7 @@ export async function dispatchConversion(deps: Deps, req: DispatchRequest): Prom
     const { job, coalesced } = await enqueueConversion(db, req);
     result = { mode: 'local', job_id: job.id, coalesced };
   }
-  await db.updateTable('datasets').set({ zarr_status: 'pending', updated_at: new Date() }).where('id', '=', req.datasetId).execute();
+  await setZarrStatus(db, req.datasetId, 'pending', deps.clock.now());
   if (result.mode === 'local') for (const wake of deps.hooks.jobQueued) wake();
   deps.log.info({ dataset: req.datasetId, ref: req.ref, full: req.full, reason: req.reason, mode: result.mode }, 'conversion dispatched');
   return result;

@@ -15,6 +15,7 @@ import { pipeline } from 'node:stream/promises';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
 import { git, runGit } from '../git/run-git.js';
+import { readObject } from '../objects/read-object.js';
 import { sourceMirrorDir } from './zarr-ready.js';
 
 export interface SourceCheckout {
@@ -147,11 +148,8 @@ interface ManifestEntry {
 async function manifestCheckout(deps: Deps, dataset: DatasetRow): Promise<SourceCheckout> {
   if (!dataset.latest_version) throw new SourceError('the dataset has no source repository and no version yet');
   const key = `${dataset.id}/versions/${dataset.latest_version}/manifest.json`;
-  const object = await deps.objects.get(key);
-  if (!object) throw new SourceError(`the manifest ${key} is missing`);
-  const chunks: Buffer[] = [];
-  for await (const chunk of object.body) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks);
+  const raw = await readObject(deps.objects, key);
+  if (!raw) throw new SourceError(`the manifest ${key} is missing`);
   const parsed = JSON.parse(raw.toString('utf8')) as ManifestEntry[] | { files: ManifestEntry[] };
   const entries = Array.isArray(parsed) ? parsed : parsed.files;
   const dir = await mkdtemp(path.join(os.tmpdir(), `nds-src-${dataset.id}-`));

@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
+import { datasetExists } from '../datasets/dataset-queries.js';
 import { reportJobFailure, runConversionJob } from './conversion-job.js';
 import { claimNextJob, finishJob, heartbeat, requeueStaleJobs } from './job-queue.js';
 
@@ -62,8 +63,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
   /** A dataset deleted while its conversion ran: what the job wrote after the deletion is removed now. */
   async function removeCopyIfDeleted(datasetId: string): Promise<void> {
     try {
-      const stillThere = await deps.db.selectFrom('datasets').select('id').where('id', '=', datasetId).executeTakeFirst();
-      if (!stillThere) await deps.objects.deletePrefix(`${datasetId}/zarr/`);
+      if (!(await datasetExists(deps.db, datasetId))) await deps.objects.deletePrefix(`${datasetId}/zarr/`);
     } catch (err) {
       deps.log.warn({ err, dataset: datasetId }, 'could not check for the copy of a deleted dataset');
     }

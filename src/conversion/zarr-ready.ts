@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
+import { findDatasetRow, setZarrReady, setZarrStatus } from '../datasets/dataset-queries.js';
 import { isAncestor } from '../git/run-git.js';
 
 export interface ZarrReadyPayload {
@@ -34,7 +35,7 @@ export function sourceMirrorDir(dataDir: string, datasetId: string): string {
 
 export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload): Promise<ZarrReadyOutcome> {
   const { db, config, log } = deps;
-  const dataset = await db.selectFrom('datasets').select(['id', 'zarr_source_commit']).where('id', '=', payload.dataset_id).executeTakeFirst();
+  const dataset = await findDatasetRow(db, payload.dataset_id);
   if (!dataset) throw new NdsError('dataset_not_found', { message: `No dataset ${payload.dataset_id}.` });
 
   const recorded = dataset.zarr_source_commit;
@@ -46,22 +47,11 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload): Pr
     }
   }
 
-  const now = new Date();
+  const now = deps.clock.now();
   if (payload.status === 'ready') {
-    await db
-      .updateTable('datasets')
-      .set({
-        zarr_status: 'ready',
-        zarr_converted_at: now,
-        zarr_store_count: payload.store_count ?? 0,
-        zarr_index_etag: payload.index_etag ?? null,
-        zarr_source_commit: payload.commit,
-        updated_at: now,
-      })
-      .where('id', '=', dataset.id)
-      .execute();
+    await setZarrReady(db, dataset.id, { commit: payload.commit, storeCount: payload.store_count ?? 0, indexEtag: payload.index_etag ?? null }, now);
   } else {
-    await db.updateTable('datasets').set({ zarr_status: payload.status, updated_at: now }).where('id', '=', dataset.id).execute();
+    await setZarrStatus(db, dataset.id, payload.status, now);
   }
 
   if (payload.status !== 'ready') return { applied: true, purged: [] };

@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 
 const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
-export function sha256Hex(value: string): string {
+/** Hex SHA-256 of a string (as UTF-8) or of bytes: secrets, manifests, content checks. */
+export function sha256Hex(value: string | Uint8Array): string {
   return createHash('sha256').update(value).digest('hex');
 }
 

@@ -12,7 +12,8 @@ import { sql, type Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
-import { assertMayUseRealDatasets, findDataset, isAdmin, type Dataset } from './dataset-access.js';
+import { assertMayUseRealDatasets, findDataset, isAdmin } from './dataset-access.js';
+import { countSandboxDatasets, insertDatasetRow, type Dataset } from './dataset-queries.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
 
 export interface NewDatasetInput extends DatasetFields {
@@ -45,8 +46,8 @@ export async function createDataset(db: Kysely<Database>, user: User, input: New
   const id = await db.transaction().execute(async (trx) => {
     if (sandbox && !isAdmin(user)) {
       await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
-      const { held } = await trx.selectFrom('datasets').select((eb) => eb.fn.countAll<string>().as('held')).where('owner_id', '=', user.id).where('sandbox', '=', true).executeTakeFirstOrThrow();
-      if (Number(held) >= limits.sandboxDatasetsMax) {
+      const held = await countSandboxDatasets(trx, user.id);
+      if (held >= limits.sandboxDatasetsMax) {
         throw new NdsError('too_many_sandbox_datasets', { message: `This account already holds ${held} sandbox datasets (the most it may); reset the sandbox or delete one first.` });
       }
     }
@@ -54,32 +55,29 @@ export async function createDataset(db: Kysely<Database>, user: User, input: New
     const { n } = await sql<{ n: string }>`select nextval(${sequence}::regclass)::text as n`.execute(trx).then((r) => r.rows[0]);
     const id = `${sandbox ? 'sb' : 'nd'}${n.padStart(6, '0')}`;
     if (id.length !== 8) throw new NdsError('conflict', { message: 'The dataset number space is exhausted.' });
-    await trx
-      .insertInto('datasets')
-      .values({
-        id,
-        name: input.name,
-        description: input.description ?? '',
-        owner_id: user.id,
-        visibility,
-        sandbox,
-        source_repo: input.source_repo ?? null,
-        external_ids: externalIds,
-        license: input.license ?? null,
-        authors: input.authors ?? [],
-        keywords: input.keywords ?? [],
-        n_subjects: null,
-        latest_version: null,
-        doi: null,
-        concept_doi: null,
-        publication_status: null,
-        zarr_status: null,
-        zarr_converted_at: null,
-        zarr_store_count: null,
-        zarr_index_etag: null,
-        zarr_source_commit: null,
-      })
-      .execute();
+    await insertDatasetRow(trx, {
+      id,
+      name: input.name,
+      description: input.description ?? '',
+      owner_id: user.id,
+      visibility,
+      sandbox,
+      source_repo: input.source_repo ?? null,
+      external_ids: externalIds,
+      license: input.license ?? null,
+      authors: input.authors ?? [],
+      keywords: input.keywords ?? [],
+      n_subjects: null,
+      latest_version: null,
+      doi: null,
+      concept_doi: null,
+      publication_status: null,
+      zarr_status: null,
+      zarr_converted_at: null,
+      zarr_store_count: null,
+      zarr_index_etag: null,
+      zarr_source_commit: null,
+    });
     return id;
   });
   return (await findDataset(db, id))!;

@@ -8,19 +8,14 @@ import type { User } from '../db/accounts-tables.js';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
+import { findDatasetWithOwner, type Dataset } from './dataset-queries.js';
 
 export const DATASET_ID = /^(nd|sb)\d{6}$/;
 
-/** A dataset row with its owner's username, as every dataset query returns it. */
-export type Dataset = DatasetRow & { owner_username: string };
-
-export function datasetsWithOwner(db: Kysely<Database>) {
-  return db.selectFrom('datasets').innerJoin('users', 'users.id', 'datasets.owner_id').selectAll('datasets').select('users.username as owner_username');
-}
-
+/** The dataset with its owner's username; `undefined` for an id of another shape or no such dataset. */
 export function findDataset(db: Kysely<Database>, id: string): Promise<Dataset | undefined> {
   if (!DATASET_ID.test(id)) return Promise.resolve(undefined);
-  return datasetsWithOwner(db).where('datasets.id', '=', id).executeTakeFirst();
+  return findDatasetWithOwner(db, id);
 }
 
 export function isAdmin(user: User | undefined): boolean {

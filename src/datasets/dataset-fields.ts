@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
+import { datasetClaimingExternalId } from './dataset-queries.js';
 
 export interface DatasetFields {
   name?: string;
@@ -16,9 +17,7 @@ export interface DatasetFields {
 /** An external id names one dataset, so `resolve` has one answer: a second claim answers 409. */
 export async function assertExternalIdsFree(db: Kysely<Database>, ids: string[], exceptId: string | undefined): Promise<void> {
   for (const externalId of ids) {
-    let q = db.selectFrom('datasets').select('id').where((eb) => eb(eb.val(externalId), '=', eb.fn.any('external_ids')));
-    if (exceptId) q = q.where('id', '!=', exceptId);
-    const other = await q.executeTakeFirst();
-    if (other) throw new NdsError('conflict', { message: `The external id ${externalId} already names dataset ${other.id}.` });
+    const other = await datasetClaimingExternalId(db, externalId, exceptId);
+    if (other) throw new NdsError('conflict', { message: `The external id ${externalId} already names dataset ${other}.` });
   }
 }

@@ -11,6 +11,7 @@ import type { Deps } from '../deps.js';
 import { repositoryDir } from '../git/repository-dir.js';
 import { NdsError } from '../core/errors.js';
 import { DATASET_ID } from './dataset-access.js';
+import { deleteDatasetRow } from './dataset-queries.js';
 import { announceVisibilityChanged } from './update-dataset.js';
 
 export interface DeleteResult {
@@ -22,11 +23,11 @@ export interface DeleteResult {
 
 export async function deleteDataset(deps: Pick<Deps, 'db' | 'objects' | 'hooks' | 'log' | 'config'>, actor: Actor, id: string): Promise<DeleteResult> {
   if (!DATASET_ID.test(id)) throw new NdsError('validation_failed', { details: ['id: nd or sb followed by 6 digits'] });
-  const removed = await deps.db.deleteFrom('datasets').where('id', '=', id).returning('id').executeTakeFirst();
+  const removed = await deleteDatasetRow(deps.db, id);
   // Objects go after the row, so the API stops naming the dataset first; a failure here is finished by a retry.
   const objectsDeleted = await deps.objects.deletePrefix(`${id}/`);
   await rm(repositoryDir(deps.config.gitDir, id), { recursive: true, force: true });
-  await audit(deps.db, actor, 'dataset.delete', id, { existed: !!removed, objects_deleted: objectsDeleted });
+  await audit(deps.db, actor, 'dataset.delete', id, { existed: removed, objects_deleted: objectsDeleted });
   await announceVisibilityChanged(deps, id);
-  return { id, deleted: !!removed, objects_deleted: objectsDeleted };
+  return { id, deleted: removed, objects_deleted: objectsDeleted };
 }

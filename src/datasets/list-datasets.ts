@@ -6,7 +6,8 @@ import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
-import { DATASET_ID, datasetsWithOwner, type Dataset } from './dataset-access.js';
+import { DATASET_ID } from './dataset-access.js';
+import { findDatasetsByExternalId, findDatasetsBySourceRepo, findDatasetWithOwner, listDatasetRows, type Dataset } from './dataset-queries.js';
 
 export interface ListOptions {
   limit: number;
@@ -30,15 +31,9 @@ function decodeCursor(cursor: string): string {
 }
 
 export async function listDatasets(db: Kysely<Database>, viewer: User | undefined, options: ListOptions): Promise<{ datasets: Dataset[]; nextCursor: string | null }> {
-  let q = datasetsWithOwner(db);
-  if (options.scope === 'owned') {
-    q = q.where('datasets.owner_id', '=', viewer?.id ?? -1);
-  } else {
-    q = q.where((eb) => (viewer ? eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', viewer.id)]) : eb('datasets.visibility', '=', 'public')));
-  }
-  if (options.cursor) q = q.where('datasets.id', '<', decodeCursor(options.cursor));
+  const beforeId = options.cursor ? decodeCursor(options.cursor) : undefined;
   // One extra row tells whether another page exists without a count.
-  const rows = await q.orderBy('datasets.id', 'desc').limit(options.limit + 1).execute();
+  const rows = await listDatasetRows(db, { scope: options.scope, viewerId: viewer?.id, ...(beforeId && { beforeId }), limit: options.limit + 1 });
   const page = rows.slice(0, options.limit);
   return { datasets: page, nextCursor: rows.length > options.limit ? encodeCursor(page[page.length - 1].id) : null };
 }
@@ -51,22 +46,12 @@ export async function listDatasets(db: Kysely<Database>, viewer: User | undefine
 export async function resolveDataset(db: Kysely<Database>, sourceId: string, canSee: (d: Dataset) => boolean): Promise<Dataset | undefined> {
   let candidates: Dataset[];
   if (DATASET_ID.test(sourceId)) {
-    candidates = await datasetsWithOwner(db).where('datasets.id', '=', sourceId).execute();
+    const found = await findDatasetWithOwner(db, sourceId);
+    candidates = found ? [found] : [];
   } else if (/^[^/:\s]+\/[^/\s]+$/.test(sourceId)) {
-    const repo = sourceId.replace(/\.git$/, '');
-    candidates = await datasetsWithOwner(db)
-      .where((eb) => eb.or([eb('datasets.source_repo', 'like', `%/${escapeLike(repo)}`), eb('datasets.source_repo', 'like', `%/${escapeLike(repo)}.git`), eb('datasets.source_repo', 'like', `%:${escapeLike(repo)}.git`)]))
-      .orderBy('datasets.id')
-      .execute();
+    candidates = await findDatasetsBySourceRepo(db, sourceId.replace(/\.git$/, ''));
   } else {
-    candidates = await datasetsWithOwner(db)
-      .where((eb) => eb(eb.val(sourceId), '=', eb.fn.any('datasets.external_ids')))
-      .orderBy('datasets.id')
-      .execute();
+    candidates = await findDatasetsByExternalId(db, sourceId);
   }
   return candidates.find(canSee);
-}
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }

@@ -2,7 +2,6 @@
  * A version's manifest: every file `{path, size, sha256}`, sorted by path, stored at
  * `<id>/versions/<version>/manifest.json`; content lives at `<id>/objects/<sha256>`.
  */
-import { createHash } from 'node:crypto';
 import { NdsError } from '../core/errors.js';
 
 export interface ManifestEntry {
@@ -53,8 +52,4 @@ export function normalizeManifest(entries: ManifestEntry[]): ManifestEntry[] {
 /** The stored bytes of a manifest: a JSON array, one entry a line. */
 export function serializeManifest(entries: ManifestEntry[]): Buffer {
   return Buffer.from(entries.length === 0 ? '[]\n' : `[\n${entries.map((e) => JSON.stringify(e)).join(',\n')}\n]\n`);
-}
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }

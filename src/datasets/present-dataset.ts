@@ -1,6 +1,6 @@
 import type { Config } from '../core/config.js';
 import { repositoryDir } from '../git/repository-dir.js';
-import type { Dataset } from './dataset-access.js';
+import type { Dataset } from './dataset-queries.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 

@@ -8,7 +8,8 @@ import { audit } from '../accounts/admin-users.js';
 import type { DoiRecord } from '../db/publication-tables.js';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
-import { findDataset, type Dataset } from './dataset-access.js';
+import { findDataset } from './dataset-access.js';
+import { setConceptDoi, type Dataset } from './dataset-queries.js';
 import { doiAttributes, missingMetadata } from './doi/doi-metadata.js';
 import { conceptDoi, versionDoi, type DoiEvent, type DoiProvider } from './doi/doi-provider.js';
 import { openDoiProvider } from './doi/open-doi-provider.js';
@@ -54,7 +55,7 @@ export async function registerConceptDoi(deps: DoiDeps, d: Dataset, event: DoiEv
   if (d.concept_doi) await provider.update(doi, attributes, event);
   else await provider.mint(doi, attributes, event);
   await record(deps, provider, { doi, dataset_id: d.id, kind: 'concept', version: null, url, metadata: attributes });
-  await deps.db.updateTable('datasets').set({ concept_doi: doi }).where('id', '=', d.id).execute();
+  await setConceptDoi(deps.db, d.id, doi);
   return doi;
 }
 

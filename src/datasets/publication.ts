@@ -12,21 +12,35 @@ import type { PublicationRequest, PublicationStatus } from '../db/publication-ta
 import type { Database } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
-import { findDataset, manageableDataset, type Dataset } from './dataset-access.js';
+import { findDataset, manageableDataset } from './dataset-access.js';
+import { datasetNames, markPublished, setPublicationPending, settleDeniedPublication, type Dataset } from './dataset-queries.js';
 import { assertMetadataComplete, registerConceptDoi, registerVersionDoi } from './publication-doi.js';
 import { announceVisibilityChanged } from './update-dataset.js';
 
 /** A request with the names a person reads (dataset name, who asked, who decided). */
 export type PublicationRequestView = PublicationRequest & { dataset_name: string; requested_by_username: string | null; decided_by_username: string | null };
 
-function requestsWithNames(db: Kysely<Database>) {
+function requestsWithPeople(db: Kysely<Database>) {
   return db
     .selectFrom('publication_requests as r')
-    .innerJoin('datasets as d', 'd.id', 'r.dataset_id')
     .leftJoin('users as rq', 'rq.id', 'r.requested_by')
     .leftJoin('users as dc', 'dc.id', 'r.decided_by')
     .selectAll('r')
-    .select(['d.name as dataset_name', 'rq.username as requested_by_username', 'dc.username as decided_by_username']);
+    .select(['rq.username as requested_by_username', 'dc.username as decided_by_username']);
+}
+
+/** Adds each request's dataset name (the datasets table has its own owner); a request of no dataset is dropped. */
+async function withDatasetNames(db: Kysely<Database>, rows: Array<Omit<PublicationRequestView, 'dataset_name'>>): Promise<PublicationRequestView[]> {
+  const names = await datasetNames(db, rows.map((r) => r.dataset_id));
+  return rows.flatMap((r) => {
+    const name = names.get(r.dataset_id);
+    return name === undefined ? [] : [{ ...r, dataset_name: name }];
+  });
+}
+
+async function requestView(db: Kysely<Database>, requestId: number): Promise<PublicationRequestView> {
+  const row = await requestsWithPeople(db).where('r.id', '=', requestId).executeTakeFirstOrThrow();
+  return (await withDatasetNames(db, [row]))[0];
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -46,14 +60,14 @@ export async function requestPublication(deps: Pick<Deps, 'db'>, actor: Actor, i
         .values({ dataset_id: id, version: d.latest_version!, status: 'pending', requested_by: actor.user.id, message: message ?? null })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await trx.updateTable('datasets').set({ publication_status: 'pending' }).where('id', '=', id).execute();
+      await setPublicationPending(trx, id);
       return row;
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw new NdsError('publication_pending', { message: `${id} already has a pending publication request; wait for an administrator's decision.` });
     throw err;
   }
-  return (await requestsWithNames(deps.db).where('r.id', '=', created.id).executeTakeFirst())!;
+  return requestView(deps.db, created.id);
 }
 
 export interface PublicationState {
@@ -64,14 +78,14 @@ export interface PublicationState {
 /** The dataset's publication fields and its requests, newest first (owner and admins). */
 export async function publicationState(deps: Pick<Deps, 'db'>, user: User, id: string): Promise<PublicationState> {
   const dataset = await manageableDataset(deps.db, id, user);
-  const requests = await requestsWithNames(deps.db).where('r.dataset_id', '=', id).orderBy('r.id', 'desc').execute();
+  const requests = await withDatasetNames(deps.db, await requestsWithPeople(deps.db).where('r.dataset_id', '=', id).orderBy('r.id', 'desc').execute());
   return { dataset, requests };
 }
 
 export async function listPublicationRequests(deps: Pick<Deps, 'db'>, status: PublicationStatus | undefined, limit: number): Promise<PublicationRequestView[]> {
-  let q = requestsWithNames(deps.db);
+  let q = requestsWithPeople(deps.db);
   if (status) q = q.where('r.status', '=', status);
-  return q.orderBy('r.id', 'desc').limit(limit).execute();
+  return withDatasetNames(deps.db, await q.orderBy('r.id', 'desc').limit(limit).execute());
 }
 
 async function pendingRequest(db: Kysely<Database>, requestId: number): Promise<PublicationRequest> {
@@ -82,10 +96,10 @@ async function pendingRequest(db: Kysely<Database>, requestId: number): Promise<
 }
 
 /** Marks the request decided, only if it is still pending; false when another decision got there first. */
-async function decide(db: Kysely<Database>, requestId: number, actor: Actor, status: 'approved' | 'denied', fields: { reason?: string; doi?: string }): Promise<boolean> {
+async function decide(db: Kysely<Database>, requestId: number, actor: Actor, status: 'approved' | 'denied', fields: { reason?: string; doi?: string }, now: Date): Promise<boolean> {
   const r = await db
     .updateTable('publication_requests')
-    .set({ status, decided_by: actor.user.id, decided_at: new Date(), reason: fields.reason ?? null, doi: fields.doi ?? null })
+    .set({ status, decided_by: actor.user.id, decided_at: now, reason: fields.reason ?? null, doi: fields.doi ?? null })
     .where('id', '=', requestId)
     .where('status', '=', 'pending')
     .executeTakeFirst();
@@ -103,34 +117,28 @@ export async function approvePublication(deps: Pick<Deps, 'db' | 'config' | 'clo
   const concept = await registerConceptDoi(deps, d, 'publish');
   const doi = await registerVersionDoi(deps, d, request.version, concept);
   const wasPublic = d.visibility === 'public';
+  const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    if (!(await decide(trx, requestId, actor, 'approved', { doi }))) {
+    if (!(await decide(trx, requestId, actor, 'approved', { doi }, now))) {
       throw new NdsError('publication_not_pending', { message: `Publication request ${requestId} was decided by someone else meanwhile.` });
     }
-    await trx.updateTable('datasets').set({ visibility: 'public', publication_status: 'published', doi, concept_doi: concept, updated_at: new Date() }).where('id', '=', d.id).execute();
+    await markPublished(trx, d.id, { doi, conceptDoi: concept }, now);
     await audit(trx, actor, 'publication.approve', d.id, { request_id: requestId, version: request.version, doi, concept_doi: concept });
   });
   // The gateway cached "not public" for this dataset; it must ask again.
   if (!wasPublic) await announceVisibilityChanged(deps, d.id);
-  return (await requestsWithNames(deps.db).where('r.id', '=', requestId).executeTakeFirst())!;
+  return requestView(deps.db, requestId);
 }
 
-export async function denyPublication(deps: Pick<Deps, 'db'>, actor: Actor, requestId: number, reason: string): Promise<PublicationRequestView> {
+export async function denyPublication(deps: Pick<Deps, 'db' | 'clock'>, actor: Actor, requestId: number, reason: string): Promise<PublicationRequestView> {
   const request = await pendingRequest(deps.db, requestId);
   await deps.db.transaction().execute(async (trx) => {
-    if (!(await decide(trx, requestId, actor, 'denied', { reason }))) {
+    if (!(await decide(trx, requestId, actor, 'denied', { reason }, deps.clock.now()))) {
       throw new NdsError('publication_not_pending', { message: `Publication request ${requestId} was decided by someone else meanwhile.` });
     }
     // A dataset published before keeps its status; only a first request leaves it denied.
-    await trx
-      .updateTable('datasets')
-      .set({ publication_status: 'denied' })
-      .where('id', '=', request.dataset_id)
-      .where('publication_status', '=', 'pending')
-      .where('doi', 'is', null)
-      .execute();
-    await trx.updateTable('datasets').set({ publication_status: 'published' }).where('id', '=', request.dataset_id).where('doi', 'is not', null).execute();
+    await settleDeniedPublication(trx, request.dataset_id);
     await audit(trx, actor, 'publication.deny', request.dataset_id, { request_id: requestId, reason });
   });
-  return (await requestsWithNames(deps.db).where('r.id', '=', requestId).executeTakeFirst())!;
+  return requestView(deps.db, requestId);
 }

@@ -4,38 +4,15 @@
  * `<id>/zarr/index.json` (CONTRACT §4), its failures included for what their paths say. Called after each
  * successful conversion; the trigger `datasets_search_vector` then re-indexes the row.
  */
-import { sql } from 'kysely';
+import type { RecordingFacts } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
+import type { IndexFailure, StoreIndex, StoreIndexEntry } from '../formats/zarr/store-index.js';
+import type { GroupSummary } from '../formats/zarr/store-layout.js';
+import { readStoreIndex } from '../formats/zarr/store-index-object.js';
+import { setRecordingFacts } from './dataset-queries.js';
 
-interface IndexGroup {
-  modality?: unknown;
-  rate?: unknown;
-  n_channels?: unknown;
-}
-
-interface IndexStore {
-  path?: unknown;
-  zarr?: unknown;
-  modalities?: unknown;
-  groups?: IndexGroup[];
-  trial_types?: unknown;
-}
-
-/** What a Zarr index tells about the recordings, in the shape stored under `metadata.recording`. */
-export interface RecordingFacts {
-  n_recordings: number;
-  modalities: string[];
-  tasks: string[];
-  sampling_rates: number[];
-  channel_counts: number[];
-  trial_types: string[];
-  n_subjects: number;
-  source_commit: string | null;
-}
-
-interface IndexFailure {
-  path?: unknown;
-}
+/** A field of `StoreIndex` as read from outside: named as in the type, of any value. */
+type Loose<T> = { [K in keyof T]?: unknown };
 
 /** BIDS datatype folders of the recordings nds serves. */
 const DATATYPE = /(?:^|\/)(eeg|emg|ieeg)\//;
@@ -43,11 +20,14 @@ const DATATYPE = /(?:^|\/)(eeg|emg|ieeg)\//;
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.length > 0) : []);
 const sortedNumbers = (s: Set<number>) => [...s].sort((a, b) => a - b);
 
-/** Pure: the facts of a parsed index.json; tolerant of missing or odd fields (an index is external input). */
+/**
+ * Pure: the facts of an index (`StoreIndex`, or any parsed JSON); tolerant of missing or odd fields, since an
+ * index may come from an external runner.
+ */
 export function recordingFacts(index: unknown): RecordingFacts {
-  const root = (index ?? {}) as { stores?: unknown; failures?: unknown; source_commit?: unknown };
-  const stores = Array.isArray(root.stores) ? (root.stores as IndexStore[]) : [];
-  const failures = Array.isArray(root.failures) ? (root.failures as IndexFailure[]) : [];
+  const root = (index ?? {}) as Loose<StoreIndex>;
+  const stores = Array.isArray(root.stores) ? (root.stores as Loose<StoreIndexEntry>[]) : [];
+  const failures = Array.isArray(root.failures) ? (root.failures as Loose<IndexFailure>[]) : [];
   const modalities = new Set<string>();
   const tasks = new Set<string>();
   const subjects = new Set<string>();
@@ -73,7 +53,7 @@ export function recordingFacts(index: unknown): RecordingFacts {
     entitiesOf(typeof store.path === 'string' ? store.path : typeof store.zarr === 'string' ? store.zarr : '');
     for (const m of strings(store.modalities)) modalities.add(m.toLowerCase());
     for (const t of strings(store.trial_types)) trialTypes.add(t);
-    for (const g of store.groups ?? []) {
+    for (const g of (store.groups ?? []) as Loose<GroupSummary>[]) {
       if (typeof g.modality === 'string') modalities.add(g.modality.toLowerCase());
       if (typeof g.rate === 'number' && Number.isFinite(g.rate) && g.rate > 0) rates.add(g.rate);
       if (typeof g.n_channels === 'number' && Number.isInteger(g.n_channels) && g.n_channels > 0) channels.add(g.n_channels);
@@ -91,34 +71,15 @@ export function recordingFacts(index: unknown): RecordingFacts {
   };
 }
 
-async function readJson(deps: Pick<Deps, 'objects'>, key: string): Promise<unknown> {
-  const found = await deps.objects.get(key);
-  if (!found) return undefined;
-  const chunks: Buffer[] = [];
-  for await (const chunk of found.body) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-}
-
 /**
  * Re-derives the search fields of `datasetId` from its index.json. Returns the facts, or `undefined` when
  * the dataset has no index (nothing is changed then). Throws when the index is not JSON.
  */
 export async function refreshSearchFields(deps: Pick<Deps, 'db' | 'objects'>, datasetId: string): Promise<RecordingFacts | undefined> {
-  const index = await readJson(deps, `${datasetId}/zarr/index.json`);
+  const index = await readStoreIndex(deps.objects, datasetId);
   if (index === undefined) return undefined;
   const facts = recordingFacts(index);
-  await deps.db
-    .updateTable('datasets')
-    .set({
-      modalities: facts.modalities,
-      tasks: facts.tasks,
-      sampling_rates: facts.sampling_rates,
-      channel_counts: facts.channel_counts,
-      metadata: sql`metadata || jsonb_build_object('recording', ${JSON.stringify(facts)}::jsonb)`,
-      n_subjects: sql`coalesce(n_subjects, ${facts.n_subjects > 0 ? facts.n_subjects : null}::integer)`,
-    })
-    .where('id', '=', datasetId)
-    .execute();
+  await setRecordingFacts(deps.db, datasetId, facts);
   return facts;
 }
 

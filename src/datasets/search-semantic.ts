@@ -6,12 +6,12 @@
  * package), else by the SQL function `nds_cosine` over the same real[] column (PGlite): one function
  * below hides which.
  */
-import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import type { Deps } from '../deps.js';
-import type { Dataset } from './dataset-access.js';
+import { sha256Hex } from '../core/secrets.js';
+import type { Dataset } from './dataset-queries.js';
 import { and, facetCounts, searchConditions, type Facets, type SearchInput } from './search-filters.js';
 import { embedTexts } from './embeddings-client.js';
 
@@ -53,7 +53,7 @@ async function embedMissing(deps: Pick<Deps, 'db' | 'config'>, where: ReturnType
     where ${and(where)}`.execute(deps.db);
   const stale = rows
     .map((d) => ({ id: d.id, text: embeddingText(d), had: d.text_sha256, model: d.model }))
-    .map((d) => ({ ...d, sha: createHash('sha256').update(d.text).digest('hex') }))
+    .map((d) => ({ ...d, sha: sha256Hex(d.text) }))
     .filter((d) => d.had !== d.sha || d.model !== model)
     .slice(0, EMBED_BATCH);
   if (stale.length === 0) return;

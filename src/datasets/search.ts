@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Deps } from '../deps.js';
-import type { Dataset } from './dataset-access.js';
+import type { Dataset } from './dataset-queries.js';
 import { and, facetCounts, searchConditions, type Facets, type SearchInput } from './search-filters.js';
 import { tsqueryText } from './search-query.js';
 import { semanticRanking } from './search-semantic.js';

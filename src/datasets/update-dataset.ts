@@ -7,14 +7,15 @@ import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
-import { findDataset, isAdmin, manageableDataset, type Dataset } from './dataset-access.js';
+import { findDataset, isAdmin, manageableDataset } from './dataset-access.js';
+import { updateDatasetFields, type Dataset } from './dataset-queries.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
 
 export interface DatasetPatch extends DatasetFields {
   visibility?: 'public' | 'private';
 }
 
-export async function updateDataset(deps: Pick<Deps, 'db' | 'hooks' | 'log'>, actor: Actor, id: string, patch: DatasetPatch): Promise<Dataset> {
+export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 'log'>, actor: Actor, id: string, patch: DatasetPatch): Promise<Dataset> {
   const { db } = deps;
   const dataset = await manageableDataset(db, id, actor.user);
   let madePrivate = false;
@@ -37,7 +38,7 @@ export async function updateDataset(deps: Pick<Deps, 'db' | 'hooks' | 'log'>, ac
     ...(madePrivate && { visibility: 'private' as const }),
   };
   if (Object.keys(changes).length > 0) {
-    await db.updateTable('datasets').set({ ...changes, updated_at: new Date() }).where('id', '=', id).execute();
+    await updateDatasetFields(db, id, changes, deps.clock.now());
   }
   if (madePrivate) {
     await audit(db, actor, 'dataset.visibility', id, { from: 'public', to: 'private' });

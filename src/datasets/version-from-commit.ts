@@ -74,7 +74,7 @@ async function hashBlobs(dir: string, files: TreeFile[]): Promise<Map<string, { 
   return hashes;
 }
 
-export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' | 'config'>, datasetId: string, input: VersionFromCommit): Promise<DatasetVersionRow> {
+export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' | 'config' | 'clock'>, datasetId: string, input: VersionFromCommit): Promise<DatasetVersionRow> {
   if (!isSemver(input.version)) throw new NdsError('validation_failed', { details: ['version: a semantic version such as 1.0.0 or 1.1.0-rc.1'] });
   const taken = await deps.db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', input.version).executeTakeFirst();
   if (taken) throw new NdsError('version_exists', { message: `Version ${input.version} of ${datasetId} already exists; a version number is never reused.` });

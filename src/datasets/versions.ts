@@ -8,7 +8,10 @@ import type { Deps } from '../deps.js';
 import type { DatasetVersionRow } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
-import { contentKey, manifestKey, normalizeManifest, serializeManifest, sha256Hex, type ManifestEntry } from './manifest.js';
+import { sha256Hex } from '../core/secrets.js';
+import { readObject } from '../objects/read-object.js';
+import { lockDatasetRow, setLatestVersion } from './dataset-queries.js';
+import { contentKey, manifestKey, normalizeManifest, serializeManifest, type ManifestEntry } from './manifest.js';
 import { compareSemver, isSemver } from './semver.js';
 import { mapLimit } from './uploads.js';
 
@@ -37,7 +40,7 @@ export interface NewVersion {
   createdBy: number;
 }
 
-export async function createVersion(deps: Pick<Deps, 'db' | 'objects'>, datasetId: string, input: NewVersion): Promise<DatasetVersionRow> {
+export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock'>, datasetId: string, input: NewVersion): Promise<DatasetVersionRow> {
   if (!isSemver(input.version)) throw new NdsError('validation_failed', { details: ['version: a semantic version such as 1.0.0 or 1.1.0-rc.1'] });
   const manifest = normalizeManifest(input.manifest);
   const missing = await missingContent(deps, datasetId, manifest);
@@ -51,7 +54,7 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects'>, datasetI
   const manifestSha = sha256Hex(bytes);
   const size = manifest.reduce((s, e) => s + e.size, 0);
   return deps.db.transaction().execute(async (trx) => {
-    await trx.selectFrom('datasets').select('id').where('id', '=', datasetId).forUpdate().executeTakeFirstOrThrow();
+    await lockDatasetRow(trx, datasetId);
     const taken = await trx.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', input.version).executeTakeFirst();
     if (taken) throw new NdsError('version_exists', { message: `Version ${input.version} of ${datasetId} already exists; a version number is never reused.` });
     // Written while the row lock is held, so a losing creation can never overwrite the winner's manifest.
@@ -66,7 +69,7 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects'>, datasetI
         throw err;
       });
     const latest = await latestVersion(trx, datasetId);
-    await trx.updateTable('datasets').set({ latest_version: latest.version, size_bytes: Number(latest.size_bytes), updated_at: new Date() }).where('id', '=', datasetId).execute();
+    await setLatestVersion(trx, datasetId, { version: latest.version, sizeBytes: Number(latest.size_bytes) }, deps.clock.now());
     return row;
   });
 }
@@ -89,11 +92,8 @@ export async function findVersion(db: Kysely<Database>, datasetId: string, versi
 
 /** The stored manifest of a version, checked against the hash recorded at creation. */
 export async function readManifest(deps: Pick<Deps, 'objects'>, row: DatasetVersionRow): Promise<ManifestEntry[]> {
-  const found = await deps.objects.get(manifestKey(row.dataset_id, row.version));
-  if (!found) throw new Error(`manifest of ${row.dataset_id} ${row.version} is missing from the object store`);
-  const chunks: Buffer[] = [];
-  for await (const c of found.body) chunks.push(c as Buffer);
-  const bytes = Buffer.concat(chunks);
+  const bytes = await readObject(deps.objects, manifestKey(row.dataset_id, row.version));
+  if (!bytes) throw new Error(`manifest of ${row.dataset_id} ${row.version} is missing from the object store`);
   if (sha256Hex(bytes) !== row.manifest_sha256) throw new Error(`manifest of ${row.dataset_id} ${row.version} does not match its recorded sha256`);
   return JSON.parse(bytes.toString('utf8')) as ManifestEntry[];
 }

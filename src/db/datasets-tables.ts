@@ -56,6 +56,18 @@ export interface DatasetVersionsTable {
   size_bytes: ColumnType<number, number, number>;
 }
 
+/** What a Zarr index tells about the recordings (datasets/search-fields.ts), stored under `metadata.recording`. */
+export interface RecordingFacts {
+  n_recordings: number;
+  modalities: string[];
+  tasks: string[];
+  sampling_rates: number[];
+  channel_counts: number[];
+  trial_types: string[];
+  n_subjects: number;
+  source_commit: string | null;
+}
+
 export interface DatasetsTables {
   datasets: DatasetsTable;
   dataset_versions: DatasetVersionsTable;

@@ -28,6 +28,8 @@ export interface ConvertRecordingOptions {
   onProgress?: (fraction: number) => void;
   /** Lists a folder of the BIDS tree (default: the real folder, cached). */
   lister?: DirectoryLister;
+  /** The time written as the store's `created_utc`; the system clock when left out. */
+  now?: () => Date;
 }
 
 export async function convertRecording(options: ConvertRecordingOptions): Promise<StoreSummary> {
@@ -76,6 +78,7 @@ export async function convertRecording(options: ConvertRecordingOptions): Promis
       rootExtras,
       ...(options.codec ? { codec: options.codec } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.now ? { now: options.now } : {}),
     });
   } finally {
     await reader.close();

@@ -8,7 +8,8 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FolderSink } from './zarr/folder-sink.js';
 import type { ChunkCodec } from './zarr/chunk-codec.js';
-import { buildStoreIndex, type IndexFailure, type IndexStore } from './zarr/store-index.js';
+import { systemClock } from '../core/clock.js';
+import { buildStoreIndex, serializeStoreIndex, type IndexFailure, type IndexStore, type StoreIndex } from './zarr/store-index.js';
 import { convertRecording, failureOf } from './convert-recording.js';
 import { findRecordings, zarrPathFor } from './bids/find-recordings.js';
 import { folderLister } from './bids/sidecar-files.js';
@@ -24,7 +25,7 @@ export interface FolderConversion {
   stores: IndexStore[];
   failures: IndexFailure[];
   /** The index written to `<out>/index.json` (BIDS trees only). */
-  index?: Record<string, unknown>;
+  index?: StoreIndex;
 }
 
 export async function convertFileToFolder(file: string, out: string, events: ConvertEvents = {}, codec?: ChunkCodec): Promise<FolderConversion> {
@@ -45,7 +46,7 @@ export async function convertBidsTreeToFolder(root: string, out: string, events:
   );
   const index = buildStoreIndex({ datasetId: basename(absoluteRoot), contractBase: null, dataBase: null, sourceCommit: null, ...result });
   await mkdir(out, { recursive: true });
-  await writeFile(join(out, 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
+  await writeFile(join(out, 'index.json'), serializeStoreIndex(index));
   return { ...result, index };
 }
 
@@ -68,7 +69,7 @@ async function collect(
       const summary = await convert(item, new FolderSink(staging), (fraction) => events.onProgress?.(item.path, fraction));
       await rm(target, { recursive: true, force: true });
       await rename(staging, target);
-      const store = { path: item.path, zarr: item.zarr, updated_utc: new Date().toISOString(), summary };
+      const store = { path: item.path, zarr: item.zarr, updated_utc: systemClock.now().toISOString(), summary };
       stores.push(store);
       events.onDone?.(item.path, { ok: true, store });
     } catch (err) {

@@ -9,6 +9,7 @@
  */
 import { contentRange, parseSingleRange } from '../objects/byte-range.js';
 import type { ObjectInfo } from '../objects/object-store.js';
+import { readBody } from '../objects/read-object.js';
 import { systemClock } from '../core/clock.js';
 import type { Deps } from '../deps.js';
 import { OriginPolicy } from './cors.js';
@@ -161,9 +162,7 @@ export class Gateway {
       body.destroy();
       return answerFromStore(info, object, req, cors, (range) => objects.get(object.key, range));
     }
-    const chunks: Buffer[] = [];
-    for await (const chunk of body) chunks.push(chunk as Buffer);
-    const entry = cachedObject(Buffer.concat(chunks), info.etag, objectHeaders(info, object.path));
+    const entry = cachedObject(await readBody(body), info.etag, objectHeaders(info, object.path));
     if (entry.body.length !== info.size) throw new Error(`object ${object.key} changed while it was read`);
     if (generation === this.#dropGeneration) await this.cache.set(object.datasetId, object.key, entry, ttlMs);
     return answerFromBytes(entry, req, cors, 'MISS');

@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
+import { datasetVisibility } from '../datasets/dataset-queries.js';
 
 const TTL_MS = 60_000;
 const MAX_REMEMBERED = 10_000;
@@ -27,13 +28,9 @@ export class VisibilityGate {
     const inFlight = this.#pending.get(datasetId);
     if (inFlight) return inFlight;
     const generation = this.#generation;
-    const query = this.#db
-      .selectFrom('datasets')
-      .select('visibility')
-      .where('id', '=', datasetId)
-      .executeTakeFirst()
-      .then((row) => {
-        const isPublic = row?.visibility === 'public';
+    const query = datasetVisibility(this.#db, datasetId)
+      .then((visibility) => {
+        const isPublic = visibility === 'public';
         // A `forget` while the query ran means its answer may already be stale: use it once, keep it not.
         if (generation === this.#generation) {
           if (this.#answers.size >= MAX_REMEMBERED) this.#answers.clear();

@@ -18,6 +18,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { sha256Hex } from '../core/secrets.js';
 import {
   checkObjectKey,
   ContentMismatchError,
@@ -239,10 +240,6 @@ export class S3ObjectStore implements ObjectStore {
 function checkContent(options: PutOptions, size: number, sha256: string | undefined): void {
   if (options.contentLength !== undefined && size !== options.contentLength) throw new ContentMismatchError({ size: options.contentLength }, { size, sha256 });
   if (options.sha256 !== undefined && sha256 !== options.sha256.toLowerCase()) throw new ContentMismatchError({ sha256: options.sha256 }, { size, sha256 });
-}
-
-function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 function isNotFound(err: unknown): boolean {

@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { assertAccountUsable } from '../accounts/account-gates.js';
 import { findApiKey, listLiveApiKeys, mintApiKey, presentApiKey, revokeApiKey } from '../accounts/api-keys.js';
-import { presentUser, requestUploadAccess } from '../accounts/users.js';
+import { presentUser, recordUploadAccessRequest } from '../accounts/users.js';
 import { NdsError } from '../core/errors.js';
 import { callerOf } from '../http/auth.js';
 import { jsonResponse } from '../http/openapi-helpers.js';
@@ -101,7 +101,7 @@ export const accountRoutes: Route[] = [
     responses: { 200: jsonResponse(UserSchema, 'The user, with the request recorded') },
     handler: async (c) => {
       const { db, clock } = c.var.deps;
-      return c.json(presentUser(await requestUploadAccess(db, callerOf(c).user, clock.now())), 200);
+      return c.json(presentUser(await recordUploadAccessRequest(db, callerOf(c).user, clock.now())), 200);
     },
   }),
 ];

@@ -82,7 +82,7 @@ export const adminRoutes: Route[] = [
     access: 'admin',
     params: Username,
     responses: { 200: jsonResponse(AdminUser, 'Approved') },
-    handler: async (c, { params }) => c.json(presentAdminUser(await approveUser(c.var.deps.db, actorOf(c), params.username)), 200),
+    handler: async (c, { params }) => c.json(presentAdminUser(await approveUser(c.var.deps.db, actorOf(c), params.username, c.var.deps.clock.now())), 200),
   }),
 
   route({
@@ -93,7 +93,7 @@ export const adminRoutes: Route[] = [
     params: Username,
     responses: { 200: jsonResponse(AdminUser.extend({ keys_revoked: z.number().int() }), 'Revoked') },
     handler: async (c, { params }) => {
-      const { user, keysRevoked } = await revokeUser(c.var.deps.db, actorOf(c), params.username);
+      const { user, keysRevoked } = await revokeUser(c.var.deps.db, actorOf(c), params.username, c.var.deps.clock.now());
       return c.json({ ...presentAdminUser(user), keys_revoked: keysRevoked }, 200);
     },
   }),
@@ -106,7 +106,7 @@ export const adminRoutes: Route[] = [
     params: Username,
     body: { schema: z.object({ kind: Kind, expected_kind: Kind.optional() }) },
     responses: { 200: jsonResponse(AdminUser, 'Changed') },
-    handler: async (c, { params, body }) => c.json(presentAdminUser(await changeUserKind(c.var.deps.db, actorOf(c), params.username, body.kind, body.expected_kind)), 200),
+    handler: async (c, { params, body }) => c.json(presentAdminUser(await changeUserKind(c.var.deps.db, actorOf(c), params.username, body.kind, body.expected_kind, c.var.deps.clock.now())), 200),
   }),
 
   route({

@@ -9,10 +9,10 @@ import { NdsError } from '../core/errors.js';
 import { jsonResponse } from '../http/openapi-helpers.js';
 import { readBodyBytes } from '../http/request-input.js';
 import { route, type Route } from '../http/route.js';
-import { findDatasetByRepository } from '../conversion/dataset-lookup.js';
+import { findDatasetByRepository } from '../datasets/dataset-queries.js';
 import { dispatchConversion } from '../conversion/dispatch.js';
-import { latestJobs } from '../conversion/job-queue.js';
 import { decidePush, repositoryKeys, type PushPayload } from '../conversion/push-rule.js';
+import { regenerateZarr, zarrStatus, zarrSweepList } from '../conversion/zarr-administration.js';
 import { recordZarrReady } from '../conversion/zarr-ready.js';
 
 const ZarrReadyBody = z
@@ -99,9 +99,7 @@ export const conversionRoutes: Route[] = [
     body: { schema: z.object({ full: z.boolean().default(false), ref: z.string().max(200).default('main') }), optional: true },
     responses: { 202: jsonResponse(z.object({ dispatched: z.literal(true), mode: z.enum(['local', 'github']), job_id: z.number().optional(), coalesced: z.boolean().optional() }), 'Dispatched') },
     handler: async (c, { params, body }) => {
-      const exists = await c.var.deps.db.selectFrom('datasets').select('id').where('id', '=', params.id).executeTakeFirst();
-      if (!exists) throw new NdsError('dataset_not_found');
-      const result = await dispatchConversion(c.var.deps, { datasetId: params.id, ref: body?.ref ?? 'main', full: body?.full ?? false, reason: 'regenerate' });
+      const result = await regenerateZarr(c.var.deps, params.id, { ref: body?.ref ?? 'main', full: body?.full ?? false });
       return c.json({ dispatched: true as const, ...result }, 202);
     },
   }),
@@ -114,15 +112,7 @@ export const conversionRoutes: Route[] = [
     params: DatasetId,
     responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'Status') },
     handler: async (c, { params }) => {
-      const { id } = params;
-      const { db } = c.var.deps;
-      const d = await db
-        .selectFrom('datasets')
-        .select(['id', 'visibility', 'zarr_status', 'zarr_converted_at', 'zarr_store_count', 'zarr_index_etag', 'zarr_source_commit'])
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (!d) throw new NdsError('dataset_not_found');
-      const jobs = await latestJobs(db, id);
+      const { state: d, jobs } = await zarrStatus(c.var.deps, params.id);
       return c.json(
         {
           dataset_id: d.id,
@@ -159,9 +149,7 @@ export const conversionRoutes: Route[] = [
       200: jsonResponse(z.object({ datasets: z.array(z.object({ id: z.string(), visibility: z.string(), zarr_status: z.string().nullable(), zarr_source_commit: z.string().nullable() })) }), 'Datasets'),
     },
     handler: async (c, { query }) => {
-      let q = c.var.deps.db.selectFrom('datasets').select(['id', 'visibility', 'zarr_status', 'zarr_source_commit']).orderBy('id');
-      if (query.visibility !== 'all') q = q.where('visibility', '=', query.visibility);
-      return c.json({ datasets: await q.execute() }, 200);
+      return c.json({ datasets: await zarrSweepList(c.var.deps, query.visibility) }, 200);
     },
   }),
 ];

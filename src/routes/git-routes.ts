@@ -13,7 +13,8 @@ import { clientIp } from '../http/client-ip.js';
 import { NdsError } from '../core/errors.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
 import { afterPush } from '../conversion/after-push.js';
-import { ensureRepository, mainHead } from '../datasets/hosted-repository.js';
+import { findDatasetRow } from '../datasets/dataset-queries.js';
+import { mainHead, repositoryForPush } from '../datasets/hosted-repository.js';
 import { repositoryDir } from '../git/repository-dir.js';
 import { existsSync } from 'node:fs';
 
@@ -58,7 +59,7 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   const m = REPO.exec(c.req.path);
   if (!m) throw new NdsError('not_found', { message: 'Repositories live at /git/<dataset id>.git.' });
   const [, datasetId, rest = '/'] = m;
-  const { db, config } = c.var.deps;
+  const { config } = c.var.deps;
   const query = new URL(c.req.url).search.slice(1);
   const pushing = rest === '/git-receive-pack' || /(^|&)service=git-receive-pack(&|$)/.test(query);
 
@@ -69,7 +70,7 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
     if (err instanceof NdsError && err.status === 401) return challenge(err.message);
     throw err;
   }
-  const dataset = await db.selectFrom('datasets').select(['id', 'owner_id', 'visibility', 'source_repo']).where('id', '=', datasetId).executeTakeFirst();
+  const dataset = await findDatasetRow(c.var.deps.db, datasetId);
   const isOwner = !!user && !!dataset && dataset.owner_id === user.id;
   const canRead = !!dataset && (dataset.visibility === 'public' || isOwner || (!!user && hasRole(user, 'admin')));
   if (!dataset || !canRead) {
@@ -84,8 +85,7 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
 
   let dir = repositoryDir(config.gitDir, datasetId);
   if (pushing) {
-    dir = await ensureRepository(config.gitDir, datasetId);
-    if (!dataset.source_repo) await db.updateTable('datasets').set({ source_repo: dir }).where('id', '=', datasetId).execute();
+    dir = await repositoryForPush(c.var.deps, dataset);
   } else if (!existsSync(dir)) {
     throw new NdsError('not_found', { message: 'This dataset has no hosted repository yet; push to create it.' });
   }

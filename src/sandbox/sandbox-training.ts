@@ -8,16 +8,10 @@ import type { Actor } from '../accounts/admin-users.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
+import { listSandboxDatasets, type SandboxDatasetSummary } from '../datasets/dataset-queries.js';
 import { deleteDataset } from '../datasets/delete-dataset.js';
 
 export type SandboxState = 'not_started' | 'in_progress' | 'completed';
-
-export interface SandboxDatasetSummary {
-  id: string;
-  name: string;
-  latest_version: string | null;
-  zarr_status: string | null;
-}
 
 export interface SandboxStatus {
   status: SandboxState;
@@ -25,16 +19,6 @@ export interface SandboxStatus {
   datasets: SandboxDatasetSummary[];
   /** What is left to do, in a sentence; null once completed. */
   next_step: string | null;
-}
-
-async function sandboxDatasets(deps: Pick<Deps, 'db'>, userId: number): Promise<SandboxDatasetSummary[]> {
-  return deps.db
-    .selectFrom('datasets')
-    .select(['id', 'name', 'latest_version', 'zarr_status'])
-    .where('owner_id', '=', userId)
-    .where('sandbox', '=', true)
-    .orderBy('id')
-    .execute();
 }
 
 /** A sandbox dataset that counts for completion: it has a version, and its Zarr copy, if any was started, is ready. */
@@ -52,13 +36,13 @@ function nextStep(datasets: SandboxDatasetSummary[]): string {
 
 export async function sandboxStatus(deps: Pick<Deps, 'db'>, user: User): Promise<SandboxStatus> {
   const fresh = await deps.db.selectFrom('users').select('sandbox_completed_at').where('id', '=', user.id).executeTakeFirstOrThrow();
-  const datasets = await sandboxDatasets(deps, user.id);
+  const datasets = await listSandboxDatasets(deps.db, user.id);
   if (fresh.sandbox_completed_at) return { status: 'completed', completed_at: fresh.sandbox_completed_at, datasets, next_step: null };
   return { status: datasets.length ? 'in_progress' : 'not_started', completed_at: null, datasets, next_step: nextStep(datasets) };
 }
 
 /** Marks the training complete; 409 `conflict` saying what is missing when no sandbox dataset qualifies. Idempotent. */
-export async function completeSandbox(deps: Pick<Deps, 'db'>, user: User): Promise<SandboxStatus> {
+export async function completeSandbox(deps: Pick<Deps, 'db' | 'clock'>, user: User): Promise<SandboxStatus> {
   const current = await sandboxStatus(deps, user);
   if (current.status === 'completed') return current;
   if (!current.datasets.some(finished)) {
@@ -68,14 +52,15 @@ export async function completeSandbox(deps: Pick<Deps, 'db'>, user: User): Promi
       extra: { status: current.status },
     });
   }
-  await deps.db.updateTable('users').set({ sandbox_completed_at: new Date(), updated_at: new Date() }).where('id', '=', user.id).where('sandbox_completed_at', 'is', null).execute();
+  const now = deps.clock.now();
+  await deps.db.updateTable('users').set({ sandbox_completed_at: now, updated_at: now }).where('id', '=', user.id).where('sandbox_completed_at', 'is', null).execute();
   return sandboxStatus(deps, user);
 }
 
 /** Forgets the completion and deletes the account's sandbox datasets with their objects. */
-export async function resetSandbox(deps: Pick<Deps, 'db' | 'objects' | 'hooks' | 'log' | 'config'>, actor: Actor): Promise<SandboxStatus & { deleted: string[] }> {
-  const datasets = await sandboxDatasets(deps, actor.user.id);
+export async function resetSandbox(deps: Pick<Deps, 'db' | 'objects' | 'hooks' | 'log' | 'config' | 'clock'>, actor: Actor): Promise<SandboxStatus & { deleted: string[] }> {
+  const datasets = await listSandboxDatasets(deps.db, actor.user.id);
   for (const d of datasets) await deleteDataset(deps, actor, d.id);
-  await deps.db.updateTable('users').set({ sandbox_completed_at: null, updated_at: new Date() }).where('id', '=', actor.user.id).execute();
+  await deps.db.updateTable('users').set({ sandbox_completed_at: null, updated_at: deps.clock.now() }).where('id', '=', actor.user.id).execute();
   return { ...(await sandboxStatus(deps, actor.user)), deleted: datasets.map((d) => d.id) };
 }

@@ -1,5 +1,5 @@
 /** Static assets of the pages: one small stylesheet, served with a content hash as its ETag. */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../core/secrets.js';
 import { route, type Route } from '../http/route.js';
 
 
@@ -38,7 +38,7 @@ dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
 `.trimStart();
 
-const ETAG = `"${createHash('sha256').update(CSS).digest('hex').slice(0, 16)}"`;
+const ETAG = `"${sha256Hex(CSS).slice(0, 16)}"`;
 
 export const assetRoutes: Route[] = [
   route({

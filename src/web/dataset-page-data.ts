@@ -2,16 +2,16 @@
 import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { canSee, datasetsWithOwner, findDataset, type Dataset } from '../datasets/dataset-access.js';
+import { canSee, findDataset } from '../datasets/dataset-access.js';
+import { listRecentVisibleDatasets, type Dataset } from '../datasets/dataset-queries.js';
+import type { StoreIndex } from '../formats/zarr/store-index.js';
+import { readStoreIndex } from '../formats/zarr/store-index-object.js';
 import type { ObjectStore } from '../objects/object-store.js';
+import { readObject } from '../objects/read-object.js';
 
 /** Public datasets and the user's own, newest first (at most `limit`). */
-export async function listPageDatasets(db: Kysely<Database>, user: User | undefined, limit = 200): Promise<Dataset[]> {
-  let query = datasetsWithOwner(db);
-  query = user
-    ? query.where((eb) => eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', user.id)]))
-    : query.where('datasets.visibility', '=', 'public');
-  return query.orderBy('datasets.created_at', 'desc').orderBy('datasets.id', 'desc').limit(limit).execute();
+export function listPageDatasets(db: Kysely<Database>, user: User | undefined, limit = 200): Promise<Dataset[]> {
+  return listRecentVisibleDatasets(db, user?.id, limit);
 }
 
 /** The dataset when `user` may see it; undefined otherwise (the page answers 404 either way). */
@@ -20,23 +20,14 @@ export async function findPageDataset(db: Kysely<Database>, id: string, user: Us
   return dataset && canSee(user, dataset) ? dataset : undefined;
 }
 
-export interface IndexRecording {
-  path: string;
-  zarr: string;
-  modalities: string[];
-  groups: Array<{ name: string; rate: number; n_channels: number; n_samples: number; duration_s: number }>;
-  n_events: number;
-}
-
-export interface ZarrIndex {
-  stores: IndexRecording[];
-  failures: Array<{ path: string; code: string; reason: string }>;
-}
-
-/** `<id>/zarr/index.json` (CONTRACT §4), or undefined when the dataset has no Zarr copy yet. */
-export async function readZarrIndex(objects: ObjectStore, id: string): Promise<ZarrIndex | undefined> {
-  const index = (await readJson(objects, `${id}/zarr/index.json`)) as Partial<ZarrIndex> | undefined;
-  return index ? { stores: index.stores ?? [], failures: index.failures ?? [] } : undefined;
+/** `<id>/zarr/index.json` (CONTRACT §4), or undefined when the dataset has no Zarr copy yet or a damaged one. */
+export async function readZarrIndex(objects: ObjectStore, id: string): Promise<StoreIndex | undefined> {
+  try {
+    return await readStoreIndex(objects, id);
+  } catch (err) {
+    if (err instanceof SyntaxError) return undefined;
+    throw err;
+  }
 }
 
 /** Zarr metadata documents of one store, by key inside the store (`zarr.json`, `eeg_256hz/0/zarr.json`). */
@@ -70,12 +61,10 @@ export async function readStoreMetadata(objects: ObjectStore, id: string, zarr: 
 }
 
 async function readJson(objects: ObjectStore, key: string): Promise<unknown> {
-  const object = await objects.get(key);
-  if (!object) return undefined;
-  const parts: Buffer[] = [];
-  for await (const part of object.body) parts.push(part as Buffer);
+  const bytes = await readObject(objects, key);
+  if (!bytes) return undefined;
   try {
-    return JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
+    return JSON.parse(bytes.toString('utf8')) as unknown;
   } catch {
     return undefined;
   }

@@ -1,6 +1,7 @@
 /** HTML of the dataset pages: the list, and a dataset's details with its recordings and the viewer. */
-import type { Dataset } from '../datasets/dataset-access.js';
-import type { IndexRecording, StoreMetadata, ZarrIndex } from './dataset-page-data.js';
+import type { Dataset } from '../datasets/dataset-queries.js';
+import type { StoreIndex, StoreIndexEntry } from '../formats/zarr/store-index.js';
+import type { StoreMetadata } from './dataset-page-data.js';
 import { html, SafeHtml } from './html.js';
 import { viewerScriptPath } from './viewer-bundle.js';
 
@@ -31,10 +32,10 @@ export function datasetListBody(datasets: Dataset[]): SafeHtml {
 
 export interface DatasetPageInput {
   dataset: Dataset;
-  index: ZarrIndex | undefined;
+  index: StoreIndex | undefined;
   /** The dataset's Zarr copy through the gateway. */
   zarrBase: string;
-  selected: IndexRecording | undefined;
+  selected: StoreIndexEntry | undefined;
   /** The channel group shown first (`?group=`, else the recording's first). */
   group?: string | undefined;
   /** The selected store's metadata for that group, embedded so the viewer skips those requests. */
@@ -60,7 +61,7 @@ ${index && selected && d.visibility === 'public' ? viewerSection(input, index, s
 ${index && d.visibility !== 'public' ? html`<p class="muted">The signal viewer reads through the public gateway: it appears here once the dataset is public.</p>` : ''}`;
 }
 
-function recordingsSection(index: ZarrIndex, selected: IndexRecording | undefined): SafeHtml {
+function recordingsSection(index: StoreIndex, selected: StoreIndexEntry | undefined): SafeHtml {
   return html`<h2>Recordings</h2>
 <table class="recordings">
 <thead><tr><th>Recording</th><th>Channels</th><th>Rate</th><th>Duration</th><th>Events</th></tr></thead>
@@ -73,7 +74,7 @@ function recordingsSection(index: ZarrIndex, selected: IndexRecording | undefine
 ${index.failures.length ? html`<p class="muted">${index.failures.length} recording(s) could not be converted: ${index.failures.map((f) => `${f.path} (${f.code})`).join('; ')}.</p>` : ''}`;
 }
 
-function viewerSection(input: DatasetPageInput, index: ZarrIndex, selected: IndexRecording): SafeHtml {
+function viewerSection(input: DatasetPageInput, index: StoreIndex, selected: StoreIndexEntry): SafeHtml {
   const config = {
     zarrBase: input.zarrBase,
     recordings: index.stores.map((s) => ({ zarr: s.zarr, path: s.path })),

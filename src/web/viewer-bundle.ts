@@ -4,10 +4,10 @@
  * the entry, so a page loads only the codec its store uses; `viewerPreloads` names the files a page should
  * fetch early for a store's codecs.
  */
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sha256Hex } from '../core/secrets.js';
 import { route, type Route } from '../http/route.js';
 import { NdsError } from '../core/errors.js';
 
@@ -73,7 +73,7 @@ async function buildBundle(): Promise<Bundle> {
   const assets = new Map<string, Asset>();
   for (const file of result.outputFiles) {
     const code = file.text;
-    assets.set(`/assets${file.path.slice(outdir.length)}`, { code, etag: `"${createHash('sha256').update(code).digest('hex').slice(0, 32)}"` });
+    assets.set(`/assets${file.path.slice(outdir.length)}`, { code, etag: `"${sha256Hex(code).slice(0, 32)}"` });
   }
   // Metafile output paths are relative to the working directory; their file names are what URLs use.
   const url = (output: string) => `/assets/${output.slice(output.lastIndexOf('/') + 1)}`;

@@ -226,7 +226,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
     before(async () => {
       const username = unique('pw');
       passwordUser = { username, email: `${username}@example.org` };
-      await createUser(server.deps.db, { ...passwordUser, status: 'verified', passwordHash: await hashPassword('correct horse') });
+      await createUser(server.deps.db, { ...passwordUser, status: 'verified', passwordHash: await hashPassword('correct horse') }, server.deps.clock.now());
     });
 
     it('signs in by username or by email address', async () => {
@@ -250,7 +250,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
 
     it('a pending account gets a session (to finish verification) but a revoked one is refused', async () => {
       const pending = unique('pend');
-      await createUser(server.deps.db, { username: pending, email: `${pending}@example.org`, status: 'pending', passwordHash: await hashPassword('pending pass') });
+      await createUser(server.deps.db, { username: pending, email: `${pending}@example.org`, status: 'pending', passwordHash: await hashPassword('pending pass') }, server.deps.clock.now());
       const res = await post('/auth/password/login', { login: pending, password: 'pending pass' });
       assert.equal(res.status, 200);
       assert.equal((await res.json()).user.status, 'pending');
@@ -260,7 +260,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
       assert.equal((await keys.json()).error, 'account_pending');
 
       const revoked = unique('rev');
-      await createUser(server.deps.db, { username: revoked, email: `${revoked}@example.org`, status: 'revoked', passwordHash: await hashPassword('revoked pass') });
+      await createUser(server.deps.db, { username: revoked, email: `${revoked}@example.org`, status: 'revoked', passwordHash: await hashPassword('revoked pass') }, server.deps.clock.now());
       const refused = await post('/auth/password/login', { login: revoked, password: 'revoked pass' });
       assert.equal(refused.status, 403);
       assert.equal((await refused.json()).error, 'account_revoked');
@@ -268,7 +268,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
 
     it('ten wrong passwords for one name lock that name for 15 minutes', async () => {
       const name = unique('locked');
-      await createUser(server.deps.db, { username: name, email: `${name}@example.org`, status: 'verified', passwordHash: await hashPassword('the right one') });
+      await createUser(server.deps.db, { username: name, email: `${name}@example.org`, status: 'verified', passwordHash: await hashPassword('the right one') }, server.deps.clock.now());
       for (let i = 0; i < 10; i++) assert.equal((await post('/auth/password/login', { login: name, password: `wrong ${i}` })).status, 401);
       const locked = await post('/auth/password/login', { login: name, password: 'the right one' });
       assert.equal(locked.status, 429);
@@ -342,7 +342,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
 
     it('a next that leaves the site is replaced by /account', async () => {
       const name = unique('nextpw');
-      await createUser(server.deps.db, { username: name, email: `${name}@example.org`, status: 'verified', passwordHash: await hashPassword('next password') });
+      await createUser(server.deps.db, { username: name, email: `${name}@example.org`, status: 'verified', passwordHash: await hashPassword('next password') }, server.deps.clock.now());
       for (const next of ['//evil.example/x', 'https://evil.example', '/\\evil.example', 'javascript:alert(1)']) {
         const res = await post('/auth/password/login', { login: name, password: 'next password', next }, { form: true });
         assert.equal(res.status, 303);

@@ -25,7 +25,7 @@ export async function createAccount(
     status: options.status ?? 'approved',
     role: options.role ?? 'member',
     kind: options.kind ?? 'person',
-  });
+  }, server.deps.clock.now());
   // Keys for non-usable statuses are minted anyway: tests check how they are refused.
   const { apiKey } = await mintApiKey(server.deps.db, user.id, 'test', 'admin');
   return { user, key: apiKey, api: (p, init) => apiFetch(server, p, apiKey, init) };

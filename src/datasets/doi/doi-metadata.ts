@@ -1,5 +1,5 @@
 /** DataCite metadata (schema 4, JSON:API attributes) of a dataset or one of its versions. */
-import type { Dataset } from '../dataset-access.js';
+import type { Dataset } from '../dataset-queries.js';
 
 export interface DoiAttributes {
   titles: Array<{ title: string }>;

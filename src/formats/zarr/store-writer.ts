@@ -4,6 +4,7 @@
  * written as they fill; every zarr.json is written after the data, the root one last, so a store whose
  * root metadata is present is complete.
  */
+import { systemClock } from '../../core/clock.js';
 import type { Annotation, ChannelInfo, RecordingReader } from '../types.js';
 import { EmptyRecordingError } from '../conversion-errors.js';
 import { ZstdChunkCodec, type ChunkCodec } from './chunk-codec.js';
@@ -47,6 +48,7 @@ export interface WriteStoreOptions {
   codec?: ChunkCodec;
   /** Called after each block with the fraction of samples written. */
   onProgress?: (fraction: number) => void;
+  /** The time written as the store's `created_utc`; the system clock when left out. */
   now?: () => Date;
 }
 
@@ -183,7 +185,7 @@ export async function writeStore(reader: RecordingReader, target: StoreSink, opt
       sidecar,
       channel_groups: summaries.map((s) => ({ ...s, labels: groups.find((g) => g.writer.name === s.name)!.writer.channelIndices.map((i) => channels[i]!.label) })),
       converter: { name: converterName, version: converterVersion },
-      created_utc: (options.now?.() ?? new Date()).toISOString(),
+      created_utc: (options.now ?? systemClock.now)().toISOString(),
       ...(flags.length > 0 ? { flags } : {}),
       ...options.rootExtras,
     }),

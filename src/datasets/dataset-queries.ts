@@ -1,0 +1,223 @@
+/**
+ * Every read and write of `datasets` rows: the one module that queries the table, so its columns, locks and
+ * timestamps are handled in one place (`test/architecture/table-owners.test.ts` holds the rest of `src/`
+ * to it; only the search SQL of `search*.ts` composes its own queries over it). Each function takes `db`
+ * first, and a transaction is a `db`, so the caller decides what runs together. Writes that move
+ * `updated_at` take `now` from the caller's clock.
+ */
+import { sql, type Insertable, type Kysely } from 'kysely';
+import type { DatasetRow, DatasetsTable, RecordingFacts, Visibility, ZarrStatus } from '../db/datasets-tables.js';
+import type { Database } from '../db/types.js';
+
+/** A dataset row with its owner's username, as the API's dataset queries return it. */
+export type Dataset = DatasetRow & { owner_username: string };
+
+function datasetsWithOwner(db: Kysely<Database>) {
+  return db.selectFrom('datasets').innerJoin('users', 'users.id', 'datasets.owner_id').selectAll('datasets').select('users.username as owner_username');
+}
+
+export function findDatasetWithOwner(db: Kysely<Database>, id: string): Promise<Dataset | undefined> {
+  return datasetsWithOwner(db).where('datasets.id', '=', id).executeTakeFirst();
+}
+
+export function findDatasetRow(db: Kysely<Database>, id: string): Promise<DatasetRow | undefined> {
+  return db.selectFrom('datasets').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function datasetExists(db: Kysely<Database>, id: string): Promise<boolean> {
+  return (await db.selectFrom('datasets').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+/** The dataset's visibility; `undefined` when there is no such dataset. */
+export async function datasetVisibility(db: Kysely<Database>, id: string): Promise<Visibility | undefined> {
+  return (await db.selectFrom('datasets').select('visibility').where('id', '=', id).executeTakeFirst())?.visibility;
+}
+
+/**
+ * Locks the dataset's row until the transaction `trx` ends, so writers of one dataset's versions queue up.
+ * Throws when there is no such dataset.
+ */
+export async function lockDatasetRow(trx: Kysely<Database>, id: string): Promise<void> {
+  await trx.selectFrom('datasets').select('id').where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+}
+
+/** Pages of datasets, newest id first: `owned` ones of `viewerId`, or `visible` ones (public or theirs). */
+export function listDatasetRows(db: Kysely<Database>, options: { scope: 'visible' | 'owned'; viewerId: number | undefined; beforeId?: string; limit: number }): Promise<Dataset[]> {
+  const { viewerId } = options;
+  let q = datasetsWithOwner(db);
+  if (options.scope === 'owned') {
+    q = q.where('datasets.owner_id', '=', viewerId ?? -1);
+  } else {
+    q = q.where((eb) => (viewerId !== undefined ? eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', viewerId)]) : eb('datasets.visibility', '=', 'public')));
+  }
+  if (options.beforeId) q = q.where('datasets.id', '<', options.beforeId);
+  return q.orderBy('datasets.id', 'desc').limit(options.limit).execute();
+}
+
+/** Public datasets and `viewerId`'s own, most recently created first (the dataset pages). */
+export function listRecentVisibleDatasets(db: Kysely<Database>, viewerId: number | undefined, limit: number): Promise<Dataset[]> {
+  const q = datasetsWithOwner(db);
+  const visible =
+    viewerId !== undefined ? q.where((eb) => eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', viewerId)])) : q.where('datasets.visibility', '=', 'public');
+  return visible.orderBy('datasets.created_at', 'desc').orderBy('datasets.id', 'desc').limit(limit).execute();
+}
+
+/** Datasets whose `source_repo` ends in `/<repo>`, `/<repo>.git` or `:<repo>.git` (`repo` is `owner/name`), by id. */
+export function findDatasetsBySourceRepo(db: Kysely<Database>, repo: string): Promise<Dataset[]> {
+  const tail = escapeLike(repo);
+  return datasetsWithOwner(db)
+    .where((eb) => eb.or([eb('datasets.source_repo', 'like', `%/${tail}`), eb('datasets.source_repo', 'like', `%/${tail}.git`), eb('datasets.source_repo', 'like', `%:${tail}.git`)]))
+    .orderBy('datasets.id')
+    .execute();
+}
+
+/** Datasets that list `externalId` among their external ids, by id. */
+export function findDatasetsByExternalId(db: Kysely<Database>, externalId: string): Promise<Dataset[]> {
+  return datasetsWithOwner(db)
+    .where((eb) => eb(eb.val(externalId), '=', eb.fn.any('datasets.external_ids')))
+    .orderBy('datasets.id')
+    .execute();
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** The id of a dataset (other than `exceptId`) that already claims `externalId`; `undefined` when none does. */
+export async function datasetClaimingExternalId(db: Kysely<Database>, externalId: string, exceptId: string | undefined): Promise<string | undefined> {
+  let q = db.selectFrom('datasets').select('id').where((eb) => eb(eb.val(externalId), '=', eb.fn.any('external_ids')));
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  return (await q.executeTakeFirst())?.id;
+}
+
+/** The dataset whose `source_repo` or `external_ids` names one of `keys` (already normalized, lower case). */
+export async function findDatasetByRepository(db: Kysely<Database>, keys: string[]): Promise<DatasetRow | undefined> {
+  if (keys.length === 0) return undefined;
+  const { rows } = await sql<DatasetRow>`
+    select * from datasets
+    where rtrim(regexp_replace(lower(coalesce(source_repo, '')), '\\.git$', ''), '/') = any(${keys}::text[])
+       or exists (select 1 from unnest(external_ids) e where lower(e) = any(${keys}::text[]))
+    order by id
+    limit 1`.execute(db);
+  return rows[0];
+}
+
+/** Names of the datasets among `ids` (a missing one is left out). */
+export async function datasetNames(db: Kysely<Database>, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('datasets').select(['id', 'name']).where('id', 'in', [...new Set(ids)]).execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+export interface SandboxDatasetSummary {
+  id: string;
+  name: string;
+  latest_version: string | null;
+  zarr_status: string | null;
+}
+
+/** The sandbox datasets of an account, by id. */
+export function listSandboxDatasets(db: Kysely<Database>, ownerId: number): Promise<SandboxDatasetSummary[]> {
+  return db.selectFrom('datasets').select(['id', 'name', 'latest_version', 'zarr_status']).where('owner_id', '=', ownerId).where('sandbox', '=', true).orderBy('id').execute();
+}
+
+export async function countSandboxDatasets(db: Kysely<Database>, ownerId: number): Promise<number> {
+  const { held } = await db.selectFrom('datasets').select((eb) => eb.fn.countAll<string>().as('held')).where('owner_id', '=', ownerId).where('sandbox', '=', true).executeTakeFirstOrThrow();
+  return Number(held);
+}
+
+export async function insertDatasetRow(db: Kysely<Database>, row: Insertable<DatasetsTable>): Promise<void> {
+  await db.insertInto('datasets').values(row).execute();
+}
+
+/** The descriptive fields a PATCH may change (and `visibility`, which only an admin moves to private). */
+export type DatasetFieldChanges = Partial<Pick<DatasetRow, 'name' | 'description' | 'keywords' | 'license' | 'authors' | 'source_repo' | 'external_ids' | 'visibility'>>;
+
+export async function updateDatasetFields(db: Kysely<Database>, id: string, changes: DatasetFieldChanges, now: Date): Promise<void> {
+  await db.updateTable('datasets').set({ ...changes, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** Sets `source_repo` (the hosted repository a first push created). */
+export async function setSourceRepo(db: Kysely<Database>, id: string, sourceRepo: string): Promise<void> {
+  await db.updateTable('datasets').set({ source_repo: sourceRepo }).where('id', '=', id).execute();
+}
+
+/** Deletes the row (versions, requests and jobs go with it by ON DELETE CASCADE); false when there was none. */
+export async function deleteDatasetRow(db: Kysely<Database>, id: string): Promise<boolean> {
+  return (await db.deleteFrom('datasets').where('id', '=', id).returning('id').executeTakeFirst()) !== undefined;
+}
+
+/** Records the dataset's latest version (by semver precedence) and its size. */
+export async function setLatestVersion(db: Kysely<Database>, id: string, latest: { version: string; sizeBytes: number }, now: Date): Promise<void> {
+  await db.updateTable('datasets').set({ latest_version: latest.version, size_bytes: latest.sizeBytes, updated_at: now }).where('id', '=', id).execute();
+}
+
+export async function setPublicationPending(db: Kysely<Database>, id: string): Promise<void> {
+  await db.updateTable('datasets').set({ publication_status: 'pending' }).where('id', '=', id).execute();
+}
+
+/** An approved publication: the dataset becomes public with its DOIs. */
+export async function markPublished(db: Kysely<Database>, id: string, dois: { doi: string; conceptDoi: string }, now: Date): Promise<void> {
+  await db.updateTable('datasets').set({ visibility: 'public', publication_status: 'published', doi: dois.doi, concept_doi: dois.conceptDoi, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** A denied request: a dataset never published is left `denied`; one published before stays `published`. */
+export async function settleDeniedPublication(db: Kysely<Database>, id: string): Promise<void> {
+  await db.updateTable('datasets').set({ publication_status: 'denied' }).where('id', '=', id).where('publication_status', '=', 'pending').where('doi', 'is', null).execute();
+  await db.updateTable('datasets').set({ publication_status: 'published' }).where('id', '=', id).where('doi', 'is not', null).execute();
+}
+
+export async function setConceptDoi(db: Kysely<Database>, id: string, conceptDoi: string): Promise<void> {
+  await db.updateTable('datasets').set({ concept_doi: conceptDoi }).where('id', '=', id).execute();
+}
+
+/**
+ * Stores what the Zarr index tells search: the facet columns, `metadata.recording`, and `n_subjects` when
+ * nobody set it. The trigger `datasets_search_vector` re-indexes the row.
+ */
+export async function setRecordingFacts(db: Kysely<Database>, id: string, facts: RecordingFacts): Promise<void> {
+  await db
+    .updateTable('datasets')
+    .set({
+      modalities: facts.modalities,
+      tasks: facts.tasks,
+      sampling_rates: facts.sampling_rates,
+      channel_counts: facts.channel_counts,
+      metadata: sql`metadata || jsonb_build_object('recording', ${JSON.stringify(facts)}::jsonb)`,
+      n_subjects: sql`coalesce(n_subjects, ${facts.n_subjects > 0 ? facts.n_subjects : null}::integer)`,
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** The Zarr copy's state as the admin routes report it. */
+export type ZarrState = Pick<DatasetRow, 'id' | 'visibility' | 'zarr_status' | 'zarr_converted_at' | 'zarr_store_count' | 'zarr_index_etag' | 'zarr_source_commit'>;
+
+export function findZarrState(db: Kysely<Database>, id: string): Promise<ZarrState | undefined> {
+  return db
+    .selectFrom('datasets')
+    .select(['id', 'visibility', 'zarr_status', 'zarr_converted_at', 'zarr_store_count', 'zarr_index_etag', 'zarr_source_commit'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Datasets for a sweep (backfill), by id: those of one visibility, or all. */
+export function listZarrStates(db: Kysely<Database>, visibility: Visibility | 'all'): Promise<Array<Pick<DatasetRow, 'id' | 'visibility' | 'zarr_status' | 'zarr_source_commit'>>> {
+  let q = db.selectFrom('datasets').select(['id', 'visibility', 'zarr_status', 'zarr_source_commit']).orderBy('id');
+  if (visibility !== 'all') q = q.where('visibility', '=', visibility);
+  return q.execute();
+}
+
+/** Moves `zarr_status` alone (a conversion dispatched, started or failed). */
+export async function setZarrStatus(db: Kysely<Database>, id: string, status: ZarrStatus, now: Date): Promise<void> {
+  await db.updateTable('datasets').set({ zarr_status: status, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** A finished conversion: the copy is ready, from `commit`, with its store count and index entity tag. */
+export async function setZarrReady(db: Kysely<Database>, id: string, ready: { commit: string; storeCount: number; indexEtag: string | null }, now: Date): Promise<void> {
+  await db
+    .updateTable('datasets')
+    .set({ zarr_status: 'ready', zarr_converted_at: now, zarr_store_count: ready.storeCount, zarr_index_etag: ready.indexEtag, zarr_source_commit: ready.commit, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
