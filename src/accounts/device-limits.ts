@@ -5,6 +5,7 @@
 import type { Clock } from '../core/clock.js';
 import { isNdsError } from '../core/errors.js';
 import { RateLimiter } from '../core/rate-limiter.js';
+import { limitFailures } from './sign-in-limits.js';
 
 export interface DeviceLimits {
   /** Code pairs started from one IP. */
@@ -27,17 +28,6 @@ export function createDeviceLimits(clock: Clock): DeviceLimits {
  * Runs a look-up, confirm or deny of a typed code. A code that names nothing counts as a guess against the
  * session and the IP; past the limit every attempt answers `rate_limited` (429) before touching the database.
  */
-export async function guardCodeGuess<T>(limits: DeviceLimits, who: { sessionHash?: string; ip: string }, action: () => Promise<T>): Promise<T> {
-  const sessionKey = who.sessionHash ?? 'none';
-  limits.guessSession.check(sessionKey);
-  limits.guessIp.check(who.ip);
-  try {
-    return await action();
-  } catch (err) {
-    if (isNdsError(err, 'device_code_unknown')) {
-      limits.guessSession.hit(sessionKey);
-      limits.guessIp.hit(who.ip);
-    }
-    throw err;
-  }
+export function guardCodeGuess<T>(limits: DeviceLimits, who: { sessionHash?: string; ip: string }, action: () => Promise<T>): Promise<T> {
+  return limitFailures([[limits.guessSession, who.sessionHash ?? 'none'], [limits.guessIp, who.ip]], (err) => isNdsError(err, 'device_code_unknown'), action);
 }

@@ -32,3 +32,18 @@ export function spend(...pairs: Array<[RateLimiter, string]>): void {
   for (const [limiter, key] of pairs) limiter.check(key);
   for (const [limiter, key] of pairs) limiter.hit(key);
 }
+
+/**
+ * Runs a sign-in attempt (a code, a password) within failure limits: every `[limiter, key]` is checked
+ * first (429 past its limit, before the database is asked), and counted when the attempt fails as `isFailure`
+ * says (a wrong code or password, not a refusal for another reason).
+ */
+export async function limitFailures<T>(pairs: Array<[RateLimiter, string]>, isFailure: (err: unknown) => boolean, action: () => Promise<T>): Promise<T> {
+  for (const [limiter, key] of pairs) limiter.check(key);
+  try {
+    return await action();
+  } catch (err) {
+    if (isFailure(err)) for (const [limiter, key] of pairs) limiter.hit(key);
+    throw err;
+  }
+}

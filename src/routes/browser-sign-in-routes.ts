@@ -16,7 +16,8 @@ import { FormFields, isFormPost, localNext, withQuery, type FormInput } from '..
 import { passwordLogin } from '../accounts/password-login.js';
 import { UserSchema } from './account-schemas.js';
 import { CodeRequestBody, CodeVerifyBody, parseInput, PasswordLoginBody } from './sign-in-schemas.js';
-import { spend } from '../accounts/sign-in-limits.js';
+import { limitFailures } from '../accounts/sign-in-limits.js';
+import { spendMail } from '../http/sign-in-guard.js';
 import { presentUser } from '../accounts/users.js';
 
 const CODE_SENT = 'If that address can sign in, a code is on its way. It works for 10 minutes.';
@@ -60,8 +61,7 @@ export const browserSignInRoutes: Route[] = [
         async (input) => {
           refuseForeignOrigin(c);
           const body = parseInput(CodeRequestBody, input);
-          const limits = c.var.deps.signInLimits;
-          spend([limits.mailPerAddress, body.email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
+          spendMail(c, body.email);
           const { db, mailer, config, clock } = c.var.deps;
           await requestSignInCode({ db, mailer, publicUrl: config.publicUrl }, body, clock.now());
           return {
@@ -87,17 +87,12 @@ export const browserSignInRoutes: Route[] = [
         async (input) => {
           refuseForeignOrigin(c);
           const body = parseInput(CodeVerifyBody, input);
-          const { db, clock } = c.var.deps;
-          const limits = c.var.deps.signInLimits;
-          const ip = clientIp(c);
-          limits.failuresPerIp.check(ip);
-          let user;
-          try {
-            user = await completeSignInCode(db, body, clock.now());
-          } catch (err) {
-            if (isNdsError(err, 'login_code_invalid') || isNdsError(err, 'login_code_exhausted')) limits.failuresPerIp.hit(ip);
-            throw err;
-          }
+          const { db, clock, signInLimits: limits } = c.var.deps;
+          const user = await limitFailures(
+            [[limits.failuresPerIp, clientIp(c)]],
+            (err) => isNdsError(err, 'login_code_invalid') || isNdsError(err, 'login_code_exhausted'),
+            () => completeSignInCode(db, body, clock.now()),
+          );
           await startBrowserSession(c, user);
           return { json: { ok: true, user: presentUser(user) }, success: localNext(input.next) };
         },
@@ -120,20 +115,11 @@ export const browserSignInRoutes: Route[] = [
           refuseForeignOrigin(c);
           const body = parseInput(PasswordLoginBody, input);
           const limits = c.var.deps.signInLimits;
-          const ip = clientIp(c);
-          const login = body.login.toLowerCase();
-          limits.failuresPerIp.check(ip);
-          limits.failuresPerLogin.check(login);
-          let user;
-          try {
-            user = await passwordLogin(c.var.deps.db, body.login, body.password);
-          } catch (err) {
-            if (isNdsError(err, 'invalid_credentials')) {
-              limits.failuresPerIp.hit(ip);
-              limits.failuresPerLogin.hit(login);
-            }
-            throw err;
-          }
+          const user = await limitFailures(
+            [[limits.failuresPerIp, clientIp(c)], [limits.failuresPerLogin, body.login.toLowerCase()]],
+            (err) => isNdsError(err, 'invalid_credentials'),
+            () => passwordLogin(c.var.deps.db, body.login, body.password),
+          );
           await startBrowserSession(c, user);
           return { json: { ok: true, user: presentUser(user) }, success: localNext(input.next) };
         },

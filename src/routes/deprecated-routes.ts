@@ -16,7 +16,8 @@ import { FormFields } from '../http/form-input.js';
 import { confirmKeyRegeneration, isKeyRegenerationLinkLive, registerWithPassword, requestKeyRegeneration, resendVerification, retrieveKeyByPassword } from '../accounts/legacy-accounts.js';
 import { KeySchema, UserSchema } from './account-schemas.js';
 import { EmailBody, RetrieveKeyBody, SignupBody } from './sign-in-schemas.js';
-import { spend } from '../accounts/sign-in-limits.js';
+import { limitFailures } from '../accounts/sign-in-limits.js';
+import { spendMail } from '../http/sign-in-guard.js';
 import { presentUser } from '../accounts/users.js';
 
 const SENT = 'If that address belongs to an account that can use it, a mail is on its way.';
@@ -36,8 +37,7 @@ export const deprecatedRoutes: Route[] = [
     responses: { 201: jsonResponse(z.object({ user: UserSchema, message: z.string() }), 'A pending account; a verification code was mailed'), 409: errorResponses[409] },
     handler: async (c, { body }) => {
       const { db, mailer, config, clock } = c.var.deps;
-      const limits = c.var.deps.signInLimits;
-      spend([limits.mailPerAddress, body.email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
+      spendMail(c, body.email);
       const user = await registerWithPassword({ db, mailer, publicUrl: config.publicUrl }, body, clock.now());
       return c.json({ user: presentUser(user), message: `We mailed a code to ${user.email}: type it on ${config.publicUrl}/login to verify the address.` }, 201);
     },
@@ -52,8 +52,7 @@ export const deprecatedRoutes: Route[] = [
     responses: { 200: jsonResponse(Sent, 'Accepted') },
     handler: async (c, { body }) => {
       const { db, mailer, config, clock } = c.var.deps;
-      const limits = c.var.deps.signInLimits;
-      spend([limits.mailPerAddress, body.email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
+      spendMail(c, body.email);
       await resendVerification({ db, mailer, publicUrl: config.publicUrl }, body.email, clock.now());
       return c.json({ ok: true as const, message: SENT }, 200);
     },
@@ -69,20 +68,12 @@ export const deprecatedRoutes: Route[] = [
     responses: { 200: jsonResponse(KeyGrant, 'A new key, shown once'), 409: errorResponses[409] },
     handler: async (c, { body }) => {
       const limits = c.var.deps.signInLimits;
-      const ip = clientIp(c);
-      const login = body.email.toLowerCase();
-      limits.failuresPerIp.check(ip);
-      limits.failuresPerLogin.check(login);
-      try {
-        const { user, minted } = await retrieveKeyByPassword(c.var.deps.db, body.email, body.password);
-        return c.json({ api_key: minted.apiKey, key: presentApiKey(minted.row, minted.row.id), user: presentUser(user) }, 200);
-      } catch (err) {
-        if (isNdsError(err, 'invalid_credentials')) {
-          limits.failuresPerIp.hit(ip);
-          limits.failuresPerLogin.hit(login);
-        }
-        throw err;
-      }
+      const { user, minted } = await limitFailures(
+        [[limits.failuresPerIp, clientIp(c)], [limits.failuresPerLogin, body.email.toLowerCase()]],
+        (err) => isNdsError(err, 'invalid_credentials'),
+        () => retrieveKeyByPassword(c.var.deps.db, body.email, body.password),
+      );
+      return c.json({ api_key: minted.apiKey, key: presentApiKey(minted.row, minted.row.id), user: presentUser(user) }, 200);
     },
   }),
 
@@ -96,8 +87,7 @@ export const deprecatedRoutes: Route[] = [
     responses: { 200: jsonResponse(Sent, 'Accepted') },
     handler: async (c, { body }) => {
       const { db, mailer, config, clock } = c.var.deps;
-      const limits = c.var.deps.signInLimits;
-      spend([limits.mailPerAddress, body.email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
+      spendMail(c, body.email);
       await requestKeyRegeneration({ db, mailer, publicUrl: config.publicUrl }, body.email, clock.now());
       return c.json({ ok: true as const, message: SENT }, 200);
     },

@@ -2,23 +2,13 @@
 import * as zarr from 'zarrita';
 import { FileSystemStore } from '@zarrita/storage';
 import type { Readable } from '@zarrita/storage';
+import type { GroupSummary } from './store-layout.js';
 
 export interface StoreDescription {
   format: string;
   source: Record<string, unknown>;
   recording: Record<string, unknown>;
-  groups: {
-    name: string;
-    modality: string;
-    rate: number;
-    n_channels: number;
-    n_samples: number;
-    duration_s: number;
-    chunk_samples: number;
-    dtype: string;
-    view_levels: number[];
-    channels: { label: string; type: string; unit: string; status: string }[];
-  }[];
+  groups: Array<GroupSummary & { dtype: string; view_levels: number[]; channels: { label: string; type: string; unit: string; status: string }[] }>;
   events: { onset: number; duration: number; label: string }[];
   n_events: number;
 }
