@@ -26,6 +26,25 @@ const KeyGrant = z.object({ api_key: z.string(), key: KeySchema, user: UserSchem
 const Sent = z.object({ ok: z.literal(true), message: z.string() });
 const TokenQuery = z.object({ token: z.string().max(200).default('') });
 
+/** A route that mails a link or a code to an address: the same answer whether or not the address can use it. */
+function mailingRoute(path: string, summary: string, send: typeof resendVerification, successor?: string): Route {
+  return route({
+    method: 'post',
+    path,
+    ...(successor && { deprecated: { successor } }),
+    summary,
+    access: 'none',
+    body: { schema: EmailBody },
+    responses: { 200: jsonResponse(Sent, 'Accepted') },
+    handler: async (c, { body }) => {
+      const { db, mailer, config, clock } = c.var.deps;
+      spendMail(c, body.email);
+      await send({ db, mailer, publicUrl: config.publicUrl }, body.email, clock.now());
+      return c.json({ ok: true as const, message: SENT }, 200);
+    },
+  });
+}
+
 export const deprecatedRoutes: Route[] = [
   route({
     method: 'post',
@@ -43,20 +62,7 @@ export const deprecatedRoutes: Route[] = [
     },
   }),
 
-  route({
-    method: 'post',
-    path: '/auth/resend-verification',
-    summary: 'Mail a new verification code to a pending account (the same answer for any address)',
-    access: 'none',
-    body: { schema: EmailBody },
-    responses: { 200: jsonResponse(Sent, 'Accepted') },
-    handler: async (c, { body }) => {
-      const { db, mailer, config, clock } = c.var.deps;
-      spendMail(c, body.email);
-      await resendVerification({ db, mailer, publicUrl: config.publicUrl }, body.email, clock.now());
-      return c.json({ ok: true as const, message: SENT }, 200);
-    },
-  }),
+  mailingRoute('/auth/resend-verification', 'Mail a new verification code to a pending account (the same answer for any address)', resendVerification),
 
   route({
     method: 'post',
@@ -77,21 +83,7 @@ export const deprecatedRoutes: Route[] = [
     },
   }),
 
-  route({
-    method: 'post',
-    path: '/auth/request-key-regeneration',
-    deprecated: { successor: '/auth/device/start' },
-    summary: 'Mail a one-time link that mints a new key (deprecated: use the device flow)',
-    access: 'none',
-    body: { schema: EmailBody },
-    responses: { 200: jsonResponse(Sent, 'Accepted') },
-    handler: async (c, { body }) => {
-      const { db, mailer, config, clock } = c.var.deps;
-      spendMail(c, body.email);
-      await requestKeyRegeneration({ db, mailer, publicUrl: config.publicUrl }, body.email, clock.now());
-      return c.json({ ok: true as const, message: SENT }, 200);
-    },
-  }),
+  mailingRoute('/auth/request-key-regeneration', 'Mail a one-time link that mints a new key (deprecated: use the device flow)', requestKeyRegeneration, '/auth/device/start'),
 
   route({
     method: 'get',

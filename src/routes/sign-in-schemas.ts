@@ -1,6 +1,5 @@
 /** Bodies of the browser sign-in routes and the legacy account routes. */
 import { z } from '@hono/zod-openapi';
-import { NdsError } from '../core/errors.js';
 
 export const Email = z.string().trim().max(254).pipe(z.email({ message: 'expected an email address' }));
 export const Username = z.string().trim().toLowerCase().min(3).max(39).regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case letters, digits and hyphens, not starting with a hyphen');
@@ -13,11 +12,3 @@ export const PasswordLoginBody = z.object({ login: z.string().trim().min(1).max(
 export const SignupBody = z.object({ username: Username, email: Email, password: Password }).openapi('LegacySignup');
 export const EmailBody = z.object({ email: Email }).openapi('EmailOnly');
 export const RetrieveKeyBody = z.object({ email: Email, password: z.string().min(1).max(200) }).openapi('LegacyRetrieveKey');
-
-/** Parses `input` with `schema`, turning problems into the one `validation_failed` error. */
-export function parseInput<T extends z.ZodTypeAny>(schema: T, input: unknown): z.infer<T> {
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  const details = result.error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'body'}: ${i.message}`);
-  throw new NdsError('validation_failed', { details });
-}

@@ -243,28 +243,21 @@ function toNumeric(type: number, bytes: Uint8Array, parser: Mat5Parser): MatNume
   }
 }
 
+const arrayOfClass = {
+  double: Float64Array,
+  single: Float32Array,
+  int8: Int8Array,
+  uint8: Uint8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+} as const;
+
 /** MATLAB may store a double array in a smaller integer type; convert to the array's own class. */
 function toClass(className: string, data: MatNumericArray): MatNumericArray {
-  switch (className) {
-    case 'double':
-      return data instanceof Float64Array ? data : Float64Array.from(data);
-    case 'single':
-      return data instanceof Float32Array ? data : Float32Array.from(data);
-    case 'int8':
-      return data instanceof Int8Array ? data : Int8Array.from(data);
-    case 'uint8':
-      return data instanceof Uint8Array ? data : Uint8Array.from(data);
-    case 'int16':
-      return data instanceof Int16Array ? data : Int16Array.from(data);
-    case 'uint16':
-      return data instanceof Uint16Array ? data : Uint16Array.from(data);
-    case 'int32':
-      return data instanceof Int32Array ? data : Int32Array.from(data);
-    case 'uint32':
-      return data instanceof Uint32Array ? data : Uint32Array.from(data);
-    default:
-      return Float64Array.from(data);
-  }
+  const Type = arrayOfClass[className as keyof typeof arrayOfClass] ?? Float64Array;
+  return data instanceof Type ? data : (Type.from(data as ArrayLike<number>) as MatNumericArray);
 }
 
 /** Char arrays are column-major: a 1xN array is the text; an MxN array is M rows, joined with newlines. */

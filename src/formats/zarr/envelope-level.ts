@@ -78,8 +78,7 @@ export class EnvelopeLevel {
     const curMin = this.#curMin;
     const curMax = this.#curMax;
     if (this.#consumed % 4 === 0 && count % 4 === 0) {
-      if (input.min === input.max) this.#foldSamples(input, offset, count);
-      else this.#foldColumns(input, offset, count);
+      this.#foldAligned(input, offset, count);
       return;
     }
     for (let r = 0; r < input.rows; r++) {
@@ -120,66 +119,20 @@ export class EnvelopeLevel {
     }
   }
 
-  /** Level 1 from raw samples, starting on a column boundary: the hot path, four samples a step. */
-  #foldSamples(input: EnvelopeInput, offset: number, count: number): void {
+  /**
+   * On a column boundary, four inputs a column: raw samples (level 1, where `min` is `max`: the hot path) or
+   * the min/max columns of the level below.
+   */
+  #foldAligned(input: EnvelopeInput, offset: number, count: number): void {
     const buffer = this.#buffer;
     const plane = this.#nChannels * viewChunkColumns;
     const first = Math.floor(this.#consumed / 4) - this.#chunkIndex * viewChunkColumns;
-    const src = input.min;
+    const fromSamples = input.min === input.max;
     for (let r = 0; r < input.rows; r++) {
-      const c = input.channelStart + r;
-      let p = r * input.stride + input.start + offset;
-      const end = p + count;
-      let outMin = c * viewChunkColumns + first;
-      let outMax = plane + outMin;
-      for (; p < end; p += 4) {
-        const a = src[p]!;
-        const b = src[p + 1]!;
-        const d = src[p + 2]!;
-        const e = src[p + 3]!;
-        let lo = a < b ? a : b;
-        let hi = a < b ? b : a;
-        const lo2 = d < e ? d : e;
-        const hi2 = d < e ? e : d;
-        if (lo2 < lo) lo = lo2;
-        if (hi2 > hi) hi = hi2;
-        buffer[outMin++] = lo;
-        buffer[outMax++] = hi;
-      }
-    }
-  }
-
-  /** Levels 2.. from the min/max columns of the level below, on a column boundary: four columns a step. */
-  #foldColumns(input: EnvelopeInput, offset: number, count: number): void {
-    const buffer = this.#buffer;
-    const plane = this.#nChannels * viewChunkColumns;
-    const first = Math.floor(this.#consumed / 4) - this.#chunkIndex * viewChunkColumns;
-    const mins = input.min;
-    const maxs = input.max;
-    for (let r = 0; r < input.rows; r++) {
-      const c = input.channelStart + r;
-      let p = r * input.stride + input.start + offset;
-      const end = p + count;
-      let outMin = c * viewChunkColumns + first;
-      let outMax = plane + outMin;
-      for (; p < end; p += 4) {
-        let lo = mins[p]!;
-        let hi = maxs[p]!;
-        const lo1 = mins[p + 1]!;
-        const hi1 = maxs[p + 1]!;
-        const lo2 = mins[p + 2]!;
-        const hi2 = maxs[p + 2]!;
-        const lo3 = mins[p + 3]!;
-        const hi3 = maxs[p + 3]!;
-        if (lo1 < lo) lo = lo1;
-        if (lo2 < lo) lo = lo2;
-        if (lo3 < lo) lo = lo3;
-        if (hi1 > hi) hi = hi1;
-        if (hi2 > hi) hi = hi2;
-        if (hi3 > hi) hi = hi3;
-        buffer[outMin++] = lo;
-        buffer[outMax++] = hi;
-      }
+      const p = r * input.stride + input.start + offset;
+      const outMin = (input.channelStart + r) * viewChunkColumns + first;
+      if (fromSamples) foldSamples(input.min, p, p + count, buffer, outMin, plane + outMin);
+      else foldColumns(input.min, input.max, p, p + count, buffer, outMin, plane + outMin);
     }
   }
 
@@ -204,4 +157,44 @@ export function viewLevelCount(nSamples: number): number {
     levels++;
   }
   return levels;
+}
+
+/** Four samples a column: the minimum and the maximum of each group of four, into the two planes. */
+function foldSamples(src: SampleArray, p: number, end: number, out: SampleArray, outMin: number, outMax: number): void {
+  for (; p < end; p += 4) {
+    const a = src[p]!;
+    const b = src[p + 1]!;
+    const d = src[p + 2]!;
+    const e = src[p + 3]!;
+    let lo = a < b ? a : b;
+    let hi = a < b ? b : a;
+    const lo2 = d < e ? d : e;
+    const hi2 = d < e ? e : d;
+    if (lo2 < lo) lo = lo2;
+    if (hi2 > hi) hi = hi2;
+    out[outMin++] = lo;
+    out[outMax++] = hi;
+  }
+}
+
+/** Four columns a column: the least of four minima and the greatest of four maxima. */
+function foldColumns(mins: SampleArray, maxs: SampleArray, p: number, end: number, out: SampleArray, outMin: number, outMax: number): void {
+  for (; p < end; p += 4) {
+    let lo = mins[p]!;
+    let hi = maxs[p]!;
+    const lo1 = mins[p + 1]!;
+    const hi1 = maxs[p + 1]!;
+    const lo2 = mins[p + 2]!;
+    const hi2 = maxs[p + 2]!;
+    const lo3 = mins[p + 3]!;
+    const hi3 = maxs[p + 3]!;
+    if (lo1 < lo) lo = lo1;
+    if (lo2 < lo) lo = lo2;
+    if (lo3 < lo) lo = lo3;
+    if (hi1 > hi) hi = hi1;
+    if (hi2 > hi) hi = hi2;
+    if (hi3 > hi) hi = hi3;
+    out[outMin++] = lo;
+    out[outMax++] = hi;
+  }
 }
