@@ -60,7 +60,11 @@ describe('hosted git repositories (smart HTTP)', () => {
   it('the owner pushes main; the push converts the recordings', async () => {
     const r = await gitRun(repo, 'push', '-q', remote(owner.key), 'main');
     assert.equal(r.status, 0, r.stderr);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The push is handled when git's process exits, after the answer: wait for its job in the queue.
+    for (let waited = 0; !(await server.deps.db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', id).executeTakeFirst()); waited += 50) {
+      assert.ok(waited < 20_000, 'the push queued no conversion');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     await server.worker!.idle();
     const d = await server.deps.db.selectFrom('datasets').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     assert.match(d.source_repo ?? '', /nd000301\.git$/);
