@@ -38,6 +38,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Shared gateway cache; undefined = in-process LRU only. */
   cacheRedisUrl: string | undefined;
+  /** Longest wait for one command of the shared cache, in ms; past it Redis is left alone for a second. */
+  cacheRedisTimeoutMs: number;
   /** Upper bound of the in-process gateway cache, in bytes (each `nds gateway` worker has its own). */
   cacheMaxBytes: number;
   /** Processes of `nds gateway` sharing its port; default one per core on PostgreSQL, 1 on PGlite. */
@@ -214,6 +216,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     mailFrom: text(env, 'MAIL_FROM') ?? `nds <no-reply@${serviceDomain}>`,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     cacheRedisUrl,
+    cacheRedisTimeoutMs: integer(env, 'CACHE_REDIS_TIMEOUT_MS', 500, 10, 60_000),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     gatewayWorkers,
     embeddingsUrl: optionalUrl(env, 'EMBEDDINGS_URL'),
