@@ -57,6 +57,11 @@ export interface Config {
   githubApiUrl: string;
   /** Runs the conversion worker inside `nds serve` (with CONVERSION_DISPATCH=local). */
   inProcessWorker: boolean;
+  /**
+   * Seconds a running conversion job stays its worker's without a heartbeat (sent every third of it); past
+   * it, any worker takes the job over. A dead worker of the same host is replaced at once, whatever this is.
+   */
+  conversionLeaseS: number;
   /** How long a bearer-key look-up is reused, in ms (0 = never); other processes' revocations wait this long. */
   apiKeyCacheMs: number;
   /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */
@@ -227,6 +232,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     devicePollIntervalS: integer(env, 'DEVICE_POLL_INTERVAL_S', 5, 1, 60),
     githubApiUrl: httpUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
     inProcessWorker: oneOf(env, 'IN_PROCESS_WORKER', ['true', 'false'] as const, 'true') === 'true',
+    conversionLeaseS: integer(env, 'CONVERSION_LEASE_S', 30, 3, 3600),
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
