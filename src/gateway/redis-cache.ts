@@ -164,7 +164,9 @@ export class RedisCache implements GatewayCache {
   async close(): Promise<void> {
     this.#closing = true;
     await this.#local.close();
-    await Promise.allSettled([this.#sub.quit(), this.#redis.quit()]);
+    // QUIT waits for a connection being made: a connection that is not ready is just dropped.
+    const end = (r: Redis) => (r.status === 'ready' ? r.quit() : Promise.resolve(r.disconnect()));
+    await Promise.allSettled([end(this.#sub), end(this.#redis)]);
   }
 
   /**
