@@ -12,15 +12,13 @@ import type { Deps } from '../deps.js';
 import { datasetExists } from '../datasets/dataset-queries.js';
 import { reportJobFailure, runConversionJob } from './conversion-job.js';
 import { claimNextJob, finishJob, heartbeat, reclaimLostJobs } from './job-queue.js';
-import { ownerIsGone, pidIsAlive, thisProcess, workerIdOf, type ProcessIdentity } from './worker-identity.js';
+import { ownerIsGone, pidIsAlive, thisProcess, workerIdOf } from './worker-identity.js';
 
 export interface WorkerOptions {
   /** How often to look for work when nothing wakes the worker (ms). */
   pollMs?: number;
   /** A running job whose heartbeat is older than this is taken to be lost and re-queued (ms); default CONVERSION_LEASE_S. */
   leaseMs?: number;
-  /** The process this worker runs in; default this one (tests pretend to be another). */
-  identity?: ProcessIdentity;
 }
 
 export interface RunningWorker {
@@ -35,7 +33,7 @@ export interface RunningWorker {
 export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWorker {
   const pollMs = options.pollMs ?? 2000;
   const leaseMs = options.leaseMs ?? deps.config.conversionLeaseS * 1000;
-  const identity = options.identity ?? thisProcess();
+  const identity = thisProcess();
   const workerId = workerIdOf(identity, randomBytes(3).toString('hex'));
   const ownerGone = (owner: string | null) => ownerIsGone(owner, identity, pidIsAlive);
   let stopping = false;
