@@ -9,8 +9,9 @@ all=(test/**/*.test.ts)
 node --import tsx --test --test-concurrency=2 "${all[@]}"
 
 if [ -n "${TEST_DATABASE_URL:-}" ]; then
-  # Files that start a server use the database; the pure ones need no second pass.
-  mapfile -t dbfiles < <(grep -l 'startTestServer' "${all[@]}")
+  # Files that start a server use the database, as do those that ask which one (usingPostgres); the pure
+  # ones need no second pass.
+  mapfile -t dbfiles < <(grep -l 'startTestServer\|usingPostgres' "${all[@]}")
   echo "== again on the PostgreSQL server (${#dbfiles[@]} files)"
   NDS_TEST_DB=postgres node --import tsx --test --test-concurrency=2 "${dbfiles[@]}"
 fi

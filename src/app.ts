@@ -21,6 +21,7 @@ import { deprecatedRoutes } from './routes/deprecated-routes.js';
 import { deviceRoutes } from './routes/device-routes.js';
 import { gatewayHostOf, gatewayRoutes } from './routes/gateway-routes.js';
 import { gitRoutes } from './routes/git-routes.js';
+import { healthRoutes } from './routes/health-routes.js';
 import { objectRoutes } from './routes/object-routes.js';
 import { publicationRoutes } from './routes/publication-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
@@ -35,7 +36,7 @@ import { viewerBundleRoutes } from './web/viewer-bundle.js';
 /** Every route of `nds serve`, in the order they are matched; the gateway's own mount comes last. */
 export function appRoutes(gateway: Hono<AppEnv>): Route[] {
   return [
-    route({ method: 'get', path: '/healthz', summary: 'Liveness: the process answers', access: 'none', handler: (c) => c.json({ ok: true }) }),
+    ...healthRoutes,
     ...accountRoutes,
     ...browserSignInRoutes,
     ...deviceRoutes,

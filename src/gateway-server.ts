@@ -1,12 +1,13 @@
 /**
  * `nds gateway`: the browser gateway alone, for scaling it apart from the API (CONTRACT §1). It reads the
  * database (dataset visibility) and the object store, and serves only the gateway routes, the purge
- * endpoint and `/healthz`, at `/` and at `/zarrproxy`.
+ * endpoint, `/healthz` and `/readyz`, at `/` and at `/zarrproxy`.
  */
 import { getRequestListener } from '@hono/node-server';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Hono } from 'hono';
+import { NdsError } from './core/errors.js';
 import type { Deps } from './deps.js';
 import type { AppEnv } from './http/app-env.js';
 import type { Gateway, GatewayRequest } from './gateway/gateway.js';
@@ -14,6 +15,7 @@ import type { GatewayAnswer } from './gateway/object-answers.js';
 import type { DropChannel } from './gateway/relayed-cache.js';
 import { closeDeps, closeHttpServer, openDeps, openGateway, PROCESS_PARTS, type OpenOptions } from './lifecycle.js';
 import { gatewayRoutes } from './routes/gateway-routes.js';
+import { healthOf, readinessOf } from './routes/health-routes.js';
 
 export interface RunningGateway {
   url: string;
@@ -35,14 +37,18 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const { deps } = opened;
   const gateway = openGateway(opened, options.peers);
   const app = new Hono<AppEnv>();
-  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/healthz', async (c) => c.json(await healthOf(deps.db)));
+  app.get('/readyz', async (c) => {
+    const { status, body, headers } = await readinessOf(deps.db);
+    return c.json(body, status, headers);
+  });
   app.route('/', gatewayRoutes(gateway, deps.config));
   const viaHono = getRequestListener(app.fetch);
   // Object reads skip hono's Request/Response objects, and a hit in this process is written in the same
   // turn, without a promise (measured: bench/RESULTS.md); the rest goes through hono.
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const method = req.method ?? 'GET';
-    if (method === 'POST' || req.url === '/healthz') return void viaHono(req, res);
+    if (method === 'POST' || req.url === '/healthz' || req.url === '/readyz') return void viaHono(req, res);
     try {
       const request = new NodeGatewayRequest(req, method);
       const now = gateway.answerNow(request);
@@ -79,8 +85,16 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   };
 }
 
-/** A 500 in the API's error shape; the cause goes to the log only. */
+/**
+ * A known error (the database cannot answer: 503 with Retry-After) as its answer; anything else a 500 in the
+ * API's error shape, whose cause goes to the log only.
+ */
 function failed(deps: Deps, req: IncomingMessage, res: ServerResponse, err: unknown): void {
+  if (err instanceof NdsError) {
+    if (!res.headersSent) res.writeHead(err.status, { ...err.headers, 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.end(JSON.stringify(err.toBody()));
+    return;
+  }
   deps.log.error({ err, path: req.url }, 'gateway request failed');
   if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ error: 'internal_error', message: 'Something went wrong on our side.', details: [] }));

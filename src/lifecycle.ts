@@ -63,7 +63,7 @@ export async function openDeps(options: OpenOptions, parts: ProcessParts): Promi
   const log = options.log ?? createLogger(config.logLevel);
   const database = await connectDatabase(config.databaseUrl, {
     pgliteDump: options.pgliteDump,
-    onIdleConnectionError: (err) => log.warn({ err }, 'an idle database connection failed; the pool replaces it'),
+    onConnectionError: (err) => log.warn({ err }, 'a database connection failed; the pool replaces it'),
   });
   const closers: OpenedDeps['closers'] = [() => database.close()];
   try {

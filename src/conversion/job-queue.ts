@@ -48,13 +48,19 @@ export async function claimNextJob(db: Kysely<Database>, workerId: string, now: 
   }
 }
 
-export async function heartbeat(db: Kysely<Database>, jobId: number, now: Date): Promise<void> {
-  await db.updateTable('conversion_jobs').set({ heartbeat_at: now }).where('id', '=', jobId).where('state', '=', 'running').execute();
+/** Marks the job alive; a job this worker no longer owns (it was reclaimed) is left alone. */
+export async function heartbeat(db: Kysely<Database>, jobId: number, workerId: string, now: Date): Promise<void> {
+  await db.updateTable('conversion_jobs').set({ heartbeat_at: now }).where('id', '=', jobId).where('state', '=', 'running').where('worker_id', '=', workerId).execute();
 }
 
+/**
+ * Records how a job ended. Only its owner's record counts: a job reclaimed from this worker (which then
+ * looked lost) and run again elsewhere is finished by that run, not this one.
+ */
 export async function finishJob(
   db: Kysely<Database>,
   jobId: number,
+  workerId: string,
   outcome: { state: 'done' | 'failed'; result?: Record<string, unknown>; error?: string },
   now: Date,
 ): Promise<void> {
@@ -62,18 +68,23 @@ export async function finishJob(
     .updateTable('conversion_jobs')
     .set({ state: outcome.state, finished_at: now, result: outcome.result ? JSON.stringify(outcome.result) : null, error: outcome.error ?? null })
     .where('id', '=', jobId)
+    .where('state', '=', 'running')
+    .where('worker_id', '=', workerId)
     .execute();
 }
 
 /**
- * Puts back jobs whose worker stopped sending heartbeats (a crashed process): the re-run finishes the work.
- * When the dataset already has a queued job, the stale one is closed instead (the queued one covers it).
+ * Puts back running jobs whose worker is lost, so the re-run finishes the work: those whose heartbeat is
+ * older than the lease (a worker anywhere that stopped), and those `ownerGone` names (a process of this host
+ * that died: at once, without waiting out the lease). When the dataset already has a queued job, the lost
+ * one is closed instead (the queued one covers it). Returns how many were put back or closed.
  */
-export async function requeueStaleJobs(db: Kysely<Database>, now: Date, staleAfterMs: number): Promise<number> {
-  const cutoff = new Date(now.getTime() - staleAfterMs);
+export async function reclaimLostJobs(db: Kysely<Database>, now: Date, leaseMs: number, ownerGone: (workerId: string | null) => boolean): Promise<number> {
+  const cutoff = now.getTime() - leaseMs;
   return db.transaction().execute(async (trx) => {
-    const stale = await trx.selectFrom('conversion_jobs').selectAll().where('state', '=', 'running').where('heartbeat_at', '<', cutoff).forUpdate().skipLocked().execute();
-    for (const job of stale) {
+    const running = await trx.selectFrom('conversion_jobs').selectAll().where('state', '=', 'running').forUpdate().skipLocked().execute();
+    const lost = running.filter((job) => job.heartbeat_at === null || job.heartbeat_at.getTime() < cutoff || ownerGone(job.worker_id));
+    for (const job of lost) {
       const queued = await trx.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', job.dataset_id).where('state', '=', 'queued').executeTakeFirst();
       if (queued) {
         await trx.updateTable('conversion_jobs').set({ state: 'failed', finished_at: now, error: 'worker lost; superseded by a queued job' }).where('id', '=', job.id).execute();
@@ -82,7 +93,7 @@ export async function requeueStaleJobs(db: Kysely<Database>, now: Date, staleAft
         await trx.updateTable('conversion_jobs').set({ state: 'queued', worker_id: null, heartbeat_at: null }).where('id', '=', job.id).execute();
       }
     }
-    return stale.length;
+    return lost.length;
   });
 }
 

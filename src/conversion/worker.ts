@@ -1,19 +1,24 @@
 /**
  * The conversion worker: takes jobs from the database queue one at a time and runs them. Runs inside
  * `nds serve` or alone as `nds worker`; any number of workers can share one PostgreSQL queue.
+ *
+ * A running job carries its worker's id (`worker-identity.ts`) and a heartbeat, renewed every third of the
+ * lease (CONVERSION_LEASE_S). Before each claim a worker reclaims lost jobs: those of a dead process of its
+ * own host at once (a killed `nds serve` is running its job again as soon as it restarts), any other whose
+ * heartbeat is older than the lease.
  */
-import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { datasetExists } from '../datasets/dataset-queries.js';
 import { reportJobFailure, runConversionJob } from './conversion-job.js';
-import { claimNextJob, finishJob, heartbeat, requeueStaleJobs } from './job-queue.js';
+import { claimNextJob, finishJob, heartbeat, reclaimLostJobs } from './job-queue.js';
+import { ownerIsGone, pidIsAlive, thisProcess, workerIdOf } from './worker-identity.js';
 
 export interface WorkerOptions {
   /** How often to look for work when nothing wakes the worker (ms). */
   pollMs?: number;
-  /** A running job whose heartbeat is older than this is taken to be lost and re-queued (ms). */
-  staleAfterMs?: number;
+  /** A running job whose heartbeat is older than this is taken to be lost and re-queued (ms); default CONVERSION_LEASE_S. */
+  leaseMs?: number;
 }
 
 export interface RunningWorker {
@@ -27,8 +32,10 @@ export interface RunningWorker {
 
 export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWorker {
   const pollMs = options.pollMs ?? 2000;
-  const staleAfterMs = options.staleAfterMs ?? 5 * 60_000;
-  const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const leaseMs = options.leaseMs ?? deps.config.conversionLeaseS * 1000;
+  const identity = thisProcess();
+  const workerId = workerIdOf(identity, randomBytes(3).toString('hex'));
+  const ownerGone = (owner: string | null) => ownerIsGone(owner, identity, pidIsAlive);
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
   let wakeUp: (() => void) | undefined;
@@ -37,20 +44,21 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
 
   async function runOnce(): Promise<boolean> {
     const { db, clock, log } = deps;
-    await requeueStaleJobs(db, clock.now(), staleAfterMs);
+    const reclaimed = await reclaimLostJobs(db, clock.now(), leaseMs, ownerGone);
+    if (reclaimed > 0) log.warn({ jobs: reclaimed }, 'conversion jobs of a lost worker put back in the queue');
     const job = await claimNextJob(db, workerId, clock.now());
     if (!job) return false;
     busy = true;
-    log.info({ job: job.id, dataset: job.dataset_id, ref: job.ref, full: job.full }, 'conversion started');
-    const beat = setInterval(() => void heartbeat(db, job.id, clock.now()).catch(() => {}), Math.min(30_000, staleAfterMs / 3));
+    log.info({ job: job.id, dataset: job.dataset_id, ref: job.ref, full: job.full, attempt: job.attempts }, 'conversion started');
+    const beat = setInterval(() => void heartbeat(db, job.id, workerId, clock.now()).catch(() => {}), leaseMs / 3);
     try {
       const result = await runConversionJob(deps, { datasetId: job.dataset_id, ref: job.ref, full: job.full });
-      await finishJob(db, job.id, { state: 'done', result: { ...result } }, clock.now());
+      await finishJob(db, job.id, workerId, { state: 'done', result: { ...result } }, clock.now());
       log.info({ job: job.id, dataset: job.dataset_id, stores: result.store_count, failures: result.failure_count, converted: result.converted.length }, 'conversion finished');
     } catch (err) {
       const message = (err as Error)?.message ?? String(err);
       log.error({ err, job: job.id, dataset: job.dataset_id }, 'conversion failed');
-      await finishJob(db, job.id, { state: 'failed', error: message }, clock.now());
+      await finishJob(db, job.id, workerId, { state: 'failed', error: message }, clock.now());
       await reportJobFailure(deps, job.dataset_id, undefined, message).catch((e) => log.warn({ err: e }, 'could not record the failure'));
     } finally {
       clearInterval(beat);

@@ -38,6 +38,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Shared gateway cache; undefined = in-process LRU only. */
   cacheRedisUrl: string | undefined;
+  /** Longest wait for one command of the shared cache, in ms; past it Redis is left alone for a second. */
+  cacheRedisTimeoutMs: number;
   /** Upper bound of the in-process gateway cache, in bytes (each `nds gateway` worker has its own). */
   cacheMaxBytes: number;
   /** Processes of `nds gateway` sharing its port; default one per core on PostgreSQL, 1 on PGlite. */
@@ -55,6 +57,11 @@ export interface Config {
   githubApiUrl: string;
   /** Runs the conversion worker inside `nds serve` (with CONVERSION_DISPATCH=local). */
   inProcessWorker: boolean;
+  /**
+   * Seconds a running conversion job stays its worker's without a heartbeat (sent every third of it); past
+   * it, any worker takes the job over. A dead worker of the same host is replaced at once, whatever this is.
+   */
+  conversionLeaseS: number;
   /** How long a bearer-key look-up is reused, in ms (0 = never); other processes' revocations wait this long. */
   apiKeyCacheMs: number;
   /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */
@@ -214,6 +221,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     mailFrom: text(env, 'MAIL_FROM') ?? `nds <no-reply@${serviceDomain}>`,
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     cacheRedisUrl,
+    cacheRedisTimeoutMs: integer(env, 'CACHE_REDIS_TIMEOUT_MS', 500, 10, 60_000),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     gatewayWorkers,
     embeddingsUrl: optionalUrl(env, 'EMBEDDINGS_URL'),
@@ -224,6 +232,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     devicePollIntervalS: integer(env, 'DEVICE_POLL_INTERVAL_S', 5, 1, 60),
     githubApiUrl: httpUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
     inProcessWorker: oneOf(env, 'IN_PROCESS_WORKER', ['true', 'false'] as const, 'true') === 'true',
+    conversionLeaseS: integer(env, 'CONVERSION_LEASE_S', 30, 3, 3600),
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),

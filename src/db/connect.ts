@@ -5,8 +5,9 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Kysely, PostgresDialect } from 'kysely';
+import { DefaultQueryExecutor, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { RetryingConnectionProvider } from './retrying-connection-provider.js';
 import type { Database } from './types.js';
 
 // int8 (count(*), bigint sums) as JS numbers on both engines: sizes stay far below 2^53.
@@ -24,11 +25,14 @@ export interface ConnectOptions {
   /** Size of the pg pool for a PostgreSQL server; PGlite always has one connection. */
   poolSize?: number;
   /**
-   * Told when an idle pooled connection fails (the server restarted, or terminated it). The pool replaces
-   * the connection; without a listener, node-postgres would crash the process instead.
+   * Told once for each pooled connection that fails, idle or in use (the server restarted, an administrator
+   * terminated it, the network cut it). The pool replaces the connection either way; left out, nothing is told.
    */
-  onIdleConnectionError?: (err: Error) => void;
+  onConnectionError?: (err: Error) => void;
 }
+
+/** How long a query waits for a pooled connection (a server that does not answer, or a pool all in use). */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 export async function connectDatabase(url: string, options: ConnectOptions = {}): Promise<DatabaseHandle> {
   if (url.startsWith('pglite:')) {
@@ -58,10 +62,37 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
       },
     };
   }
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
-  pool.on('error', (err) => options.onIdleConnectionError?.(err));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true });
+  watchConnections(pool, options.onConnectionError ?? (() => {}));
+  const db = await retryingKysely(new PostgresDialect({ pool }));
   return { db, engine: 'postgres', close: () => db.destroy() };
+}
+
+/**
+ * A `pg.Client` emits `'error'` when its connection dies; with no listener, Node ends the process. The pool
+ * listens only to idle clients (it removes its listener from a client it lends), so every client gets a
+ * listener of its own for its whole life, and the pool's own `'error'` (an idle client failed) is handled
+ * there too. A dead client is dropped by the pool: idle at once, lent when it comes back.
+ */
+function watchConnections(pool: pg.Pool, onError: (err: Error) => void): void {
+  const told = new WeakSet<pg.Client>();
+  pool.on('connect', (client) => {
+    client.on('error', (err) => {
+      // One death can arrive twice (the server's last message, then the closed socket): tell it once.
+      if (told.has(client)) return;
+      told.add(client);
+      onError(err);
+    });
+  });
+  pool.on('error', () => {});
+}
+
+/** Kysely on PostgreSQL, whose connections come through a `RetryingConnectionProvider` (work lost with its connection runs again once, when safe). */
+async function retryingKysely(dialect: PostgresDialect): Promise<Kysely<Database>> {
+  const driver = dialect.createDriver();
+  await driver.init();
+  const executor = new DefaultQueryExecutor(dialect.createQueryCompiler(), dialect.createAdapter(), new RetryingConnectionProvider(driver));
+  return new Kysely<Database>({ config: { dialect }, dialect, driver, executor });
 }
 
 /** Extensions every embedded database loads: pgvector, for semantic search (as on a server that has it). */

@@ -249,7 +249,7 @@ export function createGateway(deps: GatewayDeps, peers?: DropChannel): Gateway {
   // Every hit checks an expiry: on the real clock, without making a Date.
   const now = deps.clock === systemClock ? Date.now : () => deps.clock.now().getTime();
   const cache = config.cacheRedisUrl
-    ? new RedisCache({ url: config.cacheRedisUrl, maxLocalBytes: config.cacheMaxBytes, log, now })
+    ? new RedisCache({ url: config.cacheRedisUrl, maxLocalBytes: config.cacheMaxBytes, timeoutMs: config.cacheRedisTimeoutMs, log, now })
     : peers
       ? new RelayedCache(config.cacheMaxBytes, peers, now)
       : new MemoryCache(config.cacheMaxBytes, now);

@@ -1,0 +1,192 @@
+/**
+ * A conversion killed mid-run (kill -9 of `nds worker`) resumes as soon as the worker is started again on the
+ * same data: the new process takes the job back from its dead predecessor at once (not after the lease),
+ * the copy is ready within 30 s of the restart, and `index.json` lists exactly the stores in the object store.
+ * On embedded PGlite (a folder), and on the PostgreSQL server in the suite's PostgreSQL pass.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { createUser } from '../../src/accounts/users.js';
+import { enqueueConversion } from '../../src/conversion/job-queue.js';
+import { loadConfig } from '../../src/core/config.js';
+import { connectDatabase } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { readStoreIndex } from '../../src/formats/zarr/store-index-object.js';
+import { openObjectStore } from '../../src/objects/open-object-store.js';
+import { startNds, type CliRun } from '../support/cli.js';
+import { pgliteDump, usingPostgres } from '../support/test-server.js';
+import { writeEdf } from '../formats/support/edf-writer.js';
+import { gitIn } from './support.js';
+
+const RECORDINGS = 4;
+const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const id = 'nd000777';
+
+/** An EDF of 32 channels, 120 s at 1000 Hz (about 7.7 MB): its conversion takes a moment, so it can be cut. */
+function recording(seed: number): Uint8Array {
+  const records = 120;
+  const rate = 1000;
+  const signals = Array.from({ length: 32 }, (_, c) => {
+    const samples = new Int16Array(records * rate);
+    let noise = seed * 7919 + c;
+    for (let i = 0; i < samples.length; i++) {
+      noise = (noise * 1103515245 + 12345) & 0x7fffffff;
+      samples[i] = Math.round(3000 * Math.sin((i * (c + 1)) / 50) + ((noise >> 8) % 2000) - 1000);
+    }
+    return { label: `EEG${c + 1}`, samplesPerRecord: rate, samples };
+  });
+  return writeEdf({ recordDuration: 1, records, signals });
+}
+
+/** A BIDS repository of `RECORDINGS` recordings, committed on main. */
+function makeRepo(root: string): string {
+  const dir = path.join(root, 'source');
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, 'dataset_description.json'), JSON.stringify({ Name: 'restart test', BIDSVersion: '1.9.0' }));
+  for (let s = 1; s <= RECORDINGS; s++) {
+    const sub = path.join(dir, `sub-0${s}`, 'eeg');
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(path.join(sub, `sub-0${s}_task-rest_eeg.edf`), recording(s));
+  }
+  gitIn(dir, 'init', '-q');
+  gitIn(dir, 'add', '-A');
+  gitIn(dir, 'commit', '-q', '-m', 'recordings');
+  return dir;
+}
+
+/** Resolves with the time a JSON log line with `msg` appeared on the run's stdout (or had already). */
+function logged(run: CliRun, msg: string, timeoutMs: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const look = () => {
+      if (out.split('\n').some((l) => l.includes(`"msg":"${msg}"`))) {
+        clearTimeout(timer);
+        run.child.stdout!.off('data', onData);
+        resolve(performance.now());
+      }
+    };
+    const onData = (d: Buffer) => {
+      out += d;
+      look();
+    };
+    const timer = setTimeout(() => {
+      run.child.stdout!.off('data', onData);
+      reject(new Error(`no "${msg}" within ${timeoutMs} ms: ${out.slice(-2000)}`));
+    }, timeoutMs);
+    run.child.stdout!.on('data', onData);
+  });
+}
+
+describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
+  let root: string;
+  let env: Record<string, string>;
+  let dropDatabase: (() => Promise<void>) | undefined;
+
+  before(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'nds-restart-'));
+    const dataDir = path.join(root, 'data');
+    let databaseUrl = `pglite:${path.join(dataDir, 'db')}`;
+    if (usingPostgres) {
+      const admin = process.env.TEST_DATABASE_URL!;
+      const name = `nds_t_${randomBytes(6).toString('hex')}`;
+      const client = new pg.Client({ connectionString: admin });
+      await client.connect();
+      await client.query(`create database ${name}`);
+      await client.end();
+      const url = new URL(admin);
+      url.pathname = `/${name}`;
+      databaseUrl = url.toString();
+      dropDatabase = async () => {
+        const c = new pg.Client({ connectionString: admin });
+        await c.connect();
+        await c.query(`drop database if exists ${name} with (force)`);
+        await c.end();
+      };
+    }
+    env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' };
+    const source = makeRepo(root);
+    const database = await connectDatabase(databaseUrl, { pgliteDump: usingPostgres ? undefined : await pgliteDump() });
+    try {
+      await migrateToLatest(database.db);
+      const owner = await createUser(database.db, { username: 'restart-owner', email: 'restart@example.org', status: 'approved', role: 'admin', kind: 'person' }, new Date());
+      await database.db
+        .insertInto('datasets')
+        .values({ id, name: 'Restart test', owner_id: owner.id, visibility: 'public', source_repo: source, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
+        .execute();
+      await enqueueConversion(database.db, { datasetId: id, ref: 'main', full: false, reason: 'test' });
+    } finally {
+      await database.close();
+    }
+  });
+  after(async () => {
+    await dropDatabase?.();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('runs again within seconds of the restart, is ready within 30 s, and its index.json lists exactly the stores present', async (t) => {
+    const config = loadConfig(env);
+    const objects = await openObjectStore(config.objectStoreUrl, config);
+    const keys = async () => {
+      const out: string[] = [];
+      for await (const o of objects.list(`${id}/zarr/`)) out.push(o.key);
+      return out;
+    };
+
+    // First run: killed once the conversion has written some of the copy, before it finished.
+    const first = startNds(['worker'], env);
+    await logged(first, 'conversion started', 60_000);
+    const deadline = Date.now() + 60_000;
+    while ((await keys()).length < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    first.child.kill('SIGKILL');
+    const killed = await first.done;
+    assert.equal(killed.code, null, 'killed, not exited');
+    assert.doesNotMatch(killed.stdout, /"msg":"conversion finished"/, 'the conversion was cut mid-run');
+    const written = await keys();
+    assert.ok(written.length >= 20, `the first run wrote ${written.length} objects before it was killed`);
+    assert.ok(!written.includes(`${id}/zarr/index.json`), 'no index.json yet');
+
+    // Second run on the same data: the job of the dead process is taken back at once.
+    const restarted = performance.now();
+    const second = startNds(['worker'], env);
+    try {
+      const up = await logged(second, 'conversion worker started', 30_000);
+      const resumed = await logged(second, 'conversion started', 30_000);
+      const finished = await logged(second, 'conversion finished', Math.max(1, 30_000 - (performance.now() - restarted)));
+      t.diagnostic(
+        `worker up ${s(up - restarted)} after the restart, job running again ${s(resumed - up)} later, ready ${s(finished - restarted)} after the restart (lease ${config.conversionLeaseS} s)`,
+      );
+      // Well inside the lease: the job was taken back from the dead process, not after its heartbeat aged.
+      assert.ok(resumed - up < 5000, `the job ran again only ${s(resumed - up)} after the worker was up`);
+      assert.ok(finished - restarted < 30_000);
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.done;
+    }
+
+    // The copy is ready, and index.json lists exactly the stores in the object store.
+    const index = await readStoreIndex(objects, id);
+    assert.ok(index, 'index.json was written');
+    const listed = index.stores.map((s) => s.zarr).sort();
+    const present = [...new Set((await keys()).filter((k) => k.endsWith('.zarr/zarr.json')).map((k) => k.slice(`${id}/zarr/`.length, -'/zarr.json'.length)))].sort();
+    assert.deepEqual(listed, present);
+    assert.deepEqual(present, Array.from({ length: RECORDINGS }, (_, i) => `sub-0${i + 1}/eeg/sub-0${i + 1}_task-rest_eeg.zarr`));
+    assert.equal(index.failures.length, 0);
+
+    const database = await connectDatabase(env.DATABASE_URL!);
+    try {
+      const dataset = await database.db.selectFrom('datasets').select(['zarr_status', 'zarr_store_count']).where('id', '=', id).executeTakeFirstOrThrow();
+      assert.deepEqual(dataset, { zarr_status: 'ready', zarr_store_count: RECORDINGS });
+      const jobs = await database.db.selectFrom('conversion_jobs').select(['state', 'attempts']).where('dataset_id', '=', id).execute();
+      assert.deepEqual(jobs, [{ state: 'done', attempts: 2 }]);
+    } finally {
+      await database.close();
+      await objects.close();
+    }
+  });
+});
