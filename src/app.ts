@@ -24,6 +24,7 @@ import { gitRoutes } from './routes/git-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { objectRoutes } from './routes/object-routes.js';
 import { publicationRoutes } from './routes/publication-routes.js';
+import { readGrantRoutes } from './routes/read-grant-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
 import { accountPages } from './web/account-pages.js';
@@ -48,6 +49,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...datasetPages,
     ...contentRoutes,
     ...publicationRoutes,
+    ...readGrantRoutes,
     ...sandboxRoutes,
     ...conversionRoutes,
     ...objectRoutes,

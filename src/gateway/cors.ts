@@ -34,7 +34,8 @@ export function allowedOriginHeaders(origin: string): HeaderList {
     'access-control-allow-origin', origin,
     'vary', 'Origin',
     'access-control-expose-headers', 'ETag, Content-Length, Content-Range, Accept-Ranges',
-    'access-control-allow-headers', 'Range',
+    // Authorization: a private preview's read grant (read-grant.ts).
+    'access-control-allow-headers', 'Range, Authorization',
     'access-control-allow-methods', 'GET, HEAD, OPTIONS',
   ]);
 }

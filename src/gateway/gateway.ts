@@ -17,6 +17,7 @@ import { cachedObject, type CachedObject, type GatewayCache } from './gateway-ca
 import { gatewayRelativePath, parseObjectPath, type ObjectPath, type PathVerdict } from './gateway-path.js';
 import { MemoryCache } from './memory-cache.js';
 import { cachePolicy, errorAnswer, etagMatches, headerList, objectHeaders, type CacheVerdict, type GatewayAnswer, type HeaderList } from './object-answers.js';
+import { privateAnswer, ReadGrantGate } from './read-grant.js';
 import { RedisCache } from './redis-cache.js';
 import { RelayedCache, type DropChannel } from './relayed-cache.js';
 import { VisibilityGate } from './visibility-gate.js';
@@ -42,6 +43,7 @@ export class Gateway {
   readonly cache: GatewayCache;
   readonly #deps: GatewayDeps;
   readonly #gate: VisibilityGate;
+  readonly #grants: ReadGrantGate;
   readonly #origins: OriginPolicy;
   readonly #basePath: string;
   readonly #maxObjectBytes: number;
@@ -55,6 +57,7 @@ export class Gateway {
     this.cache = cache;
     const now = () => deps.clock.now().getTime();
     this.#gate = new VisibilityGate(deps.db, now);
+    this.#grants = new ReadGrantGate(deps);
     this.#origins = new OriginPolicy(deps.config.serviceDomain);
     this.#basePath = new URL(deps.config.zarrCacheBaseUrl).pathname.replace(/\/+$/, '');
     this.#maxObjectBytes = Math.min(MAX_CACHED_OBJECT_BYTES, deps.config.cacheMaxBytes);
@@ -146,6 +149,8 @@ export class Gateway {
   async #miss(object: ObjectPath, req: GatewayRequest, cors: HeaderList): Promise<GatewayAnswer> {
     const generation = this.#dropGeneration;
     if (!(await this.#gate.isPublic(object.datasetId))) {
+      // A private preview's read grant (read-grant.ts): served from the store, never cached.
+      if (await this.#grants.allows(req.header('authorization'), object.datasetId)) return privateAnswer(await this.#uncached(object, req, cors));
       return errorAnswer('dataset_not_found', [...cors, 'cache-control', 'no-store', 'x-cache', 'BYPASS']);
     }
     const { objects } = this.#deps;
@@ -166,6 +171,14 @@ export class Gateway {
     if (entry.body.length !== info.size) throw new Error(`object ${object.key} changed while it was read`);
     if (generation === this.#dropGeneration) await this.cache.set(object.datasetId, object.key, entry, ttlMs);
     return answerFromBytes(entry, req, cors, 'MISS');
+  }
+
+  /** An object read from the store and put in no cache. */
+  async #uncached(object: ObjectPath, req: GatewayRequest, cors: HeaderList): Promise<GatewayAnswer> {
+    const { objects } = this.#deps;
+    const info = await objects.head(object.key);
+    if (!info) return missingAnswer(cors, 'BYPASS');
+    return answerFromStore(info, object, req, cors, req.method === 'GET' ? (range) => objects.get(object.key, range) : undefined);
   }
 
   async #rememberMissing(object: ObjectPath, cors: HeaderList, generation: number): Promise<GatewayAnswer> {
