@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { downloadDataset } from './dataset-download.js';
+import { fetchFailures, formatFailures } from './conversion-report.js';
 import { uploadFolder } from './dataset-upload.js';
 import { HashCache } from './hash-cache.js';
 import { loadClientConfig } from '../core/config.js';
@@ -83,9 +84,15 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .description('one dataset')
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: { json?: boolean }) => {
-      const d = await (await client(false)).request<Dataset>(`/datasets/${id(dataset)}`);
+      const api = await client(false);
+      const d = await api.request<Dataset>(`/datasets/${id(dataset)}`);
       if (opts.json) return printJson(d);
       for (const [k, v] of Object.entries(d)) process.stdout.write(`${k.padEnd(20)} ${Array.isArray(v) ? v.join(', ') || '-' : (v ?? '-')}\n`);
+      // Failed recordings, with the reason to act on (zarr_status stays `ready` when some recordings failed).
+      if (typeof d.zarr_failure_count === 'number' && d.zarr_failure_count > 0) {
+        const failures = await fetchFailures(api, d.id);
+        process.stdout.write(`\n${failures ? formatFailures(failures) : `${d.zarr_failure_count} recording(s) could not be converted; the dataset page lists why.\n`}`);
+      }
     });
 
   datasets

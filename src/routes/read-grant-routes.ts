@@ -14,6 +14,7 @@ const ReadGrantAnswer = z
   .object({
     grant: z.string().openapi({ description: 'Send as `Authorization: Bearer <grant>` on GET/HEAD of the dataset\'s objects at the gateway' }),
     expires_at: z.string().openapi({ description: `ISO 8601; ${READ_GRANT_SECONDS / 60} minutes after issue` }),
+    expires_in: z.number().int().openapi({ description: 'Seconds until expires_at (for clients whose clock differs from the server\'s)' }),
   })
   .openapi('ReadGrant');
 
@@ -28,7 +29,7 @@ export const readGrantRoutes: Route[] = [
     handler: async (c, { params }) => {
       const { grant, expiresAt } = await issueReadGrant(c.var.deps, params.id, callerOf(c).user);
       c.header('Cache-Control', 'no-store');
-      return c.json({ grant, expires_at: expiresAt.toISOString() }, 200);
+      return c.json({ grant, expires_at: expiresAt.toISOString(), expires_in: Math.round((expiresAt.getTime() - c.var.deps.clock.now().getTime()) / 1000) }, 200);
     },
   }),
 ];

@@ -3,6 +3,7 @@
  * the page, opens the chosen recording and channel group through the gateway and wires the controls. The
  * server-rendered recording list works without it.
  */
+import { readGrantFetch, type ReadGrantConfig } from './read-grant-fetch.js';
 import { RecordingStore, warmCodecs, type EmbeddedMetadata, type EventMarker } from './recording-store.js';
 import { SignalViewer, type ViewerState } from './signal-viewer.js';
 import { attachInput } from './viewer-input.js';
@@ -16,6 +17,8 @@ export interface ViewerConfig {
   group?: string;
   /** The selected store's metadata documents, embedded by the page to save round trips. */
   metadata?: EmbeddedMetadata;
+  /** A private dataset's read grant: the gateway answers its reads only with it. */
+  readGrant?: ReadGrantConfig;
 }
 
 declare global {
@@ -27,6 +30,7 @@ declare global {
 const root = document.getElementById('nds-viewer')!;
 const config = JSON.parse(document.getElementById('nds-viewer-config')!.textContent!) as ViewerConfig;
 if (config.metadata) warmCodecs(config.metadata);
+const gatewayFetch = config.readGrant ? readGrantFetch(config.readGrant) : undefined;
 const canvas = root.querySelector<HTMLCanvasElement>('canvas')!;
 const picker = root.querySelector<HTMLSelectElement>('select[name=recording]');
 const groupPicker = root.querySelector<HTMLSelectElement>('select[name=group]');
@@ -70,7 +74,7 @@ async function show(zarr: string, group?: string, metadata?: EmbeddedMetadata): 
   root.dataset['ready'] = 'false';
   try {
     if (opened?.zarr !== zarr) {
-      const store = await RecordingStore.open(`${config.zarrBase}/${zarr}`, { metadata });
+      const store = await RecordingStore.open(`${config.zarrBase}/${zarr}`, { metadata, fetch: gatewayFetch });
       // Markers load alongside the first chunks; the traces do not wait for them.
       opened = { zarr, store, events: store.events().catch(() => []) };
     }

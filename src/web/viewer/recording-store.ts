@@ -90,8 +90,9 @@ export class RecordingStore {
   }
 
   /** Opens `<base>/<zarrPath>` (base: the dataset's gateway URL ending in `/zarr`). */
-  static async open(storeUrl: string, options: { metadata?: EmbeddedMetadata; cacheChunks?: number } = {}): Promise<RecordingStore> {
-    const fetchStore = new zarr.FetchStore(storeUrl);
+  static async open(storeUrl: string, options: { metadata?: EmbeddedMetadata; cacheChunks?: number; fetch?: (request: Request) => Promise<Response> } = {}): Promise<RecordingStore> {
+    // `fetch`: a private dataset's reads carry a read grant (read-grant-fetch.ts).
+    const fetchStore = new zarr.FetchStore(storeUrl, options.fetch ? { fetch: options.fetch } : undefined);
     const root = zarr.root<zarr.Readable>(options.metadata ? storeWith(fetchStore, options.metadata) : fetchStore);
     const group = await zarr.open.v3(root, { kind: 'group' });
     return new RecordingStore(root, group.attrs as Record<string, unknown>, options.cacheChunks ?? 256);
