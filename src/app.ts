@@ -31,6 +31,7 @@ import { accountPages } from './web/account-pages.js';
 import { assetRoutes } from './web/assets.js';
 import { datasetPages } from './web/dataset-pages.js';
 import { devicePages } from './web/device-page.js';
+import { homePages } from './web/home-page.js';
 import { signInPages } from './web/sign-in-pages.js';
 import { viewerBundleRoutes } from './web/viewer-bundle.js';
 
@@ -47,6 +48,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...searchRoutes,
     ...datasetRoutes,
     ...datasetPages,
+    ...homePages,
     ...contentRoutes,
     ...publicationRoutes,
     ...readGrantRoutes,

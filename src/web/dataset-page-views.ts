@@ -27,6 +27,7 @@ main { max-width: 82rem; }
 export function datasetListBody(datasets: Dataset[]): SafeHtml {
   if (datasets.length === 0) return html`<h1>Datasets</h1><p class="muted">No datasets yet.</p>`;
   return html`<h1>Datasets</h1>
+<p><a href="/">Search datasets</a> by words, modality, task, sampling rate or channel count.</p>
 <table>
 <thead><tr><th>ID</th><th>Name</th><th>Owner</th><th>Modalities</th><th>Subjects</th><th>Visibility</th></tr></thead>
 <tbody>${datasets.map(
