@@ -30,6 +30,7 @@ import { searchRoutes } from './routes/search-routes.js';
 import { accountPages } from './web/account-pages.js';
 import { assetRoutes } from './web/assets.js';
 import { datasetPages } from './web/dataset-pages.js';
+import { datasetSettingsPages } from './web/dataset-settings-page.js';
 import { devicePages } from './web/device-page.js';
 import { homePages } from './web/home-page.js';
 import { signInPages } from './web/sign-in-pages.js';
@@ -49,6 +50,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...datasetRoutes,
     ...datasetPages,
     ...homePages,
+    ...datasetSettingsPages,
     ...contentRoutes,
     ...publicationRoutes,
     ...readGrantRoutes,

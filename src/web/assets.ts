@@ -36,6 +36,7 @@ th { color: var(--muted); font-weight: 600; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
+form.stack.wide { max-width: none; }
 header.top nav { display: flex; gap: 1rem; flex-wrap: wrap; justify-content: flex-end; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .lead { font-size: 1.05rem; margin: 0 0 1rem; }
