@@ -37,6 +37,7 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1re
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
 form.stack.wide { max-width: none; }
+section.card > h2:first-child { margin-top: .25rem; }
 header.top nav { display: flex; gap: 1rem; flex-wrap: wrap; justify-content: flex-end; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .lead { font-size: 1.05rem; margin: 0 0 1rem; }
@@ -55,6 +56,7 @@ ul.cards { list-style: none; padding: 0; margin: 0; display: grid; grid-template
 dl.card-facts { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: .3rem .75rem; margin: 0; font-size: .9rem; }
 dl.card-facts dt { color: var(--muted); font-size: .8rem; }
 dl.card-facts dd { margin: 0; overflow-wrap: anywhere; }
+dl.card-facts .card-doi { grid-column: 1 / -1; }
 .badge { display: inline-block; padding: 0 .4rem; border-radius: 3px; background: #eef1f4; font-size: .8rem; }
 .badge.private { background: #fff8e1; color: #6b4e00; }
 nav.paging { display: flex; justify-content: space-between; align-items: center; margin: 1rem 0; }

@@ -33,6 +33,7 @@ export function formatHours(seconds: number | undefined): string {
   if (seconds === undefined || !Number.isFinite(seconds)) return '–';
   const hours = seconds / 3600;
   if (hours === 0) return '0 h';
+  if (seconds < 60) return `${Math.round(seconds)} s`;
   if (hours < 0.1) return `${Math.max(1, Math.round(seconds / 60))} min`;
   return `${hours < 10 ? hours.toFixed(1) : Math.round(hours)} h`;
 }
@@ -81,7 +82,7 @@ ${d.description ? html`<p class="card-description">${d.description.length > 220 
 <div><dt>Recordings</dt><dd>${rec.n_recordings ?? '–'}</dd></div>
 <div><dt>Signal</dt><dd>${formatHours(rec.duration_s)}</dd></div>
 <div><dt>Zarr</dt><dd>${zarrState(d)}</dd></div>
-<div><dt>DOI</dt><dd>${d.doi ? html`<a href="https://doi.org/${d.doi}">${d.doi}</a>` : '–'}</dd></div>
+${d.doi ? html`<div class="card-doi"><dt>DOI</dt><dd><a href="https://doi.org/${d.doi}">${d.doi}</a></dd></div>` : ''}
 </dl>
 </li>`;
 }

@@ -3,6 +3,7 @@ import type { ConversionFailure } from '../conversion/conversion-failures.js';
 import type { Dataset } from '../datasets/dataset-queries.js';
 import type { StoreIndex, StoreIndexEntry } from '../formats/zarr/store-index.js';
 import type { StoreMetadata } from './dataset-page-data.js';
+import { zarrState } from './dataset-cards.js';
 import { html, SafeHtml } from './html.js';
 import { viewerScriptPath } from './viewer-bundle.js';
 
@@ -70,7 +71,7 @@ ${d.authors.length ? html`<dt>Authors</dt><dd>${d.authors.join(', ')}</dd>` : ''
 ${d.modalities.length ? html`<dt>Modalities</dt><dd>${d.modalities.join(', ')}</dd>` : ''}
 ${d.latest_version ? html`<dt>Latest version</dt><dd>${d.latest_version}</dd>` : ''}
 ${d.doi ? html`<dt>DOI</dt><dd>${d.doi}</dd>` : ''}
-<dt>Zarr copy</dt><dd>${d.zarr_status ?? 'not converted'}</dd>
+<dt>Zarr copy</dt><dd>${zarrState(d)}</dd>
 </dl>
 ${index && index.stores.length ? recordingsSection(index, selected) : html`<p class="muted">${index ? 'No recording of this dataset could be converted yet.' : 'This dataset has no browsable copy yet.'}</p>`}
 ${failuresSection(input.failures ?? [])}

@@ -67,7 +67,7 @@ function settingsBody(view: SettingsView): SafeHtml {
       ? html`<p>Publication of version <strong>${latest?.version ?? d.latest_version ?? ''}</strong> was requested${latest ? ` on ${new Date(latest.requested_at).toISOString().slice(0, 10)}` : ''}: an administrator will approve it (the dataset then becomes public with a DOI) or say what to change.</p>`
       : html`${d.publication_status === 'denied' && latest?.reason ? html`<p class="notice error">The last request was denied: ${latest.reason}</p>` : ''}
 ${d.doi ? html`<p>Published as <a href="https://doi.org/${d.doi}">${d.doi}</a>. A new request publishes the latest version (${d.latest_version ?? 'none'}).</p>` : html`<p>Publishing makes the dataset public and gives it a DOI, after an administrator's approval. It needs a name, a description, authors and a license.</p>`}
-<form class="stack" method="post" action="/datasets/${d.id}/settings/publish">
+<form class="stack wide" method="post" action="/datasets/${d.id}/settings/publish">
 <label>Message to the administrators (optional)<textarea name="message" maxlength="2000"></textarea></label>
 <button type="submit"${d.latest_version ? '' : html` disabled`}>Request publication${d.latest_version ? ` of ${d.latest_version}` : ''}</button>
 ${d.latest_version ? '' : html`<p class="muted">Upload a version first: <code>nds datasets upload ${d.id} &lt;folder&gt;</code>.</p>`}

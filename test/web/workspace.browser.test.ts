@@ -57,10 +57,10 @@ describe('the researcher\'s workspace in chromium', () => {
     return context;
   }
 
-  async function screenshot(page: Page, name: string): Promise<void> {
+  async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
     if (!shots) return;
     mkdirSync(shots, { recursive: true });
-    await page.screenshot({ path: path.join(shots, name), fullPage: true });
+    await page.screenshot({ path: path.join(shots, name), fullPage });
   }
 
   const cardNames = (page: Page) => page.locator('.dataset-card h3').allTextContents();
@@ -142,7 +142,7 @@ describe('the researcher\'s workspace in chromium', () => {
     assert.ok(widths.scroll <= widths.inner, `page is ${widths.scroll} px wide on a ${widths.inner} px screen`);
     const boxes = await page.locator('.dataset-card').evaluateAll((cards) => cards.slice(0, 2).map((c) => c.getBoundingClientRect().left));
     assert.equal(boxes[0], boxes[1], 'one column');
-    await screenshot(page, 'home-phone.png');
+    await screenshot(page, 'home-phone.png', false);
     await context.close();
   });
 
@@ -235,6 +235,7 @@ describe('the researcher\'s workspace in chromium', () => {
     const text = await failures.innerText();
     assert.match(text, /sub-02\/eeg\/sub-02_task-rest_eeg\.edf\s+corrupt_or_truncated\s+sub-02_task-rest_eeg\.edf is truncated: the header announces 6 data records/);
     assert.match(text, /sub-03\/eeg\/sub-03_task-rest_eeg\.vhdr\s+empty_recording\s+The data file sub-03_task-rest_eeg\.eeg is empty \(0 bytes\)\./);
+    assert.match(await page.locator('dl.facts').innerText(), /Zarr copy\s+ready, 2 failed/);
     await screenshot(page, 'conversion-failures.png');
     await context.close();
   });
