@@ -110,7 +110,11 @@ ${q.page < pages ? html`<a rel="next" href="${pageHref(q, q.page + 1)}">Next →
       : '';
   return html`<section aria-labelledby="results-heading">
 <h2 id="results-heading">${heading}</h2>
-${datasets.length ? html`<ul class="cards" id="results">${datasets.map(datasetCard)}</ul>` : html`<p class="muted" id="results">${searching ? 'No dataset matches. Try fewer words or filters.' : 'No public datasets yet.'}</p>`}
+${datasets.length
+    ? html`<ul class="cards" id="results">${datasets.map(datasetCard)}</ul>`
+    : total > 0
+      ? html`<p class="muted" id="results">This page is past the last one: <a href="${pageHref(q, 1)}">back to the first page</a>.</p>`
+      : html`<p class="muted" id="results">${searching ? 'No dataset matches. Try fewer words or filters.' : 'No public datasets yet.'}</p>`}
 ${paging}
 </section>`;
 }

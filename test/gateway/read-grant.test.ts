@@ -10,7 +10,7 @@ import type { Visibility } from '../../src/db/datasets-tables.js';
 import { READ_GRANT_SECONDS } from '../../src/datasets/read-grant.js';
 import { createAccount, createBrowserSession, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { putZarrCopy, rawRequest, STORE, type RawAnswer } from './support.js';
+import { insertDataset, putZarrCopy, rawRequest, startStandaloneGateway, STORE, type RawAnswer, type StandaloneGateway } from './support.js';
 
 const CHUNK = `${STORE}/eeg_250hz/0/c/0/0`;
 const PRIVATE_ID = 'nd000811';
@@ -142,5 +142,44 @@ describe('read grants', () => {
     // The objects may be gone too; put them back to show the grant itself no longer reads.
     await putZarrCopy(server.deps.objects, PRIVATE_ID);
     assertUnknownDataset(await read(PRIVATE_ID, CHUNK, owners), unknown, 'a deleted dataset');
+  });
+});
+
+describe('read grants at a standalone nds gateway', () => {
+  const SECRET = 'read-grant-test-secret-0123456789';
+  const ID = 'nd000821';
+  let api: TestServer;
+  let gw: StandaloneGateway;
+  let owner: TestAccount;
+
+  before(async () => {
+    // The API issues grants, the gateway checks them: they share OBJECT_SIGNING_SECRET (docs/configuration.md).
+    gw = await startStandaloneGateway({ OBJECT_SIGNING_SECRET: SECRET });
+    api = await startTestServer({ env: { OBJECT_SIGNING_SECRET: SECRET } });
+    owner = await createAccount(api);
+    await api.deps.db
+      .insertInto('datasets')
+      .values({ id: ID, name: 'Standalone grant', owner_id: owner.user.id, visibility: 'private', source_repo: null, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: 'ready', zarr_converted_at: null, zarr_store_count: 1, zarr_index_etag: null, zarr_source_commit: null })
+      .execute();
+    await insertDataset(gw.deps.db, ID, 'private');
+    await putZarrCopy(gw.deps.objects, ID);
+  });
+  after(async () => {
+    await api?.close();
+    await gw?.close();
+  });
+
+  it('reads a private object on the node:http path with a grant the API issued, and nothing without it', async () => {
+    const r = await owner.api(`/datasets/${ID}/read-grant`, { method: 'POST' });
+    const { grant } = (await r.json()) as { grant: string };
+    const granted = await rawRequest(gw.url, `/${ID}/zarr/${CHUNK}`, { headers: { authorization: `Bearer ${grant}`, origin: 'http://localhost:3000' } });
+    assert.equal(granted.status, 200);
+    assert.equal(granted.headers['cache-control'], 'private, no-store');
+    assert.equal(granted.headers['x-cache'], 'BYPASS');
+    assert.equal(granted.headers['access-control-allow-origin'], 'http://localhost:3000');
+    assert.equal((await rawRequest(gw.url, `/${ID}/zarr/${CHUNK}`)).status, 404);
+    const preflight = await rawRequest(gw.url, `/${ID}/zarr/${CHUNK}`, { method: 'OPTIONS', headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization, range' } });
+    assert.equal(preflight.status, 204);
+    assert.match(String(preflight.headers['access-control-allow-headers']), /Authorization/);
   });
 });

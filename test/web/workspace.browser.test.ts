@@ -127,6 +127,9 @@ describe('the researcher\'s workspace in chromium', () => {
     await page.goto(`${server.url}/?sampling_rate=256&task=sleep`);
     const sleep = PUBLIC.filter((d) => d.facts.tasks[0] === 'sleep').map((d) => d.name).sort();
     assert.deepEqual((await cardNames(page)).sort(), sleep);
+    await page.goto(`${server.url}/?page=7`);
+    await page.getByRole('link', { name: 'back to the first page' }).click();
+    assert.equal((await cardNames(page)).length, 10);
     await page.goto(`${server.url}/?q=nothing-matches-this`);
     assert.match(await page.locator('#results').innerText(), /No dataset matches/);
     await page.goto(`${server.url}/?channels=many`);
