@@ -46,10 +46,11 @@ describe('the researcher\'s workspace in chromium', () => {
   let server: TestServer;
   let browser: Browser;
   let owner: TestAccount;
+  let admin: TestAccount;
   let repo: string;
 
-  async function contextOf(user: User | undefined, viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
-    const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
+  async function contextOf(user: User | undefined, viewport = { width: 1280, height: 900 }, javaScriptEnabled = true): Promise<BrowserContext> {
+    const context = await browser.newContext({ viewport, deviceScaleFactor: 1, javaScriptEnabled });
     if (user) {
       const { token } = await createSession(server.deps.db, user.id, server.clock.now());
       await context.addCookies([{ name: SESSION_COOKIE, value: token, url: server.url }]);
@@ -69,7 +70,7 @@ describe('the researcher\'s workspace in chromium', () => {
     server = await startTestServer();
     owner = await createAccount(server, { username: 'ada' });
     const lab = await createAccount(server, { username: 'sleep-lab' });
-    const admin = await createAccount(server, { role: 'admin' });
+    admin = await createAccount(server, { role: 'admin' });
     for (const d of PUBLIC) await insertSearchableDataset(server, { ...d, ownerId: lab.user.id });
     await publishDataset(server, { id: PRIVATE_ID, ownerId: owner.user.id, name: 'Ada private pilot', visibility: 'private', recordings: [{ file: path.join(fixturesDir, 'mne-python/brainvision/test.vhdr'), zarr: RECORDING }] });
     await publishDataset(server, { id: OTHER_PRIVATE_ID, ownerId: owner.user.id, name: 'Ada second study', visibility: 'private', recordings: [{ file: path.join(fixturesDir, 'mne-python/edf/test.edf'), zarr: RECORDING }] });
@@ -134,6 +135,23 @@ describe('the researcher\'s workspace in chromium', () => {
     assert.match(await page.locator('#results').innerText(), /No dataset matches/);
     await page.goto(`${server.url}/?channels=many`);
     assert.match(await page.locator('.notice.error').innerText(), /Channels must be a whole number/);
+    await context.close();
+  });
+
+  it('searches, filters and pages with JavaScript turned off', async () => {
+    const context = await contextOf(undefined, undefined, false);
+    const page = await context.newPage();
+    await page.goto(`${server.url}/`);
+    await page.locator('details.facets summary').click();
+    await page.locator('select[name=modality]').selectOption('emg');
+    await page.locator('input[name=q]').fill('force');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/modality=emg/);
+    assert.deepEqual((await cardNames(page)).sort(), PUBLIC.filter((d) => d.name.startsWith('Grip')).map((d) => d.name).sort());
+    await page.goto(`${server.url}/`);
+    await page.getByRole('link', { name: 'Next →' }).click();
+    await page.waitForURL(/page=2/);
+    assert.equal((await cardNames(page)).length, 3);
     await context.close();
   });
 
@@ -281,6 +299,28 @@ describe('the researcher\'s workspace in chromium', () => {
     const refused = await (await strangerContext.newPage()).goto(`${server.url}/datasets/${PRIVATE_ID}/settings`);
     assert.equal(refused?.status(), 404);
     await strangerContext.close();
+  });
+
+  it('lets an admin make a public dataset private from its settings, after which the gateway refuses it', async () => {
+    const target = PUBLIC[11]!;
+    const chunk = `/zarrproxy/${target.id}/zarr/index.json`;
+    await server.deps.objects.put(`${target.id}/zarr/index.json`, '{"stores":[],"failures":[]}');
+    assert.equal((await rawRequest(server.url, chunk)).status, 200);
+    const context = await contextOf(admin.user);
+    const page = await context.newPage();
+    await page.goto(`${server.url}/datasets/${target.id}/settings`);
+    await page.getByRole('button', { name: 'Make private' }).click();
+    await page.waitForURL(/private=1/);
+    assert.match(await page.locator('#visibility').innerText(), /This dataset is private/);
+    assert.equal((await server.deps.db.selectFrom('datasets').select('visibility').where('id', '=', target.id).executeTakeFirstOrThrow()).visibility, 'private');
+    assert.equal((await rawRequest(server.url, chunk)).status, 404, 'dropped from the gateway at once');
+    await context.close();
+
+    const ownerContext = await contextOf(owner.user);
+    const ownerPage = await ownerContext.newPage();
+    await ownerPage.goto(`${server.url}/datasets/${PRIVATE_ID}/settings`);
+    assert.equal(await ownerPage.getByRole('button', { name: 'Make private' }).count(), 0, 'not for owners');
+    await ownerContext.close();
   });
 
   it('requests upload access from /account', async () => {
