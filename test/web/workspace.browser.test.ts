@@ -156,15 +156,17 @@ describe('the researcher\'s workspace in chromium', () => {
   });
 
   it('fits a phone: no sideways scrolling, cards in one column', async () => {
-    const context = await contextOf(owner.user, { width: 390, height: 844 });
-    const page = await context.newPage();
-    await page.goto(`${server.url}/`);
-    const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
-    assert.ok(widths.scroll <= widths.inner, `page is ${widths.scroll} px wide on a ${widths.inner} px screen`);
-    const boxes = await page.locator('.dataset-card').evaluateAll((cards) => cards.slice(0, 2).map((c) => c.getBoundingClientRect().left));
-    assert.equal(boxes[0], boxes[1], 'one column');
-    await screenshot(page, 'home-phone.png', false);
-    await context.close();
+    for (const user of [undefined, owner.user]) {
+      const context = await contextOf(user, { width: 390, height: 844 });
+      const page = await context.newPage();
+      await page.goto(`${server.url}/`);
+      const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+      assert.ok(widths.scroll <= widths.inner, `page is ${widths.scroll} px wide on a ${widths.inner} px screen`);
+      const boxes = await page.locator('.dataset-card').evaluateAll((cards) => cards.slice(0, 2).map((c) => c.getBoundingClientRect().left));
+      assert.equal(boxes[0], boxes[1], 'one column');
+      await screenshot(page, user ? 'home-phone-signed-in.png' : 'home-phone.png', false);
+      await context.close();
+    }
   });
 
   it('shows a signed-in owner their datasets, their state and what needs their action', async () => {
