@@ -39,6 +39,7 @@ const catalog = {
   username_taken: { status: 409, shape: 'general', message: 'That username is taken.' },
   email_taken: { status: 409, shape: 'general', message: 'That email belongs to another account.' },
   version_exists: { status: 409, shape: 'general', message: 'That version number is already used.' },
+  version_unchanged: { status: 409, shape: 'general', message: 'These files are exactly those of the latest version; no version was made.' },
   content_missing: { status: 409, shape: 'general', message: 'Some listed content is not in the object store yet.' },
   publication_pending: { status: 409, shape: 'general', message: 'A publication request is already pending.' },
   content_mismatch: { status: 400, shape: 'general', message: 'The uploaded content does not match its declared size or SHA-256; nothing was stored.' },
