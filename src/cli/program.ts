@@ -11,6 +11,7 @@ import { registerDatasetsCommands } from './datasets-commands.js';
 import { registerSearchCommand } from './search-commands.js';
 import { registerSandboxCommands } from './sandbox-commands.js';
 import { registerPublicationCommands } from './publication-commands.js';
+import { registerAuditCommand, registerDatasetEditCommands, registerRequestAccessCommand } from './dataset-edit-commands.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -37,5 +38,8 @@ export function buildProgram(): Command {
   registerSearchCommand(program);
   registerSandboxCommands(program);
   registerPublicationCommands(admin);
+  registerDatasetEditCommands(program);
+  registerRequestAccessCommand(program);
+  registerAuditCommand(admin);
   return program;
 }
