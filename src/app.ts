@@ -26,6 +26,7 @@ import { objectRoutes } from './routes/object-routes.js';
 import { publicationRoutes } from './routes/publication-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
+import { setupRoutes } from './routes/setup-routes.js';
 import { accountPages } from './web/account-pages.js';
 import { assetRoutes } from './web/assets.js';
 import { datasetPages } from './web/dataset-pages.js';
@@ -54,6 +55,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...gitRoutes,
     ...signInPages,
     ...accountPages,
+    ...setupRoutes,
     ...devicePages,
     ...assetRoutes,
     ...viewerBundleRoutes,
