@@ -5,7 +5,7 @@
  */
 
 /**
- * Body shapes of seed §7:
+ * Body shapes (docs/api.md):
  * - `general`: `{error, message, details: []}`
  * - `coded`: `{error, message}` (device-flow and key routes)
  * - `token`: `{error, reason, message}` (terminal answers of the device token poll; HTTP 400)
@@ -67,7 +67,7 @@ const catalog = {
   service_unavailable: { status: 503, shape: 'general', message: 'The service cannot answer right now; try again in a moment.' },
   upstream_failed: { status: 502, shape: 'general', message: 'An upstream service failed.' },
 
-  // Device-flow and key routes (seed §7)
+  // Device-flow and key routes (docs/api.md)
   device_code_unknown: { status: 404, shape: 'coded', message: 'That code was not found. Check it and try again.' },
   device_code_expired: { status: 410, shape: 'coded', message: 'That code has expired. Start the sign-in again.' },
   device_code_used: { status: 409, shape: 'coded', message: 'That code was already used.' },
@@ -85,7 +85,7 @@ const catalog = {
 
 export type ErrorCode = keyof typeof catalog;
 
-/** RFC 8628 §3.5 token-poll errors (HTTP 400, field `error`). */
+/** RFC 8628 section 3.5 token-poll errors (HTTP 400, field `error`). */
 export type TokenPollError = 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied' | 'invalid_grant';
 
 export interface NdsErrorOptions {
@@ -119,7 +119,7 @@ export class NdsError<C extends ErrorCode = ErrorCode> extends Error {
     this.extra = options.extra ?? {};
   }
 
-  /** The JSON body of the answer, in the shape of seed §7. */
+  /** The JSON body of the answer, in the shape of docs/api.md. */
   toBody(): Record<string, unknown> {
     if (this.shape === 'coded') return { error: this.code, message: this.message, ...this.extra };
     return { error: this.code, message: this.message, details: this.details, ...this.extra };
