@@ -96,7 +96,7 @@ export function describeOutcome(outcome: ConversionOutcome): string[] {
   if (outcome.recordings.length === 0) return ['no recording was found to convert'];
   return outcome.recordings.map((r) =>
     r.status === 'converted'
-      ? `converted  ${r.path}: ${r.groups} ${r.groups === 1 ? 'group' : 'groups'}, ${r.channels} channels, ${formatDuration(r.duration_s ?? 0)}`
+      ? `converted  ${r.path}: ${r.groups} ${r.groups === 1 ? 'group' : 'groups'}, ${r.channels} ${r.channels === 1 ? 'channel' : 'channels'}, ${formatDuration(r.duration_s ?? 0)}`
       : `failed     ${r.path}: ${r.code}: ${r.reason}`,
   );
 }
