@@ -41,6 +41,8 @@ export interface WaitOptions {
   expectedCommit: string;
   timeoutMs: number;
   pollMs?: number;
+  /** With no conversion seen under way for this long, the copy as it is is taken as the result (default 20 s). */
+  quietMs?: number;
   onState?: (status: string) => void;
 }
 
@@ -48,13 +50,21 @@ export async function waitForConversion(api: ApiClient, datasetId: string, optio
   const id = encodeURIComponent(datasetId);
   const deadline = Date.now() + options.timeoutMs;
   let last = '';
+  const started = Date.now();
+  let busySeen = false;
   for (;;) {
     const d = await api.request<DatasetState>(`/datasets/${id}`);
     const status = d.zarr_status ?? 'none';
     if (status !== last) options.onState?.(status);
     last = status;
+    if (status === 'pending' || status === 'converting') busySeen = true;
     if (status === 'failed') return { status: 'failed', source_commit: d.zarr_source_commit, recordings: [], failures: 0 };
     if (status === 'ready' && d.zarr_source_commit === options.expectedCommit) break;
+    // A push that changed no data file dispatches no conversion: the copy as it is answers for the version.
+    if (!busySeen && status === 'ready' && Date.now() - started > (options.quietMs ?? 20_000)) {
+      const results = await readResults(api, datasetId);
+      return { status: 'ready', source_commit: d.zarr_source_commit, recordings: results, failures: results.filter((r) => r.status === 'failed').length };
+    }
     if (Date.now() > deadline) {
       throw new CliError(`the conversion of ${datasetId} did not finish within ${Math.round(options.timeoutMs / 1000)} s (status ${status}); see it later with \`nds datasets show ${datasetId}\``);
     }

@@ -257,6 +257,7 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
         });
         progress.stop();
         let outcome: ConversionOutcome | undefined;
+        if (opts.wait && !opts.json && (summary.unchanged || summary.dry_run || !summary.version)) info('--wait: no version was made, so there is no conversion to wait for');
         if (opts.wait && summary.expected_source_commit && !summary.unchanged) {
           const seconds = Number(opts.waitTimeout);
           if (!opts.json) info(`version ${summary.version} created; waiting for its conversion`);
