@@ -4,7 +4,7 @@
  * what a process needs, `closeDeps` closes it in reverse order, whatever fails on the way; every hook
  * between domains, and every long-lived service of a process, is made here, in one place.
  */
-import { chmod, rm } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import path from 'node:path';
 import { bootstrapOwner } from './accounts/bootstrap-owner.js';
@@ -189,16 +189,19 @@ export function untilSignal(): Promise<NodeJS.Signals> {
 
 /** The local socket of a running `nds serve` on the embedded database, in its data folder. */
 export function adminSocketPath(dataDir: string): string {
-  return path.join(dataDir, 'nds-admin.sock');
+  return path.join(dataDir, 'admin', 'nds.sock');
 }
 
 /**
  * While `nds serve` holds the embedded database (PGlite: one process only), `nds admin bootstrap` cannot open
  * it; it asks the running server instead, over a Unix socket in the data folder that only the same user can
- * open (mode 0600). The socket answers one request, `POST /bootstrap {username, email}` → `{api_key, created}`.
+ * open (mode 0600, in a folder of mode 0700). The socket answers one request, `POST /bootstrap {username, email}` → `{api_key, created}`.
  */
 export async function openAdminSocket(deps: Deps, dataDir: string, log: Logger): Promise<() => Promise<void>> {
   const file = adminSocketPath(dataDir);
+  // The socket's folder is the user's alone (0700), so no one else can connect even before the chmod below.
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await chmod(path.dirname(file), 0o700);
   // A socket left by a process that died is in the way; the database lock already proved none is running.
   await rm(file, { force: true });
   const server = createServer((req, res) => {
@@ -217,15 +220,10 @@ export async function openAdminSocket(deps: Deps, dataDir: string, log: Logger):
       })
       .catch((err: Error & { code?: string; details?: string[] }) => answer(400, { error: err.code ?? 'failed', message: err.message, details: err.details ?? [] }));
   });
-  const old = process.umask(0o177);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(file, () => resolve());
-    });
-  } finally {
-    process.umask(old);
-  }
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(file, () => resolve());
+  });
   await chmod(file, 0o600);
   return async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));

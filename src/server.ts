@@ -34,8 +34,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const worker = config.conversionDispatch === 'local' && config.inProcessWorker ? openWorker(opened) : undefined;
     // The embedded database on disk is this process's alone: `nds admin bootstrap` asks through a local socket.
     if (config.databaseUrl.startsWith('pglite:') && config.databaseUrl !== 'pglite:memory') {
-      const closeSocket = await openAdminSocket(deps, config.dataDir, deps.log);
-      opened.closers.push(closeSocket);
+      // Without it (a data folder path too long for a socket, a file system without sockets) only
+      // `nds admin bootstrap` beside the running server is lost: the server starts anyway.
+      const closeSocket = await openAdminSocket(deps, config.dataDir, deps.log).catch((err: unknown) => {
+        deps.log.warn({ err }, 'the admin socket could not be opened; nds admin bootstrap needs the server stopped');
+        return undefined;
+      });
+      if (closeSocket) opened.closers.push(closeSocket);
     }
     const app = createApp(deps);
     const server = await new Promise<Server>((resolve, reject) => {

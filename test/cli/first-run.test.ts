@@ -34,9 +34,10 @@ describe('nds serve on an empty data folder, and nds admin bootstrap beside it',
     await serve.stderrMatch(/home page: http:\/\/127\.0\.0\.1:\d+\/\n/);
     const [, link] = await serve.stderrMatch(/no owner yet.*\n\s+(http:\S+\/setup\?token=\S+)/);
     assert.equal((await fetch(link!)).status, 200);
-    const socket = await stat(path.join(env.DATA_DIR!, 'nds-admin.sock'));
+    const socket = await stat(path.join(env.DATA_DIR!, 'admin', 'nds.sock'));
     assert.ok(socket.isSocket());
     assert.equal(socket.mode & 0o777, 0o600, 'only the same user may open the admin socket');
+    assert.equal((await stat(path.join(env.DATA_DIR!, 'admin'))).mode & 0o777, 0o700);
   });
 
   it('bootstraps the owner while the server runs; the setup link then answers 410', async () => {
