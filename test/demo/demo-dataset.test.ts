@@ -1,10 +1,12 @@
 /**
  * `nds serve --demo`'s dataset, on a real server: public, converted (the EEG and the EMG, events included),
- * readable through the gateway by anyone; made only on an empty service.
+ * readable through the gateway by anyone, its viewer drawing traces in chromium; made only on an empty service.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createDemoDataset } from '../../src/demo/demo-dataset.js';
+import type { ViewerState } from '../../src/web/viewer/signal-viewer.js';
+import { launchChromium } from '../web/viewer-support.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 describe('the demo dataset', () => {
@@ -28,6 +30,19 @@ describe('the demo dataset', () => {
     const page = await fetch(demo.viewerUrl, { headers: { accept: 'text/html' } });
     assert.equal(page.status, 200);
     assert.match(await page.text(), /id="nds-viewer"/);
+
+    const browser = await launchChromium();
+    try {
+      const tab = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await tab.goto(demo.viewerUrl);
+      await tab.waitForFunction(() => (window as unknown as { ndsViewer?: ViewerState }).ndsViewer?.tracesReady === true, undefined, { timeout: 60_000 });
+      const state = await tab.evaluate(() => (window as unknown as { ndsViewer: ViewerState }).ndsViewer);
+      assert.equal(state.recording, 'sub-01/eeg/sub-01_task-rest_eeg.zarr');
+      assert.equal(state.rate, 256);
+      assert.ok(state.channelCount > 0 && state.end > state.start);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('is not made again on a service that has datasets', async () => {
