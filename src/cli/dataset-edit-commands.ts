@@ -6,7 +6,6 @@
 import type { Command } from 'commander';
 import { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
-import { checkDatasetId } from './datasets-commands.js';
 import { info, printJson, printTable } from './output.js';
 
 async function signedIn(): Promise<ApiClient> {
@@ -51,7 +50,6 @@ export function registerDatasetEditCommands(program: Command): void {
     .option('--visibility <public|private>', 'administrators: make the dataset public or private (owners ask with `nds datasets publish request`)')
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: EditOptions) => {
-      checkDatasetId(dataset);
       const body: Record<string, unknown> = {
         name: opts.name,
         description: opts.description,
@@ -87,7 +85,6 @@ export function registerDatasetEditCommands(program: Command): void {
     .option('--message <text>', 'a note for the administrators')
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: { message?: string; json?: boolean }) => {
-      checkDatasetId(dataset);
       const r = await (await signedIn()).request<PublicationRequest>(`/datasets/${encodeURIComponent(dataset)}/publish/request`, { method: 'POST', body: opts.message ? { message: opts.message } : {} });
       if (opts.json) return printJson(r);
       process.stdout.write(`request ${r.id} for ${dataset} v${r.version}: ${r.status}\n`);
@@ -99,7 +96,6 @@ export function registerDatasetEditCommands(program: Command): void {
     .description("a dataset's publication status, DOIs and requests")
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: { json?: boolean }) => {
-      checkDatasetId(dataset);
       const s = await (await signedIn()).request<{ visibility: string; publication_status: string | null; doi: string | null; concept_doi: string | null; requests: PublicationRequest[] }>(
         `/datasets/${encodeURIComponent(dataset)}/publish/status`,
       );

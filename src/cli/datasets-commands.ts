@@ -6,9 +6,10 @@ import type { Command } from 'commander';
 import { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { downloadDataset } from './dataset-download.js';
-import { uploadFolder, type UploadSummary } from './dataset-upload.js';
-import { describeOutcome, waitForConversion, type ConversionOutcome } from './conversion-wait.js';
+import { uploadFolder } from './dataset-upload.js';
 import { HashCache } from './hash-cache.js';
+import type { UploadSummary } from './dataset-upload.js';
+import { describeOutcome, waitForConversion, type ConversionOutcome } from './conversion-wait.js';
 import { loadClientConfig } from '../core/config.js';
 import { closeAgents } from './http-transfer.js';
 import { info, printJson, printTable } from './output.js';
@@ -112,6 +113,10 @@ async function confirmRemoval(removed: string[], latest: string, yes: boolean): 
 
 export function registerDatasetsCommands(program: Command, admin: Command): void {
   const datasets = program.command('datasets').description('datasets: list, create, upload, download, versions');
+  // Every subcommand whose first argument is a dataset id has it checked before any request is made.
+  datasets.hook('preAction', (_group, action) => {
+    if (action.registeredArguments[0]?.name() === 'id') checkDatasetId(String(action.args[0]));
+  });
 
   datasets
     .command('list')
@@ -140,7 +145,6 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .description('one dataset')
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: { json?: boolean }) => {
-      checkDatasetId(dataset);
       const d = await (await client(false)).request<Dataset>(`/datasets/${id(dataset)}`);
       if (opts.json) return printJson(d);
       for (const [k, v] of Object.entries(d)) process.stdout.write(`${k.padEnd(20)} ${Array.isArray(v) ? v.join(', ') || '-' : (v ?? '-')}\n`);
@@ -181,7 +185,6 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .description('versions of a dataset, highest first')
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: { json?: boolean }) => {
-      checkDatasetId(dataset);
       const r = await (await client(false)).request<{ versions: Array<Record<string, unknown> & { size_bytes: number }> }>(`/datasets/${id(dataset)}/versions`);
       if (opts.json) return printJson(r);
       printTable(r.versions.map((v) => ({ ...v, files: v.file_count, size: human(v.size_bytes) })), ['version', 'created_at', 'files', 'size', 'source_commit']);
@@ -193,7 +196,6 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .option('--commit <ref>', 'a 40-hex commit id, or main', 'main')
     .option('--json', 'machine output')
     .action(async (dataset: string, version: string, opts: { commit: string; json?: boolean }) => {
-      checkDatasetId(dataset);
       const api = await client(true);
       const v = await api.request<Record<string, unknown>>(`/datasets/${id(dataset)}/versions`, { method: 'POST', body: { version, commit: opts.commit } });
       if (opts.json) return printJson(v);
@@ -206,7 +208,6 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .option('--version <v>', 'a version instead of the latest')
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: { version?: string; json?: boolean }) => {
-      checkDatasetId(dataset);
       const q = opts.version ? `?version=${encodeURIComponent(opts.version)}` : '';
       const m = await (await client(false)).request<{ version: string; files: Array<{ path: string; size: number; sha256: string }> }>(`/datasets/${id(dataset)}/manifest${q}`);
       if (opts.json) return printJson(m);
@@ -231,7 +232,6 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .option('--verbose', 'a line per file')
     .option('--json', 'machine output')
     .action(async (dataset: string, folder: string, opts: UploadCommandOptions) => {
-      checkDatasetId(dataset);
       const api = await client(true);
       const git = opts.git === true ? 'always' : opts.git === false ? 'never' : 'auto';
       const hashCache = await HashCache.open(loadClientConfig().uploadHashCacheFile);
@@ -288,7 +288,6 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .option('--retries <n>', 'retries of a failed download', retries, 4)
     .option('--json', 'machine output')
     .action(async (dataset: string, folder: string, opts: { version?: string; concurrency: number; retries: number; json?: boolean }) => {
-      checkDatasetId(dataset);
       const api = await client(false);
       const progress = opts.json ? silentProgress : barProgress('download');
       try {
@@ -312,7 +311,6 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .description('delete a dataset with its versions, objects, Zarr copy and publication records')
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: { json?: boolean }) => {
-      checkDatasetId(dataset);
       const r = await (await client(true)).request<{ id: string; deleted: boolean; objects_deleted: number }>(`/admin/datasets/${id(dataset)}`, { method: 'DELETE' });
       if (opts.json) return printJson(r);
       info(r.deleted ? `deleted ${r.id} (${r.objects_deleted} objects)` : `${r.id} did not exist (${r.objects_deleted} leftover objects removed)`);
