@@ -5,14 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 declare -A benches=(
+  [first-run]="node --import tsx bench/first-run.ts"  # spawns nds serve --demo: only when named (npm run bench -- first-run)
   [conversion]="node --import tsx bench/conversion.ts"
   [viewer]="node --import tsx bench/viewer.ts"
   [auth]="node --import tsx bench/auth.ts"
   [gateway]="node --import tsx bench/gateway.ts"
   [upload]="node --import tsx bench/upload.ts"
-  [first-run]="node --import tsx bench/first-run.ts"
 )
-order=(conversion viewer auth gateway upload first-run)
+order=(conversion viewer auth gateway upload)
 
 selected=("$@")
 [ ${#selected[@]} -gt 0 ] || selected=("${order[@]}")

@@ -1,6 +1,7 @@
 /** The `nds` command's tree: every command group registers itself here. Built by `main.ts` and the tests. */
 import { Command } from 'commander';
 import { registerServerCommands } from './server-commands.js';
+import { registerAuditCommand, registerDatasetEditCommands, registerRequestAccessCommand } from './dataset-edit-commands.js';
 import { registerGatewayCommand } from './gateway-command.js';
 import { registerAdminZarrCommands } from './admin-zarr-commands.js';
 import { registerConvertCommand } from './convert.js';
@@ -11,7 +12,6 @@ import { registerDatasetsCommands } from './datasets-commands.js';
 import { registerSearchCommand } from './search-commands.js';
 import { registerSandboxCommands } from './sandbox-commands.js';
 import { registerPublicationCommands } from './publication-commands.js';
-import { registerAuditCommand, registerDatasetEditCommands, registerRequestAccessCommand } from './dataset-edit-commands.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -36,10 +36,10 @@ export function buildProgram(): Command {
   registerDatasetsCommands(program, admin);
   // After the datasets group exists, so search joins it rather than making a second one.
   registerSearchCommand(program);
-  registerSandboxCommands(program);
-  registerPublicationCommands(admin);
   registerDatasetEditCommands(program);
   registerRequestAccessCommand(program);
   registerAuditCommand(admin);
+  registerSandboxCommands(program);
+  registerPublicationCommands(admin);
   return program;
 }
