@@ -55,8 +55,8 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...gitRoutes,
     ...signInPages,
     ...accountPages,
-    ...setupRoutes,
     ...devicePages,
+    ...setupRoutes,
     ...assetRoutes,
     ...viewerBundleRoutes,
     route({
