@@ -4,6 +4,7 @@
  * needs `--yes` off a terminal; `--wait` prints each recording's result and fails on a truncated EDF.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,6 +38,19 @@ describe('nds datasets upload checks before it sends', () => {
     return keys;
   };
   const versionsOf = async (id: string) => (await json(await owner.api(`/datasets/${id}/versions`), 200)).versions.map((v: { version: string }) => v.version);
+  /** `nds <args>` on a pseudo-terminal (util-linux `script`), typing `input`; stdout and stderr together. */
+  const onTerminal = (args: string[], input: string) =>
+    new Promise<{ code: number | null; output: string }>((resolve) => {
+      const command = [process.execPath, 'bin/nds.js', ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+      const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (d) => {
+        output += d;
+        if (/\[y\/N\]/.test(output) && !child.stdin.writableEnded) child.stdin.end(input);
+      });
+      child.stderr.on('data', (d) => (output += d));
+      child.on('close', (code) => resolve({ code, output }));
+    });
   const bidsCopy = (name: string) => {
     const dir = path.join(tmp, name);
     cpSync(path.join(fixtures, 'bids/emg_CustomBipolar'), dir, { recursive: true });
@@ -88,9 +102,19 @@ describe('nds datasets upload checks before it sends', () => {
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /nothing was sent: this folder lacks 1 file that version 1\.0\.0 has.*Pass --yes/);
     assert.deepEqual(await versionsOf(id), ['1.0.0']);
+    // On a terminal the CLI asks: "n" keeps the latest version, "y" makes the new one.
+    const no = await onTerminal(['datasets', 'upload', id, folder], 'n\n');
+    assert.match(no.output, /lacks 1 file that version 1\.0\.0 has[^]*participants\.json[^]*Make the version without them\? \[y\/N\]/);
+    assert.notEqual(no.code, 0);
+    assert.deepEqual(await versionsOf(id), ['1.0.0']);
+    const yes = await onTerminal(['datasets', 'upload', id, folder], 'y\n');
+    assert.equal(yes.code, 0, yes.output);
+    assert.deepEqual(await versionsOf(id), ['1.0.1', '1.0.0']);
+
+    rmSync(path.join(folder, 'README.md'));
     const dropped = await nds(['datasets', 'upload', id, folder, '--yes'], env);
     assert.equal(dropped.code, 0, dropped.stderr);
-    assert.deepEqual(await versionsOf(id), ['1.0.1', '1.0.0']);
+    assert.deepEqual(await versionsOf(id), ['1.0.2', '1.0.1', '1.0.0']);
   });
 
   it('refuses a truncated EDF before sending, and with --force --wait exits 1 printing its reason', async () => {
