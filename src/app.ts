@@ -19,6 +19,7 @@ import { conversionRoutes } from './routes/conversion-routes.js';
 import { datasetRoutes } from './routes/dataset-routes.js';
 import { deprecatedRoutes } from './routes/deprecated-routes.js';
 import { deviceRoutes } from './routes/device-routes.js';
+import { setupRoutes } from './routes/setup-routes.js';
 import { gatewayHostOf, gatewayRoutes } from './routes/gateway-routes.js';
 import { gitRoutes } from './routes/git-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
@@ -61,6 +62,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...signInPages,
     ...accountPages,
     ...devicePages,
+    ...setupRoutes,
     ...assetRoutes,
     ...viewerBundleRoutes,
     route({

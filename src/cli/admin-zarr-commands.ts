@@ -1,4 +1,4 @@
-/** `nds admin zarr regenerate|status|backfill`: operating the Zarr serving copy (seed §4 operator commands). */
+/** `nds admin zarr regenerate|status|backfill`: operating the Zarr serving copy (docs/operating-zarr.md). */
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { ApiClient, ApiError } from './api-client.js';

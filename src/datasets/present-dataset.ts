@@ -4,7 +4,7 @@ import type { Dataset } from './dataset-queries.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
-/** The JSON of a dataset (seed §2 and CONTRACT §3). */
+/** The JSON of a dataset (docs/datasets.md). */
 export function presentDataset(d: Dataset, config: Pick<Config, 'publicUrl' | 'gitDir'>) {
   const gitUrl = `${config.publicUrl}/git/${d.id}.git`;
   // A hosted repository is recorded by its folder on the server; clients see its URL instead.

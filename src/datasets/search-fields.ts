@@ -1,7 +1,7 @@
 /**
  * Keeps a dataset's search fields true to its Zarr copy: `modalities`, `tasks`, `sampling_rates`,
  * `channel_counts`, `metadata.recording` (and `n_subjects` when nobody set it) are derived from
- * `<id>/zarr/index.json` (CONTRACT §4), its failures included for what their paths say. Called after each
+ * `<id>/zarr/index.json` (docs/conversion.md), its failures included for what their paths say. Called after each
  * successful conversion; the trigger `datasets_search_vector` then re-indexes the row.
  */
 import type { RecordingFacts } from '../db/datasets-tables.js';

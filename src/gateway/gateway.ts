@@ -1,10 +1,10 @@
 /**
- * The browser gateway for Zarr data (CONTRACT §6): serves objects of public datasets' Zarr copies from the
+ * The browser gateway for Zarr data (docs/gateway.md): serves objects of public datasets' Zarr copies from the
  * object store, with CORS, Range, ETag/304 and a cache. HTTP-free: it takes a request's method, raw target
  * and headers and returns a `GatewayAnswer`; `routes.ts` (hono) and `gateway-server.ts` write it out.
  *
  * Objects are read through `deps.objects`. With an S3 store that uses the store's credentials, but only for
- * reads of `<id>/zarr/` objects, which are public-read anyway (seed §2): the gateway needs no credential of
+ * reads of `<id>/zarr/` objects, which are public-read anyway (docs/gateway.md): the gateway needs no credential of
  * its own, and could equally fetch the store's public URLs.
  */
 import { contentRange, parseSingleRange } from '../objects/byte-range.js';
@@ -191,7 +191,7 @@ function missingAnswer(cors: HeaderList, verdict: CacheVerdict): GatewayAnswer {
   return errorAnswer('not_found', [...cors, 'cache-control', 'public, max-age=60', 'x-cache', verdict]);
 }
 
-/** The range asked for, unless If-Range names another version (RFC 9110 §13.1.5: then the whole object). */
+/** The range asked for, unless If-Range names another version (RFC 9110 section 13.1.5: then the whole object). */
 function requestedRange(req: GatewayRequest, etag: string): string | undefined {
   const range = req.header('range');
   if (!range) return undefined;

@@ -1,5 +1,5 @@
 /**
- * Reads one nds-zarr store (CONTRACT §4) through the gateway with zarrita: root and group metadata, events,
+ * Reads one nds-zarr store (docs/conversion.md) through the gateway with zarrita: root and group metadata, events,
  * and single chunks of level 0 or a view level, decoded and kept in a small LRU. Metadata the page
  * embedded is answered from memory, so the first chunk requests go out without a metadata round trip.
  */
