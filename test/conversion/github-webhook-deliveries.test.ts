@@ -6,11 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sign } from '@octokit/webhooks-methods';
-import examples from '@octokit/webhooks-examples';
+import { createRequire } from 'node:module';
+import type { WebhookDefinition } from '@octokit/webhooks-examples';
 import { createAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const SECRET = 'gh-form-secret';
+// The package is one JSON file (its typings describe a default export that a CommonJS JSON module lacks).
+const examples = createRequire(import.meta.url)('@octokit/webhooks-examples') as WebhookDefinition[];
 
 function examplesOf(event: string): unknown[] {
   const found = examples.find((d) => d.name === event);
