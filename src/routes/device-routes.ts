@@ -57,7 +57,41 @@ function guarded<T>(c: Context<AppEnv>, action: () => Promise<T>): Promise<T> {
   return guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: callerOf(c).sessionHash, ip: clientIp(c) }, action);
 }
 
+/** RFC 8414 metadata: what an OAuth 2.0 client library needs to find the device flow by itself. */
+const AuthorizationServerMetadata = z
+  .object({
+    issuer: z.string(),
+    device_authorization_endpoint: z.string(),
+    token_endpoint: z.string(),
+    grant_types_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.string()),
+    response_types_supported: z.array(z.string()),
+  })
+  .openapi('AuthorizationServerMetadata');
+
 export const deviceRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/.well-known/oauth-authorization-server',
+    summary: 'OAuth 2.0 authorization server metadata (RFC 8414): the device flow endpoints, client id `nds`',
+    access: 'none',
+    responses: { 200: jsonResponse(AuthorizationServerMetadata, 'Metadata') },
+    handler: (c) => {
+      const base = c.var.deps.config.publicUrl;
+      return c.json(
+        {
+          issuer: base,
+          device_authorization_endpoint: `${base}/auth/device/start`,
+          token_endpoint: `${base}/auth/device/token`,
+          grant_types_supported: [DEVICE_GRANT],
+          token_endpoint_auth_methods_supported: ['none'],
+          response_types_supported: [],
+        },
+        200,
+      );
+    },
+  }),
+
   route({
     method: 'post',
     path: '/auth/device/start',

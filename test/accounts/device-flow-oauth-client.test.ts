@@ -83,6 +83,22 @@ describe('device sign-in with an OAuth 2.0 client library (oauth4webapi)', () =>
     );
   });
 
+  it('RFC 8414 discovery names the endpoints the library needs', async () => {
+    const discovered = await oauth.processDiscoveryResponse(new URL(server.url), await oauth.discoveryRequest(new URL(server.url), { algorithm: 'oauth2', ...options }));
+    assert.equal(discovered.issuer, server.url);
+    assert.equal(discovered.device_authorization_endpoint, as.device_authorization_endpoint);
+    assert.equal(discovered.token_endpoint, as.token_endpoint);
+    assert.deepEqual(discovered.grant_types_supported, ['urn:ietf:params:oauth:grant-type:device_code']);
+    assert.deepEqual(discovered.token_endpoint_auth_methods_supported, ['none']);
+    // The discovered metadata drives a flow as far as the pending answer.
+    const started = await oauth.processDeviceAuthorizationResponse(discovered, client, await oauth.deviceAuthorizationRequest(discovered, client, oauth.None(), {}, options));
+    server.clock.advance(5_001);
+    await assert.rejects(
+      oauth.processDeviceCodeResponse(discovered, client, await oauth.deviceCodeGrantRequest(discovered, client, oauth.None(), started.device_code, options)),
+      (err: unknown) => err instanceof oauth.ResponseBodyError && err.error === 'authorization_pending',
+    );
+  });
+
   it('a denied code reaches the library as access_denied', async () => {
     const bob = await createAccount(server);
     const browser = await createBrowserSession(server, bob.user);
