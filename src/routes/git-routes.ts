@@ -132,6 +132,8 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   const m = REPO.exec(c.req.path);
   if (!m) throw new NdsError('not_found', { message: 'Repositories live at /git/<dataset id>.git.' });
   const [, datasetId, rest = '/'] = m;
+  // Of git-lfs, the batch API is served (its own route above); locking is not, and git-lfs reads a 404 so.
+  if (rest.startsWith('/info/lfs/')) throw new NdsError('not_found', { message: 'This server offers the git-lfs batch API only (no file locking).' });
   const { config } = c.var.deps;
   const query = new URL(c.req.url).search.slice(1);
   const pushing = rest === '/git-receive-pack' || /(^|&)service=git-receive-pack(&|$)/.test(query);

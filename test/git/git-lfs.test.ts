@@ -190,6 +190,10 @@ for (const variant of storeVariants) {
       const bad = await batch(owner.key, { operation: 'upload', objects: [{ oid: 'XYZ', size: 1 }] });
       assert.equal(bad.status, 400);
       assert.equal((await batch(owner.key, { operation: 'download', objects: [known], hash_algo: 'sha512' })).status, 409);
+      // No file locking: git-lfs takes the 404 as "not supported" and pushes all the same.
+      const locks = await fetch(`${server.url}/git/${id}.git/info/lfs/locks/verify`, { method: 'POST', headers: { 'content-type': 'application/vnd.git-lfs+json' }, body: '{}' });
+      assert.equal(locks.status, 404);
+      assert.match((await locks.json()).message, /no file locking/);
     });
   });
 }
