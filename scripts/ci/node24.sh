@@ -28,7 +28,9 @@ zstd_version="$(node -p "require('./node_modules/zstd-napi/package.json').versio
 if [ -n "$zstd_version" ]; then
   stamp="$native/.built-for"
   if [ "$(cat "$stamp" 2>/dev/null || true)" != "$zstd_version node-$NODE24_VERSION" ]; then
+    # npm's own node-gyp (the one `npm ci` used for Node 20), run by Node 24.
     node_gyp="$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js"
+    [ -f "$node_gyp" ] || node_gyp="$(readlink -f "$(command -v node-gyp)")"
     rm -rf "$native" && mkdir -p "$dir/native"
     cp -r node_modules/zstd-napi "$native" && rm -rf "$native/build"
     (cd "$native" && "$node24" "$node_gyp" rebuild --nodedir="$pkg" --jobs=2 --loglevel=warn >/dev/null)
