@@ -10,6 +10,8 @@ import { createLogger } from '../core/log.js';
 // The server's modules take seconds to import; loaded in the actions, client commands never pay for them.
 const serverModule = () => import('../server.js');
 const lifecycleModule = () => import('../lifecycle.js');
+/** Native zstd-napi, or the WebAssembly fallback where the native module is not built for this Node.js. */
+const zstdEncoderKind = async () => (await (await import('../formats/zarr/chunk-codec.js')).zstdEncoder()).kind;
 const databaseModules = async () => ({ ...(await import('../db/connect.js')), ...(await import('../db/migrate.js')) });
 
 export function registerServerCommands(program: Command, admin: Command): void {
@@ -24,7 +26,8 @@ export function registerServerCommands(program: Command, admin: Command): void {
       const { startServer } = await serverModule();
       const { untilSignal } = await lifecycleModule();
       const server = await startServer({ config, log });
-      log.info({ url: config.publicUrl, port: server.port, database: server.database.engine, objects: config.objectStoreUrl.split(':')[0] }, 'nds is listening');
+      const zstd = await zstdEncoderKind();
+      log.info({ url: config.publicUrl, port: server.port, database: server.database.engine, objects: config.objectStoreUrl.split(':')[0], zstd_encoder: zstd, node: process.version }, 'nds is listening');
       process.stderr.write(`nds is listening on ${config.publicUrl} (port ${server.port})\n`);
       process.stderr.write(`home page: ${config.publicUrl}/\n`);
       const link = await server.deps.ownerSetup.open(server.deps.db);
@@ -54,7 +57,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
       const log = createLogger(config.logLevel);
       const { startWorkerProcess, untilSignal } = await lifecycleModule();
       const worker = await startWorkerProcess({ config, log });
-      log.info('conversion worker started');
+      log.info({ zstd_encoder: await zstdEncoderKind(), node: process.version }, 'conversion worker started');
       process.stderr.write('nds worker is taking conversion jobs\n');
       await untilSignal();
       log.info('worker stopping after the job in hand');

@@ -251,12 +251,15 @@ for (const variant of storeVariants) {
       assert.equal(await git('show', 'main:sub-01/eeg/sub-01_task-rest_eeg.edf'), `version https://git-lfs.github.com/spec/v1\noid sha256:${sha(edf)}\nsize ${edf.length}\n`);
       assert.equal(await git('show', 'main:participants.tsv'), 'participant_id\nsub-01\n');
       assert.equal(await git('show', 'main:README'), 'first\n');
+      // git-lfs's filter for the pointers, so that `git lfs pull` in a clone smudges them.
+      const attributes = "# Data files are git-lfs pointers to the dataset's content (written by nds datasets upload).\n*.edf filter=lfs diff=lfs merge=lfs -text\n";
+      assert.equal(await git('show', 'main:.gitattributes'), attributes);
       const version = await server.deps.db.selectFrom('dataset_versions').select('source_commit').where('dataset_id', '=', gid).where('version', '=', '1.0.0').executeTakeFirstOrThrow();
       assert.equal(version.source_commit, one.commit);
       const manifest = JSON.parse((await nds(server, owner.key, ['datasets', 'manifest', gid, '--json'])).stdout);
       assert.deepEqual(
         manifest.files.map((f: { path: string; sha256: string }) => [f.path, f.sha256]).sort(),
-        Object.entries(files).map(([rel, bytes]) => [rel, sha(bytes)]).sort(),
+        [...Object.entries(files), ['.gitattributes', Buffer.from(attributes)] as const].map(([rel, bytes]) => [rel, sha(bytes)]).sort(),
       );
       const shown = JSON.parse((await nds(server, owner.key, ['datasets', 'show', gid, '--json'])).stdout);
       assert.equal(shown.hosted_repo, true);
