@@ -7,7 +7,7 @@ import type { AppEnv } from '../http/app-env.js';
 import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
 import { findPageDataset, listPageDatasets, readStoreMetadata, readZarrIndex, type StoreMetadata } from './dataset-page-data.js';
-import { datasetDetailBody, datasetListBody, viewerStyle } from './dataset-page-views.js';
+import { datasetDetailBody, datasetListBody, embeddedViewerPage, viewerStyle } from './dataset-page-views.js';
 import { html, page } from './html.js';
 import { viewerPreloads } from './viewer-bundle.js';
 
@@ -35,7 +35,9 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
     const preloads = await viewerPreloads(metadata ? storeCodecs(metadata) : []);
     head = html`${viewerStyle}${preloads.map((href) => html`<link rel="modulepreload" href="${href}">`)}`;
   }
-  const body = datasetDetailBody({ dataset, index, selected, group, metadata, zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` });
+  const input = { dataset, index, selected, group, metadata, zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` };
+  if (c.req.query('embed') === '1' && dataset.visibility === 'public') return c.html(embeddedViewerPage(input, head));
+  const body = datasetDetailBody(input);
   return c.html(page({ title: dataset.name, username: user?.username, body, head }));
 }
 

@@ -1,21 +1,30 @@
-/** Paints one frame of the viewer onto a 2D canvas: grid and time axis, event markers, labels, traces. */
+/** Paints one frame of the viewer onto a 2D canvas: grid and time axis, events, labels, traces, scale bar. */
 import type { ColumnEnvelope } from './column-envelope.js';
-import type { ChannelMeta, EventMarker } from './recording-store.js';
-import { columnPixels, formatSeconds, placeEventLabels, tickStep, type TraceLayout } from './trace-layout.js';
+import type { EventPlacement } from './event-marks.js';
+import { placeEventLabels, rowY, tickStep, type RowScale, type TraceLayout } from './trace-layout.js';
 
-export const traceColor = '#1f4e9c';
-export const eventColor = '#e07b00';
+export interface DrawnRow {
+  label: string;
+  /** Second line under the label (the row's scale or range), shown when the row is tall enough. */
+  detail: string;
+  colour: string;
+  envelope: ColumnEnvelope;
+  scale: RowScale;
+  /** Autoscaled rows stay inside their own row; fixed-scale rows may reach into their neighbours. */
+  clipToRow: boolean;
+}
 
 export interface FrameInput {
   layout: TraceLayout;
   /** Seconds at the plot's left edge and seconds a pixel spans. */
   startSeconds: number;
   secondsPerPixel: number;
-  channels: ChannelMeta[];
-  envelopes: ColumnEnvelope[];
-  ranges: Array<[number, number]>;
-  gain: number;
-  events: EventMarker[];
+  rows: DrawnRow[];
+  events: EventPlacement;
+  /** A time as the user chose to read it, with the resolution of `step` seconds. */
+  formatTime: (seconds: number, step: number) => string;
+  /** Text beside the one-division scale bar (e.g. `100 µV`); no bar when undefined. */
+  scaleBar?: string | undefined;
 }
 
 export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): void {
@@ -23,35 +32,40 @@ export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): void {
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(0, 0, l.width, l.height);
   drawTimeAxis(ctx, f);
-  drawEvents(ctx, f);
+  drawEventsUnder(ctx, f);
   ctx.font = '12px system-ui, sans-serif';
   ctx.textBaseline = 'middle';
-  f.channels.forEach((channel, row) => {
-    const top = l.plotTop + row * l.rowHeight;
-    const range = f.ranges[row]!;
-    ctx.fillStyle = '#222222';
-    ctx.fillText(channel.label, 6, top + l.rowHeight / 2 - (l.rowHeight > 28 ? 7 : 0), l.plotLeft - 12);
-    if (l.rowHeight > 28) {
+  const labelWidth = l.plotLeft - 24;
+  f.rows.forEach((row, i) => {
+    const top = l.plotTop + i * l.rowHeight;
+    const twoLines = l.rowHeight > 28;
+    ctx.fillStyle = row.colour;
+    ctx.fillText(row.label, 6, top + l.rowHeight / 2 - (twoLines ? 7 : 0), labelWidth);
+    if (twoLines) {
       ctx.fillStyle = '#666666';
-      const half = (range[1] - range[0]) / 2 / f.gain;
-      ctx.fillText(`±${formatAmplitude(half)} ${channel.unit}`, 6, top + l.rowHeight / 2 + 8, l.plotLeft - 12);
+      ctx.fillText(row.detail, 6, top + l.rowHeight / 2 + 8, labelWidth);
     }
-    drawTrace(ctx, l, top, f.envelopes[row]!, range, f.gain);
+    drawTrace(ctx, l, top, row);
   });
+  drawEventsOver(ctx, f);
+  if (f.scaleBar !== undefined && f.rows.length > 0) drawScaleBar(ctx, l, f.scaleBar);
 }
 
-function drawTrace(ctx: CanvasRenderingContext2D, l: TraceLayout, top: number, envelope: ColumnEnvelope, range: [number, number], gain: number): void {
+function drawTrace(ctx: CanvasRenderingContext2D, l: TraceLayout, top: number, row: DrawnRow): void {
   ctx.save();
   ctx.beginPath();
-  ctx.rect(l.plotLeft, Math.floor(top), l.plotWidth, Math.ceil(l.rowHeight));
+  if (row.clipToRow) ctx.rect(l.plotLeft, Math.floor(top), l.plotWidth, Math.ceil(l.rowHeight));
+  else ctx.rect(l.plotLeft, l.plotTop, l.plotWidth, l.plotHeight);
   ctx.clip();
-  ctx.fillStyle = traceColor;
+  ctx.fillStyle = row.colour;
   // One path of pixel-aligned rectangles filled once: far cheaper than a fillRect per column.
   ctx.beginPath();
-  for (let x = 0; x < envelope.lo.length; x++) {
-    const lo = envelope.lo[x]!;
+  const { lo: los, hi: his } = row.envelope;
+  for (let x = 0; x < los.length; x++) {
+    const lo = los[x]!;
     if (Number.isNaN(lo)) continue;
-    const [y0, y1] = columnPixels(lo, envelope.hi[x]!, range, top, l.rowHeight, gain);
+    const y0 = Math.round(rowY(his[x]!, row.scale, top, l.rowHeight));
+    const y1 = Math.max(y0, Math.round(rowY(lo, row.scale, top, l.rowHeight)));
     ctx.rect(l.plotLeft + x, y0, 1, y1 - y0 + 1);
   }
   ctx.fill();
@@ -70,29 +84,79 @@ function drawTimeAxis(ctx: CanvasRenderingContext2D, f: FrameInput): void {
     ctx.fillStyle = '#e4e4e4';
     ctx.fillRect(x, l.plotTop, 1, l.plotHeight);
     ctx.fillStyle = '#444444';
-    ctx.fillText(formatSeconds(Number(t.toFixed(9)), step), x, l.plotTop + l.plotHeight + 5);
+    ctx.fillText(f.formatTime(Number(t.toFixed(9)), step), x, l.plotTop + l.plotHeight + 5);
   }
   ctx.textAlign = 'start';
 }
 
-function drawEvents(ctx: CanvasRenderingContext2D, f: FrameInput): void {
+/** Spans as a light tint behind the traces (line mode only). */
+function drawEventsUnder(ctx: CanvasRenderingContext2D, f: FrameInput): void {
+  if (f.events.mode !== 'lines') return;
   const l = f.layout;
-  ctx.font = '11px system-ui, sans-serif';
-  ctx.textBaseline = 'top';
-  const onScreen: Array<{ x: number; label: string }> = [];
-  for (const event of f.events) {
-    const x = Math.round(l.plotLeft + (event.onset - f.startSeconds) / f.secondsPerPixel);
-    if (x >= l.plotLeft && x < l.plotLeft + l.plotWidth) onScreen.push({ x, label: event.label });
+  ctx.save();
+  ctx.globalAlpha = 0.1;
+  for (const e of f.events.events) {
+    if (e.x1 - e.x < 2) continue;
+    const x0 = Math.max(l.plotLeft, e.x);
+    const x1 = Math.min(l.plotLeft + l.plotWidth, e.x1);
+    ctx.fillStyle = e.colour;
+    ctx.fillRect(x0, l.plotTop, x1 - x0, l.plotHeight);
   }
-  ctx.fillStyle = eventColor;
-  for (const { x } of onScreen) ctx.fillRect(x, l.plotTop - 4, 1, l.plotHeight + 4);
-  for (const placed of placeEventLabels(onScreen, l.plotLeft + l.plotWidth, (text) => ctx.measureText(text).width)) {
-    ctx.fillText(placed.text, placed.x, 2);
-  }
+  ctx.restore();
 }
 
-function formatAmplitude(value: number): string {
-  if (value >= 100) return value.toFixed(0);
-  if (value >= 1) return value.toFixed(1);
-  return value.toPrecision(2);
+/**
+ * Line mode: a line through the plot at each onset, the label along the top band. Strip mode: in the top band
+ * only, a density strip (darker where more events fall in a pixel column) and a tick per event.
+ */
+function drawEventsOver(ctx: CanvasRenderingContext2D, f: FrameInput): void {
+  const l = f.layout;
+  const inPlot = f.events.events.filter((e) => e.x >= l.plotLeft && e.x < l.plotLeft + l.plotWidth);
+  ctx.font = '11px system-ui, sans-serif';
+  ctx.textBaseline = 'top';
+  if (f.events.mode === 'lines') {
+    for (const e of inPlot) {
+      ctx.fillStyle = e.colour;
+      ctx.fillRect(e.x, l.plotTop - 4, 1, l.plotHeight + 4);
+    }
+    const byX = new Map(inPlot.map((e) => [e.x, e.colour]));
+    for (const placed of placeEventLabels(inPlot.map((e) => ({ x: e.x, label: e.label })), l.plotLeft + l.plotWidth, (text) => ctx.measureText(text).width)) {
+      ctx.fillStyle = byX.get(placed.x - 3) ?? '#444444';
+      ctx.fillText(placed.text, placed.x, 2);
+    }
+    return;
+  }
+  const band = l.plotTop - 2;
+  const counts = new Map<number, number>();
+  for (const e of f.events.events) {
+    for (let x = Math.max(l.plotLeft, e.x); x <= Math.min(l.plotLeft + l.plotWidth - 1, Math.max(e.x, e.x1)); x++) counts.set(x, (counts.get(x) ?? 0) + 1);
+  }
+  const most = Math.max(1, ...counts.values());
+  ctx.save();
+  for (const [x, n] of counts) {
+    ctx.globalAlpha = 0.15 + 0.6 * (n / most);
+    ctx.fillStyle = '#444444';
+    ctx.fillRect(x, 2, 1, band - 8);
+  }
+  ctx.globalAlpha = 1;
+  for (const e of inPlot) {
+    ctx.fillStyle = e.colour;
+    ctx.fillRect(e.x, band - 5, 1, 5);
+  }
+  ctx.restore();
+}
+
+/** A bar one division (one row) tall at the bottom right of the label column, its value beneath. */
+function drawScaleBar(ctx: CanvasRenderingContext2D, l: TraceLayout, text: string): void {
+  const x = l.plotLeft - 10;
+  const bottom = l.plotTop + l.plotHeight;
+  ctx.fillStyle = '#222222';
+  ctx.fillRect(x, Math.round(bottom - l.rowHeight), 2, Math.round(l.rowHeight));
+  ctx.fillRect(x - 3, Math.round(bottom - l.rowHeight), 8, 1);
+  ctx.fillRect(x - 3, Math.round(bottom) - 1, 8, 1);
+  ctx.font = '11px system-ui, sans-serif';
+  ctx.textBaseline = 'top';
+  ctx.textAlign = 'right';
+  ctx.fillText(text, x + 4, bottom + 5);
+  ctx.textAlign = 'start';
 }
