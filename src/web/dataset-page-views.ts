@@ -15,7 +15,8 @@ main { max-width: 82rem; }
 .viewer-bar [hidden] { display: none; }
 .viewer-bar select, .viewer-bar input { font-size: .85rem; }
 .viewer-tools { display: contents; }
-.viewer-scales { display: inline-flex; gap: .3rem; align-items: center; }
+.viewer-scales { display: inline-flex; gap: .6rem; align-items: center; }
+.viewer-scales > span { display: inline-flex; gap: .25rem; align-items: center; }
 .viewer-scales button { padding: 0 .35rem; }
 .viewer-lines { font-size: .85rem; min-height: 1.3em; display: flex; gap: 1rem; flex-wrap: wrap; }
 .viewer-status, .viewer-note { color: var(--muted, #5f6b76); }
@@ -28,7 +29,7 @@ main { max-width: 82rem; }
 .viewer-overlay { position: absolute; inset: 0; pointer-events: none; }
 .viewer-panel { width: 17rem; max-height: 560px; overflow: auto; font-size: .85rem; border-left: 1px solid var(--line, #d8dee4); padding-left: .5rem; }
 .viewer-panel table { width: 100%; border-collapse: collapse; }
-.viewer-panel td { padding: .1rem .3rem; cursor: pointer; }
+.viewer-panel td { padding: .1rem .3rem; cursor: pointer; white-space: nowrap; }
 .viewer-panel tr[aria-current] td { background: #fff3e0; }
 .viewer-panel label { display: block; }
 .viewer-spectrum { display: flex; flex-wrap: wrap; gap: .5rem; margin-top: .4rem; }
@@ -142,7 +143,7 @@ ${input.embed ? html`<input type="hidden" name="embed" value="1">` : ''}
 <button type="button" data-panel="channels" aria-pressed="false">Channels</button>
 <button type="button" data-panel="events" aria-pressed="false">Events</button>
 <button type="button" data-panel="spectrum" aria-pressed="false" title="Spectrum (s)">Spectrum</button>
-<button type="button" data-key="f" title="Full screen (f)">⛶</button>
+<button type="button" data-key="f" title="Full screen (f)">Full screen</button>
 <button type="button" data-key="?" title="Keys (?)">?</button>
 </span>
 </form>

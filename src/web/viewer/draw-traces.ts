@@ -38,7 +38,7 @@ export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): void {
   const labelWidth = l.plotLeft - 24;
   f.rows.forEach((row, i) => {
     const top = l.plotTop + i * l.rowHeight;
-    const twoLines = l.rowHeight > 28;
+    const twoLines = l.rowHeight > 28 && row.detail !== '';
     ctx.fillStyle = row.colour;
     ctx.fillText(row.label, 6, top + l.rowHeight / 2 - (twoLines ? 7 : 0), labelWidth);
     if (twoLines) {
@@ -157,6 +157,7 @@ function drawScaleBar(ctx: CanvasRenderingContext2D, l: TraceLayout, text: strin
   ctx.font = '11px system-ui, sans-serif';
   ctx.textBaseline = 'top';
   ctx.textAlign = 'right';
-  ctx.fillText(text, x + 4, bottom + 5);
+  // Left of the first tick's label, which may sit on the plot's left edge.
+  ctx.fillText(text, l.plotLeft - 24, bottom + 5);
   ctx.textAlign = 'start';
 }

@@ -313,7 +313,8 @@ export class SignalViewer {
         row.baseline = scale.baseline;
         row.pixelsPerUnit = scale.pixelsPerUnit;
         const unit = unitSymbol(row.unit);
-        const detail = auto ? `±${formatAmplitude((ranges[i]![1] - ranges[i]![0]) / 2 / this.#gain)} ${unit}` : `${formatScale(row.scale as number, row.unit)}/div`;
+        // Fixed scales are in the toolbar and the scale bar; autoscaled rows say what their height means.
+        const detail = auto ? `±${formatAmplitude((ranges[i]![1] - ranges[i]![0]) / 2 / this.#gain)} ${unit}` : '';
         return { label: row.bad ? `${row.label} (bad)` : row.label, detail, colour: row.colour, envelope: envelopes[i]!, scale, clipToRow: auto };
       });
       if (this.#events) this.#eventsPending = false;
