@@ -4,7 +4,7 @@
  * side as prefetch), and redraws. Its last frame is mirrored on `window.ndsViewer` and readiness on the root
  * element's `data-ready`, for people debugging and for the browser tests.
  */
-import { columnEnvelope, envelopeRange, type ColumnEnvelope, type ColumnReader } from './column-envelope.js';
+import { columnEnvelope, envelopeRange, sampleEnvelope, type ColumnEnvelope, type ColumnReader } from './column-envelope.js';
 import { badColour, formatScale, microvoltFactor, pixelsPerUnit, scaleOf, typeColour, typeKey, unitSymbol } from './channel-scale.js';
 import { drawFrame, type DrawnRow } from './draw-traces.js';
 import { eventColours, placeEvents, type EventPlacement } from './event-marks.js';
@@ -12,6 +12,7 @@ import { filterActive, filterMarginSamples, filterSections } from './iir-filter.
 import { chooseLevel, chunksCovering, levelColumns, withPrefetch, type ChunkSpan } from './level-choice.js';
 import { derivations, formatReference, type Derivation, type SourceChannel } from './montage.js';
 import type { DecodedChunk, EventMarker, GroupMeta, RecordingStore } from './recording-store.js';
+import { LruCache } from './lru-cache.js';
 import { rowSamples, type RowSamples } from './row-samples.js';
 import { formatTime, type TimeFormat } from './time-format.js';
 import { autoRowScale, traceLayout, type RowScale, type TraceLayout } from './trace-layout.js';
@@ -72,6 +73,10 @@ export interface ViewerState {
   renders: number;
   /** Milliseconds the last frame took to compute and draw (main thread). */
   frameMs: number;
+  /** Of which reading, re-referencing and filtering samples not already computed (0 when reused)… */
+  computeMs: number;
+  /** …and painting the canvas. */
+  drawMs: number;
 }
 
 export interface SignalViewerOptions {
@@ -112,8 +117,14 @@ export class SignalViewer {
   #loading = 0;
   /** Markers that arrived while a render waited and no frame has drawn yet. */
   #eventsPending = false;
-  /** The last complete level-0 computation, reused while the window stays inside its chunks. */
-  #samples: { key: string; samples: RowSamples } | undefined;
+  /**
+   * Complete level-0 computations by span and rows, reused while the window stays inside their chunks; the
+   * spans one chunk either side are computed when the viewer is idle, so a pan across a chunk boundary
+   * finds its samples filtered already.
+   */
+  readonly #samples = new LruCache<string, RowSamples>(4);
+  /** Work for when the prefetch has landed: filtering the neighbouring spans. */
+  #idleWork: (() => void) | undefined;
   #last: ViewerState | undefined;
 
   constructor(options: SignalViewerOptions) {
@@ -253,7 +264,11 @@ export class SignalViewer {
     const visible = chunksCovering({ start: w.start, end: w.start + w.span, level, downsample: g.downsample, chunkColumns, levelColumns: columns });
     // Level 0 reads the montage's sources over the window and the filters' margin; view levels the rows' own channels.
     const margin = level === 0 && filterActive(s.filter) ? filterMarginSamples(s.filter, g.rate) : 0;
-    const needed = margin > 0 ? chunksCovering({ start: w.start - margin, end: w.start + w.span + margin, level: 0, downsample: g.downsample, chunkColumns, levelColumns: columns }) : visible;
+    // With filters, the span read is a fixed number of chunks from the one holding the margin's start: it changes
+    // once per chunk of panning, and its neighbours (one chunk either way) can be filtered ahead.
+    const spanChunks = Math.ceil((w.span + 2 * margin) / chunkColumns) + 1;
+    const filteredSpan = (first: number): ChunkSpan => ({ first, last: Math.min(nChunks - 1, first + spanChunks - 1) });
+    const needed = margin > 0 ? filteredSpan(Math.max(0, Math.floor((w.start - margin) / chunkColumns))) : visible;
     const prefetch = withPrefetch(needed, 1, nChunks);
     const sources = level === 0 ? [...new Set(pageRows.flatMap((r) => [r.plus, ...r.minus]))] : [...new Set(pageRows.map((r) => r.plus))];
     const channelChunks = [...new Set(sources.map((c) => Math.floor(c / channelsPerChunk)))].sort((a, b) => a - b);
@@ -268,21 +283,39 @@ export class SignalViewer {
       let rows: FrameRow[];
       let envelopes: ColumnEnvelope[];
       let valuesStart: number;
+      let computeMs = 0;
       if (level === 0) {
-        const from = Math.min(needed.first * chunkColumns, Math.floor(w.start));
-        const to = Math.min(g.nSamples, (needed.last + 1) * chunkColumns);
-        const key = `${from}|${to}|${pageRows.map((r) => `${r.plus}-${r.minus.join('+')}`).join(',')}|${s.filter.hp}|${s.filter.lp}|${s.filter.notch}`;
-        let samples = this.#samples?.key === key ? this.#samples.samples : undefined;
-        if (!samples) {
-          samples = rowSamples({ channels: g.channels, rows: pageRows, from, to, channelsPerChunk, chunkColumns, chunk, sections, pad: Math.max(margin, Math.round(g.rate)) });
-          if (samples.complete) this.#samples = { key, samples };
+        const rowsKey = pageRows.map((r) => `${r.plus}-${r.minus.join('+')}`).join(',');
+        const filterKey = `${s.filter.hp}|${s.filter.lp}|${s.filter.notch}`;
+        const spanSamples = (first: number, last: number) => {
+          const from = first * chunkColumns;
+          const to = Math.min(g.nSamples, (last + 1) * chunkColumns);
+          const key = `${from}|${to}|${rowsKey}|${filterKey}`;
+          let found = this.#samples.get(key);
+          if (!found) {
+            const began = performance.now();
+            found = rowSamples({ channels: g.channels, rows: pageRows, from, to, channelsPerChunk, chunkColumns, chunk, sections, pad: Math.max(margin, Math.round(g.rate)) });
+            if (found.complete) this.#samples.set(key, found);
+            computeMs += performance.now() - began;
+          }
+          return found;
+        };
+        const samples = spanSamples(needed.first, needed.last);
+        if (samples.complete) {
+          this.#idleWork = () => {
+            if (generation !== this.#generation) return;
+            for (const shift of margin > 0 ? [1, -1] : []) {
+              const { first, last } = filteredSpan(needed.first + shift);
+              if (first < 0 || first > last) continue;
+              if (!channelChunks.every((cc) => chunk(cc, first) && chunk(cc, last))) continue;
+              spanSamples(first, last);
+            }
+          };
         }
         const first = Math.max(0, Math.floor(w.start));
         const last = Math.min(g.nSamples, Math.ceil(w.start + w.span));
         valuesStart = first;
-        envelopes = samples.rows.map((values) =>
-          columnEnvelope({ start: w.start, samplesPerPixel: spp, pixelWidth: layout.plotWidth, factor: 1, levelColumns: g.nSamples, scale: 1, offset: 0, read: sampleReader(values, samples.from) }),
-        );
+        envelopes = samples.rows.map((values) => sampleEnvelope(values, samples.from, w.start, spp, layout.plotWidth, g.nSamples));
         rows = pageRows.map((r, i) => this.#frameRow(r, samples.rows[i]!.subarray(first - samples.from, last - samples.from)));
       } else {
         const factor = g.downsample ** level;
@@ -322,7 +355,9 @@ export class SignalViewer {
       const secondsPerPixel = spp / g.rate;
       const events = placeEvents(this.#events ?? [], this.#eventColours, { startSeconds, secondsPerPixel, plotLeft: layout.plotLeft, plotWidth: layout.plotWidth }, this.hiddenEventTypes);
       const ctx = this.#o.canvas.getContext('2d')!;
+      const drawBegan = performance.now();
       drawFrame(ctx, { layout, startSeconds, secondsPerPixel, rows: drawn, events, formatTime: (t, step) => this.formatTime(t, step), scaleBar: this.#scaleBarText(rows) });
+      const drawMs = performance.now() - drawBegan;
       this.#renders++;
       const note =
         level === 0
@@ -359,6 +394,8 @@ export class SignalViewer {
         prefetchChunks: prefetch,
         renders: this.#renders,
         frameMs: performance.now() - began,
+        computeMs,
+        drawMs,
       });
       return complete;
     };
@@ -413,12 +450,22 @@ export class SignalViewer {
   }
 
   #prefetch(level: number, channelChunks: number[], needed: ChunkSpan, prefetch: ChunkSpan): void {
+    const loads: Array<Promise<unknown>> = [];
     for (const cc of channelChunks) {
       for (let tc = prefetch.first; tc <= prefetch.last; tc++) {
         if (tc >= needed.first && tc <= needed.last) continue;
-        this.#o.store.chunk(this.#g.name, level, cc, tc).catch(() => undefined);
+        loads.push(this.#o.store.chunk(this.#g.name, level, cc, tc).catch(() => undefined));
       }
     }
+    const generation = this.#generation;
+    void Promise.all(loads).then(() =>
+      setTimeout(() => {
+        if (generation !== this.#generation) return;
+        const work = this.#idleWork;
+        this.#idleWork = undefined;
+        work?.();
+      }, 30),
+    );
   }
 
   /** Types on screen, for the scale controls. */
@@ -443,17 +490,6 @@ function formatAmplitude(value: number): string {
   if (value >= 100) return value.toFixed(0);
   if (value >= 1) return value.toFixed(1);
   return value.toPrecision(2);
-}
-
-/** Reads sample `i` (level-0 index) of a row computed from sample `from`; NaN (not loaded) reads as missing. */
-function sampleReader(values: Float64Array, from: number): ColumnReader {
-  const pair: [number, number] = [0, 0];
-  return (i) => {
-    const v = values[i - from];
-    if (v === undefined || Number.isNaN(v)) return undefined;
-    pair[0] = pair[1] = v;
-    return pair;
-  };
 }
 
 /**

@@ -1,6 +1,7 @@
 /** The viewer's pure rules: montages, scales per type, the view in the address, time formats, event placement. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { columnEnvelope, sampleEnvelope } from '../../../src/web/viewer/column-envelope.js';
 import { formatScales, microvoltFactor, parseScales, pixelsPerUnit, scaleOf, stepScale, typeKey, unitSymbol } from '../../../src/web/viewer/channel-scale.js';
 import { eventColours, placeEvents, stepEvent } from '../../../src/web/viewer/event-marks.js';
 import { applyMontage, chainAvailable, chainPairs, derivations, electrodeName, formatReference, longitudinalChain, parseReference, splitPair, type SourceChannel } from '../../../src/web/viewer/montage.js';
@@ -143,5 +144,19 @@ describe('event placement', () => {
     assert.equal(stepEvent(events, 10, -1), 9);
     assert.equal(stepEvent(events, 10, 1, new Set(['b'])), 12);
     assert.equal(stepEvent(events, 99, 1), undefined);
+  });
+});
+
+describe('sampleEnvelope', () => {
+  it('draws the same columns as columnEnvelope at level 0, zoomed in and out', () => {
+    const n = 5000;
+    const values = Float64Array.from({ length: 3000 }, (_, i) => Math.sin(i / 7) * 50 + ((i * 7919) % 13));
+    const from = 1000;
+    for (const [start, spp] of [[1500.3, 2.37], [1100, 0.25], [3800, 1.9], [900, 3]] as const) {
+      const expected = columnEnvelope({ start, samplesPerPixel: spp, pixelWidth: 600, factor: 1, levelColumns: n, scale: 1, offset: 0, read: (i) => (i >= from && i < from + values.length ? [values[i - from]!, values[i - from]!] : undefined) });
+      const got = sampleEnvelope(values, from, start, spp, 600, n);
+      const same = (a: Float64Array, b: Float64Array) => a.every((v, i) => (Number.isNaN(v) ? Number.isNaN(b[i]!) : v === b[i]));
+      assert.ok(same(got.lo, expected.lo) && same(got.hi, expected.hi), `start ${start}, ${spp} samples a pixel`);
+    }
   });
 });
