@@ -162,6 +162,27 @@ describe('viewer reading tools in chromium', () => {
     assert.match(status!, /EEG 100 µV/);
     assert.match(status!, /ECG 2 mV/);
 
+    // Cursor readout: the time and the drawn value of the row under the pointer.
+    const box = (await page.locator('#nds-viewer canvas.viewer-traces').boundingBox())!;
+    const x = s.plot.left + 333;
+    const y = s.plot.top + 1.5 * s.plot.rowHeight;
+    await page.mouse.move(box.x + x, box.y + y);
+    const sample = Math.floor(s.start + ((x - s.plot.left) * (s.end - s.start)) / s.plot.width);
+    const readout = (await page.locator('#nds-viewer .viewer-readout').textContent())!;
+    const [, time, label, value] = /^([\d.]+) s · (\S+) (-?[\d.]+) µV$/.exec(readout) ?? [];
+    assert.equal(label, 'Fp1', readout);
+    assert.ok(Math.abs(Number(time) - sample / rate) < 0.002, `${readout}: time of sample ${sample}`);
+    assert.ok(Math.abs(Number(value) - s.rows[1]!.values[sample - s.valuesStart]!) <= 0.05, `${readout}: value ${s.rows[1]!.values[sample - s.valuesStart]}`);
+    // Ruler: Shift+drag 128 px right and one row height up on the Fp1 row: 128 px of a 10 s window, 100 µV.
+    await page.keyboard.down('Shift');
+    await page.mouse.down();
+    await page.mouse.move(box.x + x + 128, box.y + y - s.plot.rowHeight, { steps: 4 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    const measured = (await page.locator('#nds-viewer canvas.viewer-overlay').getAttribute('data-measure'))!;
+    const [, dt, dv] = /^Δt ([\d.]+) ms .* · Δ ([\d.]+) µV$/.exec(measured) ?? [];
+    assert.ok(Math.abs(Number(dt) - (128 * 10_000) / s.plot.width) <= 1, `${measured}: 128 px of 10 s on ${s.plot.width} px`);
+    assert.ok(Math.abs(Number(dv) - 100) <= 100 / s.plot.rowHeight + 0.1, `${measured}: one division is 100 µV (within a pixel)`);
     await page.locator('#nds-viewer').focus();
     await page.keyboard.press('[');
     await waitReady(page, s.renders);

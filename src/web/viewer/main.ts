@@ -89,10 +89,22 @@ function keepInAddress(viewer: SignalViewer): void {
 
 let spectrumOpen = false;
 let spectrumKey = '';
+let lastSpectrum: SpectrumState | undefined;
+let spectrumTimer: ReturnType<typeof setTimeout> | undefined;
+/** The spectrum follows the window once it stops moving for a moment (Welch over 64 rows is not free). */
 function updateSpectrum(viewer: SignalViewer, state: ViewerState): void {
+  clearTimeout(spectrumTimer);
   if (!spectrumOpen || !spectrumBox || !state.tracesReady) return;
+  spectrumTimer = setTimeout(() => current?.viewer === viewer && window.ndsViewer === state && computeSpectrum(state), 120);
+}
+
+function computeSpectrum(state: ViewerState): void {
+  if (!spectrumBox) return;
   const key = `${state.start}|${state.end}|${state.renders > 0 ? state.rows.map((r) => r.label).join(',') : ''}|${state.reference}|${JSON.stringify(state.filter)}|${spectrumPick?.value}|${state.level}`;
-  if (key === spectrumKey) return;
+  if (key === spectrumKey) {
+    if (window.ndsViewer === state && lastSpectrum) window.ndsViewer = { ...state, spectrum: lastSpectrum };
+    return;
+  }
   spectrumKey = key;
   if (spectrumPick) {
     const labels = state.rows.map((r) => r.label);
@@ -103,8 +115,8 @@ function updateSpectrum(viewer: SignalViewer, state: ViewerState): void {
     }
   }
   const spectrum = drawSpectrum(state, spectrumBox.querySelector('canvas.viewer-psd')!, spectrumBox.querySelector('canvas.viewer-spectrogram')!, spectrumPick?.value ?? '', spectrumBox.querySelector('.viewer-spectrum-note'));
+  lastSpectrum = spectrum;
   if (window.ndsViewer === state) window.ndsViewer = { ...state, spectrum };
-  void viewer;
 }
 
 function toggleSpectrum(): void {

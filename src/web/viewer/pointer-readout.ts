@@ -60,7 +60,10 @@ export function attachPointer(viewer: SignalViewer, canvas: HTMLCanvasElement, o
       ctx.fillStyle = '#00000030';
       ctx.fillRect(Math.round(cursorX), s.plot.top, 1, s.plot.height);
     }
-    if (!ruler) return;
+    if (!ruler) {
+      delete overlay.dataset['measure'];
+      return;
+    }
     const measured = measure(s, ruler);
     ctx.strokeStyle = '#d32f2f';
     ctx.fillStyle = '#d32f2f';
@@ -70,6 +73,8 @@ export function attachPointer(viewer: SignalViewer, canvas: HTMLCanvasElement, o
       ctx.font = '12px system-ui, sans-serif';
       ctx.textBaseline = 'bottom';
       const text = `Δt ${formatValue(measured.seconds * 1000)} ms (${formatValue(1 / Math.max(measured.seconds, 1e-9))} Hz) · Δ ${formatValue(measured.amplitude)} ${measured.unit}`;
+      // The measurement as text too, for people reading the page with tools (and for the tests).
+      overlay.dataset['measure'] = text;
       const w = ctx.measureText(text).width + 8;
       const x = Math.min(Math.max(ruler.x1, s.plot.left), s.plot.left + s.plot.width - w);
       ctx.fillStyle = '#ffffffe0';

@@ -238,6 +238,7 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
   };
 
   let eventsShown = -1;
+  let shownScales = '';
   let channelsKey = '';
   return {
     keys,
@@ -255,7 +256,9 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
       setValue(select('rows'), String(s.rowsPerPage));
       setValue(select('time'), s.timeFormat);
       if (auto) auto.checked = s.auto;
-      if (scalesBox) {
+      const scalesKey = `${viewer.shownTypes().join(',')}|${JSON.stringify(s.scales)}|${s.auto}`;
+      if (scalesBox && scalesKey !== shownScales) {
+        shownScales = scalesKey;
         const units = new Map(state.rows.map((r) => [typeKey(r.type), r.unit]));
         scalesBox.replaceChildren(
           ...viewer.shownTypes().flatMap((type) => {
@@ -274,7 +277,8 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
             plus.addEventListener('click', () => update((n) => (n.scales[type] = stepScale(value, 1))));
             const text = document.createElement('span');
             text.dataset['type'] = type;
-            text.textContent = `${type.toUpperCase()} ${formatScale(value, units.get(type) ?? 'µV')}${value === defaultScales[type] ? '' : ''}`;
+            text.textContent = `${type.toUpperCase()} ${formatScale(value, units.get(type) ?? 'µV')}`;
+            text.title = value === defaultScales[type] ? 'per division (the default)' : 'per division';
             span.append(minus, text, plus);
             return [span];
           }),
