@@ -4,14 +4,16 @@
  * side as prefetch), and redraws. Its last frame is mirrored on `window.ndsViewer` and readiness on the root
  * element's `data-ready`, for people debugging and for the browser tests.
  */
-import { columnEnvelope, envelopeRange, sampleEnvelope, type ColumnEnvelope, type ColumnReader } from './column-envelope.js';
+import { envelopeRange, sampleEnvelope, type ColumnEnvelope } from './column-envelope.js';
 import { badColour, formatScale, microvoltFactor, pixelsPerUnit, scaleOf, typeColour, typeKey, unitSymbol } from './channel-scale.js';
 import { drawFrame, type DrawnRow } from './draw-traces.js';
-import { eventColours, placeEvents, type EventPlacement } from './event-marks.js';
+import { eventColours, placeEvents } from './event-marks.js';
 import { filterActive, filterMarginSamples, filterSections } from './iir-filter.js';
 import { chooseLevel, chunksCovering, levelColumns, withPrefetch, type ChunkSpan } from './level-choice.js';
 import { derivations, formatReference, type Derivation, type SourceChannel } from './montage.js';
-import type { DecodedChunk, EventMarker, GroupMeta, RecordingStore } from './recording-store.js';
+import type { EventMarker, GroupMeta, RecordingStore } from './recording-store.js';
+import { columnReader, viewLevelRow } from './view-level-rows.js';
+import type { FrameRow, ViewerState } from './viewer-state.js';
 import { LruCache } from './lru-cache.js';
 import { rowSamples, type RowSamples } from './row-samples.js';
 import { formatTime, type TimeFormat } from './time-format.js';
@@ -19,65 +21,7 @@ import { autoRowScale, traceLayout, type RowScale, type TraceLayout } from './tr
 import { defaultSettings, type ViewSettings } from './view-settings.js';
 import { clampWindow, type ViewWindow } from './view-window.js';
 
-/** One drawn row of the last frame, with the values drawn. */
-export interface FrameRow {
-  label: string;
-  type: string;
-  unit: string;
-  bad: boolean;
-  colour: string;
-  /** µV (or own unit) per division, or 'auto'. */
-  scale: number | 'auto';
-  /** The value at the row's middle and the pixels one unit spans. */
-  baseline: number;
-  pixelsPerUnit: number;
-  /**
-   * Level 0: one value per sample, from sample `valuesStart` (after montage and filters). View levels:
-   * min/max pairs [min0, max0, min1, max1, …] of the level's columns from column `valuesStart`.
-   */
-  values: Float64Array;
-}
-
-export interface ViewerState {
-  /** Every chunk on screen is drawn, and the event markers are loaded. */
-  ready: boolean;
-  /** Every chunk on screen is drawn (the markers may still be loading). */
-  tracesReady: boolean;
-  recording: string;
-  group: string;
-  rate: number;
-  nSamples: number;
-  level: number;
-  /** Window in level-0 samples: [start, end). */
-  start: number;
-  end: number;
-  /** First row of the page, rows on it, rows in all. */
-  channelFirst: number;
-  channelCount: number;
-  totalRows: number;
-  gain: number;
-  plot: { left: number; top: number; width: number; height: number; rowHeight: number };
-  /** Physical [min, max] of each row on screen. */
-  ranges: Array<[number, number]>;
-  rows: FrameRow[];
-  valuesStart: number;
-  /** Montage and filters were applied (level 0); at view levels they are not, and `note` says so. */
-  processed: boolean;
-  note: string;
-  reference: string;
-  filter: { hp?: number | undefined; lp?: number | undefined; notch?: number | undefined };
-  events: EventPlacement;
-  /** Chunks of the current level covering the window (time-chunk indices) and with the prefetch. */
-  visibleChunks: ChunkSpan;
-  prefetchChunks: ChunkSpan;
-  renders: number;
-  /** Milliseconds the last frame took to compute and draw (main thread). */
-  frameMs: number;
-  /** Of which reading, re-referencing and filtering samples not already computed (0 when reused)… */
-  computeMs: number;
-  /** …and painting the canvas. */
-  drawMs: number;
-}
+export type { FrameRow, ViewerState } from './viewer-state.js';
 
 export interface SignalViewerOptions {
   root: HTMLElement;
@@ -324,18 +268,9 @@ export class SignalViewer {
         valuesStart = firstColumn;
         envelopes = [];
         rows = pageRows.map((r) => {
-          const meta = g.channels[r.plus]!;
           const read = columnReader(chunk, Math.floor(r.plus / channelsPerChunk), chunkColumns, level, r.plus % channelsPerChunk);
-          envelopes.push(columnEnvelope({ start: w.start, samplesPerPixel: spp, pixelWidth: layout.plotWidth, factor, levelColumns: columns, scale: meta.scale, offset: meta.offset, read }));
-          const pairs = new Float64Array(2 * (lastColumn - firstColumn)).fill(NaN);
-          for (let i = firstColumn; i < lastColumn; i++) {
-            const v = read(i);
-            if (!v) continue;
-            const a = v[0] * meta.scale + meta.offset;
-            const b = v[1] * meta.scale + meta.offset;
-            pairs[2 * (i - firstColumn)] = Math.min(a, b);
-            pairs[2 * (i - firstColumn) + 1] = Math.max(a, b);
-          }
+          const { envelope, pairs } = viewLevelRow(g.channels[r.plus]!, read, { start: w.start, samplesPerPixel: spp, pixelWidth: layout.plotWidth, factor, levelColumns: columns }, firstColumn, lastColumn);
+          envelopes.push(envelope);
           return this.#frameRow({ ...this.sources[r.plus]!, plus: r.plus, minus: [] }, pairs);
         });
       }
@@ -490,35 +425,6 @@ function formatAmplitude(value: number): string {
   if (value >= 100) return value.toFixed(0);
   if (value >= 1) return value.toFixed(1);
   return value.toPrecision(2);
-}
-
-/**
- * Reads column `i` of one channel of a view level from its loaded chunks: [min, max] in digital units.
- * The frame reads tens of thousands of columns, so it reuses one pair (the caller copies the values out).
- */
-function columnReader(chunk: (cc: number, tc: number) => DecodedChunk | undefined, cc: number, chunkColumns: number, level: number, c: number): ColumnReader {
-  const pair: [number, number] = [0, 0];
-  // Consecutive columns share a chunk: look it up once per chunk, not once per column.
-  let heldChunk = -1;
-  let held: DecodedChunk | undefined;
-  return (i) => {
-    const tc = Math.floor(i / chunkColumns);
-    if (tc !== heldChunk) {
-      heldChunk = tc;
-      held = chunk(cc, tc);
-    }
-    const data = held;
-    if (!data) return undefined;
-    const t = i % chunkColumns;
-    if (level === 0) {
-      pair[0] = pair[1] = data.data[c * data.stride[0]! + t * data.stride[1]!]!;
-    } else {
-      const at = c * data.stride[1]! + t * data.stride[2]!;
-      pair[0] = data.data[at]!;
-      pair[1] = data.data[data.stride[0]! + at]!;
-    }
-    return pair;
-  };
 }
 
 function range(first: number, last: number): number[] {
