@@ -362,6 +362,14 @@ describe('viewer reading tools in chromium', () => {
     await waitReady(again, after.renders);
     assert.deepEqual(view(await state(again)), view(before));
     assert.equal((await again.locator('#nds-viewer select[name=time]').inputValue()), 'clock');
+    // Jump to a clock time: 10:11:42 is 30 s after the recording's start (10:11:12); it lands a tenth into the screen.
+    const beforeJump = await state(again);
+    await again.locator('#nds-viewer input[name=goto]').fill('10:11:42');
+    await again.locator('#nds-viewer input[name=goto]').press('Enter');
+    await waitReady(again, beforeJump.renders);
+    const jumped = await state(again);
+    assert.equal(jumped.start, 30 * rate - (jumped.end - jumped.start) / 10);
+    assert.match(again.url(), /recording=/, 'the form did not submit: the page stayed');
     await again.close();
 
     await page.keyboard.press('?');
