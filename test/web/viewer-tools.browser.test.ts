@@ -262,6 +262,29 @@ describe('viewer reading tools in chromium', () => {
     await page.close();
   });
 
+  it('picks channels by type and one by one, pages rows, and forces a level from the address', async () => {
+    const page = await open('&t=0&span=10&rows=8');
+    let s = await state(page);
+    assert.equal(s.channelCount, 8);
+    assert.equal(s.totalRows, labels.length);
+    await page.locator('#nds-viewer button[data-panel=channels]').click();
+    const panel = page.locator('#nds-viewer .viewer-panel');
+    await panel.locator('label', { hasText: 'all EEG (19)' }).locator('input').uncheck();
+    await waitReady(page, s.renders);
+    s = await state(page);
+    assert.deepEqual(s.rows.map((r) => r.label), ['EOG', 'ECG']);
+    await panel.locator('label', { hasText: /^ Fp1 · EEG$/ }).locator('input').check();
+    await waitReady(page, s.renders);
+    s = await state(page);
+    assert.deepEqual(s.rows.map((r) => r.label), ['EOG', 'ECG', 'Fp1'], 'a channel picked joins at the end');
+    await page.waitForFunction(() => new URL(location.href).searchParams.get('ch') === 'EOG,ECG,Fp1');
+    await page.close();
+
+    const forced = await open('&t=0&span=10&level=2');
+    assert.equal((await state(forced)).level, 2, 'level=2 is drawn even where the zoom would pick the samples');
+    await forced.close();
+  });
+
   it('keeps events off the traces at coarse zoom, lists them, and steps through them', async () => {
     const page = await open('&t=0&span=60');
     let s = await state(page);
