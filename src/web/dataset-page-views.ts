@@ -153,7 +153,7 @@ ${input.embed ? html`<input type="hidden" name="embed" value="1">` : ''}
 <div class="viewer-help" hidden role="dialog" aria-label="Keys"><h3>Keys</h3><dl>
 <dt>drag · wheel</dt><dd>scrub · zoom around the pointer</dd><dt>Shift + drag</dt><dd>ruler: interval and amplitude</dd>
 <dt>← → (Shift)</dt><dd>scrub a tenth (a whole screen)</dd><dt>+ −</dt><dd>zoom</dd><dt>PageUp PageDown</dt><dd>rows</dd><dt>Home End</dt><dd>start, end</dd>
-<dt>[ ]</dt><dd>more, less sensitive (all types)</dd><dt>a</dt><dd>auto scale on/off</dd><dt>n p</dt><dd>next, previous event</dd><dt>b</dt><dd>hide bad channels</dd>
+<dt>[ ]</dt><dd>more, less sensitive (all types)</dd><dt>a</dt><dd>auto scale on/off</dd><dt>G g</dt><dd>auto scale: double, halve the gain</dd><dt>n p</dt><dd>next, previous event</dd><dt>b</dt><dd>hide bad channels</dd>
 <dt>s</dt><dd>spectrum</dd><dt>f</dt><dd>full screen</dd><dt>?</dt><dd>this help (Esc closes)</dd></dl></div>
 </section>
 ${input.embed ? '' : html`<p class="muted">Drag to scrub, wheel to zoom, Shift+drag to measure; press ? in the viewer for the keys. The address keeps the view: copy it to share it.</p>`}
