@@ -399,6 +399,8 @@ describe('viewer reading tools in chromium', () => {
     assert.ok(await page.locator('#nds-viewer .viewer-help').isVisible());
     await page.keyboard.press('Escape');
     assert.ok(!(await page.locator('#nds-viewer .viewer-help').isVisible()));
+    await page.locator('#nds-viewer button[data-key=f]').click();
+    await page.waitForFunction(() => document.fullscreenElement?.id === 'nds-viewer', undefined, { timeout: 5_000 });
     await page.close();
 
     const embedded = await (await fetch(`${server.url}/datasets/${ID}?embed=1`, { headers: { accept: 'text/html' } })).text();
