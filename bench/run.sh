@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 declare -A benches=(
+  [first-run]="node --import tsx bench/first-run.ts"  # spawns nds serve --demo: only when named (npm run bench -- first-run)
   [conversion]="node --import tsx bench/conversion.ts"
   [viewer]="node --import tsx bench/viewer.ts"
   [auth]="node --import tsx bench/auth.ts"

@@ -1,5 +1,5 @@
 /**
- * The git half of `nds datasets upload` (CONTRACT §3): the uploaded folder becomes one commit on the
+ * The git half of `nds datasets upload` (docs/datasets.md): the uploaded folder becomes one commit on the
  * dataset's hosted repository, data files as git-lfs pointers to the content already in the object store,
  * small text files (JSON, TSV, README, BrainVision headers) as plain blobs. The commit is built with git's
  * plumbing in a throw-away bare repository (no checkout, no copy of the data), on top of the remote `main`,

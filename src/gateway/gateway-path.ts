@@ -1,5 +1,5 @@
 /**
- * Path rules of the browser gateway (CONTRACT §6.2.1), as pure functions over the raw request target, so
+ * Path rules of the browser gateway (docs/gateway.md), as pure functions over the raw request target, so
  * that `..`, `%2e%2e` and friends are judged before anything (a URL parser, a router) normalises them away.
  */
 

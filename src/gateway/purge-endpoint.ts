@@ -1,5 +1,5 @@
 /**
- * The gateway's own purge endpoint, `POST <gateway>/edge/zones/:zone/purge_cache` (CONTRACT §6.4): the same
+ * The gateway's own purge endpoint, `POST <gateway>/edge/zones/:zone/purge_cache` (docs/gateway.md): the same
  * request and answer shapes as the CDN's purge API, so a self-hosted deployment points EDGE_API_BASE at
  * `<gateway>/edge` and the callback's purge drops the gateway's cached copies. Three of the CDN's purge
  * kinds are spoken: `{"files": [URLs]}`, `{"prefixes": ["host/path"]}` and `{"purge_everything": true}`.

@@ -1,5 +1,5 @@
 /**
- * Browser sign-in (CONTRACT §2): a code by mail, a password, sign-out. Each route takes JSON (answering JSON)
+ * Browser sign-in (docs/api.md): a code by mail, a password, sign-out. Each route takes JSON (answering JSON)
  * or a classic form post from the pages (answering a 303 redirect, back to the page on an error), so the
  * pages work without JavaScript.
  */

@@ -14,6 +14,7 @@ import { dispatchConversion } from '../conversion/dispatch.js';
 import { decidePush, repositoryKeys, type PushPayload } from '../conversion/push-rule.js';
 import { regenerateZarr, zarrStatus, zarrSweepList } from '../conversion/zarr-administration.js';
 import { recordZarrReady } from '../conversion/zarr-ready.js';
+import { readConversionFailures } from '../conversion/conversion-failures.js';
 
 const ZarrReadyBody = z
   .object({
@@ -113,6 +114,7 @@ export const conversionRoutes: Route[] = [
     responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'Status') },
     handler: async (c, { params }) => {
       const { state: d, jobs } = await zarrStatus(c.var.deps, params.id);
+      const failures = await readConversionFailures(c.var.deps, params.id);
       return c.json(
         {
           dataset_id: d.id,
@@ -122,6 +124,9 @@ export const conversionRoutes: Route[] = [
           zarr_store_count: d.zarr_store_count,
           zarr_index_etag: d.zarr_index_etag,
           zarr_source_commit: d.zarr_source_commit,
+          // Recordings the last conversion could not convert, with the reason the converter gave.
+          zarr_failure_count: failures?.length ?? null,
+          failures: failures ?? [],
           jobs: jobs.map((j) => ({
             id: j.id,
             state: j.state,

@@ -1,5 +1,5 @@
 /**
- * Dataset routes (CONTRACT §3): create, list, show, resolve, PATCH, the caller's own list and the admin
+ * Dataset routes (docs/datasets.md): create, list, show, resolve, PATCH, the caller's own list and the admin
  * delete; uploads, credentials and versions live in `content-routes.ts`. A browser opening GET /datasets or
  * /datasets/:id gets the pages of `web/dataset-pages.ts` (same paths, chosen by `mountRoutes`).
  */

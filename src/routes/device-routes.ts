@@ -1,4 +1,4 @@
-/** Routes of device sign-in (RFC 8628; seed §3, §4, §7; CONTRACT §2). */
+/** Routes of device sign-in (RFC 8628; docs/api.md). */
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';

@@ -1,7 +1,9 @@
 /** HTML of the dataset pages: the list, and a dataset's details with its recordings and the viewer. */
+import type { ConversionFailure } from '../conversion/conversion-failures.js';
 import type { Dataset } from '../datasets/dataset-queries.js';
 import type { StoreIndex, StoreIndexEntry } from '../formats/zarr/store-index.js';
 import type { StoreMetadata } from './dataset-page-data.js';
+import { zarrState } from './dataset-cards.js';
 import { html, SafeHtml } from './html.js';
 import { viewerScriptPath } from './viewer-bundle.js';
 
@@ -44,12 +46,18 @@ main { max-width: 82rem; }
 .viewer-embed { margin: 0; }
 .viewer-embed .viewer { border: 0; }
 [hidden] { display: none !important; }
+.notice.private { color: #6b4e00; border-color: #d4a72c; background: #fff8e1; }
+.failures { background: #fff; border: 1px solid var(--bad, #b42318); border-radius: 6px; padding: .25rem 1rem; margin: 1rem 0; }
+.failures h2 { color: var(--bad, #b42318); }
+.failures li { margin: .4rem 0; overflow-wrap: anywhere; }
+.failures .code { font-family: ui-monospace, Menlo, monospace; font-size: .85rem; color: var(--bad, #b42318); }
 </style>
 <link rel="icon" href="data:,">`;
 
 export function datasetListBody(datasets: Dataset[]): SafeHtml {
   if (datasets.length === 0) return html`<h1>Datasets</h1><p class="muted">No datasets yet.</p>`;
   return html`<h1>Datasets</h1>
+<p><a href="/">Search datasets</a> by words, modality, task, sampling rate or channel count.</p>
 <table>
 <thead><tr><th>ID</th><th>Name</th><th>Owner</th><th>Modalities</th><th>Subjects</th><th>Visibility</th></tr></thead>
 <tbody>${datasets.map(
@@ -71,11 +79,20 @@ export interface DatasetPageInput {
   metadata?: StoreMetadata | undefined;
   /** `?embed=1`: the viewer alone. */
   embed?: boolean | undefined;
+  /** Recordings the last conversion could not convert, with their reasons. */
+  failures?: ConversionFailure[];
+  /** A private dataset's read grant for the viewer (owner and admins): the gateway reads it only with one. */
+  readGrant?: { grant: string; expires_in: number; refresh: string } | undefined;
+  /** The viewer may change the dataset (owner, admin): a link to its settings. */
+  manage?: boolean;
 }
 
 export function datasetDetailBody(input: DatasetPageInput): SafeHtml {
   const { dataset: d, index, selected } = input;
+  const viewable = d.visibility === 'public' || input.readGrant !== undefined;
   return html`<h1>${d.name} <span class="muted mono">${d.id}</span></h1>
+${d.visibility === 'private' ? html`<p class="notice private" role="status">Private: only its owner and administrators see this dataset and its signals.</p>` : ''}
+${input.manage ? html`<p><a href="/datasets/${d.id}/settings">Settings</a> · metadata, publication${d.visibility === 'private' ? ', visibility' : ''}</p>` : ''}
 ${d.description ? html`<p>${d.description}</p>` : ''}
 <dl class="facts">
 <dt>Owner</dt><dd>${d.owner_username}</dd>
@@ -85,11 +102,11 @@ ${d.authors.length ? html`<dt>Authors</dt><dd>${d.authors.join(', ')}</dd>` : ''
 ${d.modalities.length ? html`<dt>Modalities</dt><dd>${d.modalities.join(', ')}</dd>` : ''}
 ${d.latest_version ? html`<dt>Latest version</dt><dd>${d.latest_version}</dd>` : ''}
 ${d.doi ? html`<dt>DOI</dt><dd>${d.doi}</dd>` : ''}
-<dt>Zarr copy</dt><dd>${d.zarr_status ?? 'not converted'}</dd>
+<dt>Zarr copy</dt><dd>${zarrState(d)}</dd>
 </dl>
-${index ? recordingsSection(index, selected) : html`<p class="muted">This dataset has no browsable copy yet.</p>`}
-${index && selected && d.visibility === 'public' ? viewerSection(input, index, selected) : ''}
-${index && d.visibility !== 'public' ? html`<p class="muted">The signal viewer reads through the public gateway: it appears here once the dataset is public.</p>` : ''}`;
+${index && index.stores.length ? recordingsSection(index, selected) : html`<p class="muted">${index ? 'No recording of this dataset could be converted yet.' : 'This dataset has no browsable copy yet.'}</p>`}
+${failuresSection(input.failures ?? [])}
+${index && selected && viewable ? viewerSection(input, index, selected) : ''}`;
 }
 
 function recordingsSection(index: StoreIndex, selected: StoreIndexEntry | undefined): SafeHtml {
@@ -102,7 +119,16 @@ function recordingsSection(index: StoreIndex, selected: StoreIndexEntry | undefi
 <td>${s.groups.reduce((n, x) => n + x.n_channels, 0)}</td><td>${s.groups.map((x) => `${x.rate} Hz`).join(', ')}</td><td>${g ? formatDuration(g.duration_s) : ''}</td><td>${s.n_events}</td></tr>`;
   })}</tbody>
 </table>
-${index.failures.length ? html`<p class="muted">${index.failures.length} recording(s) could not be converted: ${index.failures.map((f) => `${f.path} (${f.code})`).join('; ')}.</p>` : ''}`;
+`;
+}
+
+/** Each recording that could not be converted, with its code and the reason to act on. */
+function failuresSection(failures: ConversionFailure[]): SafeHtml | string {
+  if (failures.length === 0) return '';
+  return html`<section class="failures" id="conversion-failures">
+<h2>${failures.length === 1 ? '1 recording' : `${failures.length} recordings`} could not be converted</h2>
+<ul>${failures.map((f) => html`<li><span class="mono">${f.path}</span> <span class="code">${f.code}</span><br>${f.reason}</li>`)}</ul>
+</section>`;
 }
 
 function viewerSection(input: DatasetPageInput, index: StoreIndex, selected: StoreIndexEntry): SafeHtml {
@@ -112,6 +138,7 @@ function viewerSection(input: DatasetPageInput, index: StoreIndex, selected: Sto
     selected: selected.zarr,
     group: input.group ?? selected.groups[0]?.name,
     ...(input.metadata ? { metadata: input.metadata } : {}),
+    ...(input.readGrant ? { readGrant: input.readGrant } : {}),
   };
   const groups = selected.groups;
   const options = (values: Array<[string, string]>) => values.map(([value, text]) => html`<option value="${value}">${text}</option>`);

@@ -95,7 +95,7 @@ for (const variant of storeVariants) {
 
     it('resumes an interrupted upload, sending only what the store does not have yet', async () => {
       const distinct = new Set([...contents.values()].map(sha)).size;
-      const first = await nds(server, owner.key, ['datasets', 'upload', id, src, '--concurrency', '1', '--verbose'], (text, kill) => {
+      const first = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force', '--concurrency', '1', '--verbose'], (text, kill) => {
         if ((text.match(/^uploaded /gm) ?? []).length >= 3) kill();
       });
       assert.equal(first.code, null, `the first upload was to be killed midway: ${first.stderr}`);
@@ -105,7 +105,7 @@ for (const variant of storeVariants) {
       assert.ok(storedAfterKill >= 3 && storedAfterKill < distinct, `stored ${storedAfterKill} of ${distinct}`);
       assert.equal((await server.deps.db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', id).execute()).length, 0);
 
-      const second = await nds(server, owner.key, ['datasets', 'upload', id, src, '--json']);
+      const second = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force', '--json']);
       assert.equal(second.code, 0, second.stderr);
       const summary = JSON.parse(second.stdout);
       assert.equal(summary.files, contents.size);
@@ -114,16 +114,23 @@ for (const variant of storeVariants) {
       assert.equal(summary.version, '1.0.0');
       assert.equal((await storedContent()).length, distinct);
 
-      const third = await nds(server, owner.key, ['datasets', 'upload', id, src]);
+      // The same folder again is the latest version: no new version.
+      const third = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force']);
       assert.equal(third.code, 0, third.stderr);
-      assert.match(third.stderr, /0 uploaded .*42 already stored; version 1\.0\.1 created/);
+      assert.match(third.stderr, /no change: the folder holds exactly the files of version 1\.0\.0; no version was made/);
+      // One file more makes 1.0.1, sending only that file.
+      contents.set('CHANGES', Buffer.from('1.0.1: a note\n'));
+      writeFileSync(path.join(src, 'CHANGES'), contents.get('CHANGES')!);
+      const fourth = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force']);
+      assert.equal(fourth.code, 0, fourth.stderr);
+      assert.match(fourth.stderr, /1 uploaded .*42 already stored; version 1\.0\.1 created/);
     });
 
     it('shows versions and the manifest', async () => {
       const versions = await nds(server, owner.key, ['datasets', 'versions', id]);
       assert.match(versions.stdout, /^VERSION\s+CREATED_AT\s+FILES\s+SIZE/);
-      assert.match(versions.stdout, /1\.0\.1 .* 42 /);
-      const manifest = JSON.parse((await nds(server, owner.key, ['datasets', 'manifest', id, '--version', '1.0.0', '--json'])).stdout);
+      assert.match(versions.stdout, /1\.0\.1 .* 43 /);
+      const manifest = JSON.parse((await nds(server, owner.key, ['datasets', 'manifest', id, '--version', '1.0.1', '--json'])).stdout);
       assert.deepEqual(
         manifest.files.map((f: { path: string; sha256: string }) => [f.path, f.sha256]),
         [...contents].map(([p, b]) => [p, sha(b)]).sort((a, b) => (a[0] < b[0] ? -1 : 1)),
@@ -134,11 +141,11 @@ for (const variant of storeVariants) {
       const dest = path.join(tmp, 'down');
       const r = await nds(server, owner.key, ['datasets', 'download', id, dest, '--json']);
       assert.equal(r.code, 0, r.stderr);
-      assert.deepEqual(JSON.parse(r.stdout), { dataset_id: id, version: '1.0.1', files: 42, bytes: [...contents.values()].reduce((s, b) => s + b.length, 0), downloaded: 42, kept: 0 });
+      assert.deepEqual(JSON.parse(r.stdout), { dataset_id: id, version: '1.0.1', files: 43, bytes: [...contents.values()].reduce((s, b) => s + b.length, 0), downloaded: 43, kept: 0 });
       for (const [rel, bytes] of contents) assert.ok(readFileSync(path.join(dest, rel)).equals(bytes), rel);
       rmSync(path.join(dest, 'README'));
       const again = JSON.parse((await nds(server, owner.key, ['datasets', 'download', id, dest, '--json'])).stdout);
-      assert.deepEqual([again.downloaded, again.kept], [1, 41]);
+      assert.deepEqual([again.downloaded, again.kept], [1, 42]);
       const stranger = await createUploader(server);
       const refused = await nds(server, stranger.key, ['datasets', 'download', id, path.join(tmp, 'nope')]);
       assert.equal(refused.code, 1);
@@ -176,7 +183,7 @@ for (const variant of storeVariants) {
       process.env.NDS_UPLOAD_HASH_CACHE = cacheFile;
       try {
         const run = async (...extra: string[]) => {
-          const r = await nds(server, owner.key, ['datasets', 'upload', id, src, '--no-create-version', '--json', ...extra]);
+          const r = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force', '--no-create-version', '--json', ...extra]);
           return { ...r, summary: r.code === 0 ? JSON.parse(r.stdout) : undefined };
         };
         const first = await run();
@@ -200,7 +207,7 @@ for (const variant of storeVariants) {
         const entry = cache.entries.find(([abs]) => abs.endsWith(changed))!;
         entry[1].sha256 = sha(randomBytes(8));
         writeFileSync(cacheFile, JSON.stringify(cache));
-        const stale = await nds(server, owner.key, ['datasets', 'upload', id, src, '--no-create-version', '--json', '--retries', '0']);
+        const stale = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force', '--no-create-version', '--json', '--retries', '0']);
         assert.equal(stale.code, 1);
         assert.match(stale.stderr, /run-1\.edf: the store refused its content .*Run the upload again/);
         const recovered = await run();
@@ -232,7 +239,7 @@ for (const variant of storeVariants) {
       const before = JSON.parse((await nds(server, owner.key, ['datasets', 'show', gid, '--json'])).stdout);
       assert.equal(before.hosted_repo, false);
 
-      const first = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--git', '--json']);
+      const first = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--force', '--git', '--json']);
       assert.equal(first.code, 0, first.stderr);
       const one = JSON.parse(first.stdout);
       assert.match(one.commit, /^[0-9a-f]{40}$/);
@@ -257,7 +264,7 @@ for (const variant of storeVariants) {
 
       // Now that the repository exists, a plain upload commits on top of main.
       writeFileSync(path.join(folder, 'README'), 'second\n');
-      const second = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--json']);
+      const second = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--force', '--json']);
       assert.equal(second.code, 0, second.stderr);
       const two = JSON.parse(second.stdout);
       assert.equal(two.version, '1.0.1');
@@ -266,11 +273,11 @@ for (const variant of storeVariants) {
       assert.equal(await git('show', 'main:README'), 'second\n');
 
       // The same tree again pushes nothing; --no-git skips the repository altogether.
-      const third = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--no-create-version', '--json']);
+      const third = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--force', '--no-create-version', '--json']);
       assert.equal(third.code, 0, third.stderr);
       assert.equal(JSON.parse(third.stdout).commit, two.commit);
       assert.match(JSON.parse(third.stdout).git_note, /already holds/);
-      const skipped = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--no-git', '--no-create-version', '--json']);
+      const skipped = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--force', '--no-git', '--no-create-version', '--json']);
       assert.equal(JSON.parse(skipped.stdout).commit, null);
       assert.equal((await git('rev-parse', 'main')).trim(), two.commit);
     });

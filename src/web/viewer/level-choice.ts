@@ -10,7 +10,7 @@ export interface LevelChoiceInput {
   pixelWidth: number;
   /** Number of view levels the group has (levels 1..n). */
   viewLevels: number;
-  /** Downsampling factor between consecutive levels (CONTRACT §4: 4). */
+  /** Downsampling factor between consecutive levels (docs/conversion.md: 4). */
   downsample: number;
   /**
    * Keep level 0 up to this many samples a pixel (montages and filters need the samples; the default rule

@@ -4,6 +4,7 @@
  * wires the toolbar, pointer and panels, and keeps the address in step with the view so a link reopens it.
  * The server-rendered recording list works without it.
  */
+import { readGrantFetch, type ReadGrantConfig } from './read-grant-fetch.js';
 import { RecordingStore, warmCodecs, type EmbeddedMetadata, type EventMarker } from './recording-store.js';
 import { attachPointer } from './pointer-readout.js';
 import { SignalViewer, type ViewerState } from './signal-viewer.js';
@@ -22,6 +23,8 @@ export interface ViewerConfig {
   group?: string;
   /** The selected store's metadata documents, embedded by the page to save round trips. */
   metadata?: EmbeddedMetadata;
+  /** A private dataset's read grant: the gateway answers its reads only with it. */
+  readGrant?: ReadGrantConfig;
 }
 
 declare global {
@@ -33,6 +36,7 @@ declare global {
 const root = document.getElementById('nds-viewer')!;
 const config = JSON.parse(document.getElementById('nds-viewer-config')!.textContent!) as ViewerConfig;
 if (config.metadata) warmCodecs(config.metadata);
+const gatewayFetch = config.readGrant ? readGrantFetch(config.readGrant) : undefined;
 const canvas = root.querySelector<HTMLCanvasElement>('canvas.viewer-traces')!;
 const overlay = root.querySelector<HTMLCanvasElement>('canvas.viewer-overlay')!;
 const picker = root.querySelector<HTMLSelectElement>('select[name=recording]');
@@ -153,7 +157,7 @@ async function show(zarr: string, group?: string, metadata?: EmbeddedMetadata): 
   root.dataset['ready'] = 'false';
   try {
     if (opened?.zarr !== zarr) {
-      const store = await RecordingStore.open(`${config.zarrBase}/${zarr}`, { metadata });
+      const store = await RecordingStore.open(`${config.zarrBase}/${zarr}`, { metadata, fetch: gatewayFetch });
       // Markers load alongside the first chunks; the traces do not wait for them.
       opened = { zarr, store, events: store.events().catch(() => []) };
     }
