@@ -45,7 +45,7 @@ main { max-width: 82rem; }
 .viewer:fullscreen .viewer-plot canvas { height: calc(100vh - 7rem); }
 .viewer-embed { margin: 0; }
 .viewer-embed .viewer { border: 0; }
-[hidden] { display: none !important; }
+.viewer [hidden] { display: none !important; }
 .notice.private { color: #6b4e00; border-color: #d4a72c; background: #fff8e1; }
 .failures { background: #fff; border: 1px solid var(--bad, #b42318); border-radius: 6px; padding: .25rem 1rem; margin: 1rem 0; }
 .failures h2 { color: var(--bad, #b42318); }
