@@ -10,7 +10,7 @@ import { conversionFailuresOf } from '../conversion/conversion-failures.js';
 import { canManage } from '../datasets/dataset-access.js';
 import { READ_GRANT_SECONDS, signReadGrant } from '../datasets/read-grant.js';
 import { findPageDataset, listPageDatasets, readStoreMetadata, readZarrIndex, type StoreMetadata } from './dataset-page-data.js';
-import { datasetDetailBody, datasetListBody, viewerStyle } from './dataset-page-views.js';
+import { datasetDetailBody, datasetListBody, embeddedViewerPage, viewerStyle } from './dataset-page-views.js';
 import { html, page } from './html.js';
 import { viewerPreloads } from './viewer-bundle.js';
 
@@ -44,9 +44,11 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
     head = html`${viewerStyle}${preloads.map((href) => html`<link rel="modulepreload" href="${href}">`)}`;
   }
   const failures = conversionFailuresOf(index);
-  const body = datasetDetailBody({ dataset, index, selected, group, metadata, failures, readGrant, manage: canManage(user, dataset), zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` });
+  const input = { dataset, index, selected, group, metadata, failures, readGrant, manage: canManage(user, dataset), zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` };
   // A private page carries a grant: never kept by a shared cache.
   if (dataset.visibility === 'private') c.header('Cache-Control', 'private, no-store');
+  if (c.req.query('embed') === '1' && (dataset.visibility === 'public' || readGrant)) return c.html(embeddedViewerPage(input, head));
+  const body = datasetDetailBody(input);
   return c.html(page({ title: dataset.name, username: user?.username, body, head }));
 }
 

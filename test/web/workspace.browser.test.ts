@@ -203,7 +203,7 @@ describe('the researcher\'s workspace in chromium', () => {
     await page.waitForFunction(() => window.ndsViewer?.tracesReady === true, undefined, { timeout: 20_000 });
     assert.match(await page.locator('.notice.private').innerText(), /Private/);
     assert.ok(chunkAnswers.length > 0 && chunkAnswers.every((s) => s === 200), `chunks read: ${chunkAnswers.join(', ')}`);
-    const drawn = await page.locator('#nds-viewer canvas').evaluate((canvas: HTMLCanvasElement) => {
+    const drawn = await page.locator('#nds-viewer canvas.viewer-traces').evaluate((canvas: HTMLCanvasElement) => {
       const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
       let dark = 0;
       for (let i = 0; i < data.length; i += 4) if (data[i]! < 160 && data[i + 3]! > 0) dark++;

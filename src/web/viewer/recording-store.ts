@@ -10,6 +10,8 @@ export interface ChannelMeta {
   label: string;
   unit: string;
   type: string;
+  /** `good`, `bad` or `n/a` (channels.tsv `status`). */
+  status: string;
   scale: number;
   offset: number;
 }
@@ -115,7 +117,7 @@ export class RecordingStore {
       nChannels: Number(a.n_channels),
       nSamples: Number(a.n_samples),
       chunkSamples: Number(a.chunk_samples),
-      channels: (a.channels as any[]).map((c) => ({ label: String(c.label), unit: String(c.unit ?? ''), type: String(c.type ?? ''), scale: Number(c.scale), offset: Number(c.offset) })),
+      channels: (a.channels as any[]).map((c) => ({ label: String(c.label), unit: String(c.unit ?? ''), type: String(c.type ?? ''), status: String(c.status ?? 'n/a'), scale: Number(c.scale), offset: Number(c.offset) })),
       viewLevels: Number(a.n_view_levels ?? 0),
       downsample: Number(a.view_downsample ?? 4),
       viewChunkColumns: Number(a.view_chunk_columns ?? 1024),
