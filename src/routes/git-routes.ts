@@ -10,6 +10,7 @@ import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
 import { route, type Route } from '../http/route.js';
 import { clientIp } from '../http/client-ip.js';
+import { textProblem } from '../http/request-input.js';
 import { NdsError } from '../core/errors.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
 import { afterPush } from '../conversion/after-push.js';
@@ -61,6 +62,9 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   const [, datasetId, rest = '/'] = m;
   const { config } = c.var.deps;
   const query = new URL(c.req.url).search.slice(1);
+  // Both go to git in its environment, where a NUL cannot be (and no git path has one).
+  const problem = textProblem(rest) ?? textProblem(query);
+  if (problem) throw new NdsError('validation_failed', { details: [`path: ${problem}`] });
   const pushing = rest === '/git-receive-pack' || /(^|&)service=git-receive-pack(&|$)/.test(query);
 
   let user: User | undefined;
