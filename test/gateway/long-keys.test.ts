@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { insertDataset, newDatasetId, putZarrCopy, rawRequest, STORE } from './support.js';
+import { insertDataset, newDatasetId, putZarrCopy, rawRequest, startStandaloneGateway, STORE } from './support.js';
 
 describe('gateway and /objects/ with keys no store can hold', () => {
   let server: TestServer;
@@ -70,5 +70,22 @@ describe('gateway and /objects/ with keys no store can hold', () => {
   it('keeps serving the dataset afterwards', async () => {
     const r = await rawRequest(server.url, `/zarrproxy/${id}/zarr/index.json`);
     assert.equal(r.status, 200);
+  });
+
+  it('answers the same on `nds gateway` (its own node:http path)', async () => {
+    const gateway = await startStandaloneGateway({});
+    try {
+      const own = newDatasetId();
+      await insertDataset(gateway.deps.db, own);
+      await putZarrCopy(gateway.deps.objects, own);
+      for (const target of [`/${own}/zarr/${longSegment}`, `/${own}/zarr/index.json/under-a-file`, `/zarrproxy/${own}/zarr/${'c'.repeat(300)}`]) {
+        const r = await rawRequest(gateway.url, target);
+        assert.equal(r.status, 404, `${target.slice(0, 60)}… → ${r.status} ${r.body}`);
+      }
+      assert.equal((await rawRequest(gateway.url, `/${own}/zarr/%2e%2e/x`)).status, 400);
+      assert.equal((await rawRequest(gateway.url, `/${own}/zarr/index.json`)).status, 200);
+    } finally {
+      await gateway.close();
+    }
   });
 });
