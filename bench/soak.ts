@@ -183,8 +183,14 @@ try {
 
   const samples: Array<{ s: number; rss: number; requests: number }> = [{ s: 0, rss: await rssOf(pid), requests: 0 }];
   console.log(`  rss at start of the mix: ${(samples[0]!.rss / 2 ** 20).toFixed(1)} MiB`);
+  // RSS is also read every second, for the low and high of each 10 s: a garbage-collected heap rises to its next
+  // collection and falls back, so a leak shows in the lows climbing, not in one sample being high.
+  const fine: Array<{ s: number; rss: number }> = [];
+  const mixStarted = performance.now();
+  const fineSampler = setInterval(() => void rssOf(pid).then((rss) => fine.push({ s: (performance.now() - mixStarted) / 1000, rss })), 1000);
   let requests = 0;
   const lastDevice = new Map<number, number>();
+  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
   const soak = await load(
     soakSeconds,
     (client, i, now) => {
@@ -199,9 +205,12 @@ try {
       const rss = await rssOf(pid);
       const previous = samples[samples.length - 1]!;
       samples.push({ s, rss, requests });
-      console.log(`  t=${String(s).padStart(4)} s  rss ${(rss / 2 ** 20).toFixed(1).padStart(7)} MiB  ${((requests - previous.requests) / (s - previous.s)).toFixed(0).padStart(6)} req/s`);
+      const window = fine.filter((x) => x.s > previous.s && x.s <= s).map((x) => x.rss);
+      const range = window.length ? `  (last 10 s: ${mib(Math.min(...window))}–${mib(Math.max(...window))})` : '';
+      console.log(`  t=${String(s).padStart(4)} s  rss ${mib(rss).padStart(7)} MiB${range}  ${((requests - previous.requests) / (s - previous.s)).toFixed(0).padStart(6)} req/s`);
     },
   );
+  clearInterval(fineSampler);
   report(`mix: ${soakSeconds} s`, soak, soakSeconds);
 
   // Flatness over the samples after the first minute (after the first fifth when the run is shorter).
@@ -209,7 +218,15 @@ try {
   const later = samples.filter((x) => x.s >= settle).map((x) => x.rss);
   if (later.length >= 2) {
     const spread = Math.max(...later) / Math.min(...later) - 1;
-    console.log(`rss after ${settle} s: ${(Math.min(...later) / 2 ** 20).toFixed(1)}–${(Math.max(...later) / 2 ** 20).toFixed(1)} MiB, spread ${(spread * 100).toFixed(1)} % (goal ≤ 10 %); first to last ${(((later[later.length - 1]! / later[0]!) - 1) * 100).toFixed(1)} %`);
+    console.log(`rss after ${settle} s (10 s samples): ${mib(Math.min(...later))}–${mib(Math.max(...later))} MiB, spread ${(spread * 100).toFixed(1)} % (goal ≤ 10 %); first to last ${(((later[later.length - 1]! / later[0]!) - 1) * 100).toFixed(1)} %`);
+    // The low of each minute (each fifth of a shorter run): what stays after the heap's collections.
+    const span = soakSeconds >= 120 ? 60 : Math.max(1, Math.round(soakSeconds / 5));
+    const lows: number[] = [];
+    for (let from = settle; from < soakSeconds; from += span) {
+      const part = fine.filter((x) => x.s >= from && x.s < from + span).map((x) => x.rss);
+      if (part.length) lows.push(Math.min(...part));
+    }
+    if (lows.length >= 2) console.log(`rss low of each ${span} s after ${settle} s: ${lows.map(mib).join(', ')} MiB; last over first ${(((lows[lows.length - 1]! / lows[0]!) - 1) * 100).toFixed(1)} %`);
     if (spread > 0.1) process.exitCode = 1;
   } else console.log('rss: too few samples after the settling time to judge flatness (run longer)');
   const failures = [...soak.values()].reduce((n, t) => n + t.failed, 0);
