@@ -81,6 +81,8 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   void exited.then((code) => req.onExit?.(code));
+  // git stops reading a body it cannot parse and exits: writes after that fail (EPIPE), and its answer tells why.
+  child.stdin.on('error', () => {});
   if (req.body) {
     // `pipeline`, not `pipe`: a client that goes away mid-body ("aborted"), or git exiting before it has read
     // all of a malformed body (EPIPE on its stdin), must end this request, not throw where nothing listens.

@@ -68,6 +68,11 @@ interface Answer {
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+/**
+ * Sockets given a quiet error listener: a server that answers a large body early (413) closes the connection,
+ * and the client's later writes fail (EPIPE) on a socket Node's client no longer reports on the request.
+ */
+const quieted = new WeakSet<object>();
 
 function send(base: URL, r: FuzzRequest): Promise<Answer> {
   const started = performance.now();
@@ -82,6 +87,11 @@ function send(base: URL, r: FuzzRequest): Promise<Answer> {
         resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks), ms: performance.now() - started });
       });
       res.on('error', reject);
+    });
+    req.on('socket', (socket) => {
+      if (quieted.has(socket)) return;
+      quieted.add(socket);
+      socket.on('error', () => {});
     });
     const timer = setTimeout(() => req.destroy(new Error(`no answer within ${ANSWER_WITHIN_MS} ms`)), ANSWER_WITHIN_MS);
     // The server may answer (413) and close before the body is sent: that is an answer, not a failure.
