@@ -1,6 +1,6 @@
 /**
- * Fuzzing the real server: every operation of `/openapi.json`, the gateway (`/zarrproxy/...`) and the git
- * routes (`/git/<id>.git/...`), with malformed bodies (bad JSON, wrong types, NUL and unpaired surrogates,
+ * Fuzzing the real server: every operation of `/openapi.json`, the gateway (`/zarrproxy/...`), the object
+ * routes of the folder store (`/objects/...`) and the git routes (`/git/<id>.git/...`), with malformed bodies (bad JSON, wrong types, NUL and unpaired surrogates,
  * deep nesting, huge strings, many keys), bad path and query parameters (`..`, `%2e%2e`, `%00`, long ids,
  * repeated parameters), anonymously, with a member's key, an admin's key and broken credentials.
  *
@@ -409,6 +409,31 @@ describe('HTTP fuzz: no 5xx, answers within 5 s, JSON errors', { timeout: 180_00
     const before = sent;
     await runAll(requests);
     console.log(`# ${sent - before} gateway requests`);
+  });
+
+  it('fuzzes the object routes of the folder store', async () => {
+    const rng = prng(SEED + 3);
+    const requests: FuzzRequest[] = [];
+    for (let i = 0; i < 3 * CASES_PER_OPERATION; i++) {
+      const segments = rng.pick([[gatewayId, 'zarr', 'index.json'], [gatewayId, 'objects', 'a'.repeat(64)], [apiDatasetId, 'objects', 'x']]);
+      const at = rng.int(segments.length + 1);
+      const path = [...segments.slice(0, at), ...(rng.chance(0.8) ? [rng.pick(BAD_SEGMENTS)] : []), ...segments.slice(at)].join('/');
+      const query = rng.pick(['', `?expires=${rng.pick(BAD_QUERY_VALUES)}&sig=${rng.pick(BAD_QUERY_VALUES)}`, '?expires=99999999999&sig=abc&size=-1', `?size=${'9'.repeat(40)}&sha256=zz&expires=1&sig=x`]);
+      const method = rng.pick(['GET', 'GET', 'HEAD', 'PUT', 'DELETE', 'POST']);
+      const headers: Record<string, string> = {};
+      if (rng.chance(0.4)) headers.authorization = rng.pick(['Bearer ndso_forged', 'Bearer ndso_' + 'x'.repeat(3000), `Bearer ${member.key}`, 'Bearer ndso_a.b.c']);
+      if (rng.chance(0.3)) headers.range = rng.pick(['bytes=0-0', 'bytes=5-1', 'bytes=abc', 'bytes=-99999999999999999999']);
+      let body: Buffer | undefined;
+      if (method === 'PUT' || method === 'POST') {
+        body = Buffer.from(rng.pick(['x', '', 'y'.repeat(70_000)]));
+        headers['content-type'] = 'application/octet-stream';
+        if (rng.chance(0.3)) headers['x-nds-sha256'] = rng.pick(['zz', 'a'.repeat(64), '%00']);
+      }
+      requests.push({ method, target: `/objects/${path}${query}`, headers, body, errors: 'api', label: `objects #${i}` });
+    }
+    const before = sent;
+    await runAll(requests);
+    console.log(`# ${sent - before} object requests`);
   });
 
   it('fuzzes the git routes', async () => {
