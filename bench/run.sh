@@ -11,6 +11,7 @@ declare -A benches=(
   [auth]="node --import tsx bench/auth.ts"
   [gateway]="node --import tsx bench/gateway.ts"
   [upload]="node --import tsx bench/upload.ts"
+  [soak]="node --import tsx bench/soak.ts"  # 5 minutes: only when named (npm run bench -- soak)
 )
 order=(conversion viewer auth gateway upload)
 

@@ -26,7 +26,13 @@ export const PurgeBody = z.union([
 /** The zone named by a purge path (below the gateway base), or undefined when the path is not one. */
 export function purgeZone(relative: string): string | undefined {
   const m = PURGE_PATH.exec(relative.split('?')[0]!);
-  return m ? decodeURIComponent(m[1]!) : undefined;
+  if (!m) return undefined;
+  // A zone that is not valid percent-encoding is still a purge request, for a zone that is not this one.
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return m[1]!;
+  }
 }
 
 export interface PurgeAnswer {

@@ -11,6 +11,7 @@ import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
 import { route, type Route } from '../http/route.js';
 import { clientIp } from '../http/client-ip.js';
+import { textProblem } from '../http/request-input.js';
 import { NdsError } from '../core/errors.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
 import { afterPush } from '../conversion/after-push.js';
@@ -136,6 +137,9 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   if (rest.startsWith('/info/lfs/')) throw new NdsError('not_found', { message: 'This server offers the git-lfs batch API only (no file locking).' });
   const { config } = c.var.deps;
   const query = new URL(c.req.url).search.slice(1);
+  // Both go to git in its environment, where a NUL cannot be (and no git path has one).
+  const problem = textProblem(rest) ?? textProblem(query);
+  if (problem) throw new NdsError('validation_failed', { details: [`path: ${problem}`] });
   const pushing = rest === '/git-receive-pack' || /(^|&)service=git-receive-pack(&|$)/.test(query);
 
   const caller = await repositoryCaller(c, datasetId, pushing, challenge);
