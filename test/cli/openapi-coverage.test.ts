@@ -78,6 +78,7 @@ export const exemptRoutes: Record<string, string> = {
   'POST /datasets/{id}/upload-credentials': 'S3 credentials for third-party tools (aws s3, rclone); `nds datasets upload` uses upload-urls',
   'POST /webhooks/github': 'machine to machine: GitHub push events',
   'POST /webhooks/zarr-ready': 'machine to machine: a conversion runner reports a finished copy',
+  'GET /.well-known/oauth-authorization-server': 'OAuth client libraries discover the device flow from it (RFC 8414); `nds auth login` knows its routes',
   'POST /datasets/{id}/read-grant': 'the browser viewer of a private dataset reads the gateway with it (a key reads the API directly)',
 };
 
