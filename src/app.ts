@@ -26,6 +26,7 @@ import { objectRoutes } from './routes/object-routes.js';
 import { publicationRoutes } from './routes/publication-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
+import { recordingRoutes } from './routes/recording-routes.js';
 import { accountPages } from './web/account-pages.js';
 import { assetRoutes } from './web/assets.js';
 import { datasetPages } from './web/dataset-pages.js';
@@ -44,6 +45,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...adminRoutes,
     // Before the dataset routes, so that /datasets/search is never read as a dataset id.
     ...searchRoutes,
+    ...recordingRoutes,
     ...datasetRoutes,
     ...datasetPages,
     ...contentRoutes,
