@@ -27,6 +27,7 @@ import { publicationRoutes } from './routes/publication-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
 import { recordingRoutes } from './routes/recording-routes.js';
+import { signalRoutes } from './routes/signal-routes.js';
 import { accountPages } from './web/account-pages.js';
 import { assetRoutes } from './web/assets.js';
 import { datasetPages } from './web/dataset-pages.js';
@@ -46,6 +47,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     // Before the dataset routes, so that /datasets/search is never read as a dataset id.
     ...searchRoutes,
     ...recordingRoutes,
+    ...signalRoutes,
     ...datasetRoutes,
     ...datasetPages,
     ...contentRoutes,

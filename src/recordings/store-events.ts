@@ -46,7 +46,11 @@ export async function readStoreEvents(objects: Pick<ObjectStore, 'get'>, store: 
   const events: StoreEvent[] = [];
   for (let i = 0; i < n; i++) {
     const extra: Record<string, string | null> = {};
-    for (const [name, values] of Object.entries(columns)) extra[name] = values[i] ?? null;
+    // onset and duration come as numbers below; the TSV's own `sample` (of the source file) is kept as `tsv_sample`.
+    for (const [name, values] of Object.entries(columns)) {
+      if (name === 'onset' || name === 'duration') continue;
+      extra[name === 'sample' ? 'tsv_sample' : name] = values[i] ?? null;
+    }
     const label = labelMap[String(code[i])] ?? null;
     const hasTable = Object.keys(columns).length > 0;
     events.push({

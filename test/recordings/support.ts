@@ -10,7 +10,9 @@ export { fixtures };
 
 /** A file of the shared fixtures placed at a BIDS path; `events` is an `_events.tsv` body written beside it. */
 export interface Placed {
-  from: string;
+  /** A fixture file, relative to the shared fixtures; or `bytes`, written as they are. */
+  from?: string;
+  bytes?: Uint8Array;
   to: string;
   events?: string;
 }
@@ -23,9 +25,10 @@ export function makeRepo(files: Placed[], trees: string[] = []): string {
   for (const f of files) {
     const target = path.join(dir, f.to);
     mkdirSync(path.dirname(target), { recursive: true });
-    const source = path.join(fixtures, f.from);
-    cpSync(source, target);
-    if (source.endsWith('.vhdr')) {
+    if (f.bytes) writeFileSync(target, f.bytes);
+    const source = f.from ? path.join(fixtures, f.from) : '';
+    if (f.from) cpSync(source, target);
+    if (f.from && source.endsWith('.vhdr')) {
       // BrainVision: the header names its data and marker files; keep their original names beside it.
       for (const ext of ['.eeg', '.vmrk']) cpSync(source.replace(/\.vhdr$/, ext), path.join(path.dirname(target), path.basename(source).replace(/\.vhdr$/, ext)));
     }
