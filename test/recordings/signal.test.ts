@@ -207,7 +207,7 @@ describe('exact signal windows: GET /datasets/:id/signal', () => {
     const passDb = 20 * Math.log10(project(row(0), 20) / amplitude);
     assert.ok(Math.abs(passDb) < 0.1, `20 Hz passes at ${passDb.toFixed(4)} dB`);
     // The 80 Hz sine has no place below 50 Hz: whatever is left is alias (at 20 Hz) and leakage.
-    const rms = Math.sqrt(row(1).reduce((s, v) => s + v * v, 0) / 4000);
+    const rms = Math.sqrt(Array.from(row(1)).reduce((s, v) => s + v * v, 0) / 4000);
     const aliasDb = 20 * Math.log10((rms * Math.SQRT2) / amplitude);
     assert.ok(aliasDb < -60, `80 Hz leaves ${aliasDb.toFixed(1)} dB`);
   });
