@@ -28,6 +28,7 @@ import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
 import { recordingRoutes } from './routes/recording-routes.js';
 import { signalRoutes } from './routes/signal-routes.js';
+import { windowRoutes } from './routes/window-routes.js';
 import { accountPages } from './web/account-pages.js';
 import { assetRoutes } from './web/assets.js';
 import { datasetPages } from './web/dataset-pages.js';
@@ -48,6 +49,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...searchRoutes,
     ...recordingRoutes,
     ...signalRoutes,
+    ...windowRoutes,
     ...datasetRoutes,
     ...datasetPages,
     ...contentRoutes,
