@@ -11,6 +11,7 @@ import { registerDatasetsCommands } from './datasets-commands.js';
 import { registerSearchCommand } from './search-commands.js';
 import { registerSandboxCommands } from './sandbox-commands.js';
 import { registerPublicationCommands } from './publication-commands.js';
+import { registerRecordingsCommands } from './recordings-commands.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -37,5 +38,6 @@ export function buildProgram(): Command {
   registerSearchCommand(program);
   registerSandboxCommands(program);
   registerPublicationCommands(admin);
+  registerRecordingsCommands(program);
   return program;
 }
