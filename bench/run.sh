@@ -10,8 +10,9 @@ declare -A benches=(
   [auth]="node --import tsx bench/auth.ts"
   [gateway]="node --import tsx bench/gateway.ts"
   [upload]="node --import tsx bench/upload.ts"
+  [ml]="node --import tsx bench/ml.ts"
 )
-order=(conversion viewer auth gateway upload)
+order=(conversion viewer auth gateway upload ml)
 
 selected=("$@")
 [ ${#selected[@]} -gt 0 ] || selected=("${order[@]}")
