@@ -123,3 +123,18 @@ export async function datasetsWithSubject(db: Kysely<Database>, subject: string)
   const rows = await db.selectFrom('recordings').select('dataset_id').distinct().where('subject', '=', subject).execute();
   return rows.map((r) => r.dataset_id);
 }
+
+/**
+ * The store folder of the recording at `path` (data file or store folder) in `datasetId`, when `viewer` may
+ * read the dataset: visibility and lookup in one query, since a window is read on every request.
+ */
+export async function findReadableStore(db: Kysely<Database>, viewer: Viewer | undefined, datasetId: string, path: string): Promise<string | undefined> {
+  let q = db
+    .selectFrom('recordings')
+    .select('zarr')
+    .where('dataset_id', '=', datasetId)
+    .where((eb) => eb.or([eb('path', '=', path), eb('zarr', '=', path)]));
+  const readable = readableDatasetIds(db, viewer);
+  if (readable) q = q.where('dataset_id', 'in', readable);
+  return (await q.executeTakeFirst())?.zarr;
+}

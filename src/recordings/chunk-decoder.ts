@@ -1,7 +1,6 @@
 /**
  * Decodes a store's chunks (`bytes` little-endian + `zstd`, docs/conversion.md): native zstd (zstd-napi, the
- * optional dependency the converter also uses) when it loaded, numcodecs' WebAssembly zstd otherwise (the
- * decoder zarrita uses; @bokuweb/zstd-wasm's `decompress` refused the converter's frames here). Every chunk frame
+ * optional dependency the converter also uses) when it loaded, WebAssembly otherwise. Every chunk frame
  * records its content size, so the output is allocated once at its exact length.
  */
 import { createRequire } from 'node:module';
@@ -21,9 +20,11 @@ async function load(): Promise<Decompress> {
       return n === size ? out : out.subarray(0, n);
     };
   } catch {
+    // numcodecs' own WebAssembly instance (the decoder zarrita uses). Not @bokuweb/zstd-wasm: initialising that
+    // module a second time in a process where the converter compresses with it corrupted the converter's frames.
     const { default: Zstd } = await import('numcodecs/zstd');
     const codec = Zstd.fromConfig({ level: 1 });
-    return (frame) => codec.decode(frame) as unknown as Uint8Array;
+    return (frame) => codec.decode(frame) as unknown as Promise<Uint8Array>;
   }
 }
 

@@ -11,7 +11,8 @@ import type { User } from '../db/accounts-tables.js';
 import { NdsError } from '../core/errors.js';
 import { visibleDataset } from '../datasets/dataset-access.js';
 import { readObject } from '../objects/read-object.js';
-import { findRecordingRow } from './catalogue-queries.js';
+import { findReadableStore } from './catalogue-queries.js';
+import { viewerOf } from './catalogue.js';
 import { decodeChunk } from './chunk-decoder.js';
 import { inputSpan, MAX_RATIO_TERM, resampleRatio, resampleSpan, type Ratio } from './resample.js';
 import { readStoreMetadata, type StoreGroup, type StoreMetadata } from './store-metadata.js';
@@ -58,10 +59,13 @@ function refuse(message: string, detail: string): NdsError {
 
 /** Finds the recording and decides the window, refusing what cannot be answered with a reason. */
 export async function planWindow(deps: Pick<Deps, 'db' | 'objects'>, user: User | undefined, datasetId: string, req: WindowRequest): Promise<WindowPlan> {
-  await visibleDataset(deps.db, datasetId, user);
-  const row = await findRecordingRow(deps.db, datasetId, req.path);
-  const store = row && (await readStoreMetadata(deps.objects, datasetId, row.zarr));
-  if (!row || !store) throw new NdsError('not_found', { message: `No converted recording at ${req.path} in ${datasetId}.` });
+  const zarr = await findReadableStore(deps.db, viewerOf(user), datasetId, req.path);
+  const store = zarr === undefined ? undefined : await readStoreMetadata(deps.objects, datasetId, zarr);
+  if (!store) {
+    // Whether the dataset is missing, private to someone else, or lacks the recording, the answer is 404.
+    await visibleDataset(deps.db, datasetId, user);
+    throw new NdsError('not_found', { message: `No converted recording at ${req.path} in ${datasetId}.` });
+  }
 
   let group: StoreGroup | undefined;
   if (req.group) {
