@@ -92,7 +92,9 @@ try {
   };
   rssPeak = process.memoryUsage().rss;
   const load = loadavg()[0]!.toFixed(1);
-  const { stdout, stderr } = await promisify(execFile)('/usr/bin/python3', [join(import.meta.dirname, 'ml_bench.py'), JSON.stringify(config)], { maxBuffer: 1 << 26 });
+  const configFile = join(work, 'config.json');
+  writeFileSync(configFile, JSON.stringify(config));
+  const { stdout, stderr } = await promisify(execFile)('/usr/bin/python3', [join(import.meta.dirname, 'ml_bench.py'), configFile], { maxBuffer: 1 << 26 });
   if (stderr.trim()) process.stderr.write(stderr);
   const f = JSON.parse(stdout) as Record<string, Record<string, number | string>>;
   const mb = (b: number) => (b / 2 ** 20).toFixed(b < 2 ** 20 ? 3 : 1);

@@ -1,6 +1,6 @@
 """The Python half of bench/ml.ts: times the nds routes and loader against MNE on the same files.
 
-Usage: ml_bench.py <json config>; prints one JSON object of figures.
+Usage: ml_bench.py <config.json>; prints one JSON object of figures.
 config: {url, dataset, recordings: [{name, path, file, file_url, rate, n_samples, n_channels, labels}],
          windows_2s: [...], windows_events: [...], concurrent_seconds}
 """
@@ -22,7 +22,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "clients", "pyt
 from nds_client import Client, WindowDataset  # noqa: E402
 
 def main():
-    config = json.loads(sys.argv[1])
+    with open(sys.argv[1]) as f:
+        config = json.load(f)
     url, dataset = config["url"], config["dataset"]
     client = Client(url)
     out = {}

@@ -8,6 +8,7 @@ import { createAccount, apiFetch, type TestAccount } from '../support/accounts.j
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
 import { convertedDataset, fixtures, makeRepo } from './support.js';
+import { eeglabSet } from './eeglab-fixture.js';
 
 const python = '/usr/bin/python3';
 const hasMne = existsSync(python) && (() => {
@@ -52,7 +53,9 @@ describe('exact signal windows: GET /datasets/:id/signal', () => {
     bdf: 'sub-02/eeg/sub-02_task-rest_eeg.bdf',
     vhdr: 'sub-03/eeg/sub-03_task-rest_eeg.vhdr',
     sine: 'sub-04/eeg/sub-04_task-sine_eeg.edf',
+    set: 'sub-05/eeg/sub-05_task-rest_eeg.set',
   };
+  let setFile: string;
 
   before(async () => {
     server = await startTestServer();
@@ -63,7 +66,12 @@ describe('exact signal windows: GET /datasets/:id/signal', () => {
       { from: 'mne-python/edf/test.bdf', to: sources.bdf! },
       { from: 'mne-python/brainvision/test.vhdr', to: sources.vhdr! },
       { bytes: sineEdf(), to: sources.sine! },
+      { bytes: eeglabSet(), to: sources.set! },
     ]);
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'nds-set-'));
+    dirs.push(tmp);
+    setFile = path.join(tmp, 'test.set');
+    writeFileSync(setFile, eeglabSet());
     const priv = makeRepo([{ from: 'mne-python/edf/test.edf', to: sources.edf! }]);
     dirs.push(repo, priv);
     id = await convertedDataset(server, owner.user.id, repo);
@@ -82,7 +90,7 @@ describe('exact signal windows: GET /datasets/:id/signal', () => {
     return body.recordings.find((r) => r.path === p)!;
   }
 
-  for (const [format, source] of [['EDF', 'edf'], ['BDF', 'bdf'], ['BrainVision', 'vhdr']] as const) {
+  for (const [format, source] of [['EDF', 'edf'], ['BDF', 'bdf'], ['BrainVision', 'vhdr'], ['EEGLAB', 'set']] as const) {
     it(`equals MNE's physical values for the ${format} fixture`, { skip: hasMne ? false : 'python3 with mne and numpy is not installed (apt install python3-mne python3-numpy)' }, async () => {
       const rec = await recording(sources[source]!);
       const group = rec.groups[0]!;
@@ -101,7 +109,7 @@ describe('exact signal windows: GET /datasets/:id/signal', () => {
       const tmp = mkdtempSync(path.join(os.tmpdir(), 'nds-signal-'));
       dirs.push(tmp);
       writeFileSync(path.join(tmp, 'w.npy'), bytes);
-      const sourceFile = source === 'vhdr' ? path.join(fixtures, 'mne-python/brainvision/test.vhdr') : path.join(fixtures, `mne-python/edf/test.${source}`);
+      const sourceFile = source === 'set' ? setFile : source === 'vhdr' ? path.join(fixtures, 'mne-python/brainvision/test.vhdr') : path.join(fixtures, `mne-python/edf/test.${source}`);
       const out = execFileSync(python, [path.join(import.meta.dirname, 'mne_compare.py'), sourceFile, path.join(tmp, 'w.npy'), String(start), picks.map((c) => c.label).join(','), picks.map((c) => c.unit).join(',')], { encoding: 'utf8' });
       const compared = JSON.parse(out) as { nds_shape: number[]; mne_shape: number[]; relative_difference: number; close_at_float32: boolean };
       assert.deepEqual(compared.nds_shape, compared.mne_shape);
