@@ -4,6 +4,7 @@
  * records its content size, so the output is allocated once at its exact length.
  */
 import { createRequire } from 'node:module';
+import { zstdEncoder } from '../formats/zarr/chunk-codec.js';
 
 type Decompress = (frame: Uint8Array, expectedBytes: number) => Uint8Array | Promise<Uint8Array>;
 
@@ -20,11 +21,20 @@ async function load(): Promise<Decompress> {
       return n === size ? out : out.subarray(0, n);
     };
   } catch {
-    // numcodecs' own WebAssembly instance (the decoder zarrita uses). Not @bokuweb/zstd-wasm: initialising that
-    // module a second time in a process where the converter compresses with it corrupted the converter's frames.
+    // @bokuweb/zstd-wasm, initialised once per process by the converter's own loader (`zstdEncoder`): calling
+    // its `init` a second time re-instantiates the module under the converter and corrupted its frames.
+    // numcodecs (zarrita's decoder, 2.5 times slower here) takes any frame it refuses.
+    await zstdEncoder('wasm');
+    const { decompress } = await import('@bokuweb/zstd-wasm');
     const { default: Zstd } = await import('numcodecs/zstd');
     const codec = Zstd.fromConfig({ level: 1 });
-    return (frame) => codec.decode(frame) as unknown as Promise<Uint8Array>;
+    return (frame) => {
+      try {
+        return decompress(frame);
+      } catch {
+        return codec.decode(frame) as unknown as Promise<Uint8Array>;
+      }
+    };
   }
 }
 

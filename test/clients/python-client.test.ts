@@ -1,17 +1,19 @@
 /**
- * Runs the Python client's tests (clients/python/tests, pytest) against a real server holding EDF, BDF and
- * BrainVision recordings converted from the shared fixtures; the tests compare windows with python3-mne's
+ * Runs the Python client's tests (clients/python/tests, pytest) against a real server holding EDF, BDF,
+ * BrainVision (shared fixtures) and EEGLAB (written by the test MAT writer) recordings; the tests compare windows with python3-mne's
  * reading of the same files and run a torch DataLoader with two spawned workers.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { convertedDataset, fixtures, makeRepo } from '../recordings/support.js';
+import { eeglabSet } from '../recordings/eeglab-fixture.js';
 
 const python = '/usr/bin/python3';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -42,7 +44,13 @@ describe('the Python client (clients/python), with pytest against a live server'
       'sub-03/eeg/sub-03_task-game_eeg.vhdr': path.join(fixtures, 'mne-python/brainvision/test.vhdr'),
       'sub-04/eeg/sub-04_task-game_eeg.edf': path.join(fixtures, 'mne-python/edf/test.edf'),
     };
-    const repo = makeRepo(Object.entries(sources).map(([to, from]) => ({ from: path.relative(fixtures, from), to, events: EVENTS })));
+    const setDir = mkdtempSync(path.join(os.tmpdir(), 'nds-py-set-'));
+    repos.push(setDir);
+    const setFile = path.join(setDir, 'test.set');
+    writeFileSync(setFile, eeglabSet());
+    const placed = Object.entries(sources).map(([to, from]) => ({ from: path.relative(fixtures, from), to, events: EVENTS }));
+    sources['sub-05/eeg/sub-05_task-game_eeg.set'] = setFile;
+    const repo = makeRepo([...placed, { bytes: eeglabSet(), to: 'sub-05/eeg/sub-05_task-game_eeg.set', events: EVENTS }]);
     const priv = makeRepo([{ from: 'mne-python/edf/test.edf', to: 'sub-01/eeg/sub-01_task-game_eeg.edf' }]);
     repos.push(repo, priv);
     Object.assign(env, {
