@@ -5,11 +5,12 @@
  * a random 4 s window of 8 channels (route vs downloading the file and reading it with MNE), a full pass in
  * 2 s windows (the loader vs MNE preload=True and slicing), 720 event-locked windows through the loader with
  * 2 workers, and 8 concurrent readers of float32 (route vs the same readers downloading the file).
- * The server runs in this process, so its RSS includes the benchmark's own (small) share.
+ * The data is converted in this process; then `nds serve` runs alone in a child process on the same database
+ * and object folder, so its RSS is the server's own.
  * Run: node --import tsx bench/ml.ts [--quick] [--bdf-bytes N]
  */
-import { execFile } from 'node:child_process';
-import { createReadStream, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { createReadStream, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -21,7 +22,7 @@ import { buildStoreIndex, type IndexStore } from '../src/formats/zarr/store-inde
 import { writeStoreIndex } from '../src/formats/zarr/store-index-object.js';
 import { syncCatalogue } from '../src/recordings/catalogue-sync.js';
 import { createAccount } from '../test/support/accounts.js';
-import { startTestServer } from '../test/support/test-server.js';
+import { freePort, startTestServer } from '../test/support/test-server.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
 
 const args = process.argv.slice(2);
@@ -30,7 +31,9 @@ const bdfBytes = Number(args[args.indexOf('--bdf-bytes') + 1]) || (quick ? 64 <<
 const seconds = quick ? 300 : 3600;
 const id = 'nd000914';
 const work = await mkdtemp(join(process.env.NDS_BENCH_DIR ?? tmpdir(), 'nds-bench-ml-'));
-const server = await startTestServer();
+const storage = { DATABASE_URL: `pglite:${join(work, 'db')}`, OBJECT_STORE_URL: `file:${join(work, 'objects')}` };
+const server = await startTestServer({ env: storage });
+let child: ReturnType<typeof spawn> | undefined;
 const files = createServer((req, res) => {
   const file = join(work, decodeURIComponent(req.url ?? '/'));
   res.writeHead(200, { 'content-length': String(statSync(file).size), 'content-type': 'application/octet-stream' });
@@ -39,7 +42,15 @@ const files = createServer((req, res) => {
 await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
 const filesUrl = `http://127.0.0.1:${(files.address() as { port: number }).port}`;
 let rssPeak = 0;
-const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 100);
+/** The child server's resident set, from /proc (Linux). */
+const childRss = () => {
+  try {
+    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child?.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+};
+const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, childRss())), 100);
 
 try {
   const bids = join(work, 'bids');
@@ -72,13 +83,29 @@ try {
   const index = buildStoreIndex({ datasetId: id, contractBase: null, dataBase: null, sourceCommit: null, stores, failures: [] });
   await writeStoreIndex(server.deps.objects, id, index);
   await syncCatalogue(server.deps, id, index);
+  await server.close();
 
-  const post = async (body: unknown) => ((await (await fetch(`${server.url}/windows`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { windows: unknown[] });
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  child = spawn(process.execPath, ['bin/nds.js', 'serve'], {
+    env: { ...process.env, ...storage, DATA_DIR: join(work, 'serve'), PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {
+      if (i > 600) throw new Error('nds serve did not start');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+
+  const post = async (body: unknown) => ((await (await fetch(`${url}/windows`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { windows: unknown[] });
   const windows2s = (await post({ recordings: { dataset: id, rate: 256 }, fixed: { length_s: 2 } })).windows;
   const windowsEvents = (await post({ recordings: { dataset: id, rate: 256 }, events: { mapping: { left: 'L', right: 'R' }, length_s: 1 } })).windows;
-  const recordings = ((await (await fetch(`${server.url}/recordings?dataset=${id}`)).json()) as { recordings: Array<{ path: string; groups: Array<{ rate: number; n_samples: number; channels: Array<{ label: string }> }> }> }).recordings;
+  const recordings = ((await (await fetch(`${url}/recordings?dataset=${id}`)).json()) as { recordings: Array<{ path: string; groups: Array<{ rate: number; n_samples: number; channels: Array<{ label: string }> }> }> }).recordings;
   const config = {
-    url: server.url,
+    url,
     dataset: id,
     tmp: work,
     concurrent_seconds: quick ? 5 : 10,
@@ -90,7 +117,8 @@ try {
     windows_2s: windows2s,
     windows_events: windowsEvents,
   };
-  rssPeak = process.memoryUsage().rss;
+  const rssIdle = childRss();
+  rssPeak = rssIdle;
   const load = loadavg()[0]!.toFixed(1);
   const configFile = join(work, 'config.json');
   writeFileSync(configFile, JSON.stringify(config));
@@ -99,7 +127,7 @@ try {
   const f = JSON.parse(stdout) as Record<string, Record<string, number | string>>;
   const mb = (b: number) => (b / 2 ** 20).toFixed(b < 2 ** 20 ? 3 : 1);
   const ms = (s: number) => `${(s * 1000).toFixed(0)} ms`;
-  console.log(`Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; load average ${load} at the start; server in this process (RSS peak includes the benchmark's share)\n`);
+  console.log(`Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; load average ${load} at the start; nds serve in a child process (PGlite, folder store)\n`);
   console.log('| figure | nds | baseline (same run) | ratio | goal |');
   console.log('|---|---:|---:|---:|---|');
   for (const name of ['edf', 'bdf']) {
@@ -110,7 +138,7 @@ try {
   }
   const p = f.full_pass! as Record<string, number>;
   console.log(`| full pass, ${p.windows} × 2 s windows of 64 ch (${f.full_pass!.how}) | ${p.loader_s!.toFixed(1)} s | ${p.mne_preload_s!.toFixed(1)} s (MNE preload=True on the local file, sliced) | ${(p.mne_preload_s! / p.loader_s!).toFixed(2)} | ≥ 1.0 |`);
-  console.log(`| server RSS peak during the Python runs | ${mb(rssPeak)} MiB | | | < 300 MB |`);
+  console.log(`| server RSS peak during the Python runs | ${mb(rssPeak)} MiB | ${mb(rssIdle)} MiB (the same server idle, before them) | | < 300 MB |`);
   const e = f.events! as Record<string, number>;
   console.log(`| ${e.windows} event-locked 1 s windows, loader with 2 workers | ${(e.windows! / e.seconds!).toFixed(0)} windows/s, ${mb(e.bytes!)} MiB moved | file ${mb(e.file_bytes!)} MiB | ${(e.file_bytes! / e.bytes!).toFixed(1)}× fewer bytes | |`);
   const c = f.concurrent! as Record<string, number>;
@@ -118,6 +146,7 @@ try {
 } finally {
   clearInterval(sampler);
   files.close();
-  await server.close();
+  child?.kill('SIGTERM');
+  await server.close().catch(() => undefined);
   await rm(work, { recursive: true, force: true });
 }

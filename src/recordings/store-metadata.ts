@@ -50,12 +50,13 @@ async function readJson(objects: Pick<ObjectStore, 'get'>, key: string): Promise
 }
 
 /** The store's metadata; `undefined` when the store (its root `zarr.json`) is not there. */
-export async function readStoreMetadata(objects: Pick<ObjectStore, 'get'>, datasetId: string, zarr: string): Promise<StoreMetadata | undefined> {
+export async function readStoreMetadata(objects: Pick<ObjectStore, 'get' | 'head'>, datasetId: string, zarr: string): Promise<StoreMetadata | undefined> {
   const prefix = `${datasetId}/zarr/${zarr}/`;
+  // A cached store is checked by the root's entity tag alone (a stat for the folder store, a HEAD for S3).
+  const cached = cache.get(prefix);
+  if (cached && (await objects.head(`${prefix}zarr.json`))?.etag === cached.etag) return cached;
   const root = await readJson(objects, `${prefix}zarr.json`);
   if (!root) return undefined;
-  const cached = cache.get(prefix);
-  if (cached && cached.etag === root.etag) return cached;
   const attributes = (root.value.attributes ?? {}) as Record<string, any>;
   const groups: StoreGroup[] = [];
   for (const summary of (attributes.channel_groups ?? []) as Array<Record<string, any>>) {
