@@ -68,6 +68,15 @@ def test_dataset_without_workers_yields_every_window_in_order(server, tmp_path):
     assert first["x"].shape == (first["x"].shape[0], windows[0]["n_samples"])
 
 
+def test_merged_reads_equal_one_request_a_window(server):
+    windows = _windows(server)
+    merged = list(WindowDataset(windows, server["url"], channel_type="EEG", merge=32))
+    single = list(WindowDataset(windows, server["url"], channel_type="EEG", merge=1))
+    assert [e["index"] for e in merged] == [e["index"] for e in single] == list(range(len(windows)))
+    for a, b in zip(merged, single):
+        assert a["x"].shape == b["x"].shape and np.array_equal(a["x"], b["x"])
+
+
 def test_dataloader_with_two_spawned_workers_yields_every_window_once_per_epoch(server):
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader
