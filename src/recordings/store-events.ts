@@ -1,6 +1,7 @@
 /**
- * A store's events (`events/`: onset, duration, code, with `label_map`; since converter 0.1.0 also `columns`,
- * every column of the BIDS `_events.tsv`, and `sample_index`, each event's sample at each group's rate).
+ * A store's events (`events/`: onset, duration, code, with `label_map`; and `events/table.json`, named by the
+ * group's `table` attribute: `columns`, every column of the BIDS `_events.tsv`, and `sample_index`, each
+ * event's sample at each group's rate).
  * Stores written before those attributes existed answer the same shape: `trial_type` from the label, samples
  * computed from onset and rate.
  */
@@ -41,8 +42,9 @@ export async function readStoreEvents(objects: Pick<ObjectStore, 'get'>, store: 
     readColumn(objects, `${store.prefix}events/code/c/0`, n, 'int32'),
   ]);
   const group = store.groups.find((g) => g.name === groupName) ?? store.groups[0];
-  const columns = (attrs.columns ?? {}) as Record<string, Array<string | null>>;
-  const samples = ((attrs.sample_index ?? {}) as Record<string, number[]>)[group?.name ?? ''];
+  const table = typeof attrs.table === 'string' ? ((await readStoreJson(objects, `${store.prefix}events/${attrs.table}`)) ?? {}) : {};
+  const columns = (table.columns ?? {}) as Record<string, Array<string | null>>;
+  const samples = ((table.sample_index ?? {}) as Record<string, number[]>)[group?.name ?? ''];
   const events: StoreEvent[] = [];
   for (let i = 0; i < n; i++) {
     const extra: Record<string, string | null> = {};
