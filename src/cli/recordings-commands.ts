@@ -195,8 +195,26 @@ export function registerRecordingsCommands(program: Command): void {
       set('group', opts.group);
       set('rate', opts.rate);
       const api = await ApiClient.fromEnvironment();
-      const res = await failOn(await api.raw(`/datasets/${dataset}/signal?${params}`, { headers: { accept: '*/*' } }));
+      const res = await failOn(await api.raw(`/datasets/${encodeURIComponent(dataset)}/signal?${params}`, { headers: { accept: '*/*' } }));
       await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), createWriteStream(opts.out));
       info(`wrote ${opts.out}: shape ${res.headers.get('x-nds-shape')} at ${res.headers.get('x-nds-rate')} Hz, channels ${decodeURIComponent(res.headers.get('x-nds-channels') ?? '')}`);
+    });
+  signal
+    .command('events <dataset> <path>')
+    .description("a recording's events (every _events.tsv column, with each event's sample index) as JSON or CSV")
+    .option('--format <format>', 'json or csv', 'json')
+    .option('--out <file>', 'where to write (default: standard output)')
+    .action(async (dataset: string, path: string, opts: { format: string; out?: string }) => {
+      if (!['json', 'csv'].includes(opts.format)) throw new CliError(`--format must be json or csv, got "${opts.format}"`);
+      const params = new URLSearchParams({ path, format: opts.format });
+      const api = await ApiClient.fromEnvironment();
+      const res = await failOn(await api.raw(`/datasets/${encodeURIComponent(dataset)}/events?${params}`, { headers: { accept: '*/*' } }));
+      const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
+      if (opts.out) {
+        await pipeline(body, createWriteStream(opts.out));
+        info(`wrote ${opts.out}`);
+      } else {
+        await pipeline(body, process.stdout, { end: false });
+      }
     });
 }

@@ -7,9 +7,8 @@ import type { User } from '../db/accounts-tables.js';
 import type { CatalogueEvents, CatalogueGroup } from '../db/recordings-tables.js';
 import { NdsError } from '../core/errors.js';
 import { isAdmin, visibleDataset } from '../datasets/dataset-access.js';
-import { readStoreIndex } from '../formats/zarr/store-index-object.js';
 import { listRecordingRows, type CatalogueCursor, type RecordingFilters, type RecordingRow, type Viewer } from './catalogue-queries.js';
-import { indexFailures, type RecordingFailure } from './index-failures.js';
+import { readConversionFailures, type ConversionFailure } from '../formats/zarr/conversion-failures.js';
 
 export interface Recording {
   dataset_id: string;
@@ -73,7 +72,7 @@ export async function listRecordings(
 }
 
 /** Every recording of one dataset the caller may read (404 otherwise), with the recordings that failed to convert. */
-export async function datasetRecordings(deps: Pick<Deps, 'db' | 'config' | 'objects'>, user: User | undefined, datasetId: string): Promise<{ recordings: Recording[]; failures: RecordingFailure[] }> {
+export async function datasetRecordings(deps: Pick<Deps, 'db' | 'config' | 'objects'>, user: User | undefined, datasetId: string): Promise<{ recordings: Recording[]; failures: ConversionFailure[] }> {
   await visibleDataset(deps.db, datasetId, user);
   const recordings: Recording[] = [];
   let cursor: string | undefined;
@@ -82,11 +81,5 @@ export async function datasetRecordings(deps: Pick<Deps, 'db' | 'config' | 'obje
     recordings.push(...page.recordings);
     cursor = page.next_cursor ?? undefined;
   } while (cursor);
-  let failures: RecordingFailure[] = [];
-  try {
-    failures = indexFailures(await readStoreIndex(deps.objects, datasetId));
-  } catch (err) {
-    if (!(err instanceof SyntaxError)) throw err;
-  }
-  return { recordings, failures };
+  return { recordings, failures: (await readConversionFailures(deps, datasetId)) ?? [] };
 }

@@ -10,7 +10,7 @@ import { convertedDataset, makeRepo } from './support.js';
 
 const EVENTS = 'onset\tduration\ttrial_type\n1.0\t0\tleft\n2.0\t0\tright\n';
 
-describe('nds recordings list, nds windows export, nds signal get', () => {
+describe('nds recordings list, nds windows export, nds signal get, nds signal events', () => {
   let server: TestServer;
   let owner: TestAccount;
   let id: string;
@@ -75,5 +75,19 @@ describe('nds recordings list, nds windows export, nds signal get', () => {
     const past = await nds(['signal', 'get', id, 'sub-01/eeg/sub-01_task-game_eeg.edf', '--start', '5', '--duration', '5', '--out', file], anonymous());
     assert.notEqual(past.code, 0);
     assert.match(past.stderr, /past the end/);
+  });
+  it("prints a recording's events as JSON or CSV, the same as the route gives, and refuses a stranger's private one", async () => {
+    const rec = 'sub-01/eeg/sub-01_task-game_eeg.edf';
+    const json = await nds(['signal', 'events', id, rec], anonymous());
+    assert.equal(json.code, 0, json.stderr);
+    const events = JSON.parse(json.stdout).events as Array<{ onset: number; trial_type: string }>;
+    assert.deepEqual(events.map((e) => [e.onset, e.trial_type]), [[1, 'left'], [2, 'right']]);
+    const file = path.join(out, 'events.csv');
+    const csv = await nds(['signal', 'events', id, rec, '--format', 'csv', '--out', file], anonymous());
+    assert.equal(csv.code, 0, csv.stderr);
+    const direct = await apiFetch(server, `/datasets/${id}/events?path=${encodeURIComponent(rec)}&format=csv`);
+    assert.equal(readFileSync(file, 'utf8'), await direct.text());
+    const hidden = await nds(['signal', 'events', privateId, 'sub-01/eeg/sub-01_task-secret_eeg.edf'], anonymous());
+    assert.notEqual(hidden.code, 0);
   });
 });
