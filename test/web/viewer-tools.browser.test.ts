@@ -66,10 +66,11 @@ async function writeTree(root: string): Promise<string> {
   await writeFile(file, edf);
   const type = (l: string) => (l === 'EOG' ? 'EOG' : l === 'ECG' ? 'ECG' : 'EEG');
   await writeFile(path.join(dir, 'sub-01_task-tools_channels.tsv'), ['name\ttype\tunits\tstatus', ...labels.map((l) => `${l}\t${type(l)}\tuV\t${l === 'C4' ? 'bad' : 'good'}`)].join('\n') + '\n');
-  const events = Array.from({ length: 600 }, (_, i) => `${(0.05 + i * 0.1).toFixed(2)}\t0\tstim/${i % 2 ? 'B' : 'A'}`);
-  for (let i = 0; i < 6; i++) events.push(`${i * 10 + 2}\t5\tsleep/N${(i % 3) + 1}`);
+  // `value`: the stimulus' code (its number), and n/a for the sleep spans.
+  const events = Array.from({ length: 600 }, (_, i) => `${(0.05 + i * 0.1).toFixed(2)}\t0\tstim/${i % 2 ? 'B' : 'A'}\t${100 + i}`);
+  for (let i = 0; i < 6; i++) events.push(`${i * 10 + 2}\t5\tsleep/N${(i % 3) + 1}\tn/a`);
   events.sort((a, b) => Number(a.split('\t')[0]) - Number(b.split('\t')[0]));
-  await writeFile(path.join(dir, 'sub-01_task-tools_events.tsv'), ['onset\tduration\ttrial_type', ...events].join('\n') + '\n');
+  await writeFile(path.join(dir, 'sub-01_task-tools_events.tsv'), ['onset\tduration\ttrial_type\tvalue', ...events].join('\n') + '\n');
   await writeFile(path.join(dir, 'sub-01_task-tools_eeg.json'), JSON.stringify({ PowerLineFrequency: 50, SamplingFrequency: rate }));
   await writeFile(path.join(root, 'dataset_description.json'), JSON.stringify({ Name: 'tools', BIDSVersion: '1.8.0' }));
   return file;
@@ -304,7 +305,10 @@ describe('viewer reading tools in chromium', () => {
     const rows = page.locator('#nds-viewer .viewer-panel tbody tr');
     assert.equal(await rows.count(), 606);
     const sleep = rows.filter({ hasText: 'sleep/N1' }).first();
-    assert.deepEqual(await sleep.locator('td').allTextContents(), ['2.000 s', 'sleep/N1', '5.000 s']);
+    assert.deepEqual(await page.locator('#nds-viewer .viewer-panel thead td').allTextContents(), ['time', 'type', 'value', 'duration']);
+    assert.deepEqual(await sleep.locator('td').allTextContents(), ['2.000 s', 'sleep/N1', '', '5.000 s'], 'a value of n/a is shown empty');
+    // The 13th stimulus (onset 1.25 s, stim/A) carries value 112, from events/table.json.
+    assert.deepEqual(await rows.filter({ hasText: '1.250 s' }).first().locator('td').allTextContents(), ['1.250 s', 'stim/A', '112', '']);
     // Filter: hide the stimuli; the list and the plot keep the sleep spans.
     await page.locator('#nds-viewer .viewer-panel label', { hasText: 'stim/A' }).locator('input').uncheck();
     await page.locator('#nds-viewer .viewer-panel label', { hasText: 'stim/B' }).locator('input').uncheck();

@@ -32,7 +32,10 @@ export interface GroupMeta {
 export interface EventMarker {
   onset: number;
   duration: number;
+  /** The event's type (`trial_type`, else `value`, else the file's own marker text); filters and colours go by it. */
   label: string;
+  /** The `_events.tsv` `value` column as written (`n/a` as null); undefined when the store has no such column. */
+  value?: string | null | undefined;
 }
 
 /** A decoded chunk: C-order data with its shape and strides. */
@@ -168,12 +171,30 @@ export class RecordingStore {
     const a = group.attrs as { label_map?: Record<string, string>; n_events?: number };
     if (!a.n_events) return [];
     const read = async (name: string) => (await zarr.get(await zarr.open.v3(this.#root.resolve(`events/${name}`), { kind: 'array' }))).data as ArrayLike<number>;
-    const [onset, duration, code] = await Promise.all([read('onset'), read('duration'), read('code')]);
+    const [onset, duration, code, table] = await Promise.all([read('onset'), read('duration'), read('code'), this.#eventTable(group.attrs as { table?: unknown })]);
+    const values = table?.columns?.['value'];
     const out: EventMarker[] = [];
     for (let i = 0; i < onset.length; i++) {
-      out.push({ onset: Number(onset[i]), duration: Number(duration[i]), label: a.label_map?.[String(code[i])] ?? String(code[i]) });
+      const marker: EventMarker = { onset: Number(onset[i]), duration: Number(duration[i]), label: a.label_map?.[String(code[i])] ?? String(code[i]) };
+      if (values) marker.value = values[i] === null || values[i] === undefined ? null : String(values[i]);
+      out.push(marker);
     }
     return out;
+  }
+
+  /**
+   * `events/table.json` (the events group's `table` attribute names it): every `_events.tsv` column, in the
+   * arrays' onset order. Stores converted before it existed have no such attribute; a table that cannot be
+   * read leaves the events as they were (label, onset, duration), not the viewer without events.
+   */
+  async #eventTable(attrs: { table?: unknown }): Promise<{ columns?: Record<string, unknown[]> } | undefined> {
+    if (typeof attrs.table !== 'string') return undefined;
+    try {
+      const bytes = await this.#root.store.get(`/events/${attrs.table}`);
+      return bytes ? (JSON.parse(new TextDecoder().decode(bytes)) as { columns?: Record<string, unknown[]> }) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 }
 

@@ -169,7 +169,9 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
     const table = document.createElement('table');
     table.className = 'viewer-events';
     const head = table.createTHead().insertRow();
-    for (const text of ['time', 'event', 'duration']) head.insertCell().textContent = text;
+    // The value column only when the store kept one (`events/table.json`); stores converted before have none.
+    const withValue = events.some((e) => e.value !== undefined);
+    for (const text of withValue ? ['time', 'type', 'value', 'duration'] : ['time', 'type', 'duration']) head.insertCell().textContent = text;
     const body = table.createTBody();
     events.forEach((e, i) => {
       if (viewer.hiddenEventTypes.has(e.label)) return;
@@ -179,6 +181,7 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
       const name = row.insertCell();
       name.textContent = e.label;
       name.style.color = colours.get(e.label) ?? '';
+      if (withValue) row.insertCell().textContent = e.value ?? '';
       row.insertCell().textContent = e.duration > 0 ? `${e.duration.toFixed(3)} s` : '';
       row.addEventListener('click', () => showAt(e.onset));
     });
