@@ -84,9 +84,11 @@ export function envelopeRange(envelope: ColumnEnvelope): [number, number] | unde
  * reader call per sample: the same columns, the same widening, a fraction of the time for 64 rows a frame.
  * NaN samples (not loaded) leave their column empty.
  */
-export function sampleEnvelope(values: Float64Array, from: number, start: number, samplesPerPixel: number, pixelWidth: number, nSamples: number): ColumnEnvelope {
-  const lo = new Float64Array(pixelWidth).fill(NaN);
-  const hi = new Float64Array(pixelWidth).fill(NaN);
+export function sampleEnvelope(values: Float64Array, from: number, start: number, samplesPerPixel: number, pixelWidth: number, nSamples: number, into?: ColumnEnvelope): ColumnEnvelope {
+  // `into`: the arrays of an earlier frame, refilled rather than two new arrays per row per frame.
+  const reuse = into !== undefined && into.lo.length === pixelWidth && into.hi.length === pixelWidth;
+  const lo = reuse ? into.lo.fill(NaN) : new Float64Array(pixelWidth).fill(NaN);
+  const hi = reuse ? into.hi.fill(NaN) : new Float64Array(pixelWidth).fill(NaN);
   const end = from + values.length;
   for (let x = 0; x < pixelWidth; x++) {
     const t0 = start + x * samplesPerPixel;

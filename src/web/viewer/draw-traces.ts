@@ -33,21 +33,47 @@ export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): void {
   ctx.fillRect(0, 0, l.width, l.height);
   drawPlotPixels(ctx, f);
   drawTimeLabels(ctx, f);
-  ctx.font = '12px system-ui, sans-serif';
-  ctx.textBaseline = 'middle';
-  const labelWidth = l.plotLeft - 24;
-  f.rows.forEach((row, i) => {
-    const top = l.plotTop + i * l.rowHeight;
-    const twoLines = l.rowHeight > 28 && row.detail !== '';
-    ctx.fillStyle = row.colour;
-    ctx.fillText(row.label, 6, top + l.rowHeight / 2 - (twoLines ? 7 : 0), labelWidth);
-    if (twoLines) {
-      ctx.fillStyle = '#666666';
-      ctx.fillText(row.detail, 6, top + l.rowHeight / 2 + 8, labelWidth);
-    }
-  });
+  drawRowLabels(ctx, f);
   drawEventsOver(ctx, f);
   if (f.scaleBar !== undefined && f.rows.length > 0) drawScaleBar(ctx, l, f.scaleBar);
+}
+
+let labels: { key: string; canvas: HTMLCanvasElement } | undefined;
+
+/**
+ * The label column: 64 rows of text cost more than the traces' pixels, and a pan does not change them, so
+ * they are drawn once into a canvas of their own (kept while labels, details, colours and layout stay the
+ * same) and copied in one `drawImage` each frame.
+ */
+function drawRowLabels(ctx: CanvasRenderingContext2D, f: FrameInput): void {
+  const l = f.layout;
+  const width = Math.max(1, Math.floor(l.plotLeft));
+  const height = Math.max(1, Math.ceil(l.plotTop + l.plotHeight));
+  const key = `${width}|${height}|${l.plotTop}|${l.rowHeight}|${f.rows.map((r) => `${r.label}\u0000${r.detail}\u0000${r.colour}`).join('\u0001')}`;
+  if (labels?.key !== key) {
+    const canvas = labels?.canvas ?? document.createElement('canvas');
+    canvas.width = width;
+    canvas.height = height;
+    const c = canvas.getContext('2d')!;
+    // The same white under the text as on the frame, so the text is antialiased exactly as if drawn there.
+    c.fillStyle = '#ffffff';
+    c.fillRect(0, 0, width, height);
+    c.font = '12px system-ui, sans-serif';
+    c.textBaseline = 'middle';
+    const labelWidth = l.plotLeft - 24;
+    f.rows.forEach((row, i) => {
+      const top = l.plotTop + i * l.rowHeight;
+      const twoLines = l.rowHeight > 28 && row.detail !== '';
+      c.fillStyle = row.colour;
+      c.fillText(row.label, 6, top + l.rowHeight / 2 - (twoLines ? 7 : 0), labelWidth);
+      if (twoLines) {
+        c.fillStyle = '#666666';
+        c.fillText(row.detail, 6, top + l.rowHeight / 2 + 8, labelWidth);
+      }
+    });
+    labels = { key, canvas };
+  }
+  ctx.drawImage(labels.canvas, 0, 0);
 }
 
 /** '#rrggbb' as a little-endian RGBA pixel, optionally mixed with white (alpha < 1). */

@@ -70,6 +70,8 @@ export class SignalViewer {
   /** Work for when the prefetch has landed: filtering the neighbouring spans. */
   #idleWork: (() => void) | undefined;
   #last: ViewerState | undefined;
+  /** Each row's pixel-column arrays, refilled every frame (drawing reads them before the next frame). */
+  readonly #envelopes: ColumnEnvelope[] = [];
 
   constructor(options: SignalViewerOptions) {
     this.#o = options;
@@ -259,7 +261,7 @@ export class SignalViewer {
         const first = Math.max(0, Math.floor(w.start));
         const last = Math.min(g.nSamples, Math.ceil(w.start + w.span));
         valuesStart = first;
-        envelopes = samples.rows.map((values) => sampleEnvelope(values, samples.from, w.start, spp, layout.plotWidth, g.nSamples));
+        envelopes = samples.rows.map((values, i) => (this.#envelopes[i] = sampleEnvelope(values, samples.from, w.start, spp, layout.plotWidth, g.nSamples, this.#envelopes[i])));
         rows = pageRows.map((r, i) => this.#frameRow(r, samples.rows[i]!.subarray(first - samples.from, last - samples.from)));
       } else {
         const factor = g.downsample ** level;

@@ -152,11 +152,17 @@ describe('sampleEnvelope', () => {
     const n = 5000;
     const values = Float64Array.from({ length: 3000 }, (_, i) => Math.sin(i / 7) * 50 + ((i * 7919) % 13));
     const from = 1000;
+    // `reused`: each frame refills the previous frame's arrays; the columns must not depend on what they held.
+    let reused = sampleEnvelope(values, from, 0, 1, 600, n);
     for (const [start, spp] of [[1500.3, 2.37], [1100, 0.25], [3800, 1.9], [900, 3]] as const) {
       const expected = columnEnvelope({ start, samplesPerPixel: spp, pixelWidth: 600, factor: 1, levelColumns: n, scale: 1, offset: 0, read: (i) => (i >= from && i < from + values.length ? [values[i - from]!, values[i - from]!] : undefined) });
       const got = sampleEnvelope(values, from, start, spp, 600, n);
       const same = (a: Float64Array, b: Float64Array) => a.every((v, i) => (Number.isNaN(v) ? Number.isNaN(b[i]!) : v === b[i]));
       assert.ok(same(got.lo, expected.lo) && same(got.hi, expected.hi), `start ${start}, ${spp} samples a pixel`);
+      const before = reused.lo;
+      reused = sampleEnvelope(values, from, start, spp, 600, n, reused);
+      assert.equal(reused.lo, before, 'the arrays are reused');
+      assert.ok(same(reused.lo, expected.lo) && same(reused.hi, expected.hi), `reused arrays: start ${start}, ${spp} samples a pixel`);
     }
   });
 });
