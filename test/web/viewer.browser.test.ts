@@ -80,6 +80,19 @@ describe('dataset viewer in chromium', () => {
     await page.close();
   });
 
+  it("lists a recording's own markers (no _events.tsv) by time, type and duration, without a value column", async () => {
+    const { page } = await openViewer(FIXTURE);
+    await page.locator('#nds-viewer button[data-panel=events]').click();
+    const rows = page.locator('#nds-viewer .viewer-panel tbody tr');
+    await rows.first().waitFor();
+    assert.deepEqual(await page.locator('#nds-viewer .viewer-panel thead td').allTextContents(), ['time', 'type', 'duration']);
+    const cells = await rows.first().locator('td').allTextContents();
+    assert.equal(cells.length, 3);
+    assert.match(cells[0]!, /s$/, `a time: ${cells[0]}`);
+    assert.ok(cells[1]!.length > 0, 'a type');
+    await page.close();
+  });
+
   it('scrubs with the mouse and keys and zooms with the wheel down to single samples, changing the level', async () => {
     const { page } = await openViewer(SYNTHETIC);
     const first = await viewerState(page);
