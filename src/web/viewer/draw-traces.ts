@@ -135,7 +135,8 @@ function drawPlotPixels(ctx: CanvasRenderingContext2D, f: FrameInput): void {
       const y1 = Math.max(y0, Math.round(middle - (lo - baseline) * pixelsPerUnit));
       const from = Math.max(y0, clipTop) - top0;
       const to = Math.min(y1, clipBottom) - top0;
-      for (let y = from; y <= to; y++) px[y * width + x] = colour;
+      // One stride a pixel down the column, not a multiplication: this loop is most of a frame's painting.
+      for (let i = from * width + x, last = to * width + x; i <= last; i += width) px[i] = colour;
     }
   });
   ctx.putImageData(buffer, l.plotLeft, top0);
