@@ -63,7 +63,8 @@ try {
     const t0 = performance.now();
     const p = await planWindow(server.deps, undefined, id, req(start));
     const t1 = performance.now();
-    for await (const chunk of windowStream(server.deps, p, 'f32', 'float32')) bytes += chunk.byteLength;
+    const reader = windowStream(server.deps, p, 'f32', 'float32').getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.byteLength;
     answer += performance.now() - t1;
     plan += t1 - t0;
   }
