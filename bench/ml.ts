@@ -138,6 +138,7 @@ try {
   }
   const p = f.full_pass! as Record<string, number>;
   console.log(`| full pass, ${p.windows} × 2 s windows of 64 ch (${f.full_pass!.how}) | ${p.loader_s!.toFixed(1)} s | ${p.mne_preload_s!.toFixed(1)} s (MNE preload=True on the local file, sliced) | ${(p.mne_preload_s! / p.loader_s!).toFixed(2)} | ≥ 1.0 |`);
+  console.log(`| same pass, WindowDataset in the Python process (no workers), prefetch 8 | ${p.loader_inprocess_s!.toFixed(1)} s | ${p.mne_preload_s!.toFixed(1)} s | ${(p.mne_preload_s! / p.loader_inprocess_s!).toFixed(2)} | ≥ 1.0 |`);
   console.log(`| server RSS peak during the Python runs | ${mb(rssPeak)} MiB | ${mb(rssIdle)} MiB (the same server idle, before them) | | < 300 MB |`);
   const e = f.events! as Record<string, number>;
   console.log(`| ${e.windows} event-locked 1 s windows, loader with 2 workers | ${(e.windows! / e.seconds!).toFixed(0)} windows/s, ${mb(e.bytes!)} MiB moved | file ${mb(e.file_bytes!)} MiB | ${(e.file_bytes! / e.bytes!).toFixed(1)}× fewer bytes | |`);

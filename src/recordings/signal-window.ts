@@ -235,6 +235,15 @@ function decodedChunk(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: numb
   return work;
 }
 
+// Two copies of one loop, so each writes one array type (a loop over a union of typed arrays is several
+// times slower in V8). Each value is `digital × scale + offset` in float64, rounded once when stored.
+function toFloat32(out: Float32Array, at: number, digital: Digital, base: number, from: number, to: number, scale: number, offset: number): void {
+  for (let i = from; i < to; i++) out[at + i] = digital[base + i]! * scale + offset;
+}
+function toFloat64(out: Float64Array, at: number, digital: Digital, base: number, from: number, to: number, scale: number, offset: number): void {
+  for (let i = from; i < to; i++) out[at + i] = digital[base + i]! * scale + offset;
+}
+
 /**
  * Physical samples `[first, end)` (clipped to the recording) of the group's channels `rows` (all in one
  * 64-channel row block `block`), read from the chunks that span them into `out`, row `k` at `k × (end -
@@ -257,8 +266,8 @@ async function readBlockRows(deps: Pick<Deps, 'objects'>, plan: WindowPlan, bloc
       if (r >= chunkRows) throw new NdsError('internal_error', { message: `A chunk of ${plan.datasetId}/${group.name} is shorter than its metadata says.` });
       const { scale, offset } = group.channels[row]!;
       const base = r * cs - c * cs;
-      const at = k * width - first;
-      for (let i = from; i < to; i++) out[at + i] = digital[base + i]! * scale + offset;
+      if (out instanceof Float32Array) toFloat32(out, k * width - first, digital, base, from, to, scale, offset);
+      else toFloat64(out, k * width - first, digital, base, from, to, scale, offset);
     }
   });
 }
