@@ -2,6 +2,7 @@
  * Where the idle memory of `nds serve` goes (issue 14): `process.memoryUsage()` after each stage of starting
  * the server as `nds serve` does (PGlite on disk, folder store), after a collection. Run with --expose-gc:
  *   node --expose-gc --import tsx bench/ml-memory.ts
+ * (twice with the same NDS_MEM_DIR=<folder> to see a server opening an existing database)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,9 @@ const stage = async (name: string) => {
   const m = process.memoryUsage();
   rows.push(`| ${name} | ${mib(m.rss)} | ${mib(m.heapUsed)} | ${mib(m.external)} | ${mib(m.arrayBuffers)} |`);
 };
-const work = await mkdtemp(join(tmpdir(), 'nds-bench-mlmem-'));
+// NDS_MEM_DIR: a folder kept between runs, so a second run opens an existing database (as a restarted server does).
+const kept = process.env.NDS_MEM_DIR;
+const work = kept ?? (await mkdtemp(join(tmpdir(), 'nds-bench-mlmem-')));
 try {
   await stage('node + tsx, nothing loaded');
   const { loadConfig } = await import('../src/core/config.js');
@@ -36,5 +39,5 @@ try {
   await stage('server closed');
   console.log('| stage | rss MiB | heapUsed | external | arrayBuffers |\n|---|---:|---:|---:|---:|\n' + rows.join('\n'));
 } finally {
-  await rm(work, { recursive: true, force: true });
+  if (!kept) await rm(work, { recursive: true, force: true });
 }

@@ -114,9 +114,13 @@ try {
       const g = r.groups[0]!;
       return { name: path.endsWith('.edf') ? 'edf' : 'bdf', path, file: join(bids, path), file_url: `${filesUrl}/bids/${path}`, rate: g.rate, n_samples: g.n_samples, n_channels: g.channels.length, labels: g.channels.map((c) => c.label) };
     }),
+    // A static file the size of one reader's answer (4 s × 64 ch float32): what one request costs this client
+    // and this machine when the server only sends bytes.
+    window_file_url: `${filesUrl}/window.f32`,
     windows_2s: windows2s,
     windows_events: windowsEvents,
   };
+  writeFileSync(join(work, 'window.f32'), new Uint8Array(4 * 256 * 64 * 4));
   const rssIdle = childRss();
   rssPeak = rssIdle;
   const load = loadavg()[0]!.toFixed(1);
@@ -144,6 +148,7 @@ try {
   console.log(`| ${e.windows} event-locked 1 s windows, loader with 2 workers | ${(e.windows! / e.seconds!).toFixed(0)} windows/s, ${mb(e.bytes!)} MiB moved | file ${mb(e.file_bytes!)} MiB | ${(e.file_bytes! / e.bytes!).toFixed(1)}× fewer bytes | |`);
   const c = f.concurrent! as Record<string, number>;
   console.log(`| 8 concurrent readers, float32 of random 4 s × 64 ch windows | ${mb(c.route_bytes_per_s!)} MB/s | ${mb(c.file_download_bytes_per_s!)} MB/s (same 8 readers downloading the EDF) | ${(c.route_bytes_per_s! / c.file_download_bytes_per_s!).toFixed(2)} | ≥ 200 MB/s |`);
+  if (c.window_file_bytes_per_s) console.log(`| same, against the same 8 readers fetching a static file of one answer's size (${mb(4 * 256 * 64 * 4)} MiB) | ${mb(c.route_bytes_per_s!)} MB/s | ${mb(c.window_file_bytes_per_s)} MB/s | ${(c.route_bytes_per_s! / c.window_file_bytes_per_s).toFixed(2)} | |`);
 } finally {
   clearInterval(sampler);
   files.close();

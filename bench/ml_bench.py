@@ -143,7 +143,8 @@ def main():
     length = int(4 * rec["rate"])
     route_rate = run_readers(lambda rng: url + f"/datasets/{dataset}/signal?path={rec['path']}&start_sample={rng.randrange(0, rec['n_samples'] - length)}&n_samples={length}&format=f32", config["concurrent_seconds"])
     file_rate = run_readers(lambda rng: rec["file_url"], config["concurrent_seconds"])
-    out["concurrent"] = {"route_bytes_per_s": route_rate, "file_download_bytes_per_s": file_rate}
+    window_file_rate = run_readers(lambda rng: config["window_file_url"], config["concurrent_seconds"]) if config.get("window_file_url") else None
+    out["concurrent"] = {"route_bytes_per_s": route_rate, "file_download_bytes_per_s": file_rate, "window_file_bytes_per_s": window_file_rate}
     print(json.dumps(out))
 
 
