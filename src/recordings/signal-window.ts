@@ -60,10 +60,14 @@ export interface WindowPlan {
  */
 export const LOOKUP_TTL_MS = 2000;
 const LOOKUP_LIMIT = 1024;
-const lookups = new Map<string, { store: StoreMetadata; expires: number }>();
+type Lookups = Map<string, { store: StoreMetadata; expires: number }>;
+/** One cache a database: two servers in one process (tests, benchmarks) never see each other's datasets. */
+const lookupsByDb = new WeakMap<object, Lookups>();
 
 /** The store of the recording at `path` when `user` may read `datasetId`, from the short-lived cache when it can. */
 async function readableStore(deps: Pick<Deps, 'db' | 'objects'>, user: User | undefined, datasetId: string, path: string): Promise<StoreMetadata | undefined> {
+  const lookups: Lookups = lookupsByDb.get(deps.db) ?? new Map();
+  lookupsByDb.set(deps.db, lookups);
   const key = `${user?.id ?? ''}\0${datasetId}\0${path}`;
   const now = performance.now();
   const hit = lookups.get(key);
@@ -193,15 +197,22 @@ async function mapLimited<T, R>(items: T[], limit: number, work: (item: T) => Pr
 
 /** Most bytes of decoded chunks kept between requests (neighbouring and overlapping windows share chunks). */
 export const DECODED_CHUNK_BYTES = 32 * 1024 * 1024;
-const decoded = new Map<string, Promise<Digital>>();
-const decodedSizes = new Map<string, number>();
-let decodedBytes = 0;
+interface DecodedChunks {
+  chunks: Map<string, Promise<Digital>>;
+  sizes: Map<string, number>;
+  bytes: number;
+}
+/** One cache an object store: two servers in one process (tests, benchmarks) never share chunks. */
+const decodedByStore = new WeakMap<object, DecodedChunks>();
 
 /** One level-0 chunk of a group, decoded; kept in a byte-bounded LRU keyed by the store's entity tag. */
 function decodedChunk(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: number, c: number): Promise<Digital> {
   const { group, store } = plan;
   const objectKey = `${store.prefix}${group.name}/0/c/${block}/${c}`;
   const key = `${store.etag}\0${objectKey}`;
+  const cache = decodedByStore.get(deps.objects) ?? { chunks: new Map(), sizes: new Map(), bytes: 0 };
+  decodedByStore.set(deps.objects, cache);
+  const { chunks: decoded, sizes: decodedSizes } = cache;
   const hit = decoded.get(key);
   if (hit) {
     decoded.delete(key);
@@ -220,14 +231,14 @@ function decodedChunk(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: numb
     (digital) => {
       if (decoded.get(key) !== work) return;
       decodedSizes.set(key, digital.byteLength);
-      decodedBytes += digital.byteLength;
+      cache.bytes += digital.byteLength;
       for (const [k] of decoded) {
-        if (decodedBytes <= DECODED_CHUNK_BYTES) break;
+        if (cache.bytes <= DECODED_CHUNK_BYTES) break;
         const size = decodedSizes.get(k);
         if (size === undefined) continue; // still being read
         decoded.delete(k);
         decodedSizes.delete(k);
-        decodedBytes -= size;
+        cache.bytes -= size;
       }
     },
     () => decoded.get(key) === work && decoded.delete(key),
