@@ -152,7 +152,12 @@ try {
 } finally {
   clearInterval(sampler);
   files.close();
-  child?.kill('SIGTERM');
+  // The server writes its database as it stops: remove the folder only once it has exited.
+  if (child && child.exitCode === null) {
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+  }
   await server.close().catch(() => undefined);
   await rm(work, { recursive: true, force: true });
 }
