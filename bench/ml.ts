@@ -114,9 +114,13 @@ try {
       const g = r.groups[0]!;
       return { name: path.endsWith('.edf') ? 'edf' : 'bdf', path, file: join(bids, path), file_url: `${filesUrl}/bids/${path}`, rate: g.rate, n_samples: g.n_samples, n_channels: g.channels.length, labels: g.channels.map((c) => c.label) };
     }),
+    // A static file the size of one reader's answer (4 s × 64 ch float32): what one request costs this client
+    // and this machine when the server only sends bytes.
+    window_file_url: `${filesUrl}/window.f32`,
     windows_2s: windows2s,
     windows_events: windowsEvents,
   };
+  writeFileSync(join(work, 'window.f32'), new Uint8Array(4 * 256 * 64 * 4));
   const rssIdle = childRss();
   rssPeak = rssIdle;
   const load = loadavg()[0]!.toFixed(1);
@@ -138,15 +142,22 @@ try {
   }
   const p = f.full_pass! as Record<string, number>;
   console.log(`| full pass, ${p.windows} × 2 s windows of 64 ch (${f.full_pass!.how}) | ${p.loader_s!.toFixed(1)} s | ${p.mne_preload_s!.toFixed(1)} s (MNE preload=True on the local file, sliced) | ${(p.mne_preload_s! / p.loader_s!).toFixed(2)} | ≥ 1.0 |`);
+  console.log(`| same pass, WindowDataset in the Python process (no workers), prefetch 8 | ${p.loader_inprocess_s!.toFixed(1)} s | ${p.mne_preload_s!.toFixed(1)} s | ${(p.mne_preload_s! / p.loader_inprocess_s!).toFixed(2)} | ≥ 1.0 |`);
   console.log(`| server RSS peak during the Python runs | ${mb(rssPeak)} MiB | ${mb(rssIdle)} MiB (the same server idle, before them) | | < 300 MB |`);
   const e = f.events! as Record<string, number>;
   console.log(`| ${e.windows} event-locked 1 s windows, loader with 2 workers | ${(e.windows! / e.seconds!).toFixed(0)} windows/s, ${mb(e.bytes!)} MiB moved | file ${mb(e.file_bytes!)} MiB | ${(e.file_bytes! / e.bytes!).toFixed(1)}× fewer bytes | |`);
   const c = f.concurrent! as Record<string, number>;
   console.log(`| 8 concurrent readers, float32 of random 4 s × 64 ch windows | ${mb(c.route_bytes_per_s!)} MB/s | ${mb(c.file_download_bytes_per_s!)} MB/s (same 8 readers downloading the EDF) | ${(c.route_bytes_per_s! / c.file_download_bytes_per_s!).toFixed(2)} | ≥ 200 MB/s |`);
+  if (c.window_file_bytes_per_s) console.log(`| same, against the same 8 readers fetching a static file of one answer's size (${mb(4 * 256 * 64 * 4)} MiB) | ${mb(c.route_bytes_per_s!)} MB/s | ${mb(c.window_file_bytes_per_s)} MB/s | ${(c.route_bytes_per_s! / c.window_file_bytes_per_s).toFixed(2)} | |`);
 } finally {
   clearInterval(sampler);
   files.close();
-  child?.kill('SIGTERM');
+  // The server writes its database as it stops: remove the folder only once it has exited.
+  if (child && child.exitCode === null) {
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+  }
   await server.close().catch(() => undefined);
   await rm(work, { recursive: true, force: true });
 }

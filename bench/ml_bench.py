@@ -91,6 +91,11 @@ def main():
         how = "WindowDataset, no torch, prefetch 8"
     loader_s = time.perf_counter() - t
     assert n == len(windows)
+    # The same pass through WindowDataset in this process (no workers to spawn): the loader's own reading.
+    t = time.perf_counter()
+    m = sum(1 for _ in WindowDataset(windows, url, prefetch=8))
+    assert m == len(windows)
+    inproc_s = time.perf_counter() - t
     t = time.perf_counter()
     raw = readers[rec["file"].rsplit(".", 1)[-1]](rec["file"], preload=True, verbose="error")
     data = raw.get_data()
@@ -99,7 +104,7 @@ def main():
     for w in windows:
         total += float(data[:, w["start_sample"]:w["start_sample"] + length][0, 0])
     mne_s = time.perf_counter() - t
-    out["full_pass"] = {"windows": n, "loader_s": loader_s, "mne_preload_s": mne_s, "how": how}
+    out["full_pass"] = {"windows": n, "loader_s": loader_s, "loader_inprocess_s": inproc_s, "mne_preload_s": mne_s, "how": how}
 
     # 3. Event-locked 1 s windows through the loader with 2 workers: windows per second, bytes against the file.
     events = config["windows_events"]
@@ -138,7 +143,8 @@ def main():
     length = int(4 * rec["rate"])
     route_rate = run_readers(lambda rng: url + f"/datasets/{dataset}/signal?path={rec['path']}&start_sample={rng.randrange(0, rec['n_samples'] - length)}&n_samples={length}&format=f32", config["concurrent_seconds"])
     file_rate = run_readers(lambda rng: rec["file_url"], config["concurrent_seconds"])
-    out["concurrent"] = {"route_bytes_per_s": route_rate, "file_download_bytes_per_s": file_rate}
+    window_file_rate = run_readers(lambda rng: config["window_file_url"], config["concurrent_seconds"]) if config.get("window_file_url") else None
+    out["concurrent"] = {"route_bytes_per_s": route_rate, "file_download_bytes_per_s": file_rate, "window_file_bytes_per_s": window_file_rate}
     print(json.dumps(out))
 
 

@@ -53,14 +53,44 @@ export interface WindowPlan {
   etag: string;
 }
 
+/**
+ * How long a found recording is served without asking the catalogue again: its look-up (visibility included)
+ * was half the cost of a small window in embedded PGlite. A dataset made private or deleted stops being
+ * served at most this long after the change; a refusal is never cached.
+ */
+export const LOOKUP_TTL_MS = 2000;
+const LOOKUP_LIMIT = 1024;
+type Lookups = Map<string, { store: StoreMetadata; expires: number }>;
+/** One cache a database: two servers in one process (tests, benchmarks) never see each other's datasets. */
+const lookupsByDb = new WeakMap<object, Lookups>();
+
+/** The store of the recording at `path` when `user` may read `datasetId`, from the short-lived cache when it can. */
+async function readableStore(deps: Pick<Deps, 'db' | 'objects'>, user: User | undefined, datasetId: string, path: string): Promise<StoreMetadata | undefined> {
+  const lookups: Lookups = lookupsByDb.get(deps.db) ?? new Map();
+  lookupsByDb.set(deps.db, lookups);
+  const key = `${user?.id ?? ''}\0${datasetId}\0${path}`;
+  const now = performance.now();
+  const hit = lookups.get(key);
+  if (hit && hit.expires > now) return hit.store;
+  const zarr = await findReadableStore(deps.db, viewerOf(user), datasetId, path);
+  const store = zarr === undefined ? undefined : await readStoreMetadata(deps.objects, datasetId, zarr);
+  lookups.delete(key);
+  if (store) {
+    if (lookups.size >= LOOKUP_LIMIT) {
+      for (const [k, v] of lookups) if (v.expires <= now || lookups.size >= LOOKUP_LIMIT) lookups.delete(k);
+    }
+    lookups.set(key, { store, expires: now + LOOKUP_TTL_MS });
+  }
+  return store;
+}
+
 function refuse(message: string, detail: string): NdsError {
   return new NdsError('validation_failed', { message, details: [detail] });
 }
 
 /** Finds the recording and decides the window, refusing what cannot be answered with a reason. */
 export async function planWindow(deps: Pick<Deps, 'db' | 'objects'>, user: User | undefined, datasetId: string, req: WindowRequest): Promise<WindowPlan> {
-  const zarr = await findReadableStore(deps.db, viewerOf(user), datasetId, req.path);
-  const store = zarr === undefined ? undefined : await readStoreMetadata(deps.objects, datasetId, zarr);
+  const store = await readableStore(deps, user, datasetId, req.path);
   if (!store) {
     // Whether the dataset is missing, private to someone else, or lacks the recording, the answer is 404.
     await visibleDataset(deps.db, datasetId, user);
@@ -165,59 +195,141 @@ async function mapLimited<T, R>(items: T[], limit: number, work: (item: T) => Pr
   return results;
 }
 
+/** Most bytes of decoded chunks kept between requests (neighbouring and overlapping windows share chunks). */
+export const DECODED_CHUNK_BYTES = 32 * 1024 * 1024;
+interface DecodedChunks {
+  chunks: Map<string, Promise<Digital>>;
+  sizes: Map<string, number>;
+  bytes: number;
+}
+/** One cache an object store: two servers in one process (tests, benchmarks) never share chunks. */
+const decodedByStore = new WeakMap<object, DecodedChunks>();
+
+/** One level-0 chunk of a group, decoded; kept in a byte-bounded LRU keyed by the store's entity tag. */
+function decodedChunk(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: number, c: number): Promise<Digital> {
+  const { group, store } = plan;
+  const objectKey = `${store.prefix}${group.name}/0/c/${block}/${c}`;
+  const key = `${store.etag}\0${objectKey}`;
+  const cache = decodedByStore.get(deps.objects) ?? { chunks: new Map(), sizes: new Map(), bytes: 0 };
+  decodedByStore.set(deps.objects, cache);
+  const { chunks: decoded, sizes: decodedSizes } = cache;
+  const hit = decoded.get(key);
+  if (hit) {
+    decoded.delete(key);
+    decoded.set(key, hit);
+    return hit;
+  }
+  const bytesPerSample = group.dtype === 'int16' ? 2 : group.dtype === 'float64' ? 8 : 4;
+  const rowsInBlock = Math.min(group.chunk_channels, group.n_channels - block * group.chunk_channels);
+  const work = (async () => {
+    const frame = await readObject(deps.objects, objectKey);
+    if (!frame) throw new NdsError('internal_error', { message: `A chunk of ${plan.datasetId}/${group.name} is missing.` });
+    return typed(group.dtype, await decodeChunk(frame, rowsInBlock * group.chunk_samples * bytesPerSample));
+  })();
+  decoded.set(key, work);
+  work.then(
+    (digital) => {
+      if (decoded.get(key) !== work) return;
+      decodedSizes.set(key, digital.byteLength);
+      cache.bytes += digital.byteLength;
+      for (const [k] of decoded) {
+        if (cache.bytes <= DECODED_CHUNK_BYTES) break;
+        const size = decodedSizes.get(k);
+        if (size === undefined) continue; // still being read
+        decoded.delete(k);
+        decodedSizes.delete(k);
+        cache.bytes -= size;
+      }
+    },
+    () => decoded.get(key) === work && decoded.delete(key),
+  );
+  return work;
+}
+
+// Two copies of one loop, so each writes one array type (a loop over a union of typed arrays is several
+// times slower in V8). Each value is `digital × scale + offset` in float64, rounded once when stored.
+function toFloat32(out: Float32Array, at: number, digital: Digital, base: number, from: number, to: number, scale: number, offset: number): void {
+  for (let i = from; i < to; i++) out[at + i] = digital[base + i]! * scale + offset;
+}
+function toFloat64(out: Float64Array, at: number, digital: Digital, base: number, from: number, to: number, scale: number, offset: number): void {
+  for (let i = from; i < to; i++) out[at + i] = digital[base + i]! * scale + offset;
+}
+
 /**
  * Physical samples `[first, end)` (clipped to the recording) of the group's channels `rows` (all in one
- * 64-channel row block `block`), each as a float64 array, read from the chunks that span them.
+ * 64-channel row block `block`), read from the chunks that span them into `out`, row `k` at `k × (end -
+ * first)`. Each value is computed in float64 and rounded once if `out` is float32.
  */
-async function readBlockRows(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: number, rows: number[], first: number, end: number): Promise<Float64Array[]> {
-  const { group, store } = plan;
+async function readBlockRows(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: number, rows: number[], first: number, end: number, out: Float32Array | Float64Array): Promise<void> {
+  const { group } = plan;
   const cs = group.chunk_samples;
-  const out = rows.map(() => new Float64Array(end - first));
+  const width = end - first;
   const chunks: number[] = [];
   for (let c = Math.floor(first / cs); c * cs < end; c++) chunks.push(c);
-  const bytesPerSample = group.dtype === 'int16' ? 2 : group.dtype === 'float64' ? 8 : 4;
   await mapLimited(chunks, 8, async (c) => {
-    const key = `${store.prefix}${group.name}/0/c/${block}/${c}`;
-    const frame = await readObject(deps.objects, key);
-    if (!frame) throw new NdsError('internal_error', { message: `A chunk of ${plan.datasetId}/${group.name} is missing.` });
-    const rowsInBlock = Math.min(group.chunk_channels, group.n_channels - block * group.chunk_channels);
-    const digital = typed(group.dtype, await decodeChunk(frame, rowsInBlock * cs * bytesPerSample));
+    const digital = await decodedChunk(deps, plan, block, c);
     const chunkRows = Math.round(digital.length / cs);
     const from = Math.max(first, c * cs);
     const to = Math.min(end, (c + 1) * cs);
-    rows.forEach((row, k) => {
+    for (let k = 0; k < rows.length; k++) {
+      const row = rows[k]!;
       const r = row - block * group.chunk_channels;
       if (r >= chunkRows) throw new NdsError('internal_error', { message: `A chunk of ${plan.datasetId}/${group.name} is shorter than its metadata says.` });
       const { scale, offset } = group.channels[row]!;
       const base = r * cs - c * cs;
-      const target = out[k]!;
-      for (let i = from; i < to; i++) target[i - first] = digital[base + i]! * scale + offset;
-    });
+      if (out instanceof Float32Array) toFloat32(out, k * width - first, digital, base, from, to, scale, offset);
+      else toFloat64(out, k * width - first, digital, base, from, to, scale, offset);
+    }
   });
-  return out;
 }
 
-/** The window's channels as float64 rows at the answer's rate, one row block at a time, in the order asked for. */
-export async function* windowRows(deps: Pick<Deps, 'objects'>, plan: WindowPlan): AsyncGenerator<{ index: number; values: Float64Array }> {
-  const { group } = plan;
-  // Consecutive runs of requested rows in one row block are read together; order is kept.
+/** Consecutive runs of requested rows in one row block, read together; order is kept. */
+function blockRuns(plan: WindowPlan): Array<{ index: number; block: number; rows: number[] }> {
+  const runs: Array<{ index: number; block: number; rows: number[] }> = [];
+  const per = plan.group.chunk_channels;
   let i = 0;
   while (i < plan.rows.length) {
-    const block = Math.floor(plan.rows[i]! / group.chunk_channels);
+    const block = Math.floor(plan.rows[i]! / per);
     let j = i;
-    while (j < plan.rows.length && Math.floor(plan.rows[j]! / group.chunk_channels) === block) j++;
-    const rows = plan.rows.slice(i, j);
+    while (j < plan.rows.length && Math.floor(plan.rows[j]! / per) === block) j++;
+    runs.push({ index: i, block, rows: plan.rows.slice(i, j) });
+    i = j;
+  }
+  return runs;
+}
+
+/**
+ * The window's channels at the answer's rate, one row block at a time, in the order asked for: each yield is
+ * the block's rows back to back (`rows × plan.outCount` values), float32 when `dtype` says so and nothing is
+ * resampled (no float64 copy then), float64 otherwise.
+ */
+export async function* windowBlocks(deps: Pick<Deps, 'objects'>, plan: WindowPlan, dtype: 'float32' | 'float64' = 'float64'): AsyncGenerator<{ index: number; rows: number; values: Float32Array | Float64Array }> {
+  const { group } = plan;
+  for (const run of blockRuns(plan)) {
+    const n = run.rows.length;
     if (!plan.ratio) {
-      const values = await readBlockRows(deps, plan, block, rows, plan.start, plan.start + plan.count);
-      for (let k = 0; k < rows.length; k++) yield { index: i + k, values: values[k]! };
+      const values = dtype === 'float32' ? new Float32Array(n * plan.count) : new Float64Array(n * plan.count);
+      await readBlockRows(deps, plan, run.block, run.rows, plan.start, plan.start + plan.count, values);
+      yield { index: run.index, rows: n, values };
     } else {
       const span = inputSpan(plan.ratio, plan.outStart, plan.outCount);
       const first = Math.max(0, span.first);
       const end = Math.min(group.n_samples, span.end);
-      const values = await readBlockRows(deps, plan, block, rows, first, end);
-      for (let k = 0; k < rows.length; k++) yield { index: i + k, values: resampleSpan(plan.ratio, values[k]!, first, plan.outStart, plan.outCount) };
+      const input = new Float64Array(n * (end - first));
+      await readBlockRows(deps, plan, run.block, run.rows, first, end, input);
+      const values = dtype === 'float32' ? new Float32Array(n * plan.outCount) : new Float64Array(n * plan.outCount);
+      for (let k = 0; k < n; k++) {
+        values.set(resampleSpan(plan.ratio, input.subarray(k * (end - first), (k + 1) * (end - first)), first, plan.outStart, plan.outCount), k * plan.outCount);
+      }
+      yield { index: run.index, rows: n, values };
     }
-    i = j;
+  }
+}
+
+/** The window's channels as float64 rows at the answer's rate, in the order asked for. */
+export async function* windowRows(deps: Pick<Deps, 'objects'>, plan: WindowPlan): AsyncGenerator<{ index: number; values: Float64Array }> {
+  for await (const { index, rows, values } of windowBlocks(deps, plan, 'float64')) {
+    for (let k = 0; k < rows; k++) yield { index: index + k, values: (values as Float64Array).subarray(k * plan.outCount, (k + 1) * plan.outCount) };
   }
 }
 
@@ -237,8 +349,8 @@ export function npyHeader(dtype: 'float32' | 'float64', shape: [number, number])
 
 /** The answer's bytes, streamed row by row: `.npy` (header then rows), raw float32, or nothing for JSON. */
 export function windowStream(deps: Pick<Deps, 'objects'>, plan: WindowPlan, format: 'npy' | 'f32', dtype: 'float32' | 'float64'): ReadableStream<Uint8Array> {
-  const rows = windowRows(deps, plan);
   const wide = format === 'npy' && dtype === 'float64';
+  const blocks = windowBlocks(deps, plan, wide ? 'float64' : 'float32');
   let headerSent = format !== 'npy';
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -248,17 +360,16 @@ export function windowStream(deps: Pick<Deps, 'objects'>, plan: WindowPlan, form
         return;
       }
       try {
-        const next = await rows.next();
+        const next = await blocks.next();
         if (next.done) return controller.close();
-        const values = next.value.values;
-        const out = wide ? new Float64Array(values) : Float32Array.from(values);
+        const out = next.value.values;
         controller.enqueue(new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
       } catch (err) {
         controller.error(err);
       }
     },
     async cancel() {
-      await rows.return(undefined);
+      await blocks.return(undefined);
     },
   });
 }

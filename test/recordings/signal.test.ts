@@ -9,6 +9,7 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
 import { convertedDataset, fixtures, makeRepo } from './support.js';
 import { eeglabSet } from './eeglab-fixture.js';
+import { LOOKUP_TTL_MS } from '../../src/recordings/signal-window.js';
 
 const python = '/usr/bin/python3';
 const hasMne = existsSync(python) && (() => {
@@ -189,6 +190,21 @@ describe('exact signal windows: GET /datasets/:id/signal', () => {
     assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`, owner.key)).status, 200);
     assert.equal((await apiFetch(server, `/datasets/${privateId}/events?path=${encodeURIComponent(sources.edf!)}`)).status, 404);
     assert.equal((await apiFetch(server, `/datasets/${privateId}/events?path=${encodeURIComponent(sources.edf!)}`, owner.key)).status, 200);
+  });
+
+  it(`stops serving a dataset made private within ${LOOKUP_TTL_MS} ms (the look-up cache's lifetime)`, async () => {
+    const p = `path=${encodeURIComponent(sources.edf!)}&start=0&duration=0.5&channels=A1`;
+    const setVisibility = (visibility: 'public' | 'private') => server.deps.db.updateTable('datasets').set({ visibility }).where('id', '=', privateId).execute();
+    await setVisibility('public');
+    try {
+      assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`)).status, 200);
+      await setVisibility('private');
+      await new Promise((resolve) => setTimeout(resolve, LOOKUP_TTL_MS + 100));
+      assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`)).status, 404);
+      assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`, owner.key)).status, 200);
+    } finally {
+      await setVisibility('private');
+    }
   });
 
   it('resamples with an anti-aliasing filter: passband within 0.1 dB, aliases below -60 dB', async () => {

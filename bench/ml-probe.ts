@@ -1,0 +1,88 @@
+/**
+ * A short probe of the signal route's cost (issue 14), for before/after comparisons of one change: a
+ * synthetic 64-channel 256 Hz EDF (5 minutes unless NDS_PROBE_SECONDS) converted into a public dataset on an
+ * in-process server, then
+ *   - the look-up (`planWindow`) and the answer (`windowStream` drained) of random 4 s × 64 ch windows, timed
+ *     apart, sequentially;
+ *   - 8 concurrent HTTP readers of the same windows as f32 for NDS_PROBE_READ_S seconds (client and server
+ *     share this process and its thread: a relative figure, not the served rate of `nds serve`);
+ *   - `process.memoryUsage()` after each.
+ * Run: node --import tsx bench/ml-probe.ts   (full figures: npm run bench -- ml)
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ObjectStoreSink } from '../src/conversion/object-store-sink.js';
+import { convertRecording } from '../src/formats/convert-recording.js';
+import { buildStoreIndex } from '../src/formats/zarr/store-index.js';
+import { writeStoreIndex } from '../src/formats/zarr/store-index-object.js';
+import { syncCatalogue } from '../src/recordings/catalogue-sync.js';
+import { planWindow, windowStream } from '../src/recordings/signal-window.js';
+import { createAccount } from '../test/support/accounts.js';
+import { startTestServer } from '../test/support/test-server.js';
+import { writeSyntheticRecording } from './conversion-synthetic.js';
+
+const seconds = Number(process.env.NDS_PROBE_SECONDS ?? 300);
+const readSeconds = Number(process.env.NDS_PROBE_READ_S ?? 5);
+const id = 'nd000915';
+const work = await mkdtemp(join(tmpdir(), 'nds-bench-mlprobe-'));
+const server = await startTestServer({ env: { DATABASE_URL: `pglite:${join(work, 'db')}`, OBJECT_STORE_URL: `file:${join(work, 'objects')}` } });
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+const memory = () => {
+  const m = process.memoryUsage();
+  return `rss ${mib(m.rss)}, heapUsed ${mib(m.heapUsed)}, heapTotal ${mib(m.heapTotal)}, external ${mib(m.external)}, arrayBuffers ${mib(m.arrayBuffers)}`;
+};
+try {
+  const bids = join(work, 'bids');
+  const path = 'sub-01/eeg/sub-01_task-probe_eeg.edf';
+  mkdirSync(join(bids, 'sub-01/eeg'), { recursive: true });
+  await writeSyntheticRecording({ path: join(bids, path), bdf: false, channels: 64, rate: 256, bytes: 256 * 65 + 64 * 256 * 2 * seconds });
+  writeFileSync(join(bids, 'dataset_description.json'), '{"Name":"ml probe","BIDSVersion":"1.9.0"}');
+  const owner = await createAccount(server);
+  await server.deps.db
+    .insertInto('datasets')
+    .values({ id, name: 'ML probe', owner_id: owner.user.id, visibility: 'public', source_repo: null, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: 'ready', zarr_converted_at: null, zarr_store_count: 1, zarr_index_etag: null, zarr_source_commit: null })
+    .execute();
+  const zarr = path.replace(/\.\w+$/, '.zarr');
+  const sink = new ObjectStoreSink(server.deps.objects, `${id}/zarr/${zarr}/`);
+  const summary = await convertRecording({ dataPath: join(bids, path), bidsRoot: bids, sink });
+  await sink.commit();
+  const index = buildStoreIndex({ datasetId: id, contractBase: null, dataBase: null, sourceCommit: null, stores: [{ path, zarr, updated_utc: new Date().toISOString(), summary }], failures: [] });
+  await writeStoreIndex(server.deps.objects, id, index);
+  await syncCatalogue(server.deps, id, index);
+  global.gc?.();
+  console.log(`load average ${loadavg()[0]!.toFixed(1)}; ${seconds} s × 64 ch at 256 Hz; after conversion: ${memory()}`);
+
+  const starts = Array.from({ length: 200 }, () => Math.floor(Math.random() * (seconds - 4)));
+  const req = (start: number) => ({ path, start, duration: 4, format: 'f32' as const, dtype: 'float32' as const });
+  let plan = 0;
+  let answer = 0;
+  let bytes = 0;
+  for (const start of starts) {
+    const t0 = performance.now();
+    const p = await planWindow(server.deps, undefined, id, req(start));
+    const t1 = performance.now();
+    const reader = windowStream(server.deps, p, 'f32', 'float32').getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.byteLength;
+    answer += performance.now() - t1;
+    plan += t1 - t0;
+  }
+  console.log(`sequential, ${starts.length} windows of 4 s × 64 ch: look-up ${(plan / starts.length).toFixed(2)} ms, answer ${(answer / starts.length).toFixed(2)} ms a window (${mib(bytes)})`);
+
+  let served = 0;
+  const until = performance.now() + readSeconds * 1000;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (performance.now() < until) {
+        const start = Math.floor(Math.random() * (seconds - 4));
+        const res = await fetch(`${server.url}/datasets/${id}/signal?path=${encodeURIComponent(path)}&start=${start}&duration=4&format=f32`);
+        served += (await res.arrayBuffer()).byteLength;
+      }
+    }),
+  );
+  console.log(`8 concurrent HTTP readers (in-process), ${readSeconds} s: ${(served / 2 ** 20 / readSeconds).toFixed(1)} MB/s; ${memory()}`);
+} finally {
+  await server.close().catch(() => undefined);
+  await rm(work, { recursive: true, force: true });
+}
