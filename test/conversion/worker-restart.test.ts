@@ -18,6 +18,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { readStoreIndex } from '../../src/formats/zarr/store-index-object.js';
 import { openObjectStore } from '../../src/objects/open-object-store.js';
 import { startNds, type CliRun } from '../support/cli.js';
+import { insertDatasetRows } from '../support/datasets.js';
 import { createPostgresTestDatabase, pgliteDump, usingPostgres } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
 import { gitIn } from './support.js';
@@ -97,10 +98,7 @@ describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
     try {
       await migrateToLatest(database.db);
       const owner = await createUser(database.db, { username: 'restart-owner', email: 'restart@example.org', status: 'approved', role: 'admin', kind: 'person' }, new Date());
-      await database.db
-        .insertInto('datasets')
-        .values({ id, name: 'Restart test', owner_id: owner.id, visibility: 'public', source_repo: source, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
-        .execute();
+      await insertDatasetRows(database.db, { id, name: 'Restart test', owner_id: owner.id, visibility: 'public', source_repo: source });
       await enqueueConversion(database.db, { datasetId: id, ref: 'main', full: false, reason: 'test' });
     } finally {
       await database.close();

@@ -55,3 +55,8 @@ export function startNds(args: string[], env: Record<string, string>, stdin?: st
 export function nds(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
   return startNds(args, env, stdin).done;
 }
+
+/** `nds <args>` against a test server, signed in with `key`; `env` adds to (or overrides) the two. */
+export function ndsAs(server: { url: string }, key: string, args: string[], env: Record<string, string> = {}): CliRun {
+  return startNds(args, { NDS_API_URL: server.url, NDS_API_KEY: key, ...env });
+}
