@@ -5,11 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 declare -A benches=(
+  [first-run]="node --import tsx bench/first-run.ts"  # spawns nds serve --demo: only when named (npm run bench -- first-run)
   [conversion]="node --import tsx bench/conversion.ts"
   [viewer]="node --import tsx bench/viewer.ts"
   [auth]="node --import tsx bench/auth.ts"
   [gateway]="node --import tsx bench/gateway.ts"
   [upload]="node --import tsx bench/upload.ts"
+  [soak]="node --import tsx bench/soak.ts"  # 5 minutes: only when named (npm run bench -- soak)
 )
 order=(conversion viewer auth gateway upload)
 

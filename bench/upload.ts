@@ -109,7 +109,7 @@ try {
     const serverCpu = process.cpuUsage();
     // Asynchronous: the server answering the CLI lives in this process's event loop.
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/nds.js', 'datasets', 'upload', id, src, '--json', ...(concurrency ? ['--concurrency', concurrency] : [])], {
+      const child = spawn('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/nds.js', 'datasets', 'upload', id, src, '--json', '--force', ...(concurrency ? ['--concurrency', concurrency] : [])], {
         env: { ...process.env, NDS_API_URL: url, NDS_API_KEY: apiKey, NDS_UPLOAD_HASH_CACHE: 'off' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -19,17 +19,21 @@ import { conversionRoutes } from './routes/conversion-routes.js';
 import { datasetRoutes } from './routes/dataset-routes.js';
 import { deprecatedRoutes } from './routes/deprecated-routes.js';
 import { deviceRoutes } from './routes/device-routes.js';
+import { setupRoutes } from './routes/setup-routes.js';
 import { gatewayHostOf, gatewayRoutes } from './routes/gateway-routes.js';
 import { gitRoutes } from './routes/git-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { objectRoutes } from './routes/object-routes.js';
 import { publicationRoutes } from './routes/publication-routes.js';
+import { readGrantRoutes } from './routes/read-grant-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
 import { accountPages } from './web/account-pages.js';
 import { assetRoutes } from './web/assets.js';
 import { datasetPages } from './web/dataset-pages.js';
+import { datasetSettingsPages } from './web/dataset-settings-page.js';
 import { devicePages } from './web/device-page.js';
+import { homePages } from './web/home-page.js';
 import { signInPages } from './web/sign-in-pages.js';
 import { viewerBundleRoutes } from './web/viewer-bundle.js';
 
@@ -46,8 +50,11 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...searchRoutes,
     ...datasetRoutes,
     ...datasetPages,
+    ...homePages,
+    ...datasetSettingsPages,
     ...contentRoutes,
     ...publicationRoutes,
+    ...readGrantRoutes,
     ...sandboxRoutes,
     ...conversionRoutes,
     ...objectRoutes,
@@ -55,6 +62,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...signInPages,
     ...accountPages,
     ...devicePages,
+    ...setupRoutes,
     ...assetRoutes,
     ...viewerBundleRoutes,
     route({

@@ -1,5 +1,5 @@
 /**
- * `nds gateway`: the browser gateway alone, for scaling it apart from the API (CONTRACT §1). It reads the
+ * `nds gateway`: the browser gateway alone, for scaling it apart from the API (docs/architecture.md). It reads the
  * database (dataset visibility) and the object store, and serves only the gateway routes, the purge
  * endpoint, `/healthz` and `/readyz`, at `/` and at `/zarrproxy`.
  */

@@ -4,11 +4,14 @@
  * what a process needs, `closeDeps` closes it in reverse order, whatever fails on the way; every hook
  * between domains, and every long-lived service of a process, is made here, in one place.
  */
-import type { Server } from 'node:http';
+import { chmod, mkdir, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import path from 'node:path';
+import { bootstrapOwner } from './accounts/bootstrap-owner.js';
 import { KeyCache } from './accounts/key-cache.js';
 import { createDeviceLimits } from './accounts/device-limits.js';
 import { createSignInLimits } from './accounts/sign-in-limits.js';
+import { OwnerSetup } from './accounts/owner-setup.js';
 import { startWorker, type RunningWorker } from './conversion/worker.js';
 import { systemClock, type Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
@@ -139,7 +142,7 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   const gateway = openGateway(opened);
   return {
     opened,
-    deps: { ...deps, keyCache: keyCache!, signInLimits: createSignInLimits(deps.clock), deviceLimits: createDeviceLimits(deps.clock), gateway },
+    deps: { ...deps, keyCache: keyCache!, signInLimits: createSignInLimits(deps.clock), deviceLimits: createDeviceLimits(deps.clock), gateway, ownerSetup: new OwnerSetup(deps.clock) },
   };
 }
 
@@ -182,4 +185,59 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+/** The local socket of a running `nds serve` on the embedded database, in its data folder. */
+export function adminSocketPath(dataDir: string): string {
+  return path.join(dataDir, 'admin', 'nds.sock');
+}
+
+/**
+ * While `nds serve` holds the embedded database (PGlite: one process only), `nds admin bootstrap` cannot open
+ * it; it asks the running server instead, over a Unix socket in the data folder that only the same user can
+ * open (mode 0600, in a folder of mode 0700). The socket answers one request, `POST /bootstrap {username, email}` → `{api_key, created}`.
+ */
+export async function openAdminSocket(deps: Deps, dataDir: string, log: Logger): Promise<() => Promise<void>> {
+  const file = adminSocketPath(dataDir);
+  // The socket's folder is the user's alone (0700), so no one else can connect even before the chmod below.
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await chmod(path.dirname(file), 0o700);
+  // A socket left by a process that died is in the way; the database lock already proved none is running.
+  await rm(file, { force: true });
+  const server = createServer((req, res) => {
+    const answer = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method !== 'POST' || req.url !== '/bootstrap') return answer(404, { error: 'not_found', message: 'The admin socket answers POST /bootstrap only.' });
+    readJson(req)
+      .then(async (body) => {
+        const input = body as { username?: unknown; email?: unknown };
+        if (typeof input.username !== 'string' || typeof input.email !== 'string') return answer(400, { error: 'validation_failed', message: 'username and email are required' });
+        const { apiKey, created } = await bootstrapOwner(deps.db, { username: input.username, email: input.email }, deps.clock.now());
+        log.info({ username: input.username, created }, 'owner bootstrapped through the admin socket');
+        answer(200, { api_key: apiKey, created });
+      })
+      .catch((err: Error & { code?: string; details?: string[] }) => answer(400, { error: err.code ?? 'failed', message: err.message, details: err.details ?? [] }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(file, () => resolve());
+  });
+  await chmod(file, 0o600);
+  return async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(file, { force: true });
+  };
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 16_384) throw new Error('request too large');
+    chunks.push(chunk as Buffer);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }

@@ -9,7 +9,7 @@ import { createApp } from './app.js';
 import type { DatabaseHandle } from './db/connect.js';
 import type { RunningWorker } from './conversion/worker.js';
 import type { ServerDeps } from './http/app-env.js';
-import { closeDeps, closeHttpServer, openServerDeps, openWorker, type OpenOptions } from './lifecycle.js';
+import { closeDeps, closeHttpServer, openAdminSocket, openServerDeps, openWorker, type OpenOptions } from './lifecycle.js';
 
 export interface StartOptions extends OpenOptions {
   /** Listen address; defaults to all interfaces. */
@@ -32,6 +32,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   try {
     const { config } = deps;
     const worker = config.conversionDispatch === 'local' && config.inProcessWorker ? openWorker(opened) : undefined;
+    // The embedded database on disk is this process's alone: `nds admin bootstrap` asks through a local socket.
+    if (config.databaseUrl.startsWith('pglite:') && config.databaseUrl !== 'pglite:memory') {
+      // Without it (a data folder path too long for a socket, a file system without sockets) only
+      // `nds admin bootstrap` beside the running server is lost: the server starts anyway.
+      const closeSocket = await openAdminSocket(deps, config.dataDir, deps.log).catch((err: unknown) => {
+        deps.log.warn({ err }, 'the admin socket could not be opened; nds admin bootstrap needs the server stopped');
+        return undefined;
+      });
+      if (closeSocket) opened.closers.push(closeSocket);
+    }
     const app = createApp(deps);
     const server = await new Promise<Server>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, port: config.port, hostname: options.hostname }, () => resolve(s as Server)) as Server;

@@ -38,6 +38,11 @@ if [ ! -x /usr/bin/chromium ]; then
   apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 
+# Debian's git-lfs: the hosted repositories' git-lfs batch API is tested with the real client.
+if ! git lfs version >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends git-lfs >/dev/null
+fi
+
 # Further services, one script each (S3 gateway...).
 for extra in scripts/ci/services/*.sh; do
   [ -e "$extra" ] && bash "$extra"

@@ -2,7 +2,7 @@ import type { User } from '../db/accounts-tables.js';
 import { NdsError } from '../core/errors.js';
 
 /**
- * Seed §5.6: a pending (unverified) account gives `account_pending`, a revoked one `account_revoked`,
+ * docs/api.md: a pending (unverified) account gives `account_pending`, a revoked one `account_revoked`,
  * an account sharing an identity with another `identity_conflict`. Throws the first that applies.
  */
 export function assertAccountUsable(user: User): void {

@@ -12,7 +12,7 @@ import { mintApiKey, presentApiKey, type PresentedKey } from './api-keys.js';
 import { newOpaqueToken, randomString, sha256Hex } from '../core/secrets.js';
 import { maskEmail } from './users.js';
 
-/** RFC 8628 §6.1: no vowels (no words), no look-alikes (0/O, 1/I). */
+/** RFC 8628 section 6.1: no vowels (no words), no look-alikes (0/O, 1/I). */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ23456789';
 export const DEVICE_CODE_LIFETIME_S = 600;
 
@@ -159,7 +159,7 @@ async function findByUserCode(db: Kysely<Database>, typed: string): Promise<Devi
   return db.selectFrom('device_codes').selectAll().where('user_code_hash', '=', sha256Hex(normalized)).executeTakeFirst();
 }
 
-/** A code that names nothing, or is no longer usable, as the refusal of seed §7 (404 / 410 / 409). */
+/** A code that names nothing, or is no longer usable, as the refusal of docs/api.md (404 / 410 / 409). */
 function assertCodeOpen(code: DeviceCode | undefined, now: Date): asserts code is DeviceCode {
   if (!code) throw new NdsError('device_code_unknown');
   if (code.state === 'used') throw new NdsError('device_code_used');

@@ -1,5 +1,5 @@
 /**
- * Sign-in by a code sent by mail (CONTRACT §2): asking for a code (creating a pending person account for a
+ * Sign-in by a code sent by mail (docs/api.md): asking for a code (creating a pending person account for a
  * new address when a username comes with it), and turning a right code into a verified account.
  * Asking without a username answers the same whether or not the address has an account.
  */

@@ -16,7 +16,19 @@ export interface SignInLimits {
   failuresPerIp: RateLimiter;
   /** Wrong passwords for one account name. */
   failuresPerLogin: RateLimiter;
+  /**
+   * Wrong mailed codes for one address (its account): each code allows 5 tries, but new codes can be asked
+   * for, so this bounds the guesses an account takes whatever the codes.
+   */
+  codeFailuresPerAccount: RateLimiter;
+  /** Wrong mailed codes from one IP, whatever the address: one client guessing at many accounts. */
+  codeFailuresPerIp: RateLimiter;
 }
+
+/** Wrong codes an address takes in 15 minutes; the next attempt, even with the right code, answers 429. */
+export const CODE_FAILURES_PER_ACCOUNT = 10;
+/** Wrong codes an IP sends in 15 minutes, over all addresses. */
+export const CODE_FAILURES_PER_IP = 20;
 
 export function createSignInLimits(clock: Clock): SignInLimits {
   return {
@@ -24,6 +36,8 @@ export function createSignInLimits(clock: Clock): SignInLimits {
     mailPerIp: new RateLimiter({ limit: 30, windowMs: WINDOW_MS, clock }),
     failuresPerIp: new RateLimiter({ limit: 50, windowMs: WINDOW_MS, clock }),
     failuresPerLogin: new RateLimiter({ limit: 10, windowMs: WINDOW_MS, clock }),
+    codeFailuresPerAccount: new RateLimiter({ limit: CODE_FAILURES_PER_ACCOUNT, windowMs: WINDOW_MS, clock }),
+    codeFailuresPerIp: new RateLimiter({ limit: CODE_FAILURES_PER_IP, windowMs: WINDOW_MS, clock }),
   };
 }
 

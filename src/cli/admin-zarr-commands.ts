@@ -1,8 +1,9 @@
-/** `nds admin zarr regenerate|status|backfill`: operating the Zarr serving copy (seed §4 operator commands). */
+/** `nds admin zarr regenerate|status|backfill`: operating the Zarr serving copy (docs/operating-zarr.md). */
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { ApiClient, ApiError } from './api-client.js';
 import { CliError } from './cli-error.js';
+import { formatFailures, type FailureLine } from './conversion-report.js';
 import { info, printJson, printTable } from './output.js';
 
 interface ZarrStatus {
@@ -11,6 +12,8 @@ interface ZarrStatus {
   zarr_store_count: number | null;
   zarr_source_commit: string | null;
   zarr_converted_at: string | null;
+  zarr_failure_count?: number | null;
+  failures?: FailureLine[];
   jobs: Array<{ id: number; state: string; full: boolean; reason: string; requested_at: string; finished_at: string | null; error: string | null }>;
 }
 
@@ -40,8 +43,9 @@ export function registerAdminZarrCommands(admin: Command): void {
       const s = await api.request<ZarrStatus>(`/admin/datasets/${encodeURIComponent(id)}/zarr`);
       if (opts.json) return printJson(s);
       process.stdout.write(
-        `dataset        ${s.dataset_id}\nzarr_status    ${s.zarr_status ?? 'never converted'}\nstores         ${s.zarr_store_count ?? '-'}\nsource commit  ${s.zarr_source_commit ?? '-'}\nconverted at   ${s.zarr_converted_at ?? '-'}\n`,
+        `dataset        ${s.dataset_id}\nzarr_status    ${s.zarr_status ?? 'never converted'}\nstores         ${s.zarr_store_count ?? '-'}\nfailed         ${s.zarr_failure_count ?? '-'}\nsource commit  ${s.zarr_source_commit ?? '-'}\nconverted at   ${s.zarr_converted_at ?? '-'}\n`,
       );
+      if (s.failures?.length) process.stdout.write(`\n${formatFailures(s.failures)}`);
       if (s.jobs.length) {
         process.stdout.write('\n');
         printTable(s.jobs.map((j) => ({ ...j, full: j.full ? 'yes' : 'no' })), ['id', 'state', 'full', 'reason', 'requested_at', 'finished_at', 'error']);

@@ -32,18 +32,21 @@ export interface RequestOptions {
 export class ApiClient {
   readonly baseUrl: string;
   readonly apiKey: string | undefined;
+  /** Where the key came from (`NDS_API_KEY` or the credentials file), named when the server refuses it. */
+  readonly keySource: string | undefined;
 
-  constructor(baseUrl: string, apiKey: string | undefined) {
+  constructor(baseUrl: string, apiKey: string | undefined, keySource?: string) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.apiKey = apiKey;
+    this.keySource = keySource;
   }
 
   /** A client from the environment and the credentials file (the environment wins). */
   static async fromEnvironment(config: ClientConfig = loadClientConfig()): Promise<ApiClient> {
-    if (config.apiKey) return new ApiClient(config.apiUrl, config.apiKey);
+    if (config.apiKey) return new ApiClient(config.apiUrl, config.apiKey, 'NDS_API_KEY');
     const stored = await readCredentials(config.credentialsFile);
     const sameServer = stored && stored.api_url.replace(/\/+$/, '') === config.apiUrl;
-    return new ApiClient(config.apiUrl, sameServer ? stored.api_key : undefined);
+    return new ApiClient(config.apiUrl, sameServer ? stored.api_key : undefined, sameServer ? config.credentialsFile : undefined);
   }
 
   /** Throws a `CliError` telling how to sign in when no key is configured. */
@@ -77,7 +80,14 @@ export class ApiClient {
     } catch {
       parsed = { error: `http_${res.status}`, message: text.slice(0, 200) };
     }
-    if (!res.ok) throw new ApiError(res.status, (parsed ?? {}) as Record<string, unknown>);
+    if (!res.ok) {
+      const error = new ApiError(res.status, (parsed ?? {}) as Record<string, unknown>);
+      if (res.status === 401 && this.apiKey && !options.anonymous) {
+        const source = this.keySource === 'NDS_API_KEY' ? 'the NDS_API_KEY environment variable' : this.keySource ? `the credentials file ${this.keySource}` : 'your configuration';
+        error.message = `${this.baseUrl} refused the API key from ${source} (${error.code}: it is wrong, revoked or expired). Run \`nds auth login\` to sign in again${this.keySource === 'NDS_API_KEY' ? ', and unset NDS_API_KEY (it takes precedence over the credentials file)' : ''}.`;
+      }
+      throw error;
+    }
     return parsed as T;
   }
 }

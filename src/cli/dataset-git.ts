@@ -1,5 +1,5 @@
 /**
- * The git half of `nds datasets upload` (CONTRACT §3): the uploaded folder becomes one commit on the
+ * The git half of `nds datasets upload` (docs/datasets.md): the uploaded folder becomes one commit on the
  * dataset's hosted repository, data files as git-lfs pointers to the content already in the object store,
  * small text files (JSON, TSV, README, BrainVision headers) as plain blobs. The commit is built with git's
  * plumbing in a throw-away bare repository (no checkout, no copy of the data), on top of the remote `main`,
@@ -40,6 +40,41 @@ export function isPlainBlob(file: { path: string; size: number }): boolean {
 
 export function lfsPointer(file: { size: number; sha256: string }): string {
   return `version https://git-lfs.github.com/spec/v1\noid sha256:${file.sha256}\nsize ${file.size}\n`;
+}
+
+/** A path as a `.gitattributes` pattern that matches it alone (glob characters and spaces escaped, anchored). */
+function exactPattern(file: string): string {
+  return `/${file.replace(/[\\*?[\]!#]/g, (ch) => `\\${ch}`).replace(/\s/g, '[[:space:]]')}`;
+}
+
+/**
+ * The `.gitattributes` of a commit whose data files are pointers: git-lfs's filter for them, so that a clone
+ * with git-lfs smudges them (`git lfs pull`) and its work tree stays clean. An extension whose files are all
+ * pointers gets one `*.ext` line (new files of that kind are stored by git-lfs too); other pointers, one line each.
+ */
+export function lfsAttributes(files: Array<{ path: string; size: number }>): string {
+  const LFS = 'filter=lfs diff=lfs merge=lfs -text';
+  const byExtension = new Map<string, { pointers: string[]; blobs: number }>();
+  const single: string[] = [];
+  for (const f of files) {
+    const ext = path.posix.extname(path.posix.basename(f.path));
+    if (!ext || /[^A-Za-z0-9_.-]/.test(ext)) {
+      if (!isPlainBlob(f)) single.push(f.path);
+      continue;
+    }
+    const entry = byExtension.get(ext) ?? { pointers: [], blobs: 0 };
+    if (isPlainBlob(f)) entry.blobs++;
+    else entry.pointers.push(f.path);
+    byExtension.set(ext, entry);
+  }
+  const lines: string[] = [];
+  for (const [ext, entry] of [...byExtension].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (entry.pointers.length === 0) continue;
+    if (entry.blobs === 0) lines.push(`*${ext} ${LFS}`);
+    else single.push(...entry.pointers);
+  }
+  for (const file of single.sort()) lines.push(`${exactPattern(file)} ${LFS}`);
+  return lines.length === 0 ? '' : `# Data files are git-lfs pointers to the dataset's content (written by nds datasets upload).\n${lines.join('\n')}\n`;
 }
 
 interface GitRun {
@@ -109,12 +144,21 @@ export async function commitAndPush(options: {
         pointers++;
       }
     }
+    // A folder with its own `.gitattributes` keeps it as it is; otherwise the pointers get git-lfs's filter.
+    const committed: Array<{ path: string }> = [...options.files];
+    const attributes = options.files.some((f) => f.path === '.gitattributes') ? '' : lfsAttributes(options.files);
+    if (attributes) {
+      const file = path.join(dir, 'nds-gitattributes');
+      await writeFile(file, attributes);
+      sources.push(file);
+      committed.push({ path: '.gitattributes' });
+    }
     const oids = (await runGit(run, ['hash-object', '-w', '--no-filters', '--stdin-paths'], sources.join('\n') + '\n')).trim().split('\n');
-    if (oids.length !== options.files.length) throw new CliError('git hash-object answered an unexpected number of objects');
-    const indexInfo = options.files.map((f, i) => `100644 ${oids[i]}\t${f.path}`).join('\n') + '\n';
+    if (oids.length !== committed.length) throw new CliError('git hash-object answered an unexpected number of objects');
+    const indexInfo = committed.map((f, i) => `100644 ${oids[i]}\t${f.path}`).join('\n') + '\n';
     await runGit(run, ['update-index', '--add', '--index-info'], indexInfo);
     const tree = (await runGit(run, ['write-tree'])).trim();
-    const blobs = options.files.length - pointers;
+    const blobs = committed.length - pointers;
 
     if (remote && (await runGit(run, ['rev-parse', `${remote}^{tree}`])).trim() === tree) {
       return { commit: remote, changed: false, pointers, blobs };

@@ -6,9 +6,12 @@
  * one. Where the dataset has a hosted repository (or `--git` asks for one), the folder is committed there with
  * pointers (`dataset-git.ts`) and the version is made from that commit; otherwise from the manifest.
  */
-import { lstat, readdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ApiClient } from './api-client.js';
+import { normalizeManifest, serializeManifest } from '../datasets/manifest.js';
+import { bidsFolderOnDisk, checkBidsFolder, type BidsCheck } from '../formats/bids/check-bids-folder.js';
+import { ApiError, type ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { commitAndPush } from './dataset-git.js';
 import { HashCache } from './hash-cache.js';
@@ -34,6 +37,26 @@ export interface UploadOptions {
   hashCache?: HashCache;
   /** Called after each file's content is stored (or found present). */
   onFile?: (file: LocalFile, outcome: 'uploaded' | 'present') => void;
+  /** Upload even when the BIDS check finds errors. */
+  force?: boolean;
+  /** Hash and compare with the latest version, then stop: nothing is uploaded and no version is made. */
+  dryRun?: boolean;
+  /** Shown the BIDS check's findings before anything is sent. */
+  onCheck?: (check: BidsCheck) => void;
+  /**
+   * Asked before a version without files the latest version has is made; throws (or returns false) to stop.
+   * Without it such an upload is refused.
+   */
+  confirmRemoval?: (removed: string[], latestVersion: string) => Promise<boolean>;
+}
+
+/** What this folder changes against the latest version. */
+export interface ManifestDiff {
+  /** The version compared with; null when the dataset has none yet. */
+  latest_version: string | null;
+  added: string[];
+  changed: string[];
+  removed: string[];
 }
 
 export interface UploadSummary {
@@ -49,6 +72,15 @@ export interface UploadSummary {
   /** The commit pushed to the dataset's repository (or found there unchanged); null without git. */
   commit: string | null;
   git_note: string | null;
+  /** The BIDS check's findings. */
+  check: { errors: number; warnings: number };
+  /** Against the latest version (computed when a version is to be made, and on a dry run). */
+  diff: ManifestDiff | null;
+  /** True when the folder is exactly the latest version: nothing was sent and no version was made. */
+  unchanged: boolean;
+  dry_run: boolean;
+  /** The id the conversion of the new version will record (`zarr_source_commit`), for `--wait`. */
+  expected_source_commit: string | null;
 }
 
 type Target = { path: string; status: 'present' } | { path: string; status: 'upload'; url: string; headers: Record<string, string> };
@@ -70,6 +102,27 @@ interface ListedFile {
   size: number;
   mtimeMs: number;
   ino: number;
+}
+
+/** `listFiles`, with a sentence instead of `ENOENT ... scandir` when the folder is not there. */
+export async function listFolder(folder: string): Promise<ListedFile[]> {
+  let info;
+  try {
+    info = await stat(folder);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new CliError(`There is no folder ${folder}; give the path of the dataset's root folder (the one with dataset_description.json).`);
+    if (code === 'EACCES') throw new CliError(`${folder} cannot be read (permission denied).`);
+    throw err;
+  }
+  if (!info.isDirectory()) throw new CliError(`${folder} is a file, not a folder; give the dataset's root folder (the one with dataset_description.json).`);
+  try {
+    return await listFiles(folder);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EACCES' || e.code === 'EPERM') throw new CliError(`${e.path ?? folder} cannot be read (permission denied).`);
+    throw err;
+  }
 }
 
 export async function listFiles(root: string): Promise<ListedFile[]> {
@@ -109,18 +162,52 @@ async function mapLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<v
 }
 
 export async function uploadFolder(api: ApiClient, datasetId: string, folder: string, options: UploadOptions): Promise<UploadSummary> {
-  const listed = await listFiles(folder);
+  const listed = await listFolder(folder);
   if (listed.length === 0) throw new CliError(`${folder} holds no files`);
+  const check = await checkBidsFolder(bidsFolderOnDisk(folder, listed));
+  options.onCheck?.(check);
+  if (check.errors.length > 0 && !options.force) {
+    throw new CliError(`nothing was sent: ${folder} is not a BIDS dataset nds can take (${check.errors.length} ${check.errors.length === 1 ? 'error' : 'errors'} above). Fix them, or pass --force to upload it as it is.`);
+  }
   const total = listed.reduce((s, f) => s + f.size, 0);
   const id = encodeURIComponent(datasetId);
   // Fail before hashing a terabyte when the dataset is not there or not ours.
   const dataset = await api.request<DatasetRepository>(`/datasets/${id}`);
-  const summary: UploadSummary = { dataset_id: datasetId, files: listed.length, bytes: total, uploaded: 0, uploaded_bytes: 0, present: 0, hashed: 0, version: null, commit: null, git_note: null };
+  const summary: UploadSummary = {
+    dataset_id: datasetId, files: listed.length, bytes: total, uploaded: 0, uploaded_bytes: 0, present: 0, hashed: 0, version: null, commit: null, git_note: null,
+    check: { errors: check.errors.length, warnings: check.warnings.length }, diff: null, unchanged: false, dry_run: !!options.dryRun, expected_source_commit: null,
+  };
   const useGit = options.git === 'always' || (options.git === 'auto' && dataset.hosted_repo);
   if (useGit && dataset.source_repo && !dataset.hosted_repo) {
     throw new CliError(`${datasetId} takes its files from ${dataset.source_repo}; push there with git, or pass --no-git to upload content only`);
   }
   if (!useGit && options.git === 'auto' && dataset.source_repo) summary.git_note = `not committed: the repository ${dataset.source_repo} is not hosted by nds`;
+
+  const latest = options.createVersion || options.dryRun ? await latestManifest(api, id) : null;
+  const localPaths = new Set(listed.map((f) => f.path));
+  const removed = latest ? latest.files.filter((f) => !localPaths.has(f.path)).map((f) => f.path) : [];
+  // Hashes computed ahead of the pipeline (dry run, or a folder that may be the latest version unchanged).
+  let known: Map<string, LocalFile> | undefined;
+  const sameOutline = latest !== null && removed.length === 0 && latest.files.length === listed.length && listed.every((f) => latest.bySize.get(f.path) === f.size);
+  if (options.dryRun || sameOutline) {
+    options.progress.start(total);
+    const all = await hashAll(listed, options, summary);
+    options.progress.stop();
+    known = new Map(all.map((f) => [f.path, f]));
+    summary.diff = diffAgainst(all, latest);
+    if (options.dryRun) return summary;
+    if (summary.diff.added.length === 0 && summary.diff.changed.length === 0) {
+      summary.unchanged = true;
+      summary.version = latest!.version;
+      return summary;
+    }
+  } else if (latest) {
+    summary.diff = { latest_version: latest.version, added: listed.filter((f) => !latest.bySize.has(f.path)).map((f) => f.path), changed: [], removed };
+  }
+  if (options.createVersion && latest && removed.length > 0) {
+    const go = options.confirmRemoval ? await options.confirmRemoval(removed, latest.version) : false;
+    if (!go) throw new CliError(`nothing was sent: this folder lacks ${removed.length} ${removed.length === 1 ? 'file' : 'files'} that version ${latest.version} has, and the new version would not have them. Pass --yes to make it anyway.`);
+  }
   const manifest: LocalFile[] = [];
   options.progress.start(total);
 
@@ -130,6 +217,11 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
     let i = 0;
     await mapLimit(batch, 2, async (f) => {
       const slot = i++;
+      const already = known?.get(f.path);
+      if (already) {
+        hashed[slot] = already;
+        return;
+      }
       const remembered = options.hashCache?.get(f.abs, f);
       if (remembered) {
         hashed[slot] = { path: f.path, abs: f.abs, size: f.size, sha256: remembered };
@@ -184,8 +276,21 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
   if (options.createVersion) {
     const version = options.version ?? (await nextVersion(api, id));
     const body = summary.commit ? { version, commit: summary.commit } : { version, manifest: manifest.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 })) };
-    const created = await api.request<{ version: string }>(`/datasets/${id}/versions`, { method: 'POST', body });
-    summary.version = created.version;
+    try {
+      const created = await api.request<{ version: string }>(`/datasets/${id}/versions`, { method: 'POST', body });
+      summary.version = created.version;
+    } catch (err) {
+      // The latest version changed under us to these very files: nothing to make.
+      if (err instanceof ApiError && err.code === 'version_unchanged') {
+        summary.unchanged = true;
+        summary.version = typeof err.body.latest_version === 'string' ? err.body.latest_version : null;
+        options.progress.stop();
+        return summary;
+      }
+      throw err;
+    }
+    // The conversion of a manifest version records the SHA-1 of the stored manifest; of a pushed tree, its commit.
+    summary.expected_source_commit = summary.commit ?? createHash('sha1').update(serializeManifest(normalizeManifest(('manifest' in body && body.manifest) || []))).digest('hex');
   }
   options.progress.stop();
   return summary;
@@ -302,6 +407,59 @@ async function queueBatch(api: ApiClient, id: string, hashed: LocalFile[], optio
     summary.uploaded_bytes += file.size;
     options.onFile?.(file, 'uploaded');
   });
+}
+
+interface LatestManifest {
+  version: string;
+  files: Array<{ path: string; size: number; sha256: string }>;
+  bySize: Map<string, number>;
+}
+
+/** The latest version's files, or null when the dataset has no version yet. */
+async function latestManifest(api: ApiClient, id: string): Promise<LatestManifest | null> {
+  try {
+    const m = await api.request<{ version: string; files: Array<{ path: string; size: number; sha256: string }> }>(`/datasets/${id}/manifest`);
+    return { version: m.version, files: m.files, bySize: new Map(m.files.map((f) => [f.path, f.size])) };
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'version_not_found') return null;
+    throw err;
+  }
+}
+
+export function diffAgainst(local: LocalFile[], latest: LatestManifest | null): ManifestDiff {
+  if (!latest) return { latest_version: null, added: local.map((f) => f.path), changed: [], removed: [] };
+  const before = new Map(latest.files.map((f) => [f.path, f]));
+  const localPaths = new Set(local.map((f) => f.path));
+  return {
+    latest_version: latest.version,
+    added: local.filter((f) => !before.has(f.path)).map((f) => f.path),
+    changed: local.filter((f) => {
+      const b = before.get(f.path);
+      return b !== undefined && (b.sha256 !== f.sha256 || b.size !== f.size);
+    }).map((f) => f.path),
+    removed: latest.files.filter((f) => !localPaths.has(f.path)).map((f) => f.path),
+  };
+}
+
+/** Every file's hash (remembered ones from the cache), two files at a time. */
+async function hashAll(listed: ListedFile[], options: UploadOptions, summary: UploadSummary): Promise<LocalFile[]> {
+  const out: LocalFile[] = new Array(listed.length);
+  let i = 0;
+  await mapLimit(listed, 2, async (f) => {
+    const slot = i++;
+    const remembered = options.hashCache?.get(f.abs, f);
+    let sha256 = remembered;
+    if (!sha256) {
+      const h = await hashFile(f.abs);
+      summary.hashed++;
+      if (h.size !== f.size) throw new CliError(`${f.path} changed while it was read; run the upload again`);
+      options.hashCache?.set(f.abs, { size: f.size, mtimeMs: f.mtimeMs, ino: f.ino, sha256: h.sha256 });
+      sha256 = h.sha256;
+    }
+    options.progress.advance(f.size);
+    out[slot] = { path: f.path, abs: f.abs, size: f.size, sha256 };
+  });
+  return out;
 }
 
 /** The patch after the highest version, or 1.0.0 for the first. */

@@ -6,8 +6,11 @@ import type { Command } from 'commander';
 import { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { downloadDataset } from './dataset-download.js';
+import { fetchFailures, formatFailures } from './conversion-report.js';
 import { uploadFolder } from './dataset-upload.js';
 import { HashCache } from './hash-cache.js';
+import type { UploadSummary } from './dataset-upload.js';
+import { describeOutcome, waitForConversion, type ConversionOutcome } from './conversion-wait.js';
 import { loadClientConfig } from '../core/config.js';
 import { closeAgents } from './http-transfer.js';
 import { info, printJson, printTable } from './output.js';
@@ -53,8 +56,68 @@ async function client(needKey: boolean): Promise<ApiClient> {
 
 const id = (v: string) => encodeURIComponent(v);
 
+/** Dataset ids are `nd` or `sb` and six digits: anything else is refused here, with what a valid one looks like. */
+export function checkDatasetId(value: string): void {
+  if (!/^(nd|sb)\d{6}$/.test(value)) throw new CliError(`"${value}" is not a valid dataset id: ids look like nd000001 (or sb000001 for a sandbox dataset); \`nds datasets list --mine\` shows yours`);
+}
+
+interface UploadCommandOptions {
+  version?: string;
+  createVersion: boolean;
+  git?: boolean;
+  dryRun?: boolean;
+  force?: boolean;
+  yes?: boolean;
+  wait?: boolean;
+  waitTimeout: string;
+  concurrency: number;
+  retries: number;
+  verbose?: boolean;
+  json?: boolean;
+}
+
+function printUploadSummary(summary: UploadSummary): void {
+  const d = summary.diff;
+  if (summary.dry_run) {
+    info(`dry run: nothing was sent. Against ${d?.latest_version ? `version ${d.latest_version}` : 'an empty dataset'}: ${d?.added.length ?? 0} added, ${d?.changed.length ?? 0} changed, ${d?.removed.length ?? 0} removed`);
+    for (const p of d?.added ?? []) process.stdout.write(`added    ${p}\n`);
+    for (const p of d?.changed ?? []) process.stdout.write(`changed  ${p}\n`);
+    for (const p of d?.removed ?? []) process.stdout.write(`removed  ${p}\n`);
+    return;
+  }
+  if (summary.unchanged) {
+    info(`no change: the folder holds exactly the files of version ${summary.version}; no version was made`);
+    return;
+  }
+  info(`${summary.files} files (${human(summary.bytes)}): ${summary.uploaded} uploaded (${human(summary.uploaded_bytes)}), ${summary.present} already stored${summary.version ? `; version ${summary.version} created` : ''}`);
+  if (summary.commit) info(`commit ${summary.commit.slice(0, 12)}: ${summary.git_note}`);
+  else if (summary.git_note) info(summary.git_note);
+}
+
+/** Asks on the terminal; off a terminal only `--yes` lets a version drop files. */
+async function confirmRemoval(removed: string[], latest: string, yes: boolean): Promise<boolean> {
+  const shown = removed.slice(0, 10).map((p) => `  ${p}`).join('\n') + (removed.length > 10 ? `\n  ... and ${removed.length - 10} more` : '');
+  if (yes) {
+    info(`--yes: the new version drops ${removed.length} ${removed.length === 1 ? 'file' : 'files'} of version ${latest}`);
+    return true;
+  }
+  if (!process.stdin.isTTY || !process.stderr.isTTY) return false;
+  info(`This folder lacks ${removed.length} ${removed.length === 1 ? 'file' : 'files'} that version ${latest} has; the new version will not have them:\n${shown}`);
+  const { createInterface } = await import('node:readline/promises');
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question('Make the version without them? [y/N] ')).trim());
+  } finally {
+    rl.close();
+  }
+}
+
 export function registerDatasetsCommands(program: Command, admin: Command): void {
   const datasets = program.command('datasets').description('datasets: list, create, upload, download, versions');
+  // Every subcommand whose first argument is a dataset id has it checked before any request is made.
+  datasets.hook('preAction', (_group, action) => {
+    if (action.registeredArguments[0]?.name() === 'id') checkDatasetId(String(action.args[0]));
+  });
 
   datasets
     .command('list')
@@ -83,9 +146,15 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .description('one dataset')
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: { json?: boolean }) => {
-      const d = await (await client(false)).request<Dataset>(`/datasets/${id(dataset)}`);
+      const api = await client(false);
+      const d = await api.request<Dataset>(`/datasets/${id(dataset)}`);
       if (opts.json) return printJson(d);
       for (const [k, v] of Object.entries(d)) process.stdout.write(`${k.padEnd(20)} ${Array.isArray(v) ? v.join(', ') || '-' : (v ?? '-')}\n`);
+      // Failed recordings, with the reason to act on (zarr_status stays `ready` when some recordings failed).
+      if (typeof d.zarr_failure_count === 'number' && d.zarr_failure_count > 0) {
+        const failures = await fetchFailures(api, d.id);
+        process.stdout.write(`\n${failures ? formatFailures(failures) : `${d.zarr_failure_count} recording(s) could not be converted; the dataset page lists why.\n`}`);
+      }
     });
 
   datasets
@@ -155,20 +224,25 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
 
   datasets
     .command('upload <id> <folder>')
-    .description('upload a folder (only missing content is sent) and create a version')
+    .description('check a BIDS folder, upload it (only missing content is sent) and create a version')
     .option('--version <v>', 'version to create (default: the next patch, or 1.0.0)')
     .option('--no-create-version', 'upload content only')
     .option('--git', 'commit the folder to the dataset\'s hosted repository, creating it if needed')
     .option('--no-git', 'do not commit, even when the dataset has a hosted repository')
+    .option('--dry-run', 'list the files that would be added, changed and removed; send nothing')
+    .option('--force', 'upload even when the BIDS check finds errors')
+    .option('--yes', 'make the version even when it removes files the latest version has (no question asked)')
+    .option('--wait', 'wait for the conversion of the new version and print each recording\'s result; exit 1 when one failed')
+    .option('--wait-timeout <seconds>', 'give up waiting after this long', '1800')
     .option('--concurrency <n>', 'uploads at a time', positive('--concurrency'), 8)
     .option('--retries <n>', 'retries of a failed upload', retries, 4)
     .option('--verbose', 'a line per file')
     .option('--json', 'machine output')
-    .action(async (dataset: string, folder: string, opts: { version?: string; createVersion: boolean; git?: boolean; concurrency: number; retries: number; verbose?: boolean; json?: boolean }) => {
+    .action(async (dataset: string, folder: string, opts: UploadCommandOptions) => {
       const api = await client(true);
       const git = opts.git === true ? 'always' : opts.git === false ? 'never' : 'auto';
       const hashCache = await HashCache.open(loadClientConfig().uploadHashCacheFile);
-      const progress = opts.json ? silentProgress : barProgress('upload');
+      const progress = opts.json ? silentProgress : barProgress(opts.dryRun ? 'hash' : 'upload');
       try {
         const summary = await uploadFolder(api, dataset, folder, {
           version: opts.version,
@@ -178,12 +252,34 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
           concurrency: opts.concurrency,
           retries: opts.retries,
           progress,
+          force: opts.force,
+          dryRun: opts.dryRun,
+          onCheck: (check) => {
+            for (const e of check.errors) info(`error: ${e.path ? `${e.path}: ` : ''}${e.message}`);
+            for (const w of check.warnings) info(`warning: ${w.path ? `${w.path}: ` : ''}${w.message}`);
+            if (check.errors.length && opts.force) info(`--force: uploading despite ${check.errors.length} ${check.errors.length === 1 ? 'error' : 'errors'}`);
+          },
+          confirmRemoval: (removed, latest) => confirmRemoval(removed, latest, !!opts.yes),
           onFile: opts.verbose ? (f, outcome) => info(`${outcome} ${f.path}`) : undefined,
         });
-        if (opts.json) return printJson(summary);
-        info(`${summary.files} files (${human(summary.bytes)}): ${summary.uploaded} uploaded (${human(summary.uploaded_bytes)}), ${summary.present} already stored${summary.version ? `; version ${summary.version} created` : ''}`);
-        if (summary.commit) info(`commit ${summary.commit.slice(0, 12)}: ${summary.git_note}`);
-        else if (summary.git_note) info(summary.git_note);
+        progress.stop();
+        let outcome: ConversionOutcome | undefined;
+        if (opts.wait && !opts.json && (summary.unchanged || summary.dry_run || !summary.version)) info('--wait: no version was made, so there is no conversion to wait for');
+        if (opts.wait && summary.expected_source_commit && !summary.unchanged) {
+          const seconds = Number(opts.waitTimeout);
+          if (!opts.json) info(`version ${summary.version} created; waiting for its conversion`);
+          outcome = await waitForConversion(api, dataset, {
+            expectedCommit: summary.expected_source_commit,
+            timeoutMs: (Number.isFinite(seconds) && seconds > 0 ? seconds : 1800) * 1000,
+            onState: opts.json ? undefined : (status) => info(`conversion: ${status}`),
+          });
+        }
+        if (opts.json) printJson(outcome ? { ...summary, conversion: outcome } : summary);
+        else printUploadSummary(summary);
+        if (outcome && !opts.json) for (const line of describeOutcome(outcome)) process.stdout.write(`${line}\n`);
+        if (outcome && (outcome.status === 'failed' || outcome.failures > 0)) {
+          throw new CliError(outcome.status === 'failed' ? `the conversion of ${dataset} failed` : `${outcome.failures} of ${outcome.recordings.length} recordings failed to convert; fix the files named above and upload again`);
+        }
       } finally {
         progress.stop();
         closeAgents();

@@ -64,7 +64,7 @@ export async function deviceSignIn(api: ApiClient, options: DeviceSignInOptions)
       if (Date.now() > deadline) throw new CliError('the code expired before it was approved; run the command again');
       continue;
     }
-    // RFC 8628 §3.5: slow_down adds 5 seconds to the interval, for this and every later poll.
+    // RFC 8628 section 3.5: slow_down adds 5 seconds to the interval, for this and every later poll.
     if (body.error === 'slow_down') {
       intervalMs += 5000;
       continue;

@@ -1,4 +1,4 @@
-/** `nds gateway`: the browser gateway alone (CONTRACT §1), on PORT, with GATEWAY_WORKERS processes. */
+/** `nds gateway`: the browser gateway alone (docs/architecture.md), on PORT, with GATEWAY_WORKERS processes. */
 import type { Command } from 'commander';
 
 export function registerGatewayCommand(program: Command): void {

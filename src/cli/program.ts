@@ -1,6 +1,7 @@
 /** The `nds` command's tree: every command group registers itself here. Built by `main.ts` and the tests. */
 import { Command } from 'commander';
 import { registerServerCommands } from './server-commands.js';
+import { registerAuditCommand, registerDatasetEditCommands, registerRequestAccessCommand } from './dataset-edit-commands.js';
 import { registerGatewayCommand } from './gateway-command.js';
 import { registerAdminZarrCommands } from './admin-zarr-commands.js';
 import { registerConvertCommand } from './convert.js';
@@ -35,6 +36,9 @@ export function buildProgram(): Command {
   registerDatasetsCommands(program, admin);
   // After the datasets group exists, so search joins it rather than making a second one.
   registerSearchCommand(program);
+  registerDatasetEditCommands(program);
+  registerRequestAccessCommand(program);
+  registerAuditCommand(admin);
   registerSandboxCommands(program);
   registerPublicationCommands(admin);
   return program;

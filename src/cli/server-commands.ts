@@ -1,5 +1,8 @@
 /** Server-side commands: they read the server configuration and talk to the database directly. */
+import { existsSync } from 'node:fs';
+import { request } from 'node:http';
 import type { Command } from 'commander';
+import { CliError } from './cli-error.js';
 import { systemClock } from '../core/clock.js';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/log.js';
@@ -7,20 +10,40 @@ import { createLogger } from '../core/log.js';
 // The server's modules take seconds to import; loaded in the actions, client commands never pay for them.
 const serverModule = () => import('../server.js');
 const lifecycleModule = () => import('../lifecycle.js');
+/** Native zstd-napi, or the WebAssembly fallback where the native module is not built for this Node.js. */
+const zstdEncoderKind = async () => (await (await import('../formats/zarr/chunk-codec.js')).zstdEncoder()).kind;
 const databaseModules = async () => ({ ...(await import('../db/connect.js')), ...(await import('../db/migrate.js')) });
 
 export function registerServerCommands(program: Command, admin: Command): void {
   program
     .command('serve')
     .description('run the API, browser pages, gateway and conversion worker in one process')
-    .action(async () => {
+    .option('--demo', 'on an empty service, create a public demo dataset (synthetic EEG and EMG), convert it and print its viewer link')
+    .action(async (opts: { demo?: boolean }) => {
+      const started = performance.now();
       const config = loadConfig();
       const log = createLogger(config.logLevel);
       const { startServer } = await serverModule();
       const { untilSignal } = await lifecycleModule();
       const server = await startServer({ config, log });
-      log.info({ url: config.publicUrl, port: server.port, database: server.database.engine, objects: config.objectStoreUrl.split(':')[0] }, 'nds is listening');
+      const zstd = await zstdEncoderKind();
+      log.info({ url: config.publicUrl, port: server.port, database: server.database.engine, objects: config.objectStoreUrl.split(':')[0], zstd_encoder: zstd, node: process.version }, 'nds is listening');
       process.stderr.write(`nds is listening on ${config.publicUrl} (port ${server.port})\n`);
+      process.stderr.write(`home page: ${config.publicUrl}/\n`);
+      const link = await server.deps.ownerSetup.open(server.deps.db);
+      if (link) {
+        process.stderr.write(
+          `\nThis service has no owner yet. Open this one-time link (valid for an hour) to create the owner account:\n  ${config.publicUrl}/setup?token=${link.token}\n` +
+            `or, in another terminal: nds admin bootstrap --username <name> --email <address>\n\n`,
+        );
+      }
+      if (opts.demo) {
+        const { createDemoDataset } = await import('../demo/demo-dataset.js');
+        const demo = await createDemoDataset(server.deps, { log });
+        if (demo.created) {
+          process.stderr.write(`demo dataset ${demo.id} converted in ${((performance.now() - started) / 1000).toFixed(1)} s; its viewer:\n  ${demo.viewerUrl}\n`);
+        } else process.stderr.write(`--demo: ${demo.reason}\n`);
+      }
       await untilSignal();
       log.info('shutting down');
       await server.close();
@@ -34,7 +57,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
       const log = createLogger(config.logLevel);
       const { startWorkerProcess, untilSignal } = await lifecycleModule();
       const worker = await startWorkerProcess({ config, log });
-      log.info('conversion worker started');
+      log.info({ zstd_encoder: await zstdEncoderKind(), node: process.version }, 'conversion worker started');
       process.stderr.write('nds worker is taking conversion jobs\n');
       await untilSignal();
       log.info('worker stopping after the job in hand');
@@ -58,21 +81,55 @@ export function registerServerCommands(program: Command, admin: Command): void {
 
   admin
     .command('bootstrap')
-    .description('create or promote an owner account (server-side) and print one API key for it')
+    .description('create or promote an owner account (server-side) and print one API key for it; works beside a running nds serve on the embedded database')
     .requiredOption('--username <username>', 'account name')
     .requiredOption('--email <email>', 'account email')
     .action(async (opts: { username: string; email: string }) => {
       const config = loadConfig();
       const { connectDatabase, migrateToLatest } = await databaseModules();
       const { bootstrapOwner } = await import('../accounts/bootstrap-owner.js');
-      const database = await connectDatabase(config.databaseUrl);
+      let result: { apiKey: string; created: boolean };
+      let database: Awaited<ReturnType<typeof connectDatabase>> | undefined;
       try {
-        await migrateToLatest(database.db);
-        const { apiKey, created } = await bootstrapOwner(database.db, opts, systemClock.now());
-        process.stderr.write(`${created ? 'created' : 'promoted'} owner ${opts.username}; the key below is shown once\n`);
-        process.stdout.write(`${apiKey}\n`);
-      } finally {
-        await database.close();
+        database = await connectDatabase(config.databaseUrl);
+      } catch (err) {
+        // The embedded database belongs to a running nds serve: ask it, over its local socket.
+        const { adminSocketPath } = await lifecycleModule();
+        const socket = adminSocketPath(config.dataDir);
+        if (!/is in use by process/.test((err as Error).message) || !existsSync(socket)) throw err;
+        result = await bootstrapThroughSocket(socket, opts);
       }
+      if (database) {
+        try {
+          await migrateToLatest(database.db);
+          result = await bootstrapOwner(database.db, opts, systemClock.now());
+        } finally {
+          await database.close();
+        }
+      }
+      const { apiKey, created } = result!;
+      process.stderr.write(`${created ? 'created' : 'promoted'} owner ${opts.username}; the key below is shown once. Use it with the nds command:\n  export NDS_API_URL=${config.publicUrl} NDS_API_KEY=<the key>\nor sign in through the browser instead with \`nds auth login\` (the key is then not needed).\n`);
+      process.stdout.write(`${apiKey}\n`);
     });
+}
+
+function bootstrapThroughSocket(socketPath: string, input: { username: string; email: string }): Promise<{ apiKey: string; created: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path: '/bootstrap', method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        try {
+          const body = JSON.parse(text) as { api_key?: string; created?: boolean; message?: string; details?: string[] };
+          if (res.statusCode === 200 && body.api_key) resolve({ apiKey: body.api_key, created: !!body.created });
+          else reject(new CliError(`the running server refused: ${body.message ?? text}${body.details?.length ? ` (${body.details.join('; ')})` : ''}`));
+        } catch {
+          reject(new CliError(`the running server answered ${res.statusCode}: ${text.slice(0, 200)}`));
+        }
+      });
+    });
+    req.on('error', (err) => reject(new CliError(`cannot reach the running nds serve through ${socketPath}: ${err.message}`)));
+    req.end(JSON.stringify(input));
+  });
 }

@@ -29,6 +29,7 @@ export function barProgress(label: string): Progress {
   return {
     start(totalBytes) {
       total = totalBytes;
+      done = 0;
       started = Date.now();
       running = true;
       bar.start(totalBytes, 0, payload());

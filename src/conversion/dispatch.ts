@@ -16,7 +16,7 @@ export interface DispatchRequest {
 
 export type DispatchResult = { mode: 'local'; job_id: number; coalesced: boolean } | { mode: 'github' };
 
-/** The payload of `generate-zarr` (CONTRACT §4). */
+/** The payload of `generate-zarr` (docs/conversion.md). */
 export function dispatchPayload(deps: Deps, req: DispatchRequest) {
   return { dataset_id: req.datasetId, ref: req.ref, full: req.full, callback_url: `${deps.config.publicUrl}/webhooks/zarr-ready` };
 }

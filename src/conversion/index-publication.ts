@@ -29,12 +29,23 @@ export interface NewIndex {
   removed: string[];
 }
 
+/**
+ * Where the copy's objects can be read without the gateway: ZARR_PUBLIC_BASE_URL when set (a CDN, a bucket
+ * website), else the object store's own public base: the folder store's `/objects/` route of this server,
+ * which serves the Zarr copy to anyone, or the S3 bucket's path-style URL (public when the bucket is).
+ */
+export function publicDataBase(deps: Pick<Deps, 'config' | 'objects'>, datasetId: string): string {
+  const { config, objects } = deps;
+  if (config.zarrPublicBaseUrl) return `${config.zarrPublicBaseUrl}/${datasetId}/zarr`;
+  return objects.publicUrl(`${datasetId}/zarr`);
+}
+
 export async function publishIndex(deps: Deps, next: NewIndex): Promise<JobResult> {
   const { config } = deps;
   const index = buildStoreIndex({
     datasetId: next.datasetId,
     contractBase: `${config.zarrCacheBaseUrl}/${next.datasetId}/zarr`,
-    dataBase: config.zarrPublicBaseUrl ? `${config.zarrPublicBaseUrl}/${next.datasetId}/zarr` : null,
+    dataBase: publicDataBase(deps, next.datasetId),
     sourceCommit: next.commit,
     stores: next.stores,
     failures: next.failures,

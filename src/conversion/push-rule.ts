@@ -1,5 +1,5 @@
 /**
- * The push rule of seed §4 and CONTRACT §4, as a pure decision over a GitHub push payload: convert when a
+ * The push rule (docs/operating-zarr.md), as a pure decision over a GitHub push payload: convert when a
  * push to `main` of a dataset's repository added, modified or removed a data file or an `_events.tsv`.
  */
 import { isConversionRelevantPath } from '../formats/bids/is-conversion-relevant-path.js';

@@ -5,7 +5,7 @@
  */
 
 /**
- * Body shapes of seed §7:
+ * Body shapes (docs/api.md):
  * - `general`: `{error, message, details: []}`
  * - `coded`: `{error, message}` (device-flow and key routes)
  * - `token`: `{error, reason, message}` (terminal answers of the device token poll; HTTP 400)
@@ -39,6 +39,7 @@ const catalog = {
   username_taken: { status: 409, shape: 'general', message: 'That username is taken.' },
   email_taken: { status: 409, shape: 'general', message: 'That email belongs to another account.' },
   version_exists: { status: 409, shape: 'general', message: 'That version number is already used.' },
+  version_unchanged: { status: 409, shape: 'general', message: 'These files are exactly those of the latest version; no version was made.' },
   content_missing: { status: 409, shape: 'general', message: 'Some listed content is not in the object store yet.' },
   publication_pending: { status: 409, shape: 'general', message: 'A publication request is already pending.' },
   content_mismatch: { status: 400, shape: 'general', message: 'The uploaded content does not match its declared size or SHA-256; nothing was stored.' },
@@ -54,6 +55,9 @@ const catalog = {
   unsupported_media_type: { status: 415, shape: 'general', message: 'This route does not take a body of that type.' },
   rate_limited: { status: 429, shape: 'general', message: 'Too many requests; wait and try again.' },
   login_code_invalid: { status: 401, shape: 'general', message: 'That code is not right, or no code was sent to that address. Check it, or ask for a new one.' },
+  setup_link_invalid: { status: 403, shape: 'general', message: 'That setup link is not right. Use the link nds serve printed, or run nds admin bootstrap.' },
+  setup_link_used: { status: 410, shape: 'general', message: 'That setup link was already used: the service has its owner. Sign in instead.' },
+  setup_link_expired: { status: 410, shape: 'general', message: 'That setup link has expired. Restart nds serve for a new one, or run nds admin bootstrap.' },
   login_code_expired: { status: 410, shape: 'general', message: 'That code has expired. Ask for a new one.' },
   login_code_exhausted: { status: 410, shape: 'general', message: 'Too many wrong tries for that code. Ask for a new one.' },
   invalid_credentials: { status: 401, shape: 'general', message: 'Wrong username, email or password.' },
@@ -63,7 +67,7 @@ const catalog = {
   service_unavailable: { status: 503, shape: 'general', message: 'The service cannot answer right now; try again in a moment.' },
   upstream_failed: { status: 502, shape: 'general', message: 'An upstream service failed.' },
 
-  // Device-flow and key routes (seed §7)
+  // Device-flow and key routes (docs/api.md)
   device_code_unknown: { status: 404, shape: 'coded', message: 'That code was not found. Check it and try again.' },
   device_code_expired: { status: 410, shape: 'coded', message: 'That code has expired. Start the sign-in again.' },
   device_code_used: { status: 409, shape: 'coded', message: 'That code was already used.' },
@@ -81,7 +85,7 @@ const catalog = {
 
 export type ErrorCode = keyof typeof catalog;
 
-/** RFC 8628 §3.5 token-poll errors (HTTP 400, field `error`). */
+/** RFC 8628 section 3.5 token-poll errors (HTTP 400, field `error`). */
 export type TokenPollError = 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied' | 'invalid_grant';
 
 export interface NdsErrorOptions {
@@ -115,7 +119,7 @@ export class NdsError<C extends ErrorCode = ErrorCode> extends Error {
     this.extra = options.extra ?? {};
   }
 
-  /** The JSON body of the answer, in the shape of seed §7. */
+  /** The JSON body of the answer, in the shape of docs/api.md. */
   toBody(): Record<string, unknown> {
     if (this.shape === 'coded') return { error: this.code, message: this.message, ...this.extra };
     return { error: this.code, message: this.message, details: this.details, ...this.extra };

@@ -1,5 +1,5 @@
 /**
- * Creating a dataset. Who gets what (CONTRACT §3: "sandbox datasets for everyone who has not completed
+ * Creating a dataset. Who gets what (docs/datasets.md: "sandbox datasets for everyone who has not completed
  * sandbox training"; seed: real uploads need an approved account that completed the sandbox):
  * - an account that has not completed the training gets a sandbox dataset (`sb` + 6 digits); asking for a
  *   real one (`sandbox: false`) answers `sandbox_required`, or `upload_access_required` when not approved;

@@ -4,7 +4,7 @@ import type { Dataset } from './dataset-queries.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
-/** The JSON of a dataset (seed §2 and CONTRACT §3). */
+/** The JSON of a dataset (docs/datasets.md). */
 export function presentDataset(d: Dataset, config: Pick<Config, 'publicUrl' | 'gitDir'>) {
   const gitUrl = `${config.publicUrl}/git/${d.id}.git`;
   // A hosted repository is recorded by its folder on the server; clients see its URL instead.
@@ -35,11 +35,21 @@ export function presentDataset(d: Dataset, config: Pick<Config, 'publicUrl' | 'g
     zarr_status: d.zarr_status,
     zarr_converted_at: iso(d.zarr_converted_at),
     zarr_store_count: d.zarr_store_count,
+    zarr_failure_count: zarrFailureCount(d),
     zarr_index_etag: d.zarr_index_etag,
     zarr_source_commit: d.zarr_source_commit,
     created_at: iso(d.created_at)!,
     updated_at: iso(d.updated_at)!,
   };
+}
+
+/**
+ * How many recordings the last conversion could not convert, from the facts it recorded
+ * (`metadata.recording`); null before the first conversion, or for facts recorded before failures were counted.
+ */
+export function zarrFailureCount(d: Pick<Dataset, 'metadata' | 'zarr_status'>): number | null {
+  const recording = (d.metadata as { recording?: { failure_count?: unknown } } | null)?.recording;
+  return d.zarr_status !== null && typeof recording?.failure_count === 'number' ? recording.failure_count : null;
 }
 
 export type PresentedDataset = ReturnType<typeof presentDataset>;

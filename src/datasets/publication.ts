@@ -1,5 +1,5 @@
 /**
- * Publication requests (CONTRACT §3): the owner asks to publish the latest version → `pending` → an admin
+ * Publication requests (docs/datasets.md): the owner asks to publish the latest version → `pending` → an admin
  * approves (DOIs minted or updated, dataset made public) or denies with a reason. One pending request a
  * dataset at a time (a partial unique index, so concurrent requests cannot both win), and a request is
  * decided once (compare-and-set on `pending`).

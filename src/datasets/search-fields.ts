@@ -1,7 +1,7 @@
 /**
  * Keeps a dataset's search fields true to its Zarr copy: `modalities`, `tasks`, `sampling_rates`,
  * `channel_counts`, `metadata.recording` (and `n_subjects` when nobody set it) are derived from
- * `<id>/zarr/index.json` (CONTRACT §4), its failures included for what their paths say. Called after each
+ * `<id>/zarr/index.json` (docs/conversion.md), its failures included for what their paths say. Called after each
  * successful conversion; the trigger `datasets_search_vector` then re-indexes the row.
  */
 import type { RecordingFacts } from '../db/datasets-tables.js';
@@ -34,6 +34,7 @@ export function recordingFacts(index: unknown): RecordingFacts {
   const trialTypes = new Set<string>();
   const rates = new Set<number>();
   const channels = new Set<number>();
+  let durationS = 0;
   // BIDS entities in the file name: sub-<label>, task-<label>.
   const entitiesOf = (where: string) => {
     const task = /(?:^|[/_])task-([A-Za-z0-9]+)/.exec(where);
@@ -43,8 +44,10 @@ export function recordingFacts(index: unknown): RecordingFacts {
   };
   // A recording that could not be converted (a placeholder data file, say) still names its subject, task
   // and datatype; rates and channel counts come only from converted ones.
+  let failureCount = 0;
   for (const failure of failures) {
     if (typeof failure.path !== 'string') continue;
+    failureCount++;
     entitiesOf(failure.path);
     const datatype = DATATYPE.exec(failure.path);
     if (datatype) modalities.add(datatype[1]);
@@ -53,11 +56,15 @@ export function recordingFacts(index: unknown): RecordingFacts {
     entitiesOf(typeof store.path === 'string' ? store.path : typeof store.zarr === 'string' ? store.zarr : '');
     for (const m of strings(store.modalities)) modalities.add(m.toLowerCase());
     for (const t of strings(store.trial_types)) trialTypes.add(t);
+    // A recording lasts as long as its longest channel group (groups of one recording run side by side).
+    let longest = 0;
     for (const g of (store.groups ?? []) as Loose<GroupSummary>[]) {
+      if (typeof g.duration_s === 'number' && Number.isFinite(g.duration_s) && g.duration_s > longest) longest = g.duration_s;
       if (typeof g.modality === 'string') modalities.add(g.modality.toLowerCase());
       if (typeof g.rate === 'number' && Number.isFinite(g.rate) && g.rate > 0) rates.add(g.rate);
       if (typeof g.n_channels === 'number' && Number.isInteger(g.n_channels) && g.n_channels > 0) channels.add(g.n_channels);
     }
+    durationS += longest;
   }
   return {
     n_recordings: stores.length,
@@ -68,6 +75,8 @@ export function recordingFacts(index: unknown): RecordingFacts {
     trial_types: [...trialTypes].sort(),
     n_subjects: subjects.size,
     source_commit: typeof root.source_commit === 'string' ? root.source_commit : null,
+    failure_count: failureCount,
+    duration_s: durationS,
   };
 }
 

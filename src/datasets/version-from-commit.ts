@@ -1,5 +1,5 @@
 /**
- * A version made from a commit of the dataset's hosted repository (CONTRACT §3): the manifest lists every
+ * A version made from a commit of the dataset's hosted repository (docs/datasets.md): the manifest lists every
  * file of the commit's tree. An annex symlink or key file, or a git-lfs pointer, stands for content that must
  * already be in the object store; any other blob is hashed and copied into the store, so every entry can be
  * downloaded from the store alone. The commit is tagged `v<version>`; a tag of that name on another commit

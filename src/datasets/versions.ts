@@ -57,6 +57,14 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock'>
     await lockDatasetRow(trx, datasetId);
     const taken = await trx.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', input.version).executeTakeFirst();
     if (taken) throw new NdsError('version_exists', { message: `Version ${input.version} of ${datasetId} already exists; a version number is never reused.` });
+    // A version from a manifest identical to the latest one would be a copy under a new number: refused. A
+    // version from a commit is a tag of that commit, which may repeat a tree on purpose.
+    if (!input.sourceCommit) {
+      const latest = (await listVersions(trx, datasetId))[0];
+      if (latest && latest.manifest_sha256 === manifestSha && !latest.source_commit) {
+        throw new NdsError('version_unchanged', { message: `These files are exactly those of version ${latest.version} of ${datasetId}; no version was made.`, extra: { latest_version: latest.version } });
+      }
+    }
     // Written while the row lock is held, so a losing creation can never overwrite the winner's manifest.
     await deps.objects.put(manifestKey(datasetId, input.version), bytes, { contentType: 'application/json', sha256: manifestSha });
     const row = await trx

@@ -66,6 +66,10 @@ export interface RecordingFacts {
   trial_types: string[];
   n_subjects: number;
   source_commit: string | null;
+  /** Recordings that could not be converted (absent in facts written before it was counted). */
+  failure_count?: number;
+  /** Seconds of signal over all converted recordings (absent in facts written before it was summed). */
+  duration_s?: number;
 }
 
 export interface DatasetsTables {

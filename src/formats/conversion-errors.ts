@@ -1,9 +1,9 @@
 /**
- * Why a recording could not be converted. Each failure is a class with a literal `code` from CONTRACT §4
+ * Why a recording could not be converted. Each failure is a class with a literal `code` from docs/conversion.md
  * (`failures[].code`) and a message a person can act on; callers narrow with `isConversionError`.
  */
 
-/** The failure codes of CONTRACT §4, in the order they are usually checked. */
+/** The failure codes of docs/conversion.md, in the order they are usually checked. */
 export const failureCodes = [
   'corrupt_or_truncated',
   'unsupported_format',

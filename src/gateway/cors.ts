@@ -1,5 +1,5 @@
 /**
- * CORS rules of the gateway (CONTRACT §6.2.2) as pure functions: which Origin is echoed, and the headers
+ * CORS rules of the gateway (docs/gateway.md) as pure functions: which Origin is echoed, and the headers
  * every answer carries. Exact host matching, never a substring test: `x.example.org` is allowed for
  * SERVICE_DOMAIN `example.org`, `evilexample.org` is not.
  */
@@ -28,13 +28,14 @@ export function allowedOrigin(origin: string | undefined, serviceDomain: string)
 /** CORS headers of an answer to a refused (or absent) origin: only `Vary: Origin`. */
 export const REFUSED_ORIGIN_HEADERS: HeaderList = Object.freeze(['vary', 'Origin']);
 
-/** CORS headers of an answer to an allowed origin (CONTRACT §6.2.2). */
+/** CORS headers of an answer to an allowed origin (docs/gateway.md). */
 export function allowedOriginHeaders(origin: string): HeaderList {
   return Object.freeze([
     'access-control-allow-origin', origin,
     'vary', 'Origin',
     'access-control-expose-headers', 'ETag, Content-Length, Content-Range, Accept-Ranges',
-    'access-control-allow-headers', 'Range',
+    // Authorization: a private preview's read grant (read-grant.ts).
+    'access-control-allow-headers', 'Range, Authorization',
     'access-control-allow-methods', 'GET, HEAD, OPTIONS',
   ]);
 }

@@ -1,5 +1,5 @@
 /**
- * The purge client of CONTRACT §6.4: after a conversion, asks the CDN (or an nds gateway speaking the same
+ * The purge client of docs/gateway.md: after a conversion, asks the CDN (or an nds gateway speaking the same
  * API) to drop the stale copies of `index.json` and the changed stores' `zarr.json`. Best effort: a failure
  * is logged and the TTLs (60 s for metadata) bound the staleness; it never throws.
  */

@@ -1,7 +1,8 @@
 /**
- * Path rules of the browser gateway (CONTRACT §6.2.1), as pure functions over the raw request target, so
+ * Path rules of the browser gateway (docs/gateway.md), as pure functions over the raw request target, so
  * that `..`, `%2e%2e` and friends are judged before anything (a URL parser, a router) normalises them away.
  */
+import { objectKeyProblem } from '../objects/object-store.js';
 
 /** A gateway request target that names one object of a dataset's Zarr copy. */
 export interface ObjectPath {
@@ -15,7 +16,6 @@ export interface ObjectPath {
 export type PathVerdict = { ok: true; object: ObjectPath } | { ok: false; status: 400 | 404; reason: string };
 
 export const DATASET_ID = /^(nd|sb)\d{6}$/;
-const MAX_KEY_LENGTH = 1024;
 
 /**
  * The part of a raw request target (`/zarrproxy/nd000001/zarr/x?q`) below the gateway's base: the query is
@@ -33,7 +33,8 @@ export function gatewayRelativePath(target: string, basePath: string): string {
 /**
  * Judges a path below the gateway base, e.g. `/nd000001/zarr/a/zarr.json` (still percent-encoded).
  * 400 for `..`, `.`, an empty segment, a backslash, a NUL (raw or percent-encoded), an encoded `/`, malformed
- * percent-encoding, or an invalid dataset id; 404 for a well-formed path outside `<id>/zarr/`.
+ * percent-encoding, or an invalid dataset id; 404 for a well-formed path outside `<id>/zarr/` or longer than
+ * any object key (a segment past 255 bytes, the key past 1024).
  */
 export function parseObjectPath(relative: string): PathVerdict {
   if (!relative.startsWith('/')) return bad('the path must start with /');
@@ -55,7 +56,9 @@ export function parseObjectPath(relative: string): PathVerdict {
   if (segments.length < 3) return bad('no object path after zarr/');
   const path = segments.slice(2).join('/');
   const key = `${segments[0]}/zarr/${path}`;
-  if (key.length > MAX_KEY_LENGTH) return bad('path too long');
+  // Well formed, but longer than any store holds (a segment past 255 bytes, the key past 1024): no such object.
+  const problem = objectKeyProblem(key);
+  if (problem) return { ok: false, status: 404, reason: problem };
   return { ok: true, object: { datasetId: segments[0]!, path, key } };
 }
 

@@ -1,10 +1,10 @@
 /**
- * The browser gateway for Zarr data (CONTRACT §6): serves objects of public datasets' Zarr copies from the
+ * The browser gateway for Zarr data (docs/gateway.md): serves objects of public datasets' Zarr copies from the
  * object store, with CORS, Range, ETag/304 and a cache. HTTP-free: it takes a request's method, raw target
  * and headers and returns a `GatewayAnswer`; `routes.ts` (hono) and `gateway-server.ts` write it out.
  *
  * Objects are read through `deps.objects`. With an S3 store that uses the store's credentials, but only for
- * reads of `<id>/zarr/` objects, which are public-read anyway (seed §2): the gateway needs no credential of
+ * reads of `<id>/zarr/` objects, which are public-read anyway (docs/gateway.md): the gateway needs no credential of
  * its own, and could equally fetch the store's public URLs.
  */
 import { contentRange, parseSingleRange } from '../objects/byte-range.js';
@@ -17,6 +17,7 @@ import { cachedObject, type CachedObject, type GatewayCache } from './gateway-ca
 import { gatewayRelativePath, parseObjectPath, type ObjectPath, type PathVerdict } from './gateway-path.js';
 import { MemoryCache } from './memory-cache.js';
 import { cachePolicy, errorAnswer, etagMatches, headerList, objectHeaders, type CacheVerdict, type GatewayAnswer, type HeaderList } from './object-answers.js';
+import { privateAnswer, ReadGrantGate } from './read-grant.js';
 import { RedisCache } from './redis-cache.js';
 import { RelayedCache, type DropChannel } from './relayed-cache.js';
 import { VisibilityGate } from './visibility-gate.js';
@@ -42,6 +43,7 @@ export class Gateway {
   readonly cache: GatewayCache;
   readonly #deps: GatewayDeps;
   readonly #gate: VisibilityGate;
+  readonly #grants: ReadGrantGate;
   readonly #origins: OriginPolicy;
   readonly #basePath: string;
   readonly #maxObjectBytes: number;
@@ -55,6 +57,7 @@ export class Gateway {
     this.cache = cache;
     const now = () => deps.clock.now().getTime();
     this.#gate = new VisibilityGate(deps.db, now);
+    this.#grants = new ReadGrantGate(deps);
     this.#origins = new OriginPolicy(deps.config.serviceDomain);
     this.#basePath = new URL(deps.config.zarrCacheBaseUrl).pathname.replace(/\/+$/, '');
     this.#maxObjectBytes = Math.min(MAX_CACHED_OBJECT_BYTES, deps.config.cacheMaxBytes);
@@ -146,6 +149,8 @@ export class Gateway {
   async #miss(object: ObjectPath, req: GatewayRequest, cors: HeaderList): Promise<GatewayAnswer> {
     const generation = this.#dropGeneration;
     if (!(await this.#gate.isPublic(object.datasetId))) {
+      // A private preview's read grant (read-grant.ts): served from the store, never cached.
+      if (await this.#grants.allows(req.header('authorization'), object.datasetId)) return privateAnswer(await this.#uncached(object, req, cors));
       return errorAnswer('dataset_not_found', [...cors, 'cache-control', 'no-store', 'x-cache', 'BYPASS']);
     }
     const { objects } = this.#deps;
@@ -168,6 +173,14 @@ export class Gateway {
     return answerFromBytes(entry, req, cors, 'MISS');
   }
 
+  /** An object read from the store and put in no cache. */
+  async #uncached(object: ObjectPath, req: GatewayRequest, cors: HeaderList): Promise<GatewayAnswer> {
+    const { objects } = this.#deps;
+    const info = await objects.head(object.key);
+    if (!info) return missingAnswer(cors, 'BYPASS');
+    return answerFromStore(info, object, req, cors, req.method === 'GET' ? (range) => objects.get(object.key, range) : undefined);
+  }
+
   async #rememberMissing(object: ObjectPath, cors: HeaderList, generation: number): Promise<GatewayAnswer> {
     if (generation === this.#dropGeneration) await this.cache.set(object.datasetId, object.key, { kind: 'missing' }, MISSING_TTL_MS);
     return missingAnswer(cors, 'MISS');
@@ -178,7 +191,7 @@ function missingAnswer(cors: HeaderList, verdict: CacheVerdict): GatewayAnswer {
   return errorAnswer('not_found', [...cors, 'cache-control', 'public, max-age=60', 'x-cache', verdict]);
 }
 
-/** The range asked for, unless If-Range names another version (RFC 9110 §13.1.5: then the whole object). */
+/** The range asked for, unless If-Range names another version (RFC 9110 section 13.1.5: then the whole object). */
 function requestedRange(req: GatewayRequest, etag: string): string | undefined {
   const range = req.header('range');
   if (!range) return undefined;

@@ -21,7 +21,7 @@ export interface GatewayAnswer {
 
 export type CacheVerdict = 'HIT' | 'MISS' | 'BYPASS';
 
-/** CONTRACT §6.2.5: metadata may change with each conversion; chunks of a store change rarely. */
+/** docs/gateway.md: metadata may change with each conversion; chunks of a store change rarely. */
 export function cachePolicy(path: string): { cacheControl: string; ttlMs: number; contentType: string } {
   return isMetadataPath(path)
     ? { cacheControl: 'public, max-age=60', ttlMs: 60_000, contentType: 'application/json' }
@@ -61,7 +61,7 @@ export function headerValue(list: HeaderList, name: string): string | undefined 
   return undefined;
 }
 
-/** RFC 9110 §13.1.2: If-None-Match uses the weak comparison, over a list or `*`. */
+/** RFC 9110 section 13.1.2: If-None-Match uses the weak comparison, over a list or `*`. */
 export function etagMatches(ifNoneMatch: string, etag: string): boolean {
   if (ifNoneMatch.trim() === '*') return true;
   const bare = etag.startsWith('W/') ? etag.slice(2) : etag;

@@ -1,5 +1,5 @@
 /**
- * The gateway's own purge endpoint, `POST <gateway>/edge/zones/:zone/purge_cache` (CONTRACT §6.4): the same
+ * The gateway's own purge endpoint, `POST <gateway>/edge/zones/:zone/purge_cache` (docs/gateway.md): the same
  * request and answer shapes as the CDN's purge API, so a self-hosted deployment points EDGE_API_BASE at
  * `<gateway>/edge` and the callback's purge drops the gateway's cached copies. Three of the CDN's purge
  * kinds are spoken: `{"files": [URLs]}`, `{"prefixes": ["host/path"]}` and `{"purge_everything": true}`.
@@ -26,7 +26,13 @@ export const PurgeBody = z.union([
 /** The zone named by a purge path (below the gateway base), or undefined when the path is not one. */
 export function purgeZone(relative: string): string | undefined {
   const m = PURGE_PATH.exec(relative.split('?')[0]!);
-  return m ? decodeURIComponent(m[1]!) : undefined;
+  if (!m) return undefined;
+  // A zone that is not valid percent-encoding is still a purge request, for a zone that is not this one.
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return m[1]!;
+  }
 }
 
 export interface PurgeAnswer {

@@ -1,5 +1,5 @@
 /**
- * Which datasets the gateway may serve: only `public` ones (CONTRACT §6.2.1). The answer for a dataset is
+ * Which datasets the gateway may serve: only `public` ones (docs/gateway.md). The answer for a dataset is
  * remembered for at most 60 s and forgotten at once when its visibility changes or it is deleted.
  */
 import type { Kysely } from 'kysely';

@@ -3,7 +3,7 @@
  * into a web Response. The request body streams into git, and git's output streams back out.
  */
 import { spawn } from 'node:child_process';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 
 export interface BackendRequest {
   method: string;
@@ -81,8 +81,14 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   void exited.then((code) => req.onExit?.(code));
+  // git stops reading a body it cannot parse and exits: writes after that fail (EPIPE), and its answer tells why.
+  child.stdin.on('error', () => {});
   if (req.body) {
-    Readable.fromWeb(req.body as import('node:stream/web').ReadableStream).pipe(child.stdin);
+    // `pipeline`, not `pipe`: a client that goes away mid-body ("aborted"), or git exiting before it has read
+    // all of a malformed body (EPIPE on its stdin), must end this request, not throw where nothing listens.
+    pipeline(Readable.fromWeb(req.body as import('node:stream/web').ReadableStream), child.stdin, (err) => {
+      if (err && (err as NodeJS.ErrnoException).code !== 'EPIPE') child.kill();
+    });
   } else {
     child.stdin.end();
   }

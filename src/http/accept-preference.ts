@@ -1,5 +1,5 @@
 /**
- * Content negotiation between the HTML pages and the JSON API on the same paths (RFC 9110 §12.5.1), decided
+ * Content negotiation between the HTML pages and the JSON API on the same paths (RFC 9110 section 12.5.1), decided
  * here and nowhere else: `mountRoutes` asks `wantsPage` when a path has both a page and an API answer. Pure.
  */
 

@@ -1,6 +1,7 @@
 import type { KeyCache } from '../accounts/key-cache.js';
 import type { DeviceLimits } from '../accounts/device-limits.js';
 import type { SignInLimits } from '../accounts/sign-in-limits.js';
+import type { OwnerSetup } from '../accounts/owner-setup.js';
 import type { ApiKey, User } from '../db/accounts-tables.js';
 import type { Deps } from '../deps.js';
 import type { Gateway } from '../gateway/gateway.js';
@@ -16,6 +17,8 @@ export interface ServerDeps extends Deps {
   deviceLimits: DeviceLimits;
   /** The process's one browser gateway: the `/zarrproxy` mount and the gateway host share its cache. */
   gateway: Gateway;
+  /** The one-time setup link of a service without an owner (`/setup`). */
+  ownerSetup: OwnerSetup;
 }
 
 /** Who made a request, once an auth middleware has run. */

@@ -26,7 +26,7 @@ async function fromBearer(c: Context<AppEnv>, token: string): Promise<Caller> {
   const { db, clock } = c.var.deps;
   const found = await findApiKey(db, token, c.var.deps.keyCache);
   if (!found) throw new NdsError('unauthorized', { message: 'The API key is not valid or was revoked.' });
-  // CONTRACT §2: a bearer key of a revoked account is refused with 401 everywhere.
+  // docs/api.md: a bearer key of a revoked account is refused with 401 everywhere.
   if (found.user.status === 'revoked') {
     throw new NdsError('unauthorized', { message: 'This account\'s access has been revoked.' });
   }

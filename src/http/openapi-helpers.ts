@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 
-/** The general error body of seed §7, for OpenAPI responses. */
+/** The general error body (docs/api.md), for OpenAPI responses. */
 export const ErrorBody = z
   .object({ error: z.string(), message: z.string(), details: z.array(z.string()).optional(), reason: z.string().optional() })
   .openapi('Error');

@@ -1,4 +1,4 @@
-/** HTTP `Range` for one object (RFC 9110 §14.1.2): single ranges only; anything else reads the whole object. */
+/** HTTP `Range` for one object (RFC 9110 section 14.1.2): single ranges only; anything else reads the whole object. */
 import type { ByteRange } from './object-store.js';
 
 /**

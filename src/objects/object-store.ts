@@ -92,17 +92,30 @@ export interface ObjectStore {
   close(): Promise<void>;
 }
 
+/** Longest key, in UTF-8 bytes: S3's limit, and well within a folder store's path limit. */
+export const MAX_OBJECT_KEY_BYTES = 1024;
+/** Longest segment of a key, in UTF-8 bytes: a file name of the folder store (NAME_MAX of Linux and macOS). */
+export const MAX_OBJECT_SEGMENT_BYTES = 255;
+
 /**
- * Checks a key: relative, `/`-separated, no empty, `.` or `..` segment, no backslash or NUL.
- * Throws `RangeError` otherwise, so no key can escape the store's root.
+ * What is wrong with a key, or `undefined`: it must be relative and `/`-separated, with no empty, `.` or `..`
+ * segment, no backslash or NUL, at most 1024 bytes, each segment at most 255 bytes. Both stores hold the same
+ * keys, so that a key one store refuses (`ENAMETOOLONG`) the other refuses too.
  */
-export function checkObjectKey(key: string): string {
-  if (key.length === 0 || key.length > 1024) throw new RangeError(`invalid object key (length ${key.length})`);
-  if (key.includes('\\') || key.includes('\0')) throw new RangeError(`invalid object key: ${JSON.stringify(key)}`);
+export function objectKeyProblem(key: string): string | undefined {
+  if (key.length === 0) return 'empty key';
+  if (key.includes('\\') || key.includes('\0')) return 'backslash or NUL in the key';
+  if (Buffer.byteLength(key) > MAX_OBJECT_KEY_BYTES) return `key longer than ${MAX_OBJECT_KEY_BYTES} bytes`;
   for (const segment of key.split('/')) {
-    if (segment === '' || segment === '.' || segment === '..') {
-      throw new RangeError(`invalid object key: ${JSON.stringify(key)}`);
-    }
+    if (segment === '' || segment === '.' || segment === '..') return 'empty, . or .. segment';
+    if (segment.length > MAX_OBJECT_SEGMENT_BYTES / 3 && Buffer.byteLength(segment) > MAX_OBJECT_SEGMENT_BYTES) return `segment longer than ${MAX_OBJECT_SEGMENT_BYTES} bytes`;
   }
+  return undefined;
+}
+
+/** Checks a key (`objectKeyProblem`); throws `RangeError` otherwise, so no key can escape the store's root. */
+export function checkObjectKey(key: string): string {
+  const problem = objectKeyProblem(key);
+  if (problem) throw new RangeError(`invalid object key (${problem}): ${JSON.stringify(key.slice(0, 200))}`);
   return key;
 }

@@ -1,5 +1,5 @@
 /**
- * Administration routes of accounts (seed §4 "Administration", §5.7): admin or owner role;
+ * Administration routes of accounts (docs/api.md): admin or owner role;
  * kind changes and the keys of other accounts are for the owner only.
  */
 import { z } from '@hono/zod-openapi';

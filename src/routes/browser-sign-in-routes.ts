@@ -1,5 +1,5 @@
 /**
- * Browser sign-in (CONTRACT §2): a code by mail, a password, sign-out. Each route takes JSON (answering JSON)
+ * Browser sign-in (docs/api.md): a code by mail, a password, sign-out. Each route takes JSON (answering JSON)
  * or a classic form post from the pages (answering a 303 redirect, back to the page on an error), so the
  * pages work without JavaScript.
  */
@@ -19,7 +19,7 @@ import { UserSchema } from './account-schemas.js';
 import { CodeRequestBody, CodeVerifyBody, PasswordLoginBody } from './sign-in-schemas.js';
 import { validate } from '../http/request-input.js';
 import { limitFailures } from '../accounts/sign-in-limits.js';
-import { spendMail } from '../http/sign-in-guard.js';
+import { limitCodeFailures, spendMail } from '../http/sign-in-guard.js';
 import { presentUser } from '../accounts/users.js';
 
 const CODE_SENT = 'If that address can sign in, a code is on its way. It works for 10 minutes.';
@@ -83,12 +83,8 @@ export const browserSignInRoutes: Route[] = [
     schema: CodeVerifyBody,
     responses: signedIn,
     act: async (c, body, input) => {
-      const { db, clock, signInLimits: limits } = c.var.deps;
-      const user = await limitFailures(
-        [[limits.failuresPerIp, clientIp(c)]],
-        (err) => isNdsError(err, 'login_code_invalid') || isNdsError(err, 'login_code_exhausted'),
-        () => completeSignInCode(db, body, clock.now()),
-      );
+      const { db, clock } = c.var.deps;
+      const user = await limitCodeFailures(c, body.email, () => completeSignInCode(db, body, clock.now()));
       await startBrowserSession(c, user);
       return { json: { ok: true, user: presentUser(user) }, success: localNext(input.next) };
     },

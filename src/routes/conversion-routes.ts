@@ -7,13 +7,14 @@ import { z } from '@hono/zod-openapi';
 import { constantTimeEqual } from '../core/secrets.js';
 import { NdsError } from '../core/errors.js';
 import { jsonResponse } from '../http/openapi-helpers.js';
-import { readBodyBytes } from '../http/request-input.js';
+import { bodyMedia, readBodyBytes, type BodyMedia } from '../http/request-input.js';
 import { route, type Route } from '../http/route.js';
 import { findDatasetByRepository } from '../datasets/dataset-queries.js';
 import { dispatchConversion } from '../conversion/dispatch.js';
 import { decidePush, repositoryKeys, type PushPayload } from '../conversion/push-rule.js';
 import { regenerateZarr, zarrStatus, zarrSweepList } from '../conversion/zarr-administration.js';
 import { recordZarrReady } from '../conversion/zarr-ready.js';
+import { readConversionFailures } from '../conversion/conversion-failures.js';
 
 const ZarrReadyBody = z
   .object({
@@ -40,30 +41,44 @@ function verifyGithubSignature(secret: string, body: Buffer, header: string | un
   return constantTimeEqual(expected, header);
 }
 
+/**
+ * The payload of a delivery, whichever content type the webhook was set up with: the JSON body, or the
+ * `payload` field of a form body (GitHub's default). The signature was checked on the raw bytes before.
+ */
+function githubPayload(raw: Buffer, media: BodyMedia | undefined): unknown {
+  let text = raw.toString('utf8');
+  if (media === 'form') {
+    const field = new URLSearchParams(text).get('payload');
+    if (field === null) throw new NdsError('validation_failed', { details: ['payload: required form field (the JSON payload)'] });
+    text = field;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new NdsError('validation_failed', { details: [media === 'form' ? 'payload: not JSON' : 'body: not JSON'] });
+  }
+}
+
 export const conversionRoutes: Route[] = [
   route({
     method: 'post',
     path: '/webhooks/github',
     summary: 'Push notification from GitHub (X-Hub-Signature-256); dispatches a conversion per the push rule',
     access: 'none',
-    rawBody: 'the JSON payload GitHub signed',
+    rawBody: 'the payload GitHub signed: JSON, or a form with the JSON in `payload`',
     responses: { 200: jsonResponse(z.object({ dispatched: z.boolean(), reason: z.string() }), 'What was decided') },
     handler: async (c) => {
       const deps = c.var.deps;
       const secret = deps.config.githubWebhookSecret;
       if (!secret) throw new NdsError('not_configured', { message: 'GITHUB_WEBHOOK_SECRET is not set on this server.' });
+      const media = bodyMedia(c, ['json', 'form']);
       const raw = Buffer.from(await readBodyBytes(c, GITHUB_PAYLOAD_BYTES));
       if (!verifyGithubSignature(secret, raw, c.req.header('x-hub-signature-256'))) {
         throw new NdsError('unauthorized', { message: 'The X-Hub-Signature-256 signature does not match.' });
       }
       const event = c.req.header('x-github-event');
       if (event === 'ping') return c.json({ dispatched: false, reason: 'ping' }, 200);
-      let payload: PushPayload;
-      try {
-        payload = JSON.parse(raw.toString('utf8')) as PushPayload;
-      } catch {
-        throw new NdsError('validation_failed', { details: ['body: not JSON'] });
-      }
+      const payload = githubPayload(raw, media) as PushPayload;
       if (!payload || typeof payload !== 'object') throw new NdsError('validation_failed', { details: ['body: expected an object'] });
       const dataset = event === 'push' ? await findDatasetByRepository(deps.db, repositoryKeys(payload.repository)) : undefined;
       const decision = decidePush(event, payload, dataset !== undefined);
@@ -113,6 +128,7 @@ export const conversionRoutes: Route[] = [
     responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'Status') },
     handler: async (c, { params }) => {
       const { state: d, jobs } = await zarrStatus(c.var.deps, params.id);
+      const failures = await readConversionFailures(c.var.deps, params.id);
       return c.json(
         {
           dataset_id: d.id,
@@ -122,6 +138,9 @@ export const conversionRoutes: Route[] = [
           zarr_store_count: d.zarr_store_count,
           zarr_index_etag: d.zarr_index_etag,
           zarr_source_commit: d.zarr_source_commit,
+          // Recordings the last conversion could not convert, with the reason the converter gave.
+          zarr_failure_count: failures?.length ?? null,
+          failures: failures ?? [],
           jobs: jobs.map((j) => ({
             id: j.id,
             state: j.state,

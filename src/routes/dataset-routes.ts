@@ -1,5 +1,5 @@
 /**
- * Dataset routes (CONTRACT §3): create, list, show, resolve, PATCH, the caller's own list and the admin
+ * Dataset routes (docs/datasets.md): create, list, show, resolve, PATCH, the caller's own list and the admin
  * delete; uploads, credentials and versions live in `content-routes.ts`. A browser opening GET /datasets or
  * /datasets/:id gets the pages of `web/dataset-pages.ts` (same paths, chosen by `mountRoutes`).
  */
@@ -66,7 +66,8 @@ export const datasetRoutes: Route[] = [
     params: z.object({ sourceId: z.string().min(1).openapi({ param: { name: 'sourceId', in: 'path' }, example: 'OpenNeuroDatasets/ds002718' }) }),
     responses: { 200: jsonResponse(z.object({ id: z.string() }), 'The dataset id') },
     handler: async (c, { params }) => {
-      const sourceId = decodeURIComponent(params.sourceId);
+      // Decoded once already, by the router: decoding again would turn `%2500` into a NUL past the input checks.
+      const sourceId = params.sourceId;
       const viewer = c.var.caller?.user;
       const found = await resolveDataset(c.var.deps.db, sourceId, (d) => canSee(viewer, d));
       if (!found) throw new NdsError('dataset_not_found', { message: `No dataset is known as ${sourceId}.` });

@@ -52,6 +52,7 @@ export const DatasetSchema = z
     zarr_status: z.enum(['pending', 'converting', 'ready', 'failed']).nullable(),
     zarr_converted_at: z.string().nullable(),
     zarr_store_count: z.number().int().nullable(),
+    zarr_failure_count: z.number().int().nullable().openapi({ description: 'Recordings the last conversion could not convert (their reasons: the dataset page, `nds datasets show`); `zarr_status` stays `ready` when some failed; null when not known' }),
     zarr_index_etag: z.string().nullable(),
     zarr_source_commit: z.string().nullable(),
     created_at: z.string(),

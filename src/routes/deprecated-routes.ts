@@ -1,8 +1,8 @@
 /**
- * The legacy account routes of old clients (seed §4 "Other authentication routes"): password sign-up,
+ * The legacy account routes of old clients (docs/api.md): password sign-up,
  * resending the verification, retrieving a key by email and password, and regenerating one by a mailed link.
  * Each deprecated answer says so (RFC 9745 `Deprecation`) and links its successor (RFC 8288 `Link`).
- * `/auth/resend-verification` is not deprecated (seed §9).
+ * `/auth/resend-verification` is not deprecated.
  */
 import { z } from '@hono/zod-openapi';
 import { clientIp } from '../http/client-ip.js';

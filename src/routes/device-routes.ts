@@ -1,4 +1,4 @@
-/** Routes of device sign-in (RFC 8628; seed §3, §4, §7; CONTRACT §2). */
+/** Routes of device sign-in (RFC 8628; docs/api.md). */
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
@@ -11,7 +11,14 @@ import { confirmDeviceCode, denyDeviceCode, lookupDeviceCode, pollDeviceToken, s
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
-const StartBody = z.object({ machine_name: z.string().trim().max(100).optional() }).openapi('DeviceStartRequest');
+/** JSON from nds's CLI, or an RFC 8628 §3.1 form from an OAuth client: `client_id` and `scope` are taken and not checked. */
+const StartBody = z
+  .object({
+    machine_name: z.string().trim().max(100).optional(),
+    client_id: z.string().max(200).optional(),
+    scope: z.string().max(1000).optional(),
+  })
+  .openapi('DeviceStartRequest');
 const StartAnswer = z
   .object({
     device_code: z.string(),
@@ -26,6 +33,7 @@ const CodeBody = z.object({ code: z.string().min(1).max(32) }).openapi('DeviceCo
 
 const TokenRequest = z.object({
   device_code: z.string({ message: 'required string' }).min(1, 'required string').max(200),
+  client_id: z.string().max(200).optional(),
   grant_type: z.literal(DEVICE_GRANT, { message: `must be ${DEVICE_GRANT}` }).optional(),
 });
 
@@ -49,13 +57,47 @@ function guarded<T>(c: Context<AppEnv>, action: () => Promise<T>): Promise<T> {
   return guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: callerOf(c).sessionHash, ip: clientIp(c) }, action);
 }
 
+/** RFC 8414 metadata: what an OAuth 2.0 client library needs to find the device flow by itself. */
+const AuthorizationServerMetadata = z
+  .object({
+    issuer: z.string(),
+    device_authorization_endpoint: z.string(),
+    token_endpoint: z.string(),
+    grant_types_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.string()),
+    response_types_supported: z.array(z.string()),
+  })
+  .openapi('AuthorizationServerMetadata');
+
 export const deviceRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/.well-known/oauth-authorization-server',
+    summary: 'OAuth 2.0 authorization server metadata (RFC 8414): the device flow endpoints, client id `nds`',
+    access: 'none',
+    responses: { 200: jsonResponse(AuthorizationServerMetadata, 'Metadata') },
+    handler: (c) => {
+      const base = c.var.deps.config.publicUrl;
+      return c.json(
+        {
+          issuer: base,
+          device_authorization_endpoint: `${base}/auth/device/start`,
+          token_endpoint: `${base}/auth/device/token`,
+          grant_types_supported: [DEVICE_GRANT],
+          token_endpoint_auth_methods_supported: ['none'],
+          response_types_supported: [],
+        },
+        200,
+      );
+    },
+  }),
+
   route({
     method: 'post',
     path: '/auth/device/start',
     summary: 'Mint a device code and an 8-character user code',
     access: 'none',
-    body: { schema: StartBody, optional: true },
+    body: { schema: StartBody, optional: true, media: ['json', 'form'] },
     responses: { 200: jsonResponse(StartAnswer, 'A new code pair, valid 10 minutes'), 429: errorResponses[400] },
     handler: async (c, { body }) => {
       const ip = clientIp(c);
@@ -81,12 +123,17 @@ export const deviceRoutes: Route[] = [
     access: 'none',
     body: { schema: TokenRequest, media: ['json', 'form'] },
     responses: {
-      200: jsonResponse(z.object({ api_key: z.string(), key: z.any(), user: z.any() }), 'The key, minted now'),
+      200: jsonResponse(
+        z.object({ access_token: z.string(), token_type: z.literal('Bearer'), api_key: z.string(), key: z.any(), user: z.any() }),
+        'The key, minted now (`access_token` and `api_key` are the same key)',
+      ),
       400: jsonResponse(z.object({ error: z.enum(['authorization_pending', 'slow_down', 'expired_token', 'access_denied', 'invalid_grant']), reason: z.string().optional(), message: z.string() }), 'Not (yet) granted'),
     },
     handler: async (c, { body }) => {
       const { db, clock } = c.var.deps;
-      return c.json(await pollDeviceToken(db, body.device_code, clock.now()), 200);
+      const grant = await pollDeviceToken(db, body.device_code, clock.now());
+      // RFC 6749 §5.1 names beside nds's own, so that OAuth client libraries read the same answer.
+      return c.json({ access_token: grant.api_key, token_type: 'Bearer' as const, ...grant }, 200);
     },
   }),
 

@@ -11,7 +11,7 @@ import { headerRecord, type GatewayAnswer } from '../gateway/object-answers.js';
 import { handlePurge, purgeZone } from '../gateway/purge-endpoint.js';
 
 /**
- * The browser gateway for Zarr data (CONTRACT §6) as a hono app: mounted at `/zarrproxy` and, by Host, at
+ * The browser gateway for Zarr data (docs/gateway.md) as a hono app: mounted at `/zarrproxy` and, by Host, at
  * `/` by `nds serve`, and run alone by `nds gateway`. Routing is the gateway's own (it judges the raw
  * target, before any normalisation), so this app has one catch-all route.
  */

@@ -1,7 +1,8 @@
 /**
  * Git smart HTTP for datasets' repositories: `<PUBLIC_URL>/git/<id>.git`. HTTP Basic with any user name and an
  * API key as the password (what `nds auth git-credential` answers). Read: anyone for a public dataset, the
- * owner and admins for a private one. Push: the owner.
+ * owner and admins for a private one. Push: the owner. The git-lfs batch API of the same repositories
+ * (`<id>.git/info/lfs/objects/batch`) takes the same credentials: download as read, upload as push.
  */
 import type { Context } from 'hono';
 import { assertAccountUsable, hasRole } from '../accounts/account-gates.js';
@@ -10,6 +11,7 @@ import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
 import { route, type Route } from '../http/route.js';
 import { clientIp } from '../http/client-ip.js';
+import { textProblem } from '../http/request-input.js';
 import { NdsError } from '../core/errors.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
 import { afterPush } from '../conversion/after-push.js';
@@ -17,6 +19,9 @@ import { findDatasetRow } from '../datasets/dataset-queries.js';
 import { mainHead, repositoryForPush } from '../datasets/hosted-repository.js';
 import { repositoryDir } from '../git/repository-dir.js';
 import { existsSync } from 'node:fs';
+import { z } from '@hono/zod-openapi';
+import type { DatasetRow } from '../db/datasets-tables.js';
+import { LFS_MEDIA_TYPE, lfsDownloads, lfsUploads } from '../datasets/lfs-batch.js';
 
 const REPO = /^\/git\/((?:nd|sb)\d{6})\.git(\/.*)?$/;
 
@@ -42,7 +47,76 @@ async function gitUser(c: Context<AppEnv>): Promise<User | undefined> {
   return found.user;
 }
 
-export const gitRoutes: Route[] = (['get', 'post'] as const).map((method) =>
+/** Who is asking for a repository, once they may read it (and push, when `pushing`); or the answer refusing them. */
+async function repositoryCaller(
+  c: Context<AppEnv>,
+  datasetId: string,
+  pushing: boolean,
+  refuse: (message: string) => Response,
+): Promise<{ user: User | undefined; dataset: DatasetRow } | Response> {
+  let user: User | undefined;
+  try {
+    user = await gitUser(c);
+  } catch (err) {
+    if (err instanceof NdsError && err.status === 401) return refuse(err.message);
+    throw err;
+  }
+  const dataset = await findDatasetRow(c.var.deps.db, datasetId);
+  const isOwner = !!user && !!dataset && dataset.owner_id === user.id;
+  const canRead = !!dataset && (dataset.visibility === 'public' || isOwner || (!!user && hasRole(user, 'admin')));
+  if (!dataset || !canRead) {
+    // Git asks for credentials only after a 401; a signed-in stranger gets the same 404 as for no dataset.
+    if (!user) return refuse('Sign in to reach this repository.');
+    throw new NdsError('dataset_not_found');
+  }
+  if (pushing && !isOwner) {
+    if (!user) return refuse('Sign in to push.');
+    throw new NdsError('forbidden', { message: 'Only the dataset owner may push.' });
+  }
+  return { user, dataset };
+}
+
+/** git-lfs reads errors as JSON with a `message`; a 401 makes it ask git's credential helpers. */
+function lfsChallenge(message: string): Response {
+  return new Response(JSON.stringify({ error: 'unauthorized', message }), {
+    status: 401,
+    headers: { 'WWW-Authenticate': 'Basic realm="nds", charset="UTF-8"', 'LFS-Authenticate': 'Basic realm="nds"', 'content-type': LFS_MEDIA_TYPE },
+  });
+}
+
+const LfsBatchRequest = z.object({
+  operation: z.enum(['download', 'upload']),
+  transfers: z.array(z.string().max(100)).max(20).optional(),
+  ref: z.object({ name: z.string().max(1024) }).optional(),
+  objects: z
+    .array(z.object({ oid: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256: 64 lower-case hex digits'), size: z.number().int().min(0) }))
+    .min(1)
+    .max(1000),
+  hash_algo: z.string().max(32).optional(),
+});
+
+const lfsBatchRoute = route({
+  method: 'post',
+  path: '/git/:repo{(?:nd|sb)\\d{6}\\.git}/info/lfs/objects/batch',
+  summary: 'git-lfs batch API: presigned download and upload URLs of content objects by SHA-256',
+  // HTTP Basic with an API key, as git itself: checked by `repositoryCaller`.
+  access: 'none',
+  undocumented: true,
+  body: { schema: LfsBatchRequest, maxBytes: 1024 * 1024, maxKeys: 5_000 },
+  handler: async (c, { body }) => {
+    const datasetId = c.req.param('repo')!.replace(/\.git$/, '');
+    const uploading = body.operation === 'upload';
+    const caller = await repositoryCaller(c, datasetId, uploading, lfsChallenge);
+    if (caller instanceof Response) return caller;
+    if (body.hash_algo !== undefined && body.hash_algo !== 'sha256') {
+      return c.json({ error: 'conflict', message: `Objects are named by sha256, not ${body.hash_algo}.` }, 409, { 'content-type': LFS_MEDIA_TYPE });
+    }
+    const answer = uploading ? await lfsUploads(c.var.deps, caller.dataset.id, body.objects) : await lfsDownloads(c.var.deps, caller.dataset.id, body.objects);
+    return c.json(answer, 200, { 'content-type': LFS_MEDIA_TYPE });
+  },
+});
+
+export const gitRoutes: Route[] = [lfsBatchRoute, ...(['get', 'post'] as const).map((method) =>
   route({
     method,
     path: '/git/*',
@@ -53,35 +127,24 @@ export const gitRoutes: Route[] = (['get', 'post'] as const).map((method) =>
     rawBody: 'git pack data',
     handler: serveGit,
   }),
-);
+)];
 
 async function serveGit(c: Context<AppEnv>): Promise<Response> {
   const m = REPO.exec(c.req.path);
   if (!m) throw new NdsError('not_found', { message: 'Repositories live at /git/<dataset id>.git.' });
   const [, datasetId, rest = '/'] = m;
+  // Of git-lfs, the batch API is served (its own route above); locking is not, and git-lfs reads a 404 so.
+  if (rest.startsWith('/info/lfs/')) throw new NdsError('not_found', { message: 'This server offers the git-lfs batch API only (no file locking).' });
   const { config } = c.var.deps;
   const query = new URL(c.req.url).search.slice(1);
+  // Both go to git in its environment, where a NUL cannot be (and no git path has one).
+  const problem = textProblem(rest) ?? textProblem(query);
+  if (problem) throw new NdsError('validation_failed', { details: [`path: ${problem}`] });
   const pushing = rest === '/git-receive-pack' || /(^|&)service=git-receive-pack(&|$)/.test(query);
 
-  let user: User | undefined;
-  try {
-    user = await gitUser(c);
-  } catch (err) {
-    if (err instanceof NdsError && err.status === 401) return challenge(err.message);
-    throw err;
-  }
-  const dataset = await findDatasetRow(c.var.deps.db, datasetId);
-  const isOwner = !!user && !!dataset && dataset.owner_id === user.id;
-  const canRead = !!dataset && (dataset.visibility === 'public' || isOwner || (!!user && hasRole(user, 'admin')));
-  if (!dataset || !canRead) {
-    // Git asks for credentials only after a 401; a signed-in stranger gets the same 404 as for no dataset.
-    if (!user) return challenge('Sign in to reach this repository.');
-    throw new NdsError('dataset_not_found');
-  }
-  if (pushing && !isOwner) {
-    if (!user) return challenge('Sign in to push.');
-    throw new NdsError('forbidden', { message: 'Only the dataset owner may push.' });
-  }
+  const caller = await repositoryCaller(c, datasetId, pushing, challenge);
+  if (caller instanceof Response) return caller;
+  const { user, dataset } = caller;
 
   let dir = repositoryDir(config.gitDir, datasetId);
   if (pushing) {

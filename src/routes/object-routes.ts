@@ -3,7 +3,7 @@
  * - presigned URLs of the folder store (`?expires=..&sig=..`, with `size`/`sha256` for a PUT);
  * - prefix-scoped credentials (`Authorization: Bearer ndso_...`, from upload-/download-credentials), for
  *   either store;
- * - unsigned GETs of the public Zarr copy (`<dataset>/zarr/...`), open to anyone as in seed §1.
+ * - unsigned GETs of the public Zarr copy (`<dataset>/zarr/...`), open to anyone as docs/gateway.md says.
  * Anything else is refused with 403 `signature_invalid`. A PUT is stored only when its size and hash are
  * what was signed (content-addressed keys `<dataset>/objects/<sha256>` must hash to their name).
  */

@@ -1,5 +1,5 @@
 /**
- * Publication and DOI routes (seed §4): the owner's request and status under `/datasets/:id/publish/...`;
+ * Publication and DOI routes (docs/api.md): the owner's request and status under `/datasets/:id/publish/...`;
  * the admin's list, approve and deny under `/admin/publish/...`; DOI info, concept and update under
  * `/admin/datasets/:id/doi...`. Every admin action is in the audit log.
  */

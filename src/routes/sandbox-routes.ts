@@ -1,4 +1,4 @@
-/** Sandbox training routes (seed §4): status, complete, reset, for the signed-in account. */
+/** Sandbox training routes (docs/api.md): status, complete, reset, for the signed-in account. */
 import { z } from '@hono/zod-openapi';
 import { actorOf, callerOf } from '../http/auth.js';
 import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';

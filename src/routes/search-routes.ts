@@ -1,4 +1,4 @@
-/** `GET /datasets/search` (CONTRACT §3): full text or semantic, with facets; public + the caller's own datasets. */
+/** `GET /datasets/search` (docs/datasets.md): full text or semantic, with facets; public + the caller's own datasets. */
 import { z } from '@hono/zod-openapi';
 import { jsonResponse } from '../http/openapi-helpers.js';
 import { route, type Route } from '../http/route.js';

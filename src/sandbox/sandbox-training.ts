@@ -1,5 +1,5 @@
 /**
- * Sandbox training (CONTRACT §3): `not_started` → `in_progress` (the account has a sandbox dataset) →
+ * Sandbox training (docs/datasets.md): `not_started` → `in_progress` (the account has a sandbox dataset) →
  * `completed` (`users.sandbox_completed_at`). Completing needs a sandbox dataset with a version and, when
  * a conversion was started for it, a ready Zarr copy. Reset forgets the completion and deletes the
  * account's sandbox datasets, so the training can be taken again from the start.

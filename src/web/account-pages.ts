@@ -6,6 +6,7 @@
 import type { Context } from 'hono';
 import { assertAccountUsable } from '../accounts/account-gates.js';
 import { listLiveApiKeys, mintApiKey, revokeApiKey, type MintedKey } from '../accounts/api-keys.js';
+import { recordUploadAccessRequest } from '../accounts/users.js';
 import { FormFields, withQuery } from '../http/form-input.js';
 import { route, type Route } from '../http/route.js';
 import type { User } from '../db/accounts-tables.js';
@@ -41,8 +42,22 @@ async function accountBody(c: Context<AppEnv>, user: User, notices: Array<SafeHt
 <dt>Role</dt><dd>${user.role}</dd>
 <dt>Kind</dt><dd>${user.kind}</dd>
 </dl></section>
+${uploadAccessSection(user)}
 <section class="card"><h2>API keys (${keys.length} of 25)</h2>${table}${newKey}</section>
 <form method="post" action="/auth/logout"><button class="secondary" type="submit">Sign out</button></form>`;
+}
+
+/** Whether this account may upload real datasets, and the button that asks an administrator for it. */
+function uploadAccessSection(user: User): SafeHtml | string {
+  if (user.kind !== 'person') return '';
+  let body: SafeHtml;
+  if (user.status === 'approved') body = html`<p>You may create datasets and upload to them${user.sandbox_completed_at === null && user.role === 'member' ? html` once you finish the sandbox training (<code>nds sandbox status</code>)` : ''}.</p>`;
+  else if (user.upload_access_requested_at !== null) body = html`<p>You asked for upload access on ${day(user.upload_access_requested_at)}. An administrator will decide; until then you can practise with a sandbox dataset.</p>`;
+  else {
+    body = html`<p>To publish real datasets, ask an administrator for upload access. Until then you can practise with a sandbox dataset.</p>
+<form method="post" action="/account/upload-access"><button type="submit">Request upload access</button></form>`;
+  }
+  return html`<section class="card" id="upload-access"><h2>Upload access</h2>${body}</section>`;
 }
 
 /** The usable account of this browser, or the redirect (sign in, or verify first) or refusal page instead. */
@@ -71,7 +86,7 @@ export const accountPages: Route[] = [
     const user = await usableAccount(c);
     if (user instanceof Response) return user;
     const q = c.req.query();
-    const notices = [errorNotice(q.error), okNotice(q.revoked ? 'The key is revoked.' : undefined)];
+    const notices = [errorNotice(q.error), okNotice(q.revoked ? 'The key is revoked.' : undefined), okNotice(q.requested ? 'Upload access is requested.' : undefined)];
     return renderPage(c, 'Your account', await accountBody(c, user, notices), user.username);
     },
   }),
@@ -122,6 +137,22 @@ export const accountPages: Route[] = [
     }
     // The key is shown in this answer itself, never in a URL that a redirect would leave in the history.
     return renderPage(c, 'Your account', await accountBody(c, user, [], minted), user.username);
+    },
+  }),
+
+  route({
+    method: 'post',
+    path: '/account/upload-access',
+    summary: "The account page's request for upload access",
+    access: 'page',
+    undocumented: true,
+    body: { schema: FormFields, media: ['form', 'json'], optional: true },
+    handler: async (c) => {
+      requireOwnOrigin(c);
+      const user = await usableAccount(c);
+      if (user instanceof Response) return user;
+      await recordUploadAccessRequest(c.var.deps.db, user, c.var.deps.clock.now());
+      return c.redirect('/account?requested=1#upload-access', 303);
     },
   }),
 ];

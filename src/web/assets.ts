@@ -36,6 +36,41 @@ th { color: var(--muted); font-weight: 600; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
+form.stack.wide { max-width: none; }
+section.card > h2:first-child { margin-top: .25rem; }
+header.top nav { display: flex; gap: 1rem; flex-wrap: wrap; justify-content: flex-end; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.lead { font-size: 1.05rem; margin: 0 0 1rem; }
+form.search { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; margin: 0 0 1rem; }
+.search-main { display: flex; gap: .5rem; align-items: end; }
+.search-main .grow { flex: 1; }
+input[type=search], input[type=number], select, textarea { font: inherit; padding: .45rem .6rem; border: 1px solid var(--line); border-radius: 4px; color: var(--fg); background: #fff; width: 100%; }
+textarea { min-height: 6rem; }
+.facets summary { cursor: pointer; color: var(--accent); margin-top: .5rem; }
+.facet-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: .6rem; margin-top: .5rem; }
+ul.cards { list-style: none; padding: 0; margin: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(20rem, 1fr)); gap: .75rem; }
+.dataset-card { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; min-width: 0; }
+.dataset-card h3 { margin: 0 0 .2rem; font-size: 1.05rem; overflow-wrap: anywhere; }
+.card-meta { margin: 0 0 .4rem; color: var(--muted); font-size: .9rem; }
+.card-description { margin: 0 0 .5rem; font-size: .95rem; }
+dl.card-facts { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: .3rem .75rem; margin: 0; font-size: .9rem; }
+dl.card-facts dt { color: var(--muted); font-size: .8rem; }
+dl.card-facts dd { margin: 0; overflow-wrap: anywhere; }
+dl.card-facts .card-doi { grid-column: 1 / -1; }
+.badge { display: inline-block; padding: 0 .4rem; border-radius: 3px; background: #eef1f4; font-size: .8rem; }
+.badge.private { background: #fff8e1; color: #6b4e00; }
+nav.paging { display: flex; justify-content: space-between; align-items: center; margin: 1rem 0; }
+.table-scroll { overflow-x: auto; }
+ul.actions-needed { margin: 0; padding-left: 1.1rem; }
+@media (max-width: 40rem) {
+  main { margin: 1rem auto; padding: 0 .75rem; }
+  header.top { padding: .6rem .75rem; }
+  .search-main { flex-direction: column; align-items: stretch; }
+  dl.card-facts { grid-template-columns: repeat(2, minmax(0, 1fr)); }
+  table.mine thead { display: none; }
+  table.mine tr { display: block; border-bottom: 1px solid var(--line); padding: .4rem 0; }
+  table.mine td { display: block; border: 0; padding: .15rem 0; }
+}
 `.trimStart();
 
 const ETAG = `"${sha256Hex(CSS).slice(0, 16)}"`;

@@ -20,7 +20,7 @@ export async function findPageDataset(db: Kysely<Database>, id: string, user: Us
   return dataset && canSee(user, dataset) ? dataset : undefined;
 }
 
-/** `<id>/zarr/index.json` (CONTRACT §4), or undefined when the dataset has no Zarr copy yet or a damaged one. */
+/** `<id>/zarr/index.json` (docs/conversion.md), or undefined when the dataset has no Zarr copy yet or a damaged one. */
 export async function readZarrIndex(objects: ObjectStore, id: string): Promise<StoreIndex | undefined> {
   try {
     return await readStoreIndex(objects, id);

@@ -1,7 +1,9 @@
 /** HTML of the dataset pages: the list, and a dataset's details with its recordings and the viewer. */
+import type { ConversionFailure } from '../conversion/conversion-failures.js';
 import type { Dataset } from '../datasets/dataset-queries.js';
 import type { StoreIndex, StoreIndexEntry } from '../formats/zarr/store-index.js';
 import type { StoreMetadata } from './dataset-page-data.js';
+import { zarrState } from './dataset-cards.js';
 import { html, SafeHtml } from './html.js';
 import { viewerScriptPath } from './viewer-bundle.js';
 
@@ -13,14 +15,49 @@ main { max-width: 82rem; }
 .viewer-bar label { display: flex; gap: .4rem; align-items: center; }
 .viewer-bar button { padding: .2rem .6rem; }
 .viewer-bar [hidden] { display: none; }
-.viewer canvas { display: block; width: 100%; height: 560px; cursor: grab; }
-.viewer-status { color: var(--muted, #5f6b76); font-size: .85rem; }
+.viewer-bar select, .viewer-bar input { font-size: .85rem; }
+.viewer-tools { display: contents; }
+.viewer-scales { display: inline-flex; gap: .6rem; align-items: center; }
+.viewer-scales > span { display: inline-flex; gap: .25rem; align-items: center; }
+.viewer-scales button { padding: 0 .35rem; }
+.viewer-lines { font-size: .85rem; min-height: 1.3em; display: flex; gap: 1rem; flex-wrap: wrap; }
+.viewer-status, .viewer-note { color: var(--muted, #5f6b76); }
+.viewer-note { color: #9a5b00; }
+.viewer-readout { font-variant-numeric: tabular-nums; }
+.viewer-main { display: flex; gap: .5rem; }
+.viewer-plot { position: relative; flex: 1; min-width: 0; }
+.viewer-plot canvas { display: block; width: 100%; height: 560px; }
+.viewer-traces { cursor: grab; }
+.viewer-overlay { position: absolute; inset: 0; pointer-events: none; }
+.viewer-panel { width: 17rem; max-height: 560px; overflow: auto; font-size: .85rem; border-left: 1px solid var(--line, #d8dee4); padding-left: .5rem; }
+.viewer-panel table { width: 100%; border-collapse: collapse; }
+.viewer-panel td { padding: .1rem .3rem; cursor: pointer; white-space: nowrap; }
+.viewer-panel tr[aria-current] td { background: #fff3e0; }
+.viewer-panel label { display: block; }
+.viewer-spectrum { display: flex; flex-wrap: wrap; gap: .5rem; margin-top: .4rem; }
+.viewer-spectrum-head { width: 100%; font-size: .85rem; }
+.viewer-spectrum canvas { height: 260px; flex: 1 1 20rem; min-width: 0; }
+.viewer-help { position: absolute; top: 3rem; left: 50%; transform: translateX(-50%); background: #fff; border: 1px solid #888; border-radius: 6px; padding: .5rem 1rem; box-shadow: 0 4px 20px #0003; z-index: 5; }
+.viewer-help dl { display: grid; grid-template-columns: auto auto; gap: .1rem 1rem; margin: 0; }
+.viewer-help dt { font-family: monospace; }
+.viewer { position: relative; }
+.viewer:fullscreen { padding: .5rem; overflow: auto; }
+.viewer:fullscreen .viewer-plot canvas { height: calc(100vh - 7rem); }
+.viewer-embed { margin: 0; }
+.viewer-embed .viewer { border: 0; }
+.viewer [hidden] { display: none !important; }
+.notice.private { color: #6b4e00; border-color: #d4a72c; background: #fff8e1; }
+.failures { background: #fff; border: 1px solid var(--bad, #b42318); border-radius: 6px; padding: .25rem 1rem; margin: 1rem 0; }
+.failures h2 { color: var(--bad, #b42318); }
+.failures li { margin: .4rem 0; overflow-wrap: anywhere; }
+.failures .code { font-family: ui-monospace, Menlo, monospace; font-size: .85rem; color: var(--bad, #b42318); }
 </style>
 <link rel="icon" href="data:,">`;
 
 export function datasetListBody(datasets: Dataset[]): SafeHtml {
   if (datasets.length === 0) return html`<h1>Datasets</h1><p class="muted">No datasets yet.</p>`;
   return html`<h1>Datasets</h1>
+<p><a href="/">Search datasets</a> by words, modality, task, sampling rate or channel count.</p>
 <table>
 <thead><tr><th>ID</th><th>Name</th><th>Owner</th><th>Modalities</th><th>Subjects</th><th>Visibility</th></tr></thead>
 <tbody>${datasets.map(
@@ -40,11 +77,22 @@ export interface DatasetPageInput {
   group?: string | undefined;
   /** The selected store's metadata for that group, embedded so the viewer skips those requests. */
   metadata?: StoreMetadata | undefined;
+  /** `?embed=1`: the viewer alone. */
+  embed?: boolean | undefined;
+  /** Recordings the last conversion could not convert, with their reasons. */
+  failures?: ConversionFailure[];
+  /** A private dataset's read grant for the viewer (owner and admins): the gateway reads it only with one. */
+  readGrant?: { grant: string; expires_in: number; refresh: string } | undefined;
+  /** The viewer may change the dataset (owner, admin): a link to its settings. */
+  manage?: boolean;
 }
 
 export function datasetDetailBody(input: DatasetPageInput): SafeHtml {
   const { dataset: d, index, selected } = input;
+  const viewable = d.visibility === 'public' || input.readGrant !== undefined;
   return html`<h1>${d.name} <span class="muted mono">${d.id}</span></h1>
+${d.visibility === 'private' ? html`<p class="notice private" role="status">Private: only its owner and administrators see this dataset and its signals.</p>` : ''}
+${input.manage ? html`<p><a href="/datasets/${d.id}/settings">Settings</a> · metadata, publication${d.visibility === 'private' ? ', visibility' : ''}</p>` : ''}
 ${d.description ? html`<p>${d.description}</p>` : ''}
 <dl class="facts">
 <dt>Owner</dt><dd>${d.owner_username}</dd>
@@ -54,11 +102,11 @@ ${d.authors.length ? html`<dt>Authors</dt><dd>${d.authors.join(', ')}</dd>` : ''
 ${d.modalities.length ? html`<dt>Modalities</dt><dd>${d.modalities.join(', ')}</dd>` : ''}
 ${d.latest_version ? html`<dt>Latest version</dt><dd>${d.latest_version}</dd>` : ''}
 ${d.doi ? html`<dt>DOI</dt><dd>${d.doi}</dd>` : ''}
-<dt>Zarr copy</dt><dd>${d.zarr_status ?? 'not converted'}</dd>
+<dt>Zarr copy</dt><dd>${zarrState(d)}</dd>
 </dl>
-${index ? recordingsSection(index, selected) : html`<p class="muted">This dataset has no browsable copy yet.</p>`}
-${index && selected && d.visibility === 'public' ? viewerSection(input, index, selected) : ''}
-${index && d.visibility !== 'public' ? html`<p class="muted">The signal viewer reads through the public gateway: it appears here once the dataset is public.</p>` : ''}`;
+${index && index.stores.length ? recordingsSection(index, selected) : html`<p class="muted">${index ? 'No recording of this dataset could be converted yet.' : 'This dataset has no browsable copy yet.'}</p>`}
+${failuresSection(input.failures ?? [])}
+${index && selected && viewable ? viewerSection(input, index, selected) : ''}`;
 }
 
 function recordingsSection(index: StoreIndex, selected: StoreIndexEntry | undefined): SafeHtml {
@@ -71,7 +119,16 @@ function recordingsSection(index: StoreIndex, selected: StoreIndexEntry | undefi
 <td>${s.groups.reduce((n, x) => n + x.n_channels, 0)}</td><td>${s.groups.map((x) => `${x.rate} Hz`).join(', ')}</td><td>${g ? formatDuration(g.duration_s) : ''}</td><td>${s.n_events}</td></tr>`;
   })}</tbody>
 </table>
-${index.failures.length ? html`<p class="muted">${index.failures.length} recording(s) could not be converted: ${index.failures.map((f) => `${f.path} (${f.code})`).join('; ')}.</p>` : ''}`;
+`;
+}
+
+/** Each recording that could not be converted, with its code and the reason to act on. */
+function failuresSection(failures: ConversionFailure[]): SafeHtml | string {
+  if (failures.length === 0) return '';
+  return html`<section class="failures" id="conversion-failures">
+<h2>${failures.length === 1 ? '1 recording' : `${failures.length} recordings`} could not be converted</h2>
+<ul>${failures.map((f) => html`<li><span class="mono">${f.path}</span> <span class="code">${f.code}</span><br>${f.reason}</li>`)}</ul>
+</section>`;
 }
 
 function viewerSection(input: DatasetPageInput, index: StoreIndex, selected: StoreIndexEntry): SafeHtml {
@@ -81,27 +138,63 @@ function viewerSection(input: DatasetPageInput, index: StoreIndex, selected: Sto
     selected: selected.zarr,
     group: input.group ?? selected.groups[0]?.name,
     ...(input.metadata ? { metadata: input.metadata } : {}),
+    ...(input.readGrant ? { readGrant: input.readGrant } : {}),
   };
   const groups = selected.groups;
-  return html`<h2>Signals</h2>
+  const options = (values: Array<[string, string]>) => values.map(([value, text]) => html`<option value="${value}">${text}</option>`);
+  return html`${input.embed ? '' : html`<h2>Signals</h2>`}
 <section class="viewer" id="nds-viewer" tabindex="0" data-ready="false" aria-label="Signal viewer">
 <form class="viewer-bar" method="get">
 <label>Recording <select name="recording">${index.stores.map((s) => html`<option value="${s.zarr}"${s === selected ? html` selected` : ''}>${s.path}</option>`)}</select></label>
 <label class="viewer-groups"${groups.length > 1 ? '' : html` hidden`}>Channels <select name="group">${groups.map((g) => html`<option value="${g.name}"${g.name === config.group ? html` selected` : ''}>${g.name} (${g.n_channels} ch, ${g.rate} Hz)</option>`)}</select></label>
+${input.embed ? html`<input type="hidden" name="embed" value="1">` : ''}
 <noscript><button type="submit">Show</button></noscript>
-<button type="button" data-key="PageUp" title="Previous channels (PageUp)">▲ channels</button>
-<button type="button" data-key="PageDown" title="Next channels (PageDown)">▼ channels</button>
-<button type="button" data-key="+" title="Zoom in (+)">+</button>
+<span class="viewer-tools">
+<label title="Reference or montage">Montage <select name="ref"><option value="">own reference</option></select></label>
+<label title="High-pass (display only, level 0)">HP <select name="hp">${options([['', 'off'], ['0.1', '0.1 Hz'], ['0.3', '0.3 Hz'], ['0.5', '0.5 Hz'], ['1', '1 Hz'], ['2', '2 Hz'], ['5', '5 Hz']])}</select></label>
+<label title="Low-pass (display only, level 0)">LP <select name="lp">${options([['', 'off'], ['15', '15 Hz'], ['30', '30 Hz'], ['35', '35 Hz'], ['40', '40 Hz'], ['70', '70 Hz'], ['100', '100 Hz']])}</select></label>
+<label title="Line-noise notch with harmonics">Notch <select name="notch">${options([['', 'off'], ['50', '50 Hz'], ['60', '60 Hz']])}</select></label>
+<span class="viewer-scales" title="Sensitivity per channel type: [ and ] for all"></span>
+<label title="Each row scaled to its own range (a)"><input type="checkbox" name="auto"> auto</label>
+<label>Rows <select name="rows">${options(['8', '16', '24', '32', '48', '64'].map((n) => [n, n]))}</select></label>
+<label>Time <select name="time">${options([['s', 'seconds'], ['hms', 'h:mm:ss'], ['clock', 'clock']])}</select></label>
+<input name="goto" size="9" placeholder="go to time" aria-label="Go to time" title="Go to a time (seconds, h:mm:ss, or a clock time)">
+</span>
+<span class="viewer-tools">
+<button type="button" data-key="PageUp" title="Previous rows (PageUp)">▲ rows</button>
+<button type="button" data-key="PageDown" title="Next rows (PageDown)">▼ rows</button>
 <button type="button" data-key="-" title="Zoom out (−)">−</button>
-<button type="button" data-key="G" title="More gain (G)">gain ×2</button>
-<button type="button" data-key="g" title="Less gain (g)">gain ÷2</button>
-<span class="viewer-status">Loading…</span>
+<button type="button" data-key="+" title="Zoom in (+)">+</button>
+<button type="button" data-key="p" title="Previous event (p)">◀ event</button>
+<button type="button" data-key="n" title="Next event (n)">event ▶</button>
+<button type="button" data-panel="channels" aria-pressed="false">Channels</button>
+<button type="button" data-panel="events" aria-pressed="false">Events</button>
+<button type="button" data-panel="spectrum" aria-pressed="false" title="Spectrum (s)">Spectrum</button>
+<button type="button" data-key="f" title="Full screen (f)">Full screen</button>
+<button type="button" data-key="?" title="Keys (?)">?</button>
+</span>
 </form>
-<canvas></canvas>
-<p class="muted">Drag to scrub, wheel to zoom around the cursor; ←/→ scrub (Shift: a whole screen), +/− zoom, PageUp/PageDown change channels, Home/End jump.</p>
+<div class="viewer-lines"><span class="viewer-status">Loading…</span> <span class="viewer-note"></span> <span class="viewer-readout"></span></div>
+<div class="viewer-main"><div class="viewer-plot"><canvas class="viewer-traces"></canvas><canvas class="viewer-overlay"></canvas></div><aside class="viewer-panel" hidden></aside></div>
+<div class="viewer-spectrum" hidden><div class="viewer-spectrum-head">Power spectral density (Welch) of the rows on screen · spectrogram of <select name="spectrogram"></select> · <span class="viewer-spectrum-note"></span></div><canvas class="viewer-psd"></canvas><canvas class="viewer-spectrogram"></canvas></div>
+<div class="viewer-help" hidden role="dialog" aria-label="Keys"><h3>Keys</h3><dl>
+<dt>drag · wheel</dt><dd>scrub · zoom around the pointer</dd><dt>Shift + drag</dt><dd>ruler: interval and amplitude</dd>
+<dt>← → (Shift)</dt><dd>scrub a tenth (a whole screen)</dd><dt>+ −</dt><dd>zoom</dd><dt>PageUp PageDown</dt><dd>rows</dd><dt>Home End</dt><dd>start, end</dd>
+<dt>[ ]</dt><dd>more, less sensitive (all types)</dd><dt>a</dt><dd>auto scale on/off</dd><dt>G g</dt><dd>auto scale: double, halve the gain</dd><dt>n p</dt><dd>next, previous event</dd><dt>b</dt><dd>hide bad channels</dd>
+<dt>s</dt><dd>spectrum</dd><dt>f</dt><dd>full screen</dd><dt>?</dt><dd>this help (Esc closes)</dd></dl></div>
 </section>
+${input.embed ? '' : html`<p class="muted">Drag to scrub, wheel to zoom, Shift+drag to measure; press ? in the viewer for the keys. The address keeps the view: copy it to share it.</p>`}
 <script type="application/json" id="nds-viewer-config">${jsonForScript(config)}</script>
 <script type="module" src="${viewerScriptPath}"></script>`;
+}
+
+/** The viewer alone (`?embed=1`), for an iframe: no header, no recording list. */
+export function embeddedViewerPage(input: DatasetPageInput, head: SafeHtml): string {
+  const { index, selected } = input;
+  const body = index && selected ? viewerSection({ ...input, embed: true }, index, selected) : html`<p>No browsable copy.</p>`;
+  return `<!doctype html>${html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${input.dataset.name} · nds viewer</title><link rel="stylesheet" href="/assets/nds.css">${head}</head>
+<body class="viewer-embed">${body}</body></html>`.value}`;
 }
 
 /** JSON safe inside a <script> element: no `<` can close it. */

@@ -6,8 +6,11 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
+import { conversionFailuresOf } from '../conversion/conversion-failures.js';
+import { canManage } from '../datasets/dataset-access.js';
+import { READ_GRANT_SECONDS, signReadGrant } from '../datasets/read-grant.js';
 import { findPageDataset, listPageDatasets, readStoreMetadata, readZarrIndex, type StoreMetadata } from './dataset-page-data.js';
-import { datasetDetailBody, datasetListBody, viewerStyle } from './dataset-page-views.js';
+import { datasetDetailBody, datasetListBody, embeddedViewerPage, viewerStyle } from './dataset-page-views.js';
 import { html, page } from './html.js';
 import { viewerPreloads } from './viewer-bundle.js';
 
@@ -30,12 +33,22 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
   const group = selected && (selected.groups.find((g) => g.name === c.req.query('group')) ?? selected.groups[0])?.name;
   let head = viewerStyle;
   let metadata: StoreMetadata | undefined;
-  if (selected && group && dataset.visibility === 'public') {
+  // A private dataset is seen here only by its owner and admins: its viewer reads through a read grant.
+  const readGrant =
+    dataset.visibility === 'private' && index
+      ? { grant: signReadGrant(config, id, 'private', c.var.deps.clock.now()).grant, expires_in: READ_GRANT_SECONDS, refresh: `/datasets/${id}/read-grant` }
+      : undefined;
+  if (selected && group) {
     metadata = await readStoreMetadata(objects, id, selected.zarr, group);
     const preloads = await viewerPreloads(metadata ? storeCodecs(metadata) : []);
     head = html`${viewerStyle}${preloads.map((href) => html`<link rel="modulepreload" href="${href}">`)}`;
   }
-  const body = datasetDetailBody({ dataset, index, selected, group, metadata, zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` });
+  const failures = conversionFailuresOf(index);
+  const input = { dataset, index, selected, group, metadata, failures, readGrant, manage: canManage(user, dataset), zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` };
+  // A private page carries a grant: never kept by a shared cache.
+  if (dataset.visibility === 'private') c.header('Cache-Control', 'private, no-store');
+  if (c.req.query('embed') === '1' && (dataset.visibility === 'public' || readGrant)) return c.html(embeddedViewerPage(input, head));
+  const body = datasetDetailBody(input);
   return c.html(page({ title: dataset.name, username: user?.username, body, head }));
 }
 

@@ -1,5 +1,5 @@
 /**
- * `/device`: the page where a person approves or denies a terminal's sign-in (RFC 8628 §3.3). It shows which
+ * `/device`: the page where a person approves or denies a terminal's sign-in (RFC 8628 section 3.3). It shows which
  * machine asked and which account would be signed in, and says in words why a code cannot be used.
  * Its posts call the same device-flow services as the JSON routes, with the same guess limits.
  */

@@ -52,8 +52,8 @@ export function page(options: PageOptions): string {
 ${options.head ?? ''}
 </head>
 <body>
-<header class="top"><a class="brand" href="/datasets">nds</a>
-<nav>${options.username ? html`<a href="/account">${options.username}</a>` : html`<a href="/login">Sign in</a>`}</nav></header>
+<header class="top"><a class="brand" href="/">nds</a>
+<nav><a href="/">Search</a><a href="/datasets">All datasets</a>${options.username ? html`<a href="/account">${options.username}</a>` : html`<a href="/login">Sign in</a>`}</nav></header>
 <main>${options.body}</main>
 </body>
 </html>`.value}`;

@@ -78,7 +78,7 @@ for (const variant of storeVariants) {
 
     it('resumes an interrupted upload, sending only what the store does not have yet', async () => {
       const distinct = new Set([...contents.values()].map(sha)).size;
-      const upload = ndsAs(server, owner.key, ['datasets', 'upload', id, src, '--concurrency', '1', '--verbose'], { NDS_UPLOAD_HASH_CACHE: hashCache });
+      const upload = ndsAs(server, owner.key, ['datasets', 'upload', id, src, '--force', '--concurrency', '1', '--verbose'], { NDS_UPLOAD_HASH_CACHE: hashCache });
       let progress = '';
       upload.child.stderr!.on('data', (d) => {
         progress += d;
@@ -92,7 +92,7 @@ for (const variant of storeVariants) {
       assert.ok(storedAfterKill >= 3 && storedAfterKill < distinct, `stored ${storedAfterKill} of ${distinct}`);
       assert.equal((await server.deps.db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', id).execute()).length, 0);
 
-      const second = await nds(server, owner.key, ['datasets', 'upload', id, src, '--json']);
+      const second = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force', '--json']);
       assert.equal(second.code, 0, second.stderr);
       const summary = JSON.parse(second.stdout);
       assert.equal(summary.files, contents.size);
@@ -101,16 +101,23 @@ for (const variant of storeVariants) {
       assert.equal(summary.version, '1.0.0');
       assert.equal((await storedContent()).length, distinct);
 
-      const third = await nds(server, owner.key, ['datasets', 'upload', id, src]);
+      // The same folder again is the latest version: no new version.
+      const third = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force']);
       assert.equal(third.code, 0, third.stderr);
-      assert.match(third.stderr, /0 uploaded .*42 already stored; version 1\.0\.1 created/);
+      assert.match(third.stderr, /no change: the folder holds exactly the files of version 1\.0\.0; no version was made/);
+      // One file more makes 1.0.1, sending only that file.
+      contents.set('CHANGES', Buffer.from('1.0.1: a note\n'));
+      writeFileSync(path.join(src, 'CHANGES'), contents.get('CHANGES')!);
+      const fourth = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force']);
+      assert.equal(fourth.code, 0, fourth.stderr);
+      assert.match(fourth.stderr, /1 uploaded .*42 already stored; version 1\.0\.1 created/);
     });
 
     it('shows versions and the manifest', async () => {
       const versions = await nds(server, owner.key, ['datasets', 'versions', id]);
       assert.match(versions.stdout, /^VERSION\s+CREATED_AT\s+FILES\s+SIZE/);
-      assert.match(versions.stdout, /1\.0\.1 .* 42 /);
-      const manifest = JSON.parse((await nds(server, owner.key, ['datasets', 'manifest', id, '--version', '1.0.0', '--json'])).stdout);
+      assert.match(versions.stdout, /1\.0\.1 .* 43 /);
+      const manifest = JSON.parse((await nds(server, owner.key, ['datasets', 'manifest', id, '--version', '1.0.1', '--json'])).stdout);
       assert.deepEqual(
         manifest.files.map((f: { path: string; sha256: string }) => [f.path, f.sha256]),
         [...contents].map(([p, b]) => [p, sha(b)]).sort((a, b) => (a[0] < b[0] ? -1 : 1)),
@@ -121,11 +128,11 @@ for (const variant of storeVariants) {
       const dest = path.join(tmp, 'down');
       const r = await nds(server, owner.key, ['datasets', 'download', id, dest, '--json']);
       assert.equal(r.code, 0, r.stderr);
-      assert.deepEqual(JSON.parse(r.stdout), { dataset_id: id, version: '1.0.1', files: 42, bytes: [...contents.values()].reduce((s, b) => s + b.length, 0), downloaded: 42, kept: 0 });
+      assert.deepEqual(JSON.parse(r.stdout), { dataset_id: id, version: '1.0.1', files: 43, bytes: [...contents.values()].reduce((s, b) => s + b.length, 0), downloaded: 43, kept: 0 });
       for (const [rel, bytes] of contents) assert.ok(readFileSync(path.join(dest, rel)).equals(bytes), rel);
       rmSync(path.join(dest, 'README'));
       const again = JSON.parse((await nds(server, owner.key, ['datasets', 'download', id, dest, '--json'])).stdout);
-      assert.deepEqual([again.downloaded, again.kept], [1, 41]);
+      assert.deepEqual([again.downloaded, again.kept], [1, 42]);
       const stranger = await createUploader(server);
       const refused = await nds(server, stranger.key, ['datasets', 'download', id, path.join(tmp, 'nope')]);
       assert.equal(refused.code, 1);
@@ -163,7 +170,7 @@ for (const variant of storeVariants) {
       hashCache = cacheFile;
       try {
         const run = async (...extra: string[]) => {
-          const r = await nds(server, owner.key, ['datasets', 'upload', id, src, '--no-create-version', '--json', ...extra]);
+          const r = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force', '--no-create-version', '--json', ...extra]);
           return { ...r, summary: r.code === 0 ? JSON.parse(r.stdout) : undefined };
         };
         const first = await run();
@@ -187,7 +194,7 @@ for (const variant of storeVariants) {
         const entry = cache.entries.find(([abs]) => abs.endsWith(changed))!;
         entry[1].sha256 = sha(randomBytes(8));
         writeFileSync(cacheFile, JSON.stringify(cache));
-        const stale = await nds(server, owner.key, ['datasets', 'upload', id, src, '--no-create-version', '--json', '--retries', '0']);
+        const stale = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force', '--no-create-version', '--json', '--retries', '0']);
         assert.equal(stale.code, 1);
         assert.match(stale.stderr, /run-1\.edf: the store refused its content .*Run the upload again/);
         const recovered = await run();
@@ -219,7 +226,7 @@ for (const variant of storeVariants) {
       const before = JSON.parse((await nds(server, owner.key, ['datasets', 'show', gid, '--json'])).stdout);
       assert.equal(before.hosted_repo, false);
 
-      const first = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--git', '--json']);
+      const first = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--force', '--git', '--json']);
       assert.equal(first.code, 0, first.stderr);
       const one = JSON.parse(first.stdout);
       assert.match(one.commit, /^[0-9a-f]{40}$/);
@@ -231,12 +238,15 @@ for (const variant of storeVariants) {
       assert.equal(await git('show', 'main:sub-01/eeg/sub-01_task-rest_eeg.edf'), `version https://git-lfs.github.com/spec/v1\noid sha256:${sha(edf)}\nsize ${edf.length}\n`);
       assert.equal(await git('show', 'main:participants.tsv'), 'participant_id\nsub-01\n');
       assert.equal(await git('show', 'main:README'), 'first\n');
+      // git-lfs's filter for the pointers, so that `git lfs pull` in a clone smudges them.
+      const attributes = "# Data files are git-lfs pointers to the dataset's content (written by nds datasets upload).\n*.edf filter=lfs diff=lfs merge=lfs -text\n";
+      assert.equal(await git('show', 'main:.gitattributes'), attributes);
       const version = await server.deps.db.selectFrom('dataset_versions').select('source_commit').where('dataset_id', '=', gid).where('version', '=', '1.0.0').executeTakeFirstOrThrow();
       assert.equal(version.source_commit, one.commit);
       const manifest = JSON.parse((await nds(server, owner.key, ['datasets', 'manifest', gid, '--json'])).stdout);
       assert.deepEqual(
         manifest.files.map((f: { path: string; sha256: string }) => [f.path, f.sha256]).sort(),
-        Object.entries(files).map(([rel, bytes]) => [rel, sha(bytes)]).sort(),
+        [...Object.entries(files), ['.gitattributes', Buffer.from(attributes)] as const].map(([rel, bytes]) => [rel, sha(bytes)]).sort(),
       );
       const shown = JSON.parse((await nds(server, owner.key, ['datasets', 'show', gid, '--json'])).stdout);
       assert.equal(shown.hosted_repo, true);
@@ -244,7 +254,7 @@ for (const variant of storeVariants) {
 
       // Now that the repository exists, a plain upload commits on top of main.
       writeFileSync(path.join(folder, 'README'), 'second\n');
-      const second = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--json']);
+      const second = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--force', '--json']);
       assert.equal(second.code, 0, second.stderr);
       const two = JSON.parse(second.stdout);
       assert.equal(two.version, '1.0.1');
@@ -253,11 +263,11 @@ for (const variant of storeVariants) {
       assert.equal(await git('show', 'main:README'), 'second\n');
 
       // The same tree again pushes nothing; --no-git skips the repository altogether.
-      const third = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--no-create-version', '--json']);
+      const third = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--force', '--no-create-version', '--json']);
       assert.equal(third.code, 0, third.stderr);
       assert.equal(JSON.parse(third.stdout).commit, two.commit);
       assert.match(JSON.parse(third.stdout).git_note, /already holds/);
-      const skipped = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--no-git', '--no-create-version', '--json']);
+      const skipped = await nds(server, owner.key, ['datasets', 'upload', gid, folder, '--force', '--no-git', '--no-create-version', '--json']);
       assert.equal(JSON.parse(skipped.stdout).commit, null);
       assert.equal((await git('rev-parse', 'main')).trim(), two.commit);
     });

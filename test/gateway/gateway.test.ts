@@ -147,7 +147,7 @@ describe('browser gateway over HTTP', () => {
     assert.equal(r.status, 204);
     assert.equal(r.headers['access-control-allow-origin'], ORIGIN);
     assert.equal(r.headers['access-control-allow-methods'], 'GET, HEAD, OPTIONS');
-    assert.equal(r.headers['access-control-allow-headers'], 'Range');
+    assert.equal(r.headers['access-control-allow-headers'], 'Range, Authorization');
     const foreign = await get(chunkPath, { origin: 'https://evil.example' }, 'OPTIONS');
     assert.equal(foreign.status, 204);
     assert.equal(foreign.headers['access-control-allow-origin'], undefined);

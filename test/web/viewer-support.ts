@@ -12,6 +12,8 @@ export interface PublishedRecording {
   file: string;
   /** Store path inside the dataset's Zarr copy, e.g. `sub-01/eeg/sub-01_task-rest_eeg.zarr`. */
   zarr: string;
+  /** The BIDS root the file sits in, so its sidecars (channels.tsv, events.tsv) apply. */
+  bidsRoot?: string;
 }
 
 /** Inserts a dataset row, converts each file into `<id>/zarr/<zarr>/` and writes `<id>/zarr/index.json`. */
@@ -24,7 +26,7 @@ export async function publishDataset(
   const stores: IndexStore[] = [];
   for (const r of options.recordings) {
     const sink = new ObjectStoreSink(objects, `${options.id}/zarr/${r.zarr}/`);
-    const summary = await convertRecording({ dataPath: r.file, sink });
+    const summary = await convertRecording({ dataPath: r.file, sink, ...(r.bidsRoot ? { bidsRoot: r.bidsRoot } : {}) });
     await sink.commit();
     stores.push({ path: r.zarr.replace(/\.zarr$/, ''), zarr: r.zarr, updated_utc: new Date().toISOString(), summary });
   }

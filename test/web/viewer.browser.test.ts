@@ -53,7 +53,8 @@ describe('dataset viewer in chromium', () => {
     const requests: string[] = [];
     page.on('request', (r) => requests.push(r.url()));
     page.on('pageerror', (err) => console.error('page error:', err));
-    await page.goto(`${server.url}/datasets/${ID}?recording=${encodeURIComponent(recording)}`);
+    // Autoscaled rows, 16 a page: the layout these pixel checks compute.
+    await page.goto(`${server.url}/datasets/${ID}?recording=${encodeURIComponent(recording)}&scale=auto&rows=16`);
     await waitReady(page);
     return { page, requests };
   }
@@ -86,7 +87,7 @@ describe('dataset viewer in chromium', () => {
     assert.equal(first.start, 0);
     assert.equal(first.end, 2560, 'the initial window is 10 s');
 
-    const canvas = page.locator('#nds-viewer canvas');
+    const canvas = page.locator('#nds-viewer canvas.viewer-traces');
     const box = (await canvas.boundingBox())!;
     const y = box.y + box.height / 2;
     await page.mouse.move(box.x + box.width * 0.8, y);
@@ -249,7 +250,7 @@ async function settled(page: Page): Promise<ViewerState> {
  */
 async function checkTraces(page: Page, s: ViewerState, values: number[][]): Promise<void> {
   const measured = await page.evaluate(({ left, top, width, height }) => {
-    const canvas = document.querySelector<HTMLCanvasElement>('#nds-viewer canvas')!;
+    const canvas = document.querySelector<HTMLCanvasElement>('#nds-viewer canvas.viewer-traces')!;
     const data = canvas.getContext('2d')!.getImageData(left, top, width, height).data;
     // Inline on purpose: no named helper may cross into the page (the test transpiler would wrap it).
     const columns: number[][] = [];

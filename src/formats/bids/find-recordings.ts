@@ -8,7 +8,7 @@ export const modalities = ['eeg', 'emg', 'ieeg'] as const;
 export interface FoundRecording {
   /** Path of the primary file relative to the dataset root, with `/`. */
   path: string;
-  /** Store path: the BIDS path with its extension replaced by `.zarr` (CONTRACT §4). */
+  /** Store path: the BIDS path with its extension replaced by `.zarr` (docs/conversion.md). */
   zarr: string;
   modality: string;
 }

@@ -1,5 +1,5 @@
 /**
- * CONTRACT §4 push rule: does a change to this repository path call for a conversion? Data files (by
+ * The push rule (docs/operating-zarr.md): does a change to this repository path call for a conversion? Data files (by
  * extension, or inside `.ds/` or `.mefd/` folders) and `_events.tsv` files, outside `derivatives/`,
  * `sourcedata/` and `code/`. It must accept every file the converter converts (a test keeps it so).
  */

@@ -215,7 +215,7 @@ export class EdfReader implements RecordingReader {
 }
 
 function toChannel(signal: EdfSignal, header: EdfHeader): ChannelInfo {
-  // EDF §: gain = (pmax - pmin) / (dmax - dmin); offset = pmax - gain * dmax. physical = digital*gain + offset.
+  // EDF spec: gain = (pmax - pmin) / (dmax - dmin); offset = pmax - gain * dmax. physical = digital*gain + offset.
   const scale = (signal.physicalMax - signal.physicalMin) / (signal.digitalMax - signal.digitalMin);
   const offset = signal.physicalMax - scale * signal.digitalMax;
   const label = signal.label;

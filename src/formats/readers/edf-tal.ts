@@ -1,5 +1,5 @@
 /**
- * EDF+ time-stamped annotation lists (Kemp & Olivan 2003, §2.2.2): `+onset[\x15duration]\x14text\x14...\x00`.
+ * EDF+ time-stamped annotation lists (Kemp & Olivan 2003, section 2.2.2): `+onset[\x15duration]\x14text\x14...\x00`.
  * The first TAL of every record is the timekeeping TAL, whose first annotation is empty: its onset is the
  * record's start time.
  */

@@ -1,5 +1,5 @@
 /**
- * The dataset's `index.json` (CONTRACT §4): every store with its groups, and every failure with its code.
+ * The dataset's `index.json` (docs/conversion.md): every store with its groups, and every failure with its code.
  * `StoreIndex` is its one shape; the conversion writes it, search, the pages and the next conversion read it.
  */
 import { systemClock } from '../../core/clock.js';

@@ -1,4 +1,4 @@
-/** What a written store holds, as the index (CONTRACT §4 `index.json` `stores[].groups`) describes it. */
+/** What a written store holds, as the index (docs/conversion.md `index.json` `stores[].groups`) describes it. */
 
 export const storeFormat = 'nds-zarr';
 export const storeFormatVersion = 1;

@@ -1,5 +1,5 @@
 /**
- * Writes one recording as an nds-zarr store (CONTRACT §4): one group per (modality, native rate) with a
+ * Writes one recording as an nds-zarr store (docs/conversion.md): one group per (modality, native rate) with a
  * lossless level 0 and a min/max view pyramid, an events group, and the root attributes. Chunks are
  * written as they fill; every zarr.json is written after the data, the root one last, so a store whose
  * root metadata is present is complete.

@@ -33,7 +33,7 @@ export function json(value: unknown): Uint8Array {
   return new TextEncoder().encode(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** `<modality>_<rate>hz`, the rate's decimal point written as `p` (CONTRACT §4: eeg_12p8hz). */
+/** `<modality>_<rate>hz`, the rate's decimal point written as `p` (docs/conversion.md: eeg_12p8hz). */
 export function groupName(modality: string, rate: number): string {
   const text = Number.isInteger(rate) ? String(rate) : rate.toFixed(6).replace(/0+$/, '').replace('.', 'p');
   return `${modality.toLowerCase()}_${text}hz`;

@@ -78,3 +78,40 @@ export function envelopeRange(envelope: ColumnEnvelope): [number, number] | unde
   }
   return min <= max ? [min, max] : undefined;
 }
+
+/**
+ * `columnEnvelope` at level 0 over samples already in memory (`values[i - from]` is sample i), without a
+ * reader call per sample: the same columns, the same widening, a fraction of the time for 64 rows a frame.
+ * NaN samples (not loaded) leave their column empty.
+ */
+export function sampleEnvelope(values: Float64Array, from: number, start: number, samplesPerPixel: number, pixelWidth: number, nSamples: number): ColumnEnvelope {
+  const lo = new Float64Array(pixelWidth).fill(NaN);
+  const hi = new Float64Array(pixelWidth).fill(NaN);
+  const end = from + values.length;
+  for (let x = 0; x < pixelWidth; x++) {
+    const t0 = start + x * samplesPerPixel;
+    const t1 = t0 + samplesPerPixel;
+    const first = Math.max(0, Math.floor(t0));
+    const last = Math.min(nSamples - 1, Math.max(Math.floor(t0), Math.ceil(t1) - 1));
+    if (t1 <= 0 || first > last || t0 >= nSamples) continue;
+    // A column reaching past the samples in memory is not drawn, as with a chunk not loaded.
+    if (first < from || last >= end) continue;
+    let min = Infinity;
+    let max = -Infinity;
+    for (let i = first - from; i <= last - from; i++) {
+      const v = values[i]!;
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+    // Comparisons with NaN are false: a column of NaN keeps min > max and stays empty.
+    if (min > max || Number.isNaN(values[first - from]!)) continue;
+    lo[x] = min;
+    hi[x] = max;
+  }
+  for (let x = pixelWidth - 1; x > 0; x--) {
+    if (Number.isNaN(lo[x]!) || Number.isNaN(lo[x - 1]!)) continue;
+    if (lo[x]! > hi[x - 1]!) lo[x] = hi[x - 1]!;
+    if (hi[x]! < lo[x - 1]!) hi[x] = lo[x - 1]!;
+  }
+  return { lo, hi };
+}

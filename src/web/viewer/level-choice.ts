@@ -10,8 +10,13 @@ export interface LevelChoiceInput {
   pixelWidth: number;
   /** Number of view levels the group has (levels 1..n). */
   viewLevels: number;
-  /** Downsampling factor between consecutive levels (CONTRACT §4: 4). */
+  /** Downsampling factor between consecutive levels (docs/conversion.md: 4). */
   downsample: number;
+  /**
+   * Keep level 0 up to this many samples a pixel (montages and filters need the samples; the default rule
+   * leaves level 0 at about 4).
+   */
+  level0SamplesPerPixel?: number;
 }
 
 /**
@@ -21,6 +26,7 @@ export interface LevelChoiceInput {
 export function chooseLevel(input: LevelChoiceInput): number {
   const { windowSamples, pixelWidth, viewLevels, downsample } = input;
   if (pixelWidth <= 0 || windowSamples <= 2 * pixelWidth) return 0;
+  if (input.level0SamplesPerPixel !== undefined && windowSamples <= input.level0SamplesPerPixel * pixelWidth) return 0;
   let level = 0;
   while (level < viewLevels && windowSamples / downsample ** (level + 1) >= pixelWidth) level++;
   return level;

@@ -1,5 +1,5 @@
 /**
- * Reads one nds-zarr store (CONTRACT §4) through the gateway with zarrita: root and group metadata, events,
+ * Reads one nds-zarr store (docs/conversion.md) through the gateway with zarrita: root and group metadata, events,
  * and single chunks of level 0 or a view level, decoded and kept in a small LRU. Metadata the page
  * embedded is answered from memory, so the first chunk requests go out without a metadata round trip.
  */
@@ -10,6 +10,8 @@ export interface ChannelMeta {
   label: string;
   unit: string;
   type: string;
+  /** `good`, `bad` or `n/a` (channels.tsv `status`). */
+  status: string;
   scale: number;
   offset: number;
 }
@@ -90,8 +92,9 @@ export class RecordingStore {
   }
 
   /** Opens `<base>/<zarrPath>` (base: the dataset's gateway URL ending in `/zarr`). */
-  static async open(storeUrl: string, options: { metadata?: EmbeddedMetadata; cacheChunks?: number } = {}): Promise<RecordingStore> {
-    const fetchStore = new zarr.FetchStore(storeUrl);
+  static async open(storeUrl: string, options: { metadata?: EmbeddedMetadata; cacheChunks?: number; fetch?: (request: Request) => Promise<Response> } = {}): Promise<RecordingStore> {
+    // `fetch`: a private dataset's reads carry a read grant (read-grant-fetch.ts).
+    const fetchStore = new zarr.FetchStore(storeUrl, options.fetch ? { fetch: options.fetch } : undefined);
     const root = zarr.root<zarr.Readable>(options.metadata ? storeWith(fetchStore, options.metadata) : fetchStore);
     const group = await zarr.open.v3(root, { kind: 'group' });
     return new RecordingStore(root, group.attrs as Record<string, unknown>, options.cacheChunks ?? 256);
@@ -114,7 +117,7 @@ export class RecordingStore {
       nChannels: Number(a.n_channels),
       nSamples: Number(a.n_samples),
       chunkSamples: Number(a.chunk_samples),
-      channels: (a.channels as any[]).map((c) => ({ label: String(c.label), unit: String(c.unit ?? ''), type: String(c.type ?? ''), scale: Number(c.scale), offset: Number(c.offset) })),
+      channels: (a.channels as any[]).map((c) => ({ label: String(c.label), unit: String(c.unit ?? ''), type: String(c.type ?? ''), status: String(c.status ?? 'n/a'), scale: Number(c.scale), offset: Number(c.offset) })),
       viewLevels: Number(a.n_view_levels ?? 0),
       downsample: Number(a.view_downsample ?? 4),
       viewChunkColumns: Number(a.view_chunk_columns ?? 1024),

@@ -1,39 +1,27 @@
 /**
- * The viewer: keeps the window and channel page, fetches exactly the chunks that cover it (then one more
- * each side as prefetch), and redraws. Its state is mirrored on `window.ndsViewer` and readiness on the
- * root element's `data-ready`, for people debugging and for the browser tests.
+ * The viewer: keeps the window, the view settings (channels, montage, filters, scales) and the row page,
+ * fetches exactly the chunks that cover the window (at level 0 with the filters' margin; then one more each
+ * side as prefetch), and redraws. Its last frame is mirrored on `window.ndsViewer` and readiness on the root
+ * element's `data-ready`, for people debugging and for the browser tests.
  */
-import { columnEnvelope, envelopeRange, type ColumnEnvelope, type ColumnReader } from './column-envelope.js';
-import { drawFrame } from './draw-traces.js';
+import { envelopeRange, sampleEnvelope, type ColumnEnvelope } from './column-envelope.js';
+import { badColour, formatScale, microvoltFactor, pixelsPerUnit, scaleOf, typeColour, typeKey, unitSymbol } from './channel-scale.js';
+import { drawFrame, type DrawnRow } from './draw-traces.js';
+import { eventColours, placeEvents } from './event-marks.js';
+import { filterActive, filterMarginSamples, filterSections } from './iir-filter.js';
 import { chooseLevel, chunksCovering, levelColumns, withPrefetch, type ChunkSpan } from './level-choice.js';
-import type { DecodedChunk, EventMarker, GroupMeta, RecordingStore } from './recording-store.js';
-import { traceLayout } from './trace-layout.js';
+import { derivations, formatReference, type Derivation, type SourceChannel } from './montage.js';
+import type { EventMarker, GroupMeta, RecordingStore } from './recording-store.js';
+import { columnReader, viewLevelRow } from './view-level-rows.js';
+import type { FrameRow, ViewerState } from './viewer-state.js';
+import { LruCache } from './lru-cache.js';
+import { rowSamples, type RowSamples } from './row-samples.js';
+import { formatTime, type TimeFormat } from './time-format.js';
+import { autoRowScale, traceLayout, type RowScale, type TraceLayout } from './trace-layout.js';
+import { defaultSettings, type ViewSettings } from './view-settings.js';
 import { clampWindow, type ViewWindow } from './view-window.js';
 
-export interface ViewerState {
-  /** Every chunk on screen is drawn, and the event markers are loaded. */
-  ready: boolean;
-  /** Every chunk on screen is drawn (the markers may still be loading). */
-  tracesReady: boolean;
-  recording: string;
-  group: string;
-  rate: number;
-  nSamples: number;
-  level: number;
-  /** Window in level-0 samples: [start, end). */
-  start: number;
-  end: number;
-  channelFirst: number;
-  channelCount: number;
-  gain: number;
-  plot: { left: number; top: number; width: number; height: number; rowHeight: number };
-  /** Autoscaled physical [min, max] of each row on screen. */
-  ranges: Array<[number, number]>;
-  /** Chunks of the current level covering the window (time-chunk indices) and with the prefetch. */
-  visibleChunks: ChunkSpan;
-  prefetchChunks: ChunkSpan;
-  renders: number;
-}
+export type { FrameRow, ViewerState } from './viewer-state.js';
 
 export interface SignalViewerOptions {
   root: HTMLElement;
@@ -43,34 +31,53 @@ export interface SignalViewerOptions {
   group: GroupMeta;
   /** Event markers; undefined while they load (then `setEvents`). */
   events?: EventMarker[] | undefined;
-  pageSize?: number;
+  settings?: ViewSettings | undefined;
   /** Initial window in seconds (default 10 s, or the whole recording when shorter). */
-  initialSeconds?: number;
+  initialSeconds?: number | undefined;
   /** Time at the initial window's left edge, in seconds (default 0). */
-  initialStartSeconds?: number;
+  initialStartSeconds?: number | undefined;
+  /** Start of the recording (ms, wall clock read as UTC) for clock times. */
+  epoch?: number | undefined;
   onState?: (state: ViewerState) => void;
 }
+
+/** With a montage or filters on, level 0 is kept up to this many samples a pixel. */
+const processedSamplesPerPixel = 8;
 
 export class SignalViewer {
   readonly #o: SignalViewerOptions;
   readonly #g: GroupMeta;
+  readonly sources: SourceChannel[];
+  #settings: ViewSettings;
   #window: ViewWindow;
-  #channelFirst = 0;
+  #rowFirst = 0;
   #gain = 1;
   #events: EventMarker[] | undefined;
+  #eventColours = new Map<string, string>();
+  hiddenEventTypes = new Set<string>();
   #generation = 0;
   #renders = 0;
   /** Renders waiting for chunks. */
   #loading = 0;
   /** Markers that arrived while a render waited and no frame has drawn yet. */
   #eventsPending = false;
-  readonly pageSize: number;
+  /**
+   * Complete level-0 computations by span and rows, reused while the window stays inside their chunks; the
+   * spans one chunk either side are computed when the viewer is idle, so a pan across a chunk boundary
+   * finds its samples filtered already.
+   */
+  readonly #samples = new LruCache<string, RowSamples>(4);
+  /** Work for when the prefetch has landed: filtering the neighbouring spans. */
+  #idleWork: (() => void) | undefined;
+  #last: ViewerState | undefined;
 
   constructor(options: SignalViewerOptions) {
     this.#o = options;
     this.#g = options.group;
-    this.pageSize = options.pageSize ?? 16;
+    this.sources = this.#g.channels.map((c) => ({ label: c.label, type: c.type, unit: c.unit, bad: c.status === 'bad' }));
+    this.#settings = options.settings ?? defaultSettings(this.sources);
     this.#events = options.events;
+    if (options.events) this.#eventColours = eventColours(options.events);
     const seconds = options.initialSeconds ?? 10;
     const start = Math.round((options.initialStartSeconds ?? 0) * this.#g.rate);
     this.#window = clampWindow({ start, span: Math.round(seconds * this.#g.rate) }, this.#g.nSamples);
@@ -82,8 +89,17 @@ export class SignalViewer {
    */
   setEvents(events: EventMarker[]): void {
     this.#events = events;
+    this.#eventColours = eventColours(events);
     if (this.#loading === 0) void this.render();
     else this.#eventsPending = true;
+  }
+
+  get events(): EventMarker[] {
+    return this.#events ?? [];
+  }
+
+  get eventColourMap(): ReadonlyMap<string, string> {
+    return this.#eventColours;
   }
 
   get group(): GroupMeta {
@@ -94,15 +110,43 @@ export class SignalViewer {
     return this.#window;
   }
 
+  get settings(): ViewSettings {
+    return this.#settings;
+  }
+
+  get epoch(): number | undefined {
+    return this.#o.epoch;
+  }
+
+  get last(): ViewerState | undefined {
+    return this.#last;
+  }
+
   setWindow(w: ViewWindow): void {
     this.#window = clampWindow(w, this.#g.nSamples);
     void this.render();
   }
 
-  pageChannels(delta: number): void {
-    const pages = Math.ceil(this.#g.nChannels / this.pageSize);
-    const page = Math.min(pages - 1, Math.max(0, Math.floor(this.#channelFirst / this.pageSize) + delta));
-    this.#channelFirst = page * this.pageSize;
+  /** Replaces the settings (a copy is kept) and redraws from the first page when the rows changed. */
+  setSettings(settings: ViewSettings): void {
+    const rowsBefore = this.#rowKey(this.#settings);
+    this.#settings = { ...settings, shown: [...settings.shown], scales: { ...settings.scales }, filter: { ...settings.filter } };
+    if (this.#rowKey(this.#settings) !== rowsBefore) this.#rowFirst = 0;
+    void this.render();
+  }
+
+  /** The rows of the montage, bad ones left out when hidden. */
+  allRows(settings = this.#settings): Derivation[] {
+    const rows = derivations(this.sources, settings.shown, settings.reference);
+    return settings.hideBad ? rows.filter((r) => !r.bad) : rows;
+  }
+
+  pageRows(delta: number): void {
+    const total = this.allRows().length;
+    const size = this.#settings.rowsPerPage;
+    const pages = Math.max(1, Math.ceil(total / size));
+    const page = Math.min(pages - 1, Math.max(0, Math.floor(this.#rowFirst / size) + delta));
+    this.#rowFirst = page * size;
     void this.render();
   }
 
@@ -117,79 +161,147 @@ export class SignalViewer {
 
   /** Width of the plot in device pixels (what level choice compares the window against). */
   plotWidth(): number {
-    return this.#layout().plotWidth;
+    return this.#layout(this.#settings.rowsPerPage).plotWidth;
   }
 
-  #layout() {
+  /** A time in the user's format. */
+  formatTime(seconds: number, resolution: number, format: TimeFormat = this.#settings.timeFormat): string {
+    return formatTime(seconds, format, resolution, this.#o.epoch);
+  }
+
+  #rowKey(s: ViewSettings): string {
+    return `${s.shown.join(',')}|${formatReference(s.reference) ?? ''}|${s.hideBad}`;
+  }
+
+  #layout(rows: number): TraceLayout {
     const { canvas } = this.#o;
     const ratio = window.devicePixelRatio || 1;
     const width = Math.max(1, Math.round(canvas.clientWidth * ratio));
     const height = Math.max(1, Math.round(canvas.clientHeight * ratio));
     if (canvas.width !== width) canvas.width = width;
     if (canvas.height !== height) canvas.height = height;
-    return traceLayout(width, height, Math.min(this.pageSize, this.#g.nChannels - this.#channelFirst));
+    return traceLayout(width, height, rows);
   }
 
   /** Draws what is in memory at once, then fetches the missing chunks on screen and draws again. */
   async render(): Promise<void> {
     const generation = ++this.#generation;
     const g = this.#g;
-    const layout = this.#layout();
+    const s = this.#settings;
+    const all = this.allRows();
+    if (this.#rowFirst >= all.length) this.#rowFirst = Math.max(0, Math.floor((all.length - 1) / s.rowsPerPage) * s.rowsPerPage);
+    const rowFirst = this.#rowFirst;
+    const pageRows = all.slice(rowFirst, rowFirst + s.rowsPerPage);
+    const layout = this.#layout(Math.max(1, Math.min(s.rowsPerPage, all.length)));
     const w = this.#window;
-    const level = chooseLevel({ windowSamples: w.span, pixelWidth: layout.plotWidth, viewLevels: g.viewLevels, downsample: g.downsample });
+    const processing = filterActive(s.filter) || s.reference.kind !== 'own';
+    const level =
+      s.level !== undefined
+        ? Math.min(s.level, g.viewLevels)
+        : chooseLevel({ windowSamples: w.span, pixelWidth: layout.plotWidth, viewLevels: g.viewLevels, downsample: g.downsample, ...(processing ? { level0SamplesPerPixel: processedSamplesPerPixel } : {}) });
     const array = await this.#o.store.level(g.name, level);
     if (generation !== this.#generation) return;
     const channelsPerChunk = level === 0 ? array.chunks[0]! : array.chunks[1]!;
     const columns = levelColumns(g.nSamples, level, g.downsample);
     const chunkColumns = level === 0 ? array.chunks[1]! : array.chunks[2]!;
+    const nChunks = Math.ceil(columns / chunkColumns);
     const visible = chunksCovering({ start: w.start, end: w.start + w.span, level, downsample: g.downsample, chunkColumns, levelColumns: columns });
-    const prefetch = withPrefetch(visible, 1, Math.ceil(columns / chunkColumns));
-    const channelFirst = this.#channelFirst;
-    const channelCount = Math.min(this.pageSize, g.nChannels - channelFirst);
-    const channelChunks = range(Math.floor(channelFirst / channelsPerChunk), Math.floor((channelFirst + channelCount - 1) / channelsPerChunk));
-    const wanted = channelChunks.flatMap((cc) => range(visible.first, visible.last).map((tc) => [cc, tc] as const));
+    // Level 0 reads the montage's sources over the window and the filters' margin; view levels the rows' own channels.
+    const margin = level === 0 && filterActive(s.filter) ? filterMarginSamples(s.filter, g.rate) : 0;
+    // With filters, the span read is a fixed number of chunks from the one holding the margin's start: it changes
+    // once per chunk of panning, and its neighbours (one chunk either way) can be filtered ahead.
+    const spanChunks = Math.ceil((w.span + 2 * margin) / chunkColumns) + 1;
+    const filteredSpan = (first: number): ChunkSpan => ({ first, last: Math.min(nChunks - 1, first + spanChunks - 1) });
+    const needed = margin > 0 ? filteredSpan(Math.max(0, Math.floor((w.start - margin) / chunkColumns))) : visible;
+    const prefetch = withPrefetch(needed, 1, nChunks);
+    const sources = level === 0 ? [...new Set(pageRows.flatMap((r) => [r.plus, ...r.minus]))] : [...new Set(pageRows.map((r) => r.plus))];
+    const channelChunks = [...new Set(sources.map((c) => Math.floor(c / channelsPerChunk)))].sort((a, b) => a - b);
+    const wanted = channelChunks.flatMap((cc) => range(needed.first, needed.last).map((tc) => [cc, tc] as const));
+    const sections = filterSections(s.filter, g.rate);
 
     const frame = () => {
-      // The loaded chunks of each channel chunk, by time-chunk index from visible.first.
-      const chunks = new Map<number, Array<DecodedChunk | undefined>>();
-      let complete = true;
-      for (const [cc, tc] of wanted) {
-        const chunk = this.#o.store.cached(g.name, level, cc, tc);
-        if (!chunks.has(cc)) chunks.set(cc, []);
-        chunks.get(cc)![tc - visible.first] = chunk;
-        if (!chunk) complete = false;
-      }
-      const envelopes: ColumnEnvelope[] = [];
-      const ranges: Array<[number, number]> = [];
-      for (let row = 0; row < channelCount; row++) {
-        const channel = channelFirst + row;
-        const meta = g.channels[channel]!;
-        const envelope = columnEnvelope({
-          start: w.start,
-          samplesPerPixel: w.span / layout.plotWidth,
-          pixelWidth: layout.plotWidth,
-          factor: g.downsample ** level,
-          levelColumns: columns,
-          scale: meta.scale,
-          offset: meta.offset,
-          read: columnReader(chunks.get(Math.floor(channel / channelsPerChunk)) ?? [], visible.first, chunkColumns, level, channel % channelsPerChunk),
+      const began = performance.now();
+      const chunk = (cc: number, tc: number) => this.#o.store.cached(g.name, level, cc, tc);
+      const complete = wanted.every(([cc, tc]) => chunk(cc, tc) !== undefined);
+      const spp = w.span / layout.plotWidth;
+      let rows: FrameRow[];
+      let envelopes: ColumnEnvelope[];
+      let valuesStart: number;
+      let computeMs = 0;
+      if (level === 0) {
+        const rowsKey = pageRows.map((r) => `${r.plus}-${r.minus.join('+')}`).join(',');
+        const filterKey = `${s.filter.hp}|${s.filter.lp}|${s.filter.notch}`;
+        const spanSamples = (first: number, last: number) => {
+          const from = first * chunkColumns;
+          const to = Math.min(g.nSamples, (last + 1) * chunkColumns);
+          const key = `${from}|${to}|${rowsKey}|${filterKey}`;
+          let found = this.#samples.get(key);
+          if (!found) {
+            const began = performance.now();
+            found = rowSamples({ channels: g.channels, rows: pageRows, from, to, channelsPerChunk, chunkColumns, chunk, sections, pad: Math.max(margin, Math.round(g.rate)) });
+            if (found.complete) this.#samples.set(key, found);
+            computeMs += performance.now() - began;
+          }
+          return found;
+        };
+        const samples = spanSamples(needed.first, needed.last);
+        if (samples.complete) {
+          this.#idleWork = () => {
+            if (generation !== this.#generation) return;
+            for (const shift of margin > 0 ? [1, -1] : []) {
+              const { first, last } = filteredSpan(needed.first + shift);
+              if (first < 0 || first > last) continue;
+              if (!channelChunks.every((cc) => chunk(cc, first) && chunk(cc, last))) continue;
+              spanSamples(first, last);
+            }
+          };
+        }
+        const first = Math.max(0, Math.floor(w.start));
+        const last = Math.min(g.nSamples, Math.ceil(w.start + w.span));
+        valuesStart = first;
+        envelopes = samples.rows.map((values) => sampleEnvelope(values, samples.from, w.start, spp, layout.plotWidth, g.nSamples));
+        rows = pageRows.map((r, i) => this.#frameRow(r, samples.rows[i]!.subarray(first - samples.from, last - samples.from)));
+      } else {
+        const factor = g.downsample ** level;
+        const firstColumn = Math.max(0, Math.floor(w.start / factor));
+        const lastColumn = Math.min(columns, Math.ceil((w.start + w.span) / factor));
+        valuesStart = firstColumn;
+        envelopes = [];
+        rows = pageRows.map((r) => {
+          const read = columnReader(chunk, Math.floor(r.plus / channelsPerChunk), chunkColumns, level, r.plus % channelsPerChunk);
+          const { envelope, pairs } = viewLevelRow(g.channels[r.plus]!, read, { start: w.start, samplesPerPixel: spp, pixelWidth: layout.plotWidth, factor, levelColumns: columns }, firstColumn, lastColumn);
+          envelopes.push(envelope);
+          return this.#frameRow({ ...this.sources[r.plus]!, plus: r.plus, minus: [] }, pairs);
         });
-        envelopes.push(envelope);
-        ranges.push(envelopeRange(envelope) ?? [0, 0]);
       }
-      if (this.#events) this.#eventsPending = false;
-      const ctx = this.#o.canvas.getContext('2d')!;
-      drawFrame(ctx, {
-        layout,
-        startSeconds: w.start / g.rate,
-        secondsPerPixel: w.span / layout.plotWidth / g.rate,
-        channels: g.channels.slice(channelFirst, channelFirst + channelCount),
-        envelopes,
-        ranges,
-        gain: this.#gain,
-        events: this.#events ?? [],
+      const ranges = envelopes.map((e) => envelopeRange(e) ?? ([0, 0] as [number, number]));
+      const drawn: DrawnRow[] = rows.map((row, i) => {
+        const auto = row.scale === 'auto';
+        const scale: RowScale = auto ? autoRowScale(ranges[i]!, layout.rowHeight, this.#gain) : { baseline: row.baseline, pixelsPerUnit: pixelsPerUnit(row.scale as number, layout.rowHeight, row.unit) };
+        row.baseline = scale.baseline;
+        row.pixelsPerUnit = scale.pixelsPerUnit;
+        const unit = unitSymbol(row.unit);
+        // Fixed scales are in the toolbar and the scale bar; autoscaled rows say what their height means.
+        const detail = auto ? `±${formatAmplitude((ranges[i]![1] - ranges[i]![0]) / 2 / this.#gain)} ${unit}` : '';
+        return { label: row.bad ? `${row.label} (bad)` : row.label, detail, colour: row.colour, envelope: envelopes[i]!, scale, clipToRow: auto };
       });
+      if (this.#events) this.#eventsPending = false;
+      const startSeconds = w.start / g.rate;
+      const secondsPerPixel = spp / g.rate;
+      const events = placeEvents(this.#events ?? [], this.#eventColours, { startSeconds, secondsPerPixel, plotLeft: layout.plotLeft, plotWidth: layout.plotWidth }, this.hiddenEventTypes);
+      const ctx = this.#o.canvas.getContext('2d')!;
+      const drawBegan = performance.now();
+      drawFrame(ctx, { layout, startSeconds, secondsPerPixel, rows: drawn, events, formatTime: (t, step) => this.formatTime(t, step), scaleBar: this.#scaleBarText(rows) });
+      const drawMs = performance.now() - drawBegan;
       this.#renders++;
+      const note =
+        level === 0
+          ? processing && !complete
+            ? 'filters wait for the samples…'
+            : ''
+          : processing
+            ? `view level ${level}: envelopes of the recorded channels; ${s.reference.kind !== 'own' ? 'montage and ' : ''}filters apply when zoomed in to ≤ ${Math.floor((processedSamplesPerPixel * layout.plotWidth) / g.rate)} s`
+            : '';
       this.#publish({
         ready: complete && this.#events !== undefined,
         tracesReady: complete,
@@ -200,14 +312,25 @@ export class SignalViewer {
         level,
         start: w.start,
         end: w.start + w.span,
-        channelFirst,
-        channelCount,
+        channelFirst: rowFirst,
+        channelCount: pageRows.length,
+        totalRows: all.length,
         gain: this.#gain,
         plot: { left: layout.plotLeft, top: layout.plotTop, width: layout.plotWidth, height: layout.plotHeight, rowHeight: layout.rowHeight },
         ranges,
+        rows,
+        valuesStart,
+        processed: level === 0 && complete && processing,
+        note,
+        reference: formatReference(s.reference) ?? 'own',
+        filter: { ...s.filter },
+        events,
         visibleChunks: visible,
         prefetchChunks: prefetch,
         renders: this.#renders,
+        frameMs: performance.now() - began,
+        computeMs,
+        drawMs,
       });
       return complete;
     };
@@ -215,7 +338,7 @@ export class SignalViewer {
     // The requests go out before the partial frame is drawn: drawing takes longer than sending them.
     const missing = wanted.filter(([cc, tc]) => !this.#o.store.cached(g.name, level, cc, tc));
     const loading = Promise.all(missing.map(([cc, tc]) => this.#o.store.chunk(g.name, level, cc, tc)));
-    if (frame()) return this.#prefetch(level, channelChunks, visible, prefetch);
+    if (frame()) return this.#prefetch(level, channelChunks, needed, prefetch);
     this.#loading++;
     try {
       await loading;
@@ -228,43 +351,80 @@ export class SignalViewer {
       return;
     }
     frame();
-    this.#prefetch(level, channelChunks, visible, prefetch);
+    this.#prefetch(level, channelChunks, needed, prefetch);
   }
 
-  #prefetch(level: number, channelChunks: number[], visible: ChunkSpan, prefetch: ChunkSpan): void {
-    for (const cc of channelChunks) {
-      for (let tc = prefetch.first; tc <= prefetch.last; tc++) {
-        if (tc >= visible.first && tc <= visible.last) continue;
-        this.#o.store.chunk(this.#g.name, level, cc, tc).catch(() => undefined);
-      }
-    }
+  #frameRow(r: Derivation, values: Float64Array): FrameRow {
+    const scale = this.#settings.auto ? 'auto' : scaleOf(this.#settings.scales, r.type);
+    const fixed = scale !== 'auto';
+    return {
+      label: r.label,
+      type: r.type,
+      unit: unitSymbol(r.unit),
+      bad: r.bad,
+      colour: r.bad ? badColour : typeColour(r.type),
+      scale,
+      // Fixed scales centre each row on its mean over the window (the DC a high-pass would remove).
+      baseline: fixed ? mean(values) : 0,
+      pixelsPerUnit: 0,
+      values,
+    };
+  }
+
+  /** The scale bar's label: the first fixed-scale type on the page (all share one division). */
+  #scaleBarText(rows: FrameRow[]): string | undefined {
+    const fixed = rows.find((r) => r.scale !== 'auto');
+    if (!fixed) return undefined;
+    return formatScale(fixed.scale as number, microvoltFactor(fixed.unit) !== undefined ? 'µV' : fixed.unit);
   }
 
   #publish(state: ViewerState): void {
+    this.#last = state;
     this.#o.root.dataset['ready'] = String(state.ready);
     this.#o.onState?.(state);
   }
+
+  #prefetch(level: number, channelChunks: number[], needed: ChunkSpan, prefetch: ChunkSpan): void {
+    const loads: Array<Promise<unknown>> = [];
+    for (const cc of channelChunks) {
+      for (let tc = prefetch.first; tc <= prefetch.last; tc++) {
+        if (tc >= needed.first && tc <= needed.last) continue;
+        loads.push(this.#o.store.chunk(this.#g.name, level, cc, tc).catch(() => undefined));
+      }
+    }
+    const generation = this.#generation;
+    void Promise.all(loads).then(() =>
+      setTimeout(() => {
+        if (generation !== this.#generation) return;
+        const work = this.#idleWork;
+        this.#idleWork = undefined;
+        work?.();
+      }, 30),
+    );
+  }
+
+  /** Types on screen, for the scale controls. */
+  shownTypes(): string[] {
+    return [...new Set(this.allRows().map((r) => typeKey(r.type)))];
+  }
 }
 
-/**
- * Reads column `i` of one channel from its loaded chunks: [v, v] at level 0, [min, max] at a view level.
- * The frame reads tens of thousands of columns, so it reuses one pair (the caller copies the values out).
- */
-function columnReader(chunks: Array<DecodedChunk | undefined>, firstChunk: number, chunkColumns: number, level: number, c: number): ColumnReader {
-  const pair: [number, number] = [0, 0];
-  return (i) => {
-    const chunk = chunks[Math.floor(i / chunkColumns) - firstChunk];
-    if (!chunk) return undefined;
-    const t = i % chunkColumns;
-    if (level === 0) {
-      pair[0] = pair[1] = chunk.data[c * chunk.stride[0]! + t * chunk.stride[1]!]!;
-    } else {
-      const at = c * chunk.stride[1]! + t * chunk.stride[2]!;
-      pair[0] = chunk.data[at]!;
-      pair[1] = chunk.data[chunk.stride[0]! + at]!;
-    }
-    return pair;
-  };
+function mean(values: Float64Array): number {
+  let sum = 0;
+  let n = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (Number.isNaN(v)) continue;
+    sum += v;
+    n++;
+  }
+  return n ? sum / n : 0;
+}
+
+function formatAmplitude(value: number): string {
+  if (value >= 100) return value.toFixed(0);
+  if (value >= 1) return value.toFixed(1);
+  return value.toPrecision(2);
 }
 
 function range(first: number, last: number): number[] {

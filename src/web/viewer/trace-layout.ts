@@ -41,6 +41,22 @@ export function columnPixels(lo: number, hi: number, range: readonly [number, nu
   return [top, Math.max(top, bottom)];
 }
 
+/** How a row maps physical values to pixels: `baseline` sits at the row's middle. */
+export interface RowScale {
+  baseline: number;
+  pixelsPerUnit: number;
+}
+
+/** Autoscale as a RowScale: the row's [min, max] on screen fills 80 % of the row, times `gain`. */
+export function autoRowScale(range: readonly [number, number], rowHeight: number, gain: number): RowScale {
+  const half = (range[1] - range[0]) / 2 || 1;
+  return { baseline: (range[0] + range[1]) / 2, pixelsPerUnit: ((rowHeight * 0.4) / half) * gain };
+}
+
+export function rowY(value: number, s: RowScale, rowTop: number, rowHeight: number): number {
+  return rowTop + rowHeight / 2 - (value - s.baseline) * s.pixelsPerUnit;
+}
+
 /** A tick step of 1, 2 or 5 × 10^k seconds that leaves at least `minPixels` between ticks. */
 export function tickStep(secondsPerPixel: number, minPixels = 90): number {
   const raw = secondsPerPixel * minPixels;

@@ -1,6 +1,7 @@
 /**
- * Mouse and keyboard for the viewer: drag to scrub, wheel to zoom around the cursor, ←/→ scrub,
- * +/- zoom, PageUp/PageDown channel pages, Home/End, g/G gain.
+ * Mouse and keyboard for the viewer: drag to scrub (Shift+drag is the ruler's), wheel to zoom around the
+ * cursor, ←/→ scrub, +/- zoom, PageUp/PageDown row pages, Home/End, g/G gain, and the keys the toolbar adds.
+ * Keys typed into the toolbar's fields are theirs.
  */
 import type { SignalViewer } from './signal-viewer.js';
 import { labelGutter } from './trace-layout.js';
@@ -8,7 +9,7 @@ import { scrub, zoomAround } from './view-window.js';
 
 export const wheelStep = 1.25;
 
-export function attachInput(viewer: SignalViewer, canvas: HTMLCanvasElement, keyTarget: HTMLElement): () => void {
+export function attachInput(viewer: SignalViewer, canvas: HTMLCanvasElement, keyTarget: HTMLElement, extraKeys: Record<string, () => void> = {}): () => void {
   const n = () => viewer.group.nSamples;
   const ratio = () => window.devicePixelRatio || 1;
   /** Fraction (0..1) across the plot of a pointer event, in the same device pixels the layout uses. */
@@ -20,7 +21,7 @@ export function attachInput(viewer: SignalViewer, canvas: HTMLCanvasElement, key
 
   let drag: { x: number; start: number } | undefined;
   const onDown = (event: MouseEvent) => {
-    if (event.button !== 0) return;
+    if (event.button !== 0 || event.shiftKey) return;
     drag = { x: event.clientX, start: viewer.window.start };
     keyTarget.focus();
     event.preventDefault();
@@ -40,6 +41,8 @@ export function attachInput(viewer: SignalViewer, canvas: HTMLCanvasElement, key
     viewer.setWindow(zoomAround(viewer.window, event.deltaY > 0 ? wheelStep : 1 / wheelStep, anchorOf(event), n()));
   };
   const onKey = (event: KeyboardEvent) => {
+    const target = event.target as HTMLElement | null;
+    if (target && /^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName)) return;
     const w = viewer.window;
     const step = event.shiftKey ? w.span : w.span / 10;
     const actions: Record<string, () => void> = {
@@ -48,12 +51,13 @@ export function attachInput(viewer: SignalViewer, canvas: HTMLCanvasElement, key
       '+': () => viewer.setWindow(zoomAround(w, 0.5, 0.5, n())),
       '=': () => viewer.setWindow(zoomAround(w, 0.5, 0.5, n())),
       '-': () => viewer.setWindow(zoomAround(w, 2, 0.5, n())),
-      PageUp: () => viewer.pageChannels(-1),
-      PageDown: () => viewer.pageChannels(1),
+      PageUp: () => viewer.pageRows(-1),
+      PageDown: () => viewer.pageRows(1),
       Home: () => viewer.setWindow({ start: 0, span: w.span }),
       End: () => viewer.setWindow({ start: n(), span: w.span }),
       g: () => viewer.setGain(viewer.gain / 2),
       G: () => viewer.setGain(viewer.gain * 2),
+      ...extraKeys,
     };
     const action = actions[event.key];
     if (!action || event.ctrlKey || event.metaKey || event.altKey) return;

@@ -1,0 +1,209 @@
+/**
+ * A dataset's settings page (`/datasets/:id/settings`), for its owner and admins: its metadata, its
+ * publication (request, status, the last decision), and for admins its visibility. Plain forms that post
+ * back here and answer with a redirect (or the form again, with what was typed and what is wrong): it works
+ * without JavaScript. The services are those of the HTTP routes (PATCH, publish request).
+ */
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { assertAccountUsable } from '../accounts/account-gates.js';
+import type { User } from '../db/accounts-tables.js';
+import { NdsError } from '../core/errors.js';
+import { isAdmin } from '../datasets/dataset-access.js';
+import type { Dataset } from '../datasets/dataset-queries.js';
+import { publicationState, requestPublication, type PublicationRequestView } from '../datasets/publication.js';
+import { updateDataset } from '../datasets/update-dataset.js';
+import type { AppEnv } from '../http/app-env.js';
+import { clientIp } from '../http/client-ip.js';
+import { FormFields } from '../http/form-input.js';
+import { DATASET_PATH } from '../http/paths.js';
+import { route, type Route } from '../http/route.js';
+import { html, type SafeHtml } from './html.js';
+import { errorSentence, okNotice, pageSession, renderPage, requireOwnOrigin, signInFirst, verifyFirst } from './page-kit.js';
+
+/** What the metadata form holds, as typed. */
+interface MetadataForm {
+  name: string;
+  description: string;
+  license: string;
+  keywords: string;
+  authors: string;
+}
+
+const splitList = (text: string, separator: RegExp) => text.split(separator).map((s) => s.trim()).filter(Boolean);
+
+/** The limits of the API's PATCH (routes/dataset-schemas.ts), for the form's fields. */
+const MetadataPatch = z.object({
+  name: z.string().trim().min(1, 'Name: give the dataset a name.').max(200, 'Name: at most 200 characters.'),
+  description: z.string().trim().max(20_000, 'Description: at most 20,000 characters.'),
+  license: z.string().trim().max(100, 'License: at most 100 characters.'),
+  keywords: z.array(z.string().max(100, 'Keywords: each at most 100 characters.')).max(50, 'Keywords: at most 50.'),
+  authors: z.array(z.string().max(300, 'Authors: each at most 300 characters.')).max(500, 'Authors: at most 500.'),
+});
+
+function formOf(d: Dataset): MetadataForm {
+  return { name: d.name, description: d.description, license: d.license ?? '', keywords: d.keywords.join(', '), authors: d.authors.join('\n') };
+}
+
+interface SettingsView {
+  dataset: Dataset;
+  user: User;
+  requests: PublicationRequestView[];
+  form?: MetadataForm;
+  notices?: Array<SafeHtml | string>;
+}
+
+function errorBlock(message: string, details: string[] = []): SafeHtml {
+  return html`<div class="notice error" role="alert"><p style="margin:0">${message}</p>${details.length ? html`<ul>${details.map((d) => html`<li>${d}</li>`)}</ul>` : ''}</div>`;
+}
+
+function settingsBody(view: SettingsView): SafeHtml {
+  const { dataset: d, user } = view;
+  const f = view.form ?? formOf(d);
+  const latest = view.requests[0];
+  const publication = d.sandbox
+    ? html`<p class="muted">A sandbox dataset is for practice and is never published.</p>`
+    : d.publication_status === 'pending'
+      ? html`<p>Publication of version <strong>${latest?.version ?? d.latest_version ?? ''}</strong> was requested${latest ? ` on ${new Date(latest.requested_at).toISOString().slice(0, 10)}` : ''}: an administrator will approve it (the dataset then becomes public with a DOI) or say what to change.</p>`
+      : html`${d.publication_status === 'denied' && latest?.reason ? html`<p class="notice error">The last request was denied: ${latest.reason}</p>` : ''}
+${d.doi ? html`<p>Published as <a href="https://doi.org/${d.doi}">${d.doi}</a>. A new request publishes the latest version (${d.latest_version ?? 'none'}).</p>` : html`<p>Publishing makes the dataset public and gives it a DOI, after an administrator's approval. It needs a name, a description, authors and a license.</p>`}
+<form class="stack wide" method="post" action="/datasets/${d.id}/settings/publish">
+<label>Message to the administrators (optional)<textarea name="message" maxlength="2000"></textarea></label>
+<button type="submit"${d.latest_version ? '' : html` disabled`}>Request publication${d.latest_version ? ` of ${d.latest_version}` : ''}</button>
+${d.latest_version ? '' : html`<p class="muted">Upload a version first: <code>nds datasets upload ${d.id} &lt;folder&gt;</code>.</p>`}
+</form>`;
+  const visibility = isAdmin(user)
+    ? d.visibility === 'public'
+      ? html`<p>This dataset is <strong>public</strong>. Making it private hides it, its page and its signals from everyone but its owner and administrators, at once.</p>
+<form method="post" action="/datasets/${d.id}/settings/visibility"><input type="hidden" name="visibility" value="private"><button class="danger" type="submit">Make private</button></form>`
+      : html`<p>This dataset is <strong>private</strong>. It becomes public only through an approved publication request (<code>nds admin publish approve</code>).</p>`
+    : html`<p>This dataset is <strong>${d.visibility}</strong>.${d.visibility === 'private' ? ' Only you and administrators see it; it becomes public when a publication request is approved.' : ''}</p>`;
+  return html`<h1>Settings <span class="muted">· <a href="/datasets/${d.id}">${d.name}</a> <span class="mono">${d.id}</span></span></h1>
+${view.notices ?? ''}
+<section class="card" id="metadata"><h2>Metadata</h2>
+<form class="stack wide" method="post" action="/datasets/${d.id}/settings">
+<label>Name<input type="text" name="name" value="${f.name}" maxlength="200" required></label>
+<label>Description<textarea name="description" maxlength="20000" rows="5">${f.description}</textarea></label>
+<label>Authors, one a line<textarea name="authors" rows="3">${f.authors}</textarea></label>
+<label>License<input type="text" name="license" value="${f.license}" maxlength="100" placeholder="CC0-1.0"></label>
+<label>Keywords, separated by commas<input type="text" name="keywords" value="${f.keywords}" placeholder="sleep, EEG, polysomnography"></label>
+<button type="submit">Save metadata</button>
+</form></section>
+<section class="card" id="publication"><h2>Publication</h2>${publication}</section>
+<section class="card" id="visibility"><h2>Visibility</h2>${visibility}</section>`;
+}
+
+/** The usable account of this browser and the dataset it may manage; or the answer instead (sign in, 404, 403). */
+async function managed(c: Context<AppEnv>, id: string): Promise<{ user: User; dataset: Dataset; requests: PublicationRequestView[] } | Response> {
+  const here = `/datasets/${id}/settings`;
+  const session = await pageSession(c);
+  if (!session) return c.redirect(signInFirst(here), 303);
+  if (session.user.status === 'pending') return c.redirect(verifyFirst(session.user, here), 303);
+  const user = session.user;
+  try {
+    assertAccountUsable(user);
+    const { dataset, requests } = await publicationState(c.var.deps, user, id);
+    return { user, dataset, requests };
+  } catch (err) {
+    if (!(err instanceof NdsError)) throw err;
+    const status = err.status === 403 ? 403 : 404;
+    const body = html`<h1>${status === 404 ? 'Not found' : 'Not yours'}</h1><p>${status === 404 ? `No dataset ${id}.` : err.message}</p><p><a href="/">Home</a></p>`;
+    return renderPage(c, 'Settings', body, user.username, status);
+  }
+}
+
+function failure(err: unknown): SafeHtml {
+  if (!(err instanceof NdsError)) throw err;
+  return errorBlock(err.message || errorSentence(err.code) || err.code, err.details ?? []);
+}
+
+const settingsPath = `${DATASET_PATH}/settings`;
+
+export const datasetSettingsPages: Route[] = [
+  route({
+    method: 'get',
+    path: settingsPath,
+    summary: "A dataset's settings page: metadata, publication, visibility",
+    access: 'page',
+    undocumented: true,
+    handler: async (c) => {
+      const found = await managed(c, c.req.param('id')!);
+      if (found instanceof Response) return found;
+      const q = c.req.query();
+      const notices = [
+        okNotice(q.saved ? 'The metadata is saved.' : undefined),
+        okNotice(q.requested ? 'Publication is requested: an administrator will decide.' : undefined),
+        okNotice(q.private ? 'The dataset is private now.' : undefined),
+      ];
+      return renderPage(c, `Settings of ${found.dataset.name}`, settingsBody({ ...found, notices }), found.user.username);
+    },
+  }),
+
+  route({
+    method: 'post',
+    path: settingsPath,
+    summary: "The settings page's metadata form",
+    access: 'page',
+    undocumented: true,
+    body: { schema: FormFields, media: ['form'], optional: true, maxBytes: 128 * 1024 },
+    handler: async (c, { body }) => {
+      requireOwnOrigin(c);
+      const found = await managed(c, c.req.param('id')!);
+      if (found instanceof Response) return found;
+      const form: MetadataForm = { name: body?.name ?? '', description: body?.description ?? '', license: body?.license ?? '', keywords: body?.keywords ?? '', authors: body?.authors ?? '' };
+      const parsed = MetadataPatch.safeParse({ ...form, keywords: splitList(form.keywords, /,/), authors: splitList(form.authors, /\r?\n/) });
+      if (!parsed.success) {
+        const notices = [errorBlock('Nothing was saved:', parsed.error.issues.map((i) => i.message))];
+        return renderPage(c, `Settings of ${found.dataset.name}`, settingsBody({ ...found, form, notices }), found.user.username, 400);
+      }
+      const p = parsed.data;
+      try {
+        await updateDataset(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, { name: p.name, description: p.description, license: p.license || null, keywords: p.keywords, authors: p.authors });
+      } catch (err) {
+        return renderPage(c, `Settings of ${found.dataset.name}`, settingsBody({ ...found, form, notices: [failure(err)] }), found.user.username, 400);
+      }
+      return c.redirect(`/datasets/${found.dataset.id}/settings?saved=1`, 303);
+    },
+  }),
+
+  route({
+    method: 'post',
+    path: `${settingsPath}/publish`,
+    summary: "The settings page's publication request",
+    access: 'page',
+    undocumented: true,
+    body: { schema: FormFields, media: ['form'], optional: true },
+    handler: async (c, { body }) => {
+      requireOwnOrigin(c);
+      const found = await managed(c, c.req.param('id')!);
+      if (found instanceof Response) return found;
+      try {
+        await requestPublication(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, body?.message?.trim().slice(0, 2000) || undefined);
+      } catch (err) {
+        return renderPage(c, `Settings of ${found.dataset.name}`, settingsBody({ ...found, notices: [failure(err)] }), found.user.username, 409);
+      }
+      return c.redirect(`/datasets/${found.dataset.id}/settings?requested=1#publication`, 303);
+    },
+  }),
+
+  route({
+    method: 'post',
+    path: `${settingsPath}/visibility`,
+    summary: "The settings page's visibility form (admins: public → private)",
+    access: 'page',
+    undocumented: true,
+    body: { schema: FormFields, media: ['form'], optional: true },
+    handler: async (c, { body }) => {
+      requireOwnOrigin(c);
+      const found = await managed(c, c.req.param('id')!);
+      if (found instanceof Response) return found;
+      try {
+        if (body?.visibility !== 'private') throw new NdsError('validation_failed', { message: 'Only "private" can be chosen here; a dataset becomes public through publication.' });
+        await updateDataset(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, { visibility: 'private' });
+      } catch (err) {
+        return renderPage(c, `Settings of ${found.dataset.name}`, settingsBody({ ...found, notices: [failure(err)] }), found.user.username, err instanceof NdsError ? (err.status === 403 ? 403 : 400) : 500);
+      }
+      return c.redirect(`/datasets/${found.dataset.id}/settings?private=1#visibility`, 303);
+    },
+  }),
+];

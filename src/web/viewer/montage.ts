@@ -1,0 +1,179 @@
+/**
+ * Montages: which rows are drawn and how each is derived from the source channels at level 0 — the
+ * recording's own reference, the common average, a chosen reference channel (or the mean of several, e.g.
+ * linked mastoids `A1+A2`), or bipolar pairs (the 10-20 longitudinal and transverse chains, or a list the
+ * user types). Pure.
+ */
+import { typeKey } from './channel-scale.js';
+
+export interface SourceChannel {
+  label: string;
+  type: string;
+  unit: string;
+  bad: boolean;
+}
+
+export type Reference =
+  | { kind: 'own' }
+  | { kind: 'avg' }
+  | { kind: 'channel'; labels: string[] }
+  | { kind: 'bipolar'; pairs: Array<[string, string]> };
+
+/** One drawn row: `plus` minus the mean of `minus` (empty `minus`: the channel itself). */
+export interface Derivation {
+  label: string;
+  type: string;
+  unit: string;
+  bad: boolean;
+  plus: number;
+  minus: number[];
+}
+
+/** Types a reference applies to: the scalp and intracranial voltages. EOG, ECG, stimulus rows keep their own. */
+const referenced = new Set(['eeg', 'ieeg']);
+
+export const longitudinalChain = [
+  'Fp1-F7', 'F7-T7', 'T7-P7', 'P7-O1', 'Fp1-F3', 'F3-C3', 'C3-P3', 'P3-O1', 'Fz-Cz', 'Cz-Pz',
+  'Fp2-F4', 'F4-C4', 'C4-P4', 'P4-O2', 'Fp2-F8', 'F8-T8', 'T8-P8', 'P8-O2',
+];
+export const transverseChain = [
+  'F7-Fp1', 'Fp1-Fp2', 'Fp2-F8', 'F7-F3', 'F3-Fz', 'Fz-F4', 'F4-F8', 'T7-C3', 'C3-Cz', 'Cz-C4', 'C4-T8',
+  'P7-P3', 'P3-Pz', 'Pz-P4', 'P4-P8', 'O1-Oz', 'Oz-O2',
+];
+
+/** The 10-10 names of the old 10-20 temporal electrodes. */
+const aliases: Record<string, string> = { t3: 't7', t4: 't8', t5: 'p7', t6: 'p8' };
+
+/** A label reduced for matching: `EEG Fp1-REF` → `fp1`, `T3` → `t7`. */
+export function electrodeName(label: string): string {
+  const name = label.trim().replace(/^(EEG|EOG)\s+/i, '').replace(/[-_ ](REF|LE|AVG|A1|A2|M1|M2)$/i, '').toLowerCase();
+  return aliases[name] ?? name;
+}
+
+/** Index of the channel called `name` (exact label first, then by electrode name). */
+export function findChannel(channels: readonly SourceChannel[], name: string): number {
+  const exact = channels.findIndex((c) => c.label === name);
+  if (exact >= 0) return exact;
+  const wanted = electrodeName(name);
+  return channels.findIndex((c) => electrodeName(c.label) === wanted);
+}
+
+/** Splits `A-B` at the hyphen that leaves a channel on each side (labels may hold hyphens themselves). */
+export function splitPair(channels: readonly SourceChannel[], text: string): [string, string] | undefined {
+  for (let i = text.indexOf('-'); i > 0; i = text.indexOf('-', i + 1)) {
+    const a = text.slice(0, i).trim();
+    const b = text.slice(i + 1).trim();
+    if (findChannel(channels, a) >= 0 && findChannel(channels, b) >= 0) return [a, b];
+  }
+  return undefined;
+}
+
+/** The pairs of `chain` this recording has both electrodes of. */
+export function chainPairs(channels: readonly SourceChannel[], chain: readonly string[]): Array<[string, string]> {
+  return chain.map((p) => splitPair(channels, p)).filter((p): p is [string, string] => p !== undefined);
+}
+
+/** Whether a chain is worth offering: at least half of its pairs exist. */
+export function chainAvailable(channels: readonly SourceChannel[], chain: readonly string[]): boolean {
+  return chainPairs(channels, chain).length >= chain.length / 2;
+}
+
+/** `avg`, `bipolar:Fp1-F7,F7-T7`, a label or `A1+A2`; empty or absent: the own reference. */
+export function parseReference(text: string | null | undefined, channels: readonly SourceChannel[]): Reference {
+  const t = (text ?? '').trim();
+  if (t === '' || t === 'own') return { kind: 'own' };
+  if (t === 'avg') return { kind: 'avg' };
+  if (t.startsWith('bipolar:')) {
+    const pairs = t.slice('bipolar:'.length).split(',').map((p) => splitPair(channels, p)).filter((p): p is [string, string] => p !== undefined);
+    return pairs.length ? { kind: 'bipolar', pairs } : { kind: 'own' };
+  }
+  const labels = t.split('+').map((s) => s.trim()).filter((s) => findChannel(channels, s) >= 0);
+  return labels.length ? { kind: 'channel', labels } : { kind: 'own' };
+}
+
+/** The reference as the `ref` query parameter; undefined for the own reference. */
+export function formatReference(ref: Reference): string | undefined {
+  switch (ref.kind) {
+    case 'own':
+      return undefined;
+    case 'avg':
+      return 'avg';
+    case 'channel':
+      return ref.labels.join('+');
+    case 'bipolar':
+      return `bipolar:${ref.pairs.map(([a, b]) => `${a}-${b}`).join(',')}`;
+  }
+}
+
+/**
+ * The rows to draw. `shown` lists the source channels picked, in order; a bipolar montage draws its pairs
+ * in the montage's order instead (its channels need not be picked). The average is over the good channels
+ * of the row's type; a reference channel is not re-referenced to itself.
+ */
+export function derivations(channels: readonly SourceChannel[], shown: readonly number[], ref: Reference): Derivation[] {
+  const own = (i: number): Derivation => ({ ...channels[i]!, plus: i, minus: [] });
+  if (ref.kind === 'own') return shown.map(own);
+  if (ref.kind === 'bipolar') {
+    return ref.pairs.map(([a, b]) => {
+      const ia = findChannel(channels, a);
+      const ib = findChannel(channels, b);
+      const ca = channels[ia]!;
+      return { label: `${ca.label}-${channels[ib]!.label}`, type: ca.type, unit: ca.unit, bad: ca.bad || channels[ib]!.bad, plus: ia, minus: [ib] };
+    });
+  }
+  if (ref.kind === 'avg') {
+    const byType = new Map<string, number[]>();
+    channels.forEach((c, i) => {
+      const key = typeKey(c.type);
+      if (!referenced.has(key) || c.bad) return;
+      if (!byType.has(key)) byType.set(key, []);
+      byType.get(key)!.push(i);
+    });
+    return shown.map((i) => {
+      const members = byType.get(typeKey(channels[i]!.type));
+      return members && members.length > 1 ? { ...channels[i]!, label: `${channels[i]!.label}-avg`, plus: i, minus: members } : own(i);
+    });
+  }
+  const refs = ref.labels.map((l) => findChannel(channels, l));
+  const name = ref.labels.join('+');
+  return shown.map((i) =>
+    referenced.has(typeKey(channels[i]!.type)) && !refs.includes(i) ? { ...channels[i]!, label: `${channels[i]!.label}-${name}`, plus: i, minus: refs } : own(i),
+  );
+}
+
+/** Source channels the derivations read. */
+export function sourcesOf(rows: readonly Derivation[]): number[] {
+  const set = new Set<number>();
+  for (const r of rows) {
+    set.add(r.plus);
+    for (const m of r.minus) set.add(m);
+  }
+  return [...set].sort((a, b) => a - b);
+}
+
+/**
+ * Each row's samples from the source samples (`source.get(i)`, all the same length). A mean used by several
+ * rows (the common average) is computed once.
+ */
+export function applyMontage(rows: readonly Derivation[], source: ReadonlyMap<number, Float64Array>, length: number): Float64Array[] {
+  const means = new Map<string, Float64Array>();
+  return rows.map((r) => {
+    const plus = source.get(r.plus)!;
+    if (r.minus.length === 0) return plus;
+    const key = r.minus.join(',');
+    let mean = means.get(key);
+    if (!mean) {
+      mean = new Float64Array(length);
+      for (const m of r.minus) {
+        const x = source.get(m)!;
+        for (let i = 0; i < length; i++) mean[i]! += x[i]!;
+      }
+      const k = 1 / r.minus.length;
+      for (let i = 0; i < length; i++) mean[i]! *= k;
+      means.set(key, mean);
+    }
+    const out = new Float64Array(length);
+    for (let i = 0; i < length; i++) out[i] = plus[i]! - mean[i]!;
+    return out;
+  });
+}

@@ -1,0 +1,63 @@
+/** What the viewer exposes of its last frame on `window.ndsViewer` (for people debugging and for the tests). */
+import type { EventPlacement } from './event-marks.js';
+import type { ChunkSpan } from './level-choice.js';
+
+/** One drawn row of the last frame, with the values drawn. */
+export interface FrameRow {
+  label: string;
+  type: string;
+  unit: string;
+  bad: boolean;
+  colour: string;
+  /** µV (or own unit) per division, or 'auto'. */
+  scale: number | 'auto';
+  /** The value at the row's middle and the pixels one unit spans. */
+  baseline: number;
+  pixelsPerUnit: number;
+  /**
+   * Level 0: one value per sample, from sample `valuesStart` (after montage and filters). View levels:
+   * min/max pairs [min0, max0, min1, max1, …] of the level's columns from column `valuesStart`.
+   */
+  values: Float64Array;
+}
+
+export interface ViewerState {
+  /** Every chunk on screen is drawn, and the event markers are loaded. */
+  ready: boolean;
+  /** Every chunk on screen is drawn (the markers may still be loading). */
+  tracesReady: boolean;
+  recording: string;
+  group: string;
+  rate: number;
+  nSamples: number;
+  level: number;
+  /** Window in level-0 samples: [start, end). */
+  start: number;
+  end: number;
+  /** First row of the page, rows on it, rows in all. */
+  channelFirst: number;
+  channelCount: number;
+  totalRows: number;
+  gain: number;
+  plot: { left: number; top: number; width: number; height: number; rowHeight: number };
+  /** Physical [min, max] of each row on screen. */
+  ranges: Array<[number, number]>;
+  rows: FrameRow[];
+  valuesStart: number;
+  /** Montage and filters were applied (level 0); at view levels they are not, and `note` says so. */
+  processed: boolean;
+  note: string;
+  reference: string;
+  filter: { hp?: number | undefined; lp?: number | undefined; notch?: number | undefined };
+  events: EventPlacement;
+  /** Chunks of the current level covering the window (time-chunk indices) and with the prefetch. */
+  visibleChunks: ChunkSpan;
+  prefetchChunks: ChunkSpan;
+  renders: number;
+  /** Milliseconds the last frame took to compute and draw (main thread). */
+  frameMs: number;
+  /** Of which reading, re-referencing and filtering samples not already computed (0 when reused)… */
+  computeMs: number;
+  /** …and painting the canvas. */
+  drawMs: number;
+}

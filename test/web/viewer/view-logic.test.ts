@@ -1,0 +1,162 @@
+/** The viewer's pure rules: montages, scales per type, the view in the address, time formats, event placement. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { columnEnvelope, sampleEnvelope } from '../../../src/web/viewer/column-envelope.js';
+import { formatScales, microvoltFactor, parseScales, pixelsPerUnit, scaleOf, stepScale, typeKey, unitSymbol } from '../../../src/web/viewer/channel-scale.js';
+import { eventColours, placeEvents, stepEvent } from '../../../src/web/viewer/event-marks.js';
+import { applyMontage, chainAvailable, chainPairs, derivations, electrodeName, formatReference, longitudinalChain, parseReference, splitPair, type SourceChannel } from '../../../src/web/viewer/montage.js';
+import { formatTime, parseTime, recordingEpoch } from '../../../src/web/viewer/time-format.js';
+import { parseViewQuery, writeViewQuery } from '../../../src/web/viewer/view-settings.js';
+
+const ch = (label: string, type = 'EEG', bad = false): SourceChannel => ({ label, type, unit: 'uV', bad });
+const channels = [ch('Fp1'), ch('F7'), ch('T3'), ch('EEG T5-REF'), ch('O1'), ch('Cz', 'EEG', true), ch('A1'), ch('A2'), ch('HEOG', 'EOG'), ch('EKG', 'ECG')];
+
+describe('montage', () => {
+  it('matches old and new 10-20 names and labels with prefixes and reference suffixes', () => {
+    assert.equal(electrodeName('EEG T5-REF'), 'p7');
+    assert.equal(electrodeName('T3'), 't7');
+    assert.deepEqual(splitPair(channels, 'Fp1-F7'), ['Fp1', 'F7']);
+    assert.deepEqual(splitPair(channels, 'T7-P7'), ['T7', 'P7']);
+    assert.equal(splitPair(channels, 'Fp1-X9'), undefined);
+    assert.deepEqual(chainPairs(channels, longitudinalChain).map((p) => p.join('-')), ['Fp1-F7', 'F7-T7', 'T7-P7', 'P7-O1']);
+    assert.equal(chainAvailable(channels, longitudinalChain), false, 'four of eighteen pairs is no chain');
+  });
+
+  it('parses and formats each reference kind', () => {
+    assert.deepEqual(parseReference('avg', channels), { kind: 'avg' });
+    assert.deepEqual(parseReference('A1+A2', channels), { kind: 'channel', labels: ['A1', 'A2'] });
+    assert.deepEqual(parseReference('bipolar:Fp1-F7,nonsense,F7-T3', channels), { kind: 'bipolar', pairs: [['Fp1', 'F7'], ['F7', 'T3']] });
+    assert.deepEqual(parseReference('X9', channels), { kind: 'own' });
+    assert.equal(formatReference({ kind: 'bipolar', pairs: [['Fp1', 'F7']] }), 'bipolar:Fp1-F7');
+    assert.equal(formatReference({ kind: 'own' }), undefined);
+  });
+
+  it('derives rows: average over good channels of the type, a reference channel, bipolar pairs', () => {
+    const shown = channels.map((_, i) => i);
+    const avg = derivations(channels, shown, { kind: 'avg' });
+    assert.deepEqual(avg[0]!.minus, [0, 1, 2, 3, 4, 6, 7], 'bad Cz is not in the average');
+    assert.deepEqual(avg[8]!.minus, [], 'EOG keeps its own reference');
+    const linked = derivations(channels, shown, { kind: 'channel', labels: ['A1', 'A2'] });
+    assert.equal(linked[0]!.label, 'Fp1-A1+A2');
+    assert.deepEqual(linked[6]!.minus, [], 'a reference channel is not referenced to itself');
+    const bipolar = derivations(channels, [0], { kind: 'bipolar', pairs: [['Fp1', 'F7'], ['O1', 'Cz']] });
+    assert.deepEqual(bipolar.map((r) => [r.label, r.plus, r.minus, r.bad]), [['Fp1-F7', 0, [1], false], ['O1-Cz', 4, [5], true]]);
+  });
+
+  it('applies a montage as arithmetic on the source samples, computing a shared mean once', () => {
+    const source = new Map([[0, Float64Array.of(1, 2, 3)], [1, Float64Array.of(3, 2, 1)], [2, Float64Array.of(5, 5, 5)]]);
+    const rows = applyMontage([{ ...ch('a'), plus: 0, minus: [0, 1, 2] }, { ...ch('b'), plus: 1, minus: [0, 1, 2] }, { ...ch('c'), plus: 0, minus: [1] }, { ...ch('d'), plus: 2, minus: [] }], source, 3);
+    assert.deepEqual([...rows[0]!], [1 - 3, 2 - 3, 3 - 3]);
+    assert.deepEqual([...rows[1]!], [0, -1, -2]);
+    assert.deepEqual([...rows[2]!], [-2, 0, 2]);
+    assert.equal(rows[3], source.get(2));
+  });
+});
+
+describe('scales', () => {
+  it('reads types, units and the scale parameter', () => {
+    assert.equal(typeKey('VEOG'), 'eog');
+    assert.equal(typeKey('SEEG'), 'ieeg');
+    assert.equal(typeKey('TRIG'), 'stim');
+    assert.equal(unitSymbol('uV'), 'µV');
+    assert.equal(microvoltFactor('mV'), 1000);
+    assert.equal(microvoltFactor('K'), undefined);
+    const { scales, auto } = parseScales('eeg:50,EOG:200,junk,ecg:-1');
+    assert.equal(auto, false);
+    assert.deepEqual(scales, { eeg: 50, eog: 200 });
+    assert.equal(parseScales('auto').auto, true);
+    assert.equal(scaleOf(scales, 'EEG'), 50);
+    assert.equal(scaleOf(scales, 'ECG'), 2000, 'defaults fill the rest');
+    assert.equal(scaleOf(scales, 'TRIG'), 'auto');
+    assert.equal(formatScales({ eeg: 100, eog: 200 }), 'eog:200', 'defaults are not written');
+    assert.equal(stepScale(100, -1), 50);
+    assert.equal(stepScale(100, 1), 200);
+    assert.equal(stepScale(70, 1), 100);
+    // 100 µV per 40 px row: a mV channel moves 400 px per mV.
+    assert.equal(pixelsPerUnit(100, 40, 'uV'), 0.4);
+    assert.equal(pixelsPerUnit(100, 40, 'mV'), 400);
+  });
+});
+
+describe('view in the address', () => {
+  it('round-trips every setting and keeps other parameters', () => {
+    const params = new URLSearchParams('recording=r.zarr&t=12.5&span=20&ch=O1,Fp1&scale=eeg:50&hp=0.5&lp=40&notch=60&ref=bipolar:Fp1-F7&level=2&rows=8&time=clock&bad=hide');
+    const view = parseViewQuery(params, channels);
+    assert.equal(view.startSeconds, 12.5);
+    assert.equal(view.spanSeconds, 20);
+    assert.deepEqual(view.settings.shown, [4, 0]);
+    assert.deepEqual(view.settings.filter, { hp: 0.5, lp: 40, notch: 60 });
+    assert.deepEqual(view.settings.reference, { kind: 'bipolar', pairs: [['Fp1', 'F7']] });
+    assert.equal(view.settings.level, 2);
+    assert.equal(view.settings.rowsPerPage, 8);
+    assert.equal(view.settings.timeFormat, 'clock');
+    assert.equal(view.settings.hideBad, true);
+    const out = new URLSearchParams('recording=r.zarr&group=g');
+    writeViewQuery(out, { settings: view.settings, startSeconds: 12.5, spanSeconds: 20 }, channels);
+    assert.equal(out.get('recording'), 'r.zarr');
+    assert.equal(out.get('group'), 'g');
+    assert.deepEqual(parseViewQuery(out, channels), view);
+  });
+
+  it('ignores bad values and writes nothing for defaults', () => {
+    const view = parseViewQuery(new URLSearchParams('hp=-1&notch=55&rows=13&time=x&t=-4&ch=Nope'), channels);
+    assert.deepEqual(view.settings.filter, { hp: undefined, lp: undefined, notch: undefined });
+    assert.equal(view.settings.rowsPerPage, 24);
+    assert.equal(view.settings.shown.length, channels.length);
+    assert.equal(view.startSeconds, undefined);
+    const out = new URLSearchParams();
+    writeViewQuery(out, { settings: view.settings, startSeconds: 0, spanSeconds: 10 }, channels);
+    assert.equal(out.toString(), 't=0&span=10');
+  });
+});
+
+describe('time formats', () => {
+  const epoch = recordingEpoch('2021-03-02T10:11:12');
+  it('formats one time three ways and parses what it prints', () => {
+    assert.equal(formatTime(3725.5, 's', 0.1), '3725.5 s');
+    assert.equal(formatTime(3725.5, 'hms', 0.1), '1:02:05.5');
+    assert.equal(formatTime(3725.5, 'clock', 0.1, epoch), '11:13:17.5');
+    assert.equal(formatTime(59.999, 'hms', 1), '0:01:00');
+    assert.equal(formatTime(5, 'clock', 1, undefined), '0:00:05', 'no start time: from the start');
+    assert.equal(parseTime('3725.5', 'hms'), 3725.5);
+    assert.equal(parseTime('1:02:05.5', 'hms'), 3725.5);
+    assert.equal(parseTime('11:13:17.5', 'clock', epoch), 3725.5);
+    assert.equal(parseTime('2:05', 's'), 125);
+    assert.equal(parseTime('soon', 's'), undefined);
+  });
+});
+
+describe('event placement', () => {
+  const events = Array.from({ length: 100 }, (_, i) => ({ onset: i, duration: i % 10 === 0 ? 5 : 0, label: i % 2 ? 'b' : 'a' }));
+  const colours = eventColours(events);
+  it('draws few events as lines and many as a strip, hidden types left out', () => {
+    const view = { startSeconds: 0, secondsPerPixel: 0.1, plotLeft: 100, plotWidth: 1000 };
+    const many = placeEvents(events, colours, view);
+    assert.equal(many.mode, 'strip');
+    assert.equal(many.events.length, 100);
+    const few = placeEvents(events, colours, { ...view, secondsPerPixel: 0.01 });
+    assert.equal(few.mode, 'lines', '10 events on 1000 px');
+    assert.deepEqual(few.events.slice(0, 2).map((e) => [e.x, e.x1, e.colour]), [[100, 600, colours.get('a')], [200, 200, colours.get('b')]]);
+    assert.equal(placeEvents(events, colours, view, new Set(['a'])).events.length, 50);
+  });
+  it('steps to the next and previous event of a shown type', () => {
+    assert.equal(stepEvent(events, 10, 1), 11);
+    assert.equal(stepEvent(events, 10, -1), 9);
+    assert.equal(stepEvent(events, 10, 1, new Set(['b'])), 12);
+    assert.equal(stepEvent(events, 99, 1), undefined);
+  });
+});
+
+describe('sampleEnvelope', () => {
+  it('draws the same columns as columnEnvelope at level 0, zoomed in and out', () => {
+    const n = 5000;
+    const values = Float64Array.from({ length: 3000 }, (_, i) => Math.sin(i / 7) * 50 + ((i * 7919) % 13));
+    const from = 1000;
+    for (const [start, spp] of [[1500.3, 2.37], [1100, 0.25], [3800, 1.9], [900, 3]] as const) {
+      const expected = columnEnvelope({ start, samplesPerPixel: spp, pixelWidth: 600, factor: 1, levelColumns: n, scale: 1, offset: 0, read: (i) => (i >= from && i < from + values.length ? [values[i - from]!, values[i - from]!] : undefined) });
+      const got = sampleEnvelope(values, from, start, spp, 600, n);
+      const same = (a: Float64Array, b: Float64Array) => a.every((v, i) => (Number.isNaN(v) ? Number.isNaN(b[i]!) : v === b[i]));
+      assert.ok(same(got.lo, expected.lo) && same(got.hi, expected.hi), `start ${start}, ${spp} samples a pixel`);
+    }
+  });
+});
