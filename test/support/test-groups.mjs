@@ -44,8 +44,21 @@ bins.sort((a, b) => b.seconds - a.seconds);
 mkdirSync(outDir, { recursive: true });
 bins.forEach((bin, i) => {
   const file = path.join(outDir, `group-${String(i + 1).padStart(2, '0')}.test.mjs`);
-  const lines = [`// ${bin.files.length} test files, about ${Math.round(bin.seconds)} s alone`];
-  for (const f of bin.files) lines.push(`await import(${JSON.stringify(pathToFileURL(path.resolve(f)).href)});`);
+  // A file that fails to load is reported as a failed test of its own, and the group goes on with the next.
+  const urls = bin.files.map((f) => pathToFileURL(path.resolve(f)).href);
+  const lines = [
+    `// ${bin.files.length} test files, about ${Math.round(bin.seconds)} s alone`,
+    `import { test } from 'node:test';`,
+    `for (const file of ${JSON.stringify(urls, null, 1)}) {`,
+    `  try {`,
+    `    await import(file);`,
+    `  } catch (err) {`,
+    `    test(\`loads \${file}\`, () => {`,
+    `      throw err;`,
+    `    });`,
+    `  }`,
+    `}`,
+  ];
   writeFileSync(file, `${lines.join('\n')}\n`);
   console.log(file);
 });
