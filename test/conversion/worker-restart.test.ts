@@ -62,7 +62,7 @@ function makeRepo(root: string): string {
 /** Resolves with the time a JSON log line with `msg` appeared on the run's stdout (or had already). */
 function logged(run: CliRun, msg: string, timeoutMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    let out = '';
+    let out = run.output().stdout;
     const look = () => {
       if (out.split('\n').some((l) => l.includes(`"msg":"${msg}"`))) {
         clearTimeout(timer);
@@ -79,6 +79,7 @@ function logged(run: CliRun, msg: string, timeoutMs: number): Promise<number> {
       reject(new Error(`no "${msg}" within ${timeoutMs} ms: ${out.slice(-2000)}`));
     }, timeoutMs);
     run.child.stdout!.on('data', onData);
+    look();
   });
 }
 
