@@ -12,8 +12,9 @@ declare -A benches=(
   [gateway]="node --import tsx bench/gateway.ts"
   [upload]="node --import tsx bench/upload.ts"
   [soak]="node --import tsx bench/soak.ts"  # 5 minutes: only when named (npm run bench -- soak)
+  [ml]="node --import tsx bench/ml.ts"
 )
-order=(conversion viewer auth gateway upload)
+order=(conversion viewer auth gateway upload ml)
 
 selected=("$@")
 [ ${#selected[@]} -gt 0 ] || selected=("${order[@]}")

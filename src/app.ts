@@ -28,6 +28,9 @@ import { publicationRoutes } from './routes/publication-routes.js';
 import { readGrantRoutes } from './routes/read-grant-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { searchRoutes } from './routes/search-routes.js';
+import { recordingRoutes } from './routes/recording-routes.js';
+import { signalRoutes } from './routes/signal-routes.js';
+import { windowRoutes } from './routes/window-routes.js';
 import { accountPages } from './web/account-pages.js';
 import { assetRoutes } from './web/assets.js';
 import { datasetPages } from './web/dataset-pages.js';
@@ -48,6 +51,9 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...adminRoutes,
     // Before the dataset routes, so that /datasets/search is never read as a dataset id.
     ...searchRoutes,
+    ...recordingRoutes,
+    ...signalRoutes,
+    ...windowRoutes,
     ...datasetRoutes,
     ...datasetPages,
     ...homePages,

@@ -17,6 +17,7 @@ import { systemClock, type Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createLogger, type Logger } from './core/log.js';
 import { searchFieldsRefresher } from './datasets/search-fields.js';
+import { backfillCatalogue } from './recordings/catalogue-sync.js';
 import { vectorSimilarityOf } from './datasets/search-semantic.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { assertMigrated, migrateToLatest } from './db/migrate.js';
@@ -140,6 +141,9 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   const { deps, keyCache } = opened;
   registerConversionHooks(deps);
   const gateway = openGateway(opened);
+  // Copies converted before the recording catalogue existed are catalogued once, in the background.
+  const backfill = backfillCatalogue(deps);
+  opened.closers.push(() => backfill.then(() => undefined));
   return {
     opened,
     deps: { ...deps, keyCache: keyCache!, signInLimits: createSignInLimits(deps.clock), deviceLimits: createDeviceLimits(deps.clock), gateway, ownerSetup: new OwnerSetup(deps.clock) },

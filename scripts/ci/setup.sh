@@ -43,6 +43,11 @@ if ! git lfs version >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq --no-install-recommends git-lfs >/dev/null
 fi
 
+# Python with NumPy, pytest, PyTorch, MNE and SciPy for the Python client's tests and the ML benchmark.
+if ! /usr/bin/python3 -c 'import numpy, pytest, torch, mne, scipy' >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-numpy python3-pytest python3-torch python3-mne python3-scipy >/dev/null
+fi
+
 # Further services, one script each (S3 gateway...).
 for extra in scripts/ci/services/*.sh; do
   [ -e "$extra" ] && bash "$extra"

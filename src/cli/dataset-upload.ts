@@ -183,8 +183,10 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
   }
   if (!useGit && options.git === 'auto' && dataset.source_repo) summary.git_note = `not committed: the repository ${dataset.source_repo} is not hosted by nds`;
 
-  const latest = options.createVersion || options.dryRun ? await latestManifest(api, id) : null;
   const localPaths = new Set(listed.map((f) => f.path));
+  // A commit of this upload writes its own `.gitattributes` (dataset-git.ts) where the folder has none: the
+  // latest version's copy of it is nds's, not a file the folder lost.
+  const latest = options.createVersion || options.dryRun ? withoutGeneratedAttributes(await latestManifest(api, id), useGit && !localPaths.has('.gitattributes')) : null;
   const removed = latest ? latest.files.filter((f) => !localPaths.has(f.path)).map((f) => f.path) : [];
   // Hashes computed ahead of the pipeline (dry run, or a folder that may be the latest version unchanged).
   let known: Map<string, LocalFile> | undefined;
@@ -424,6 +426,12 @@ async function latestManifest(api: ApiClient, id: string): Promise<LatestManifes
     if (err instanceof ApiError && err.code === 'version_not_found') return null;
     throw err;
   }
+}
+
+function withoutGeneratedAttributes(latest: LatestManifest | null, generated: boolean): LatestManifest | null {
+  if (!latest || !generated || !latest.bySize.has('.gitattributes')) return latest;
+  const files = latest.files.filter((f) => f.path !== '.gitattributes');
+  return { version: latest.version, files, bySize: new Map(files.map((f) => [f.path, f.size])) };
 }
 
 export function diffAgainst(local: LocalFile[], latest: LatestManifest | null): ManifestDiff {

@@ -12,6 +12,7 @@ import { registerDatasetsCommands } from './datasets-commands.js';
 import { registerSearchCommand } from './search-commands.js';
 import { registerSandboxCommands } from './sandbox-commands.js';
 import { registerPublicationCommands } from './publication-commands.js';
+import { registerRecordingsCommands } from './recordings-commands.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -41,5 +42,6 @@ export function buildProgram(): Command {
   registerAuditCommand(admin);
   registerSandboxCommands(program);
   registerPublicationCommands(admin);
+  registerRecordingsCommands(program);
   return program;
 }

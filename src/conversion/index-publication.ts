@@ -7,6 +7,7 @@ import type { Deps } from '../deps.js';
 import { buildStoreIndex, type IndexFailure, type IndexStore, type StoreIndexEntry } from '../formats/zarr/store-index.js';
 import { writeStoreIndex } from '../formats/zarr/store-index-object.js';
 import { reportZarrReady } from './zarr-ready-report.js';
+import { syncCatalogue } from '../recordings/catalogue-sync.js';
 
 export interface JobResult {
   commit: string;
@@ -52,6 +53,13 @@ export async function publishIndex(deps: Deps, next: NewIndex): Promise<JobResul
     now: deps.clock.now(),
   });
   const written = await writeStoreIndex(deps.objects, next.datasetId, index);
+  // The recording catalogue follows the index it was read from; a failure leaves the rows of the previous
+  // copy (the next conversion or the startup backfill mends them) and never fails the conversion.
+  try {
+    await syncCatalogue(deps, next.datasetId, index, next.converted);
+  } catch (err) {
+    deps.log.warn({ err, dataset: next.datasetId }, 'recording catalogue update failed');
+  }
   const result: JobResult = {
     commit: next.commit,
     store_count: next.stores.length,

@@ -221,3 +221,13 @@ export async function setZarrReady(db: Kysely<Database>, id: string, ready: { co
     .where('id', '=', id)
     .execute();
 }
+
+/**
+ * The ids of the datasets a viewer may read, as a subquery for other tables' filters (`where dataset_id in
+ * (...)`): public ones and the viewer's own; `undefined` for an admin, who may read every dataset.
+ */
+export function readableDatasetIds(db: Kysely<Database>, viewer: { id: number; admin: boolean } | undefined) {
+  if (viewer?.admin) return undefined;
+  const q = db.selectFrom('datasets').select('datasets.id');
+  return viewer ? q.where((eb) => eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', viewer.id)])) : q.where('datasets.visibility', '=', 'public');
+}

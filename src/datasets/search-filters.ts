@@ -13,6 +13,13 @@ export interface SearchFilters {
   minSubjects?: number;
   /** Only datasets with a recording at this native rate, in Hz. */
   samplingRate?: number;
+  /** Only datasets with a recording of this BIDS task. */
+  task?: string;
+  /** Only datasets with a converted recording of this subject (label without `sub-`). */
+  subject?: string;
+  /** Only datasets with a recording whose native rate is at least / at most this, in Hz. */
+  rateMin?: number;
+  rateMax?: number;
 }
 
 export interface SearchInput extends SearchFilters {
@@ -42,6 +49,12 @@ export function searchConditions(viewer: User | undefined, filters: SearchFilter
   if (filters.modality) where.push(sql`${filters.modality.toLowerCase()} = any(d.modalities)`);
   if (filters.minSubjects !== undefined) where.push(sql`d.n_subjects >= ${filters.minSubjects}`);
   if (filters.samplingRate !== undefined) where.push(sql`${filters.samplingRate}::double precision = any(d.sampling_rates)`);
+  if (filters.task) where.push(sql`${filters.task} = any(d.tasks)`);
+  // The recording catalogue (recordings/, which owns the table) knows each recording's subject.
+  if (filters.subject) where.push(sql`exists (select 1 from recordings r where r.dataset_id = d.id and r.subject = ${filters.subject})`);
+  if (filters.rateMin !== undefined || filters.rateMax !== undefined) {
+    where.push(sql`exists (select 1 from unnest(d.sampling_rates) rate where rate >= ${filters.rateMin ?? 0}::double precision and rate <= ${filters.rateMax ?? Number.MAX_VALUE}::double precision)`);
+  }
   return where;
 }
 

@@ -34,6 +34,8 @@ export interface Annotation {
   onset: number;
   duration: number;
   description: string;
+  /** Every column of the BIDS `_events.tsv` row it came from, as written (`n/a` as null); absent for a file's own markers. */
+  columns?: Record<string, string | null>;
 }
 
 /** A stretch of contiguous samples (EDF+D); onset in seconds from the first sample. */

@@ -14,7 +14,7 @@ import { dispatchConversion } from '../conversion/dispatch.js';
 import { decidePush, repositoryKeys, type PushPayload } from '../conversion/push-rule.js';
 import { regenerateZarr, zarrStatus, zarrSweepList } from '../conversion/zarr-administration.js';
 import { recordZarrReady } from '../conversion/zarr-ready.js';
-import { readConversionFailures } from '../conversion/conversion-failures.js';
+import { readConversionFailures } from '../formats/zarr/conversion-failures.js';
 
 const ZarrReadyBody = z
   .object({

@@ -11,7 +11,7 @@ import { confirmDeviceCode, denyDeviceCode, lookupDeviceCode, pollDeviceToken, s
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
-/** JSON from nds's CLI, or an RFC 8628 §3.1 form from an OAuth client: `client_id` and `scope` are taken and not checked. */
+/** JSON from nds's CLI, or an RFC 8628 section 3.1 form from an OAuth client: `client_id` and `scope` are taken and not checked. */
 const StartBody = z
   .object({
     machine_name: z.string().trim().max(100).optional(),
@@ -132,7 +132,7 @@ export const deviceRoutes: Route[] = [
     handler: async (c, { body }) => {
       const { db, clock } = c.var.deps;
       const grant = await pollDeviceToken(db, body.device_code, clock.now());
-      // RFC 6749 §5.1 names beside nds's own, so that OAuth client libraries read the same answer.
+      // RFC 6749 section 5.1 names beside nds's own, so that OAuth client libraries read the same answer.
       return c.json({ access_token: grant.api_key, token_type: 'Bearer' as const, ...grant }, 200);
     },
   }),

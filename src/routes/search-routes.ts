@@ -14,6 +14,10 @@ const SearchQuery = z.object({
   modality: z.string().trim().toLowerCase().max(40).optional(),
   min_subjects: z.coerce.number().int().min(0).max(1_000_000).optional(),
   sampling_rate: z.coerce.number().positive().max(1_000_000).optional(),
+  task: z.string().trim().min(1).max(100).optional().openapi({ description: 'Only datasets with a recording of this BIDS task' }),
+  subject: z.string().trim().min(1).max(100).optional().openapi({ description: 'Only datasets with a converted recording of this subject (without `sub-`)' }),
+  rate_min: z.coerce.number().positive().max(1_000_000).optional().openapi({ description: 'Only datasets with a recording at this rate or above, Hz' }),
+  rate_max: z.coerce.number().positive().max(1_000_000).optional().openapi({ description: 'Only datasets with a recording at this rate or below, Hz' }),
   limit: z.coerce.number().int().min(1).max(100).default(25),
   offset: z.coerce.number().int().min(0).max(10_000).default(0),
 });
@@ -53,6 +57,10 @@ export const searchRoutes: Route[] = [
         modality: q.modality,
         minSubjects: q.min_subjects,
         samplingRate: q.sampling_rate,
+        task: q.task,
+        subject: q.subject,
+        rateMin: q.rate_min,
+        rateMax: q.rate_max,
         limit: q.limit,
         offset: q.offset,
       });

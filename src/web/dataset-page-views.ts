@@ -1,5 +1,5 @@
 /** HTML of the dataset pages: the list, and a dataset's details with its recordings and the viewer. */
-import type { ConversionFailure } from '../conversion/conversion-failures.js';
+import type { ConversionFailure } from '../formats/zarr/conversion-failures.js';
 import type { Dataset } from '../datasets/dataset-queries.js';
 import type { StoreIndex, StoreIndexEntry } from '../formats/zarr/store-index.js';
 import type { StoreMetadata } from './dataset-page-data.js';

@@ -6,7 +6,7 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
-import { conversionFailuresOf } from '../conversion/conversion-failures.js';
+import { conversionFailuresOf } from '../formats/zarr/conversion-failures.js';
 import { canManage } from '../datasets/dataset-access.js';
 import { READ_GRANT_SECONDS, signReadGrant } from '../datasets/read-grant.js';
 import { findPageDataset, listPageDatasets, readStoreMetadata, readZarrIndex, type StoreMetadata } from './dataset-page-data.js';

@@ -37,6 +37,11 @@ export const commandOfRoute: Record<string, string> = {
   'GET /users/me/datasets': 'datasets list',
   'GET /datasets/resolve/{sourceId}': 'datasets resolve',
   'GET /datasets/{id}': 'datasets show',
+  'GET /datasets/{id}/recordings': 'datasets show',
+  'GET /recordings': 'recordings list',
+  'GET /datasets/{id}/signal': 'signal get',
+  'GET /datasets/{id}/events': 'signal events',
+  'POST /windows': 'windows export',
   'PATCH /datasets/{id}': 'datasets edit',
   'DELETE /admin/datasets/{id}': 'admin datasets delete',
   'POST /datasets/{id}/upload-urls': 'datasets upload',
@@ -78,6 +83,7 @@ export const exemptRoutes: Record<string, string> = {
   'POST /datasets/{id}/upload-credentials': 'S3 credentials for third-party tools (aws s3, rclone); `nds datasets upload` uses upload-urls',
   'POST /webhooks/github': 'machine to machine: GitHub push events',
   'POST /webhooks/zarr-ready': 'machine to machine: a conversion runner reports a finished copy',
+  'GET /.well-known/oauth-authorization-server': 'OAuth client libraries discover the device flow from it (RFC 8414); `nds auth login` knows its routes',
   'POST /datasets/{id}/read-grant': 'the browser viewer of a private dataset reads the gateway with it (a key reads the API directly)',
 };
 

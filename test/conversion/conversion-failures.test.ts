@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { conversionFailuresOf, FAILURE_ADVICE, readConversionFailures } from '../../src/conversion/conversion-failures.js';
+import { conversionFailuresOf, FAILURE_ADVICE, readConversionFailures } from '../../src/formats/zarr/conversion-failures.js';
 import { createAccount, createBrowserSession, type TestAccount } from '../support/accounts.js';
 import { nds } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';

@@ -59,26 +59,37 @@ function makeRepo(root: string): string {
   return dir;
 }
 
-/** Resolves with the time a JSON log line with `msg` appeared on the run's stdout (or had already). */
+/** Every stdout line of a run with the time it arrived, collected from the start so no line is missed. */
+const runLogs = new WeakMap<CliRun, Array<{ line: string; at: number }>>();
+function linesOf(run: CliRun): Array<{ line: string; at: number }> {
+  let lines = runLogs.get(run);
+  if (!lines) {
+    const collected: Array<{ line: string; at: number }> = [];
+    let partial = '';
+    run.child.stdout!.on('data', (d: Buffer) => {
+      const parts = (partial + d.toString()).split('\n');
+      partial = parts.pop()!;
+      for (const line of parts) collected.push({ line, at: performance.now() });
+    });
+    runLogs.set(run, (lines = collected));
+  }
+  return lines;
+}
+
+/**
+ * Resolves with the time a JSON log line with `msg` appeared on the run's stdout, also when it came before
+ * this call (two lines often arrive in one chunk).
+ */
 function logged(run: CliRun, msg: string, timeoutMs: number): Promise<number> {
+  const lines = linesOf(run);
+  const deadline = performance.now() + timeoutMs;
   return new Promise((resolve, reject) => {
-    let out = run.output().stdout;
     const look = () => {
-      if (out.split('\n').some((l) => l.includes(`"msg":"${msg}"`))) {
-        clearTimeout(timer);
-        run.child.stdout!.off('data', onData);
-        resolve(performance.now());
-      }
+      const hit = lines.find((l) => l.line.includes(`"msg":"${msg}"`));
+      if (hit) return resolve(hit.at);
+      if (performance.now() > deadline) return reject(new Error(`no "${msg}" within ${timeoutMs} ms: ${lines.map((l) => l.line).join('\n').slice(-2000)}`));
+      setTimeout(look, 10);
     };
-    const onData = (d: Buffer) => {
-      out += d;
-      look();
-    };
-    const timer = setTimeout(() => {
-      run.child.stdout!.off('data', onData);
-      reject(new Error(`no "${msg}" within ${timeoutMs} ms: ${out.slice(-2000)}`));
-    }, timeoutMs);
-    run.child.stdout!.on('data', onData);
     look();
   });
 }
@@ -121,6 +132,7 @@ describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
 
     // First run: killed once the conversion has written some of the copy, before it finished.
     const first = startNds(['worker'], env);
+    linesOf(first);
     await logged(first, 'conversion started', 60_000);
     const deadline = Date.now() + 60_000;
     while ((await keys()).length < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -135,6 +147,7 @@ describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
     // Second run on the same data: the job of the dead process is taken back at once.
     const restarted = performance.now();
     const second = startNds(['worker'], env);
+    linesOf(second);
     try {
       const up = await logged(second, 'conversion worker started', 30_000);
       const resumed = await logged(second, 'conversion started', 30_000);

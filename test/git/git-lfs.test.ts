@@ -109,7 +109,7 @@ for (const variant of storeVariants) {
         mkdirSync(path.dirname(path.join(folder, rel)), { recursive: true });
         writeFileSync(path.join(folder, rel), bytes);
       }
-      const uploaded = await nds(owner.key, 'datasets', 'upload', id, folder, '--git', '--no-create-version', '--json');
+      const uploaded = await nds(owner.key, 'datasets', 'upload', id, folder, '--force', '--git', '--no-create-version', '--json');
       assert.equal(uploaded.code, 0, uploaded.stderr);
     });
     after(async () => {

@@ -9,6 +9,7 @@ import * as datasetVersions from './2026-11-23-0210-dataset-versions.js';
 import * as conversionJobs from './2026-11-23-0301-conversion-jobs.js';
 import * as datasetSearch from './2026-11-23-0400-dataset-search.js';
 import * as publication from './2026-11-23-0401-publication.js';
+import * as recordings from './2026-11-24-2200-recordings.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23-0301-conversion-jobs': conversionJobs,
   '2026-11-23-0400-dataset-search': datasetSearch,
   '2026-11-23-0401-publication': publication,
+  '2026-11-24-2200-recordings': recordings,
 };

@@ -1,7 +1,8 @@
 /**
  * Events from `_events.tsv`: onset (s, REQUIRED; rows without a numeric onset are skipped), duration (`n/a`
- * → 0), and a description from `trial_type`, else `value`, else "n/a". Returns undefined when the table
- * has no onset column, so the file's own markers are kept.
+ * → 0), and a description from `trial_type`, else `value`, else "n/a"; every column of the row is kept as
+ * written (`columns`, `n/a` as null) for the store's events table. Returns undefined when the table has no
+ * onset column, so the file's own markers are kept.
  */
 import type { Annotation } from '../types.js';
 import { cell, type TsvTable } from './tsv-table.js';
@@ -17,6 +18,7 @@ export function eventsFrom(table: TsvTable): Annotation[] | undefined {
       onset,
       duration: Number.isFinite(duration) && duration >= 0 ? duration : 0,
       description: cell(row, 'trial_type') ?? cell(row, 'value') ?? 'n/a',
+      columns: Object.fromEntries(table.columns.map((name) => [name, cell(row, name) ?? null])),
     });
   }
   return events;

@@ -1,10 +1,15 @@
-/** The `events/` group: onset and duration (float64 s) and code (int32), with `label_map` from code to text. */
+/**
+ * The `events/` group: onset and duration (float64 s) and code (int32), with `label_map` from code to text,
+ * and `events/table.json` (named by the group's `table` attribute): `columns`, every column of the BIDS
+ * `_events.tsv` (values as written, `n/a` as null, in onset order) when the events came from one, and
+ * `sample_index`, each event's sample at each group's rate (`round(onset × rate)`).
+ */
 import type { Annotation } from '../types.js';
 import type { ChunkCodec } from './chunk-codec.js';
 import type { StoreSink } from './store-sink.js';
-import { arrayMetadata, groupMetadata } from './zarr-metadata.js';
+import { arrayMetadata, groupMetadata, json } from './zarr-metadata.js';
 
-export async function writeEvents(sink: StoreSink, codec: ChunkCodec, events: readonly Annotation[]): Promise<string[]> {
+export async function writeEvents(sink: StoreSink, codec: ChunkCodec, events: readonly Annotation[], groups: ReadonlyArray<{ name: string; rate: number }> = []): Promise<string[]> {
   const sorted = [...events].sort((a, b) => a.onset - b.onset);
   const labels: string[] = [];
   const codes = new Map<string, number>();
@@ -36,6 +41,13 @@ export async function writeEvents(sink: StoreSink, codec: ChunkCodec, events: re
     );
   }
   const labelMap = Object.fromEntries(labels.map((label, i) => [String(i), label]));
-  await sink.put('events/zarr.json', groupMetadata({ label_map: labelMap, n_events: n }));
+  const names: string[] = [];
+  for (const event of sorted) for (const name of Object.keys(event.columns ?? {})) if (!names.includes(name)) names.push(name);
+  const columns = Object.fromEntries(names.map((name) => [name, sorted.map((event) => event.columns?.[name] ?? null)]));
+  const sampleIndex = Object.fromEntries(groups.map((g) => [g.name, sorted.map((event) => Math.round(event.onset * g.rate))]));
+  // The table goes beside the group's metadata, not into it: pages embed events/zarr.json, and a long
+  // _events.tsv would make every page of the recording heavier.
+  if (n > 0) await sink.put('events/table.json', json({ ...(names.length > 0 ? { columns } : {}), sample_index: sampleIndex }));
+  await sink.put('events/zarr.json', groupMetadata({ label_map: labelMap, n_events: n, ...(n > 0 ? { table: 'table.json', columns: names } : {}) }));
   return labels;
 }

@@ -161,7 +161,7 @@ export async function writeStore(reader: RecordingReader, target: StoreSink, opt
   }
 
   const events = options.events ?? reader.annotations();
-  const trialTypes = await writeEvents(sink, codec, events);
+  const trialTypes = await writeEvents(sink, codec, events, summaries);
   const duration = Math.max(...summaries.map((s) => s.duration_s));
   const segments = reader.segments();
   const sidecar = options.sidecar ?? {};

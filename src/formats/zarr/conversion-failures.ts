@@ -3,10 +3,10 @@
  * code and the reason sentence the converter wrote into `index.json` (`failures[]`). Read by the dataset
  * page, the admin Zarr status and (through the API) `nds datasets show`.
  */
-import type { Deps } from '../deps.js';
-import { failureCodes, type FailureCode } from '../formats/conversion-errors.js';
-import type { StoreIndex } from '../formats/zarr/store-index.js';
-import { readStoreIndex } from '../formats/zarr/store-index-object.js';
+import type { Deps } from '../../deps.js';
+import { failureCodes, type FailureCode } from '../conversion-errors.js';
+import type { StoreIndex } from './store-index.js';
+import { readStoreIndex } from './store-index-object.js';
 
 export interface ConversionFailure {
   /** The recording's data file in the BIDS tree. */

@@ -1,0 +1,105 @@
+"""HTTP calls to an nds server with the standard library only (urllib), retried on 5xx and network errors."""
+from __future__ import annotations
+
+import io
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+import numpy as np
+
+
+class NdsApiError(Exception):
+    """A refusal from the server: HTTP status, error code and message."""
+
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(f"{message} ({code}, HTTP {status})")
+        self.status = status
+        self.code = code
+
+
+def _query(params: Dict[str, Any]) -> str:
+    pairs = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            pairs.extend((key, str(v)) for v in value)
+        else:
+            pairs.append((key, str(value)))
+    return urllib.parse.urlencode(pairs)
+
+
+class Client:
+    """One nds server. Holds no open connection, so it pickles (DataLoader workers, `spawn`)."""
+
+    def __init__(self, base_url: str, api_key: Optional[str] = None, timeout: float = 60.0, retries: int = 3):
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.timeout = timeout
+        self.retries = retries
+
+    def _request(self, path: str, body: Optional[dict] = None, accept: str = "application/json"):
+        headers = {"accept": accept}
+        if self.api_key:
+            headers["authorization"] = f"Bearer {self.api_key}"
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode("utf-8")
+            headers["content-type"] = "application/json"
+        for attempt in range(self.retries + 1):
+            request = urllib.request.Request(self.base_url + path, data=data, headers=headers, method="POST" if body is not None else "GET")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return response.headers, response.read()
+            except urllib.error.HTTPError as err:
+                if err.code < 500 or attempt >= self.retries:
+                    try:
+                        payload = json.loads(err.read().decode("utf-8"))
+                    except Exception:
+                        payload = {}
+                    raise NdsApiError(err.code, payload.get("error", f"http_{err.code}"), payload.get("message", str(err))) from None
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if attempt >= self.retries:
+                    raise
+            time.sleep(0.2 * 2 ** attempt)
+        raise RuntimeError("unreachable")
+
+    def list_recordings(self, **filters: Any) -> List[dict]:
+        """Every recording matching the filters of `GET /recordings` (dataset, subject, task, rate, channel=[...])."""
+        out: List[dict] = []
+        cursor = None
+        while True:
+            _, body = self._request("/recordings?" + _query({**filters, "limit": 1000, "cursor": cursor}))
+            page = json.loads(body)
+            out.extend(page["recordings"])
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return out
+
+    def window_url(self, dataset_id: str, path: str, start_sample: Optional[int] = None, n_samples: Optional[int] = None, *,
+                   start: Optional[float] = None, duration: Optional[float] = None, channels: Optional[Sequence[str]] = None,
+                   channel_type: Optional[str] = None, group: Optional[str] = None, rate: Optional[float] = None, dtype: str = "float32") -> str:
+        params = {
+            "path": path, "start_sample": start_sample, "n_samples": n_samples, "start": start, "duration": duration,
+            "channels": ",".join(channels) if channels else None, "channel_type": channel_type, "group": group, "rate": rate,
+            "format": "npy", "dtype": dtype,
+        }
+        return f"/datasets/{dataset_id}/signal?" + _query(params)
+
+    def read_window(self, dataset_id: str, path: str, start_sample: Optional[int] = None, n_samples: Optional[int] = None, **options: Any) -> np.ndarray:
+        """One window, [channels, samples], in the file's physical units (float32 unless dtype='float64')."""
+        _, body = self._request(self.window_url(dataset_id, path, start_sample, n_samples, **options), accept="application/x-npy")
+        return np.load(io.BytesIO(body), allow_pickle=False)
+
+    def list_windows(self, body: dict) -> dict:
+        """`POST /windows`: {hash, source_commits, windows: [...]}."""
+        _, answer = self._request("/windows", body=body)
+        return json.loads(answer)
+
+    def events(self, dataset_id: str, path: str) -> List[dict]:
+        _, body = self._request(f"/datasets/{dataset_id}/events?" + _query({"path": path}))
+        return json.loads(body)["events"]

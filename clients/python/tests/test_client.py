@@ -1,0 +1,95 @@
+import collections
+import os
+
+import numpy as np
+import pytest
+
+from nds_client import Client, NdsApiError, WindowDataset
+
+UNIT = {"uV": 1e-6, "µV": 1e-6, "μV": 1e-6, "mV": 1e-3, "V": 1.0, "nV": 1e-9}
+
+
+def test_list_recordings_and_visibility(server):
+    client = Client(server["url"])
+    recordings = client.list_recordings(dataset=server["dataset"])
+    assert sorted(r["path"] for r in recordings) == sorted(server["sources"])
+    assert client.list_recordings(dataset=server["private_dataset"]) == []
+    assert len(Client(server["url"], server["key"]).list_recordings(dataset=server["private_dataset"])) == 1
+    with pytest.raises(NdsApiError) as refused:
+        client.read_window(server["private_dataset"], "x.edf", 0, 1)
+    assert refused.value.status == 404
+
+
+def test_windows_equal_mne(server):
+    mne = pytest.importorskip("mne")
+    client = Client(server["url"])
+    readers = {"edf": mne.io.read_raw_edf, "bdf": mne.io.read_raw_bdf, "vhdr": mne.io.read_raw_brainvision, "set": mne.io.read_raw_eeglab}
+    for recording in client.list_recordings(dataset=server["dataset"]):
+        source = server["sources"][recording["path"]]
+        raw = readers[source.rsplit(".", 1)[-1]](source, preload=False, verbose="error")
+        group = recording["groups"][0]
+        picks = group["channels"][:8]
+        start, count = 50, min(500, group["n_samples"] - 50)
+        labels = [c["label"] for c in picks]
+        x64 = client.read_window(server["dataset"], recording["path"], start, count, channels=labels, dtype="float64")
+        x32 = client.read_window(server["dataset"], recording["path"], start, count, channels=labels)
+        assert x64.dtype == np.float64 and x32.dtype == np.float32 and x64.shape == (len(labels), count)
+        scale = np.array([UNIT.get(c["unit"], 1.0) for c in picks])[:, None]
+        expected = raw.get_data(picks=labels, start=start, stop=start + count) / scale
+        magnitude = np.max(np.abs(expected))
+        assert np.max(np.abs(x64 - expected)) <= magnitude * 1e-9, recording["path"]
+        assert np.allclose(x32, expected.astype(np.float32), rtol=2e-7, atol=magnitude * 1e-7), recording["path"]
+        assert np.array_equal(x32, x64.astype(np.float32))
+
+
+def test_list_windows_is_deterministic(server):
+    client = Client(server["url"])
+    body = {"recordings": {"dataset": server["dataset"]}, "fixed": {"length_s": 0.5}, "split": {"by": "subject", "fractions": {"train": 0.5, "valid": 0.25, "test": 0.25}, "seed": 3}}
+    a, b = client.list_windows(body), client.list_windows(body)
+    assert a["hash"] == b["hash"] and a["windows"] == b["windows"]
+    splits = collections.defaultdict(set)
+    for w in a["windows"]:
+        splits[w["subject"]].add(w["split"])
+    assert all(len(s) == 1 for s in splits.values())
+
+
+def _windows(server):
+    return Client(server["url"]).list_windows({"recordings": {"dataset": server["dataset"], "datatype": "eeg"}, "fixed": {"length_s": 0.25}, "modality": "eeg"})["windows"]
+
+
+def test_dataset_without_workers_yields_every_window_in_order(server, tmp_path):
+    windows = _windows(server)
+    dataset = WindowDataset(windows, server["url"], channels=None, prefetch=4, cache_dir=str(tmp_path))
+    seen = [example["index"] for example in dataset]
+    assert seen == list(range(len(windows)))
+    cached = len(os.listdir(tmp_path))
+    assert cached == len(windows)
+    first = next(iter(dataset))
+    assert first["x"].shape == (first["x"].shape[0], windows[0]["n_samples"])
+
+
+def test_merged_reads_equal_one_request_a_window(server):
+    windows = _windows(server)
+    merged = list(WindowDataset(windows, server["url"], channel_type="EEG", merge=32))
+    single = list(WindowDataset(windows, server["url"], channel_type="EEG", merge=1))
+    assert [e["index"] for e in merged] == [e["index"] for e in single] == list(range(len(windows)))
+    for a, b in zip(merged, single):
+        assert a["x"].shape == b["x"].shape and np.array_equal(a["x"], b["x"])
+
+
+def test_dataloader_with_two_spawned_workers_yields_every_window_once_per_epoch(server):
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    windows = _windows(server)
+    assert len(windows) > 20
+    # The recordings have different montages: read every EEG channel of each.
+    dataset = WindowDataset(windows, server["url"], channel_type="EEG", prefetch=3)
+    loader = DataLoader(dataset, batch_size=None, num_workers=2, multiprocessing_context="spawn")
+    for _epoch in range(2):
+        counts = collections.Counter()
+        for example in loader:
+            counts[int(example["index"])] += 1
+            assert isinstance(example["x"], torch.Tensor)
+        assert sorted(counts) == list(range(len(windows)))
+        assert set(counts.values()) == {1}

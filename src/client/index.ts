@@ -1,0 +1,268 @@
+/**
+ * The nds client for ML code: list recordings, read exact signal windows, list training windows, and stream
+ * batches of windows with a bounded number of requests in flight. HTTP only (global `fetch`), so it runs in
+ * Node ≥ 20, Deno, Bun and browsers, and imports nothing of the server.
+ *
+ * ```ts
+ * import { NdsClient } from 'nds/client';
+ * const nds = new NdsClient({ baseUrl: 'http://localhost:8080' });
+ * const list = await nds.listWindows({ recordings: { task: 'rest' }, fixed: { length_s: 2 } });
+ * for await (const batch of nds.batches(list.windows, { batchSize: 32 })) train(batch.data, batch.shape);
+ * ```
+ */
+
+export interface RecordingFilters {
+  dataset?: string;
+  subject?: string;
+  session?: string;
+  task?: string;
+  run?: string;
+  datatype?: string;
+  rate?: number;
+  rate_min?: number;
+  rate_max?: number;
+  channels_min?: number;
+  channels_max?: number;
+  duration_min?: number;
+  duration_max?: number;
+  channel?: string[];
+  channel_type?: string;
+  event_type?: string;
+  q?: string;
+}
+
+export interface Recording {
+  dataset_id: string;
+  path: string;
+  zarr: string;
+  store_url: string;
+  source_commit: string | null;
+  entities: { subject: string | null; session: string | null; task: string | null; run: string | null; acquisition: string | null; datatype: string | null };
+  groups: Array<{ name: string; modality: string; rate: number; n_channels: number; n_samples: number; duration_s: number; channels: Array<{ label: string; type: string; unit: string; status: string }> }>;
+  events: { n_events: number; counts: Record<string, number> };
+}
+
+export interface WindowRequest {
+  dataset_id: string;
+  path: string;
+  start_sample?: number;
+  n_samples?: number;
+  start?: number;
+  duration?: number;
+  channels?: string[];
+  channel_type?: string;
+  group?: string;
+  rate?: number;
+}
+
+export interface SignalWindow {
+  /** Row-major [channels, samples], float32, physical units. */
+  data: Float32Array;
+  shape: [number, number];
+  channels: string[];
+  rate: number;
+  startSample: number;
+}
+
+export interface WindowListRequest {
+  recordings?: RecordingFilters;
+  fixed?: { length_s: number; stride_s?: number };
+  events?: { mapping: Record<string, string>; by?: 'trial_type' | 'value'; offset_s?: number; length_s: number };
+  split?: { by?: 'subject' | 'session' | 'recording'; fractions: { train: number; valid: number; test: number }; seed?: number | string };
+  modality?: string;
+}
+
+export interface TrainingWindow {
+  dataset_id: string;
+  path: string;
+  group: string;
+  start_sample: number;
+  n_samples: number;
+  start_s: number;
+  label: string | null;
+  subject: string | null;
+  session: string | null;
+  split: 'train' | 'valid' | 'test' | null;
+}
+
+export interface WindowList {
+  hash: string;
+  source_commits: Record<string, string | null>;
+  windows: TrainingWindow[];
+}
+
+export interface Batch {
+  windows: TrainingWindow[];
+  /** One array per window, row-major [channels, samples]. */
+  data: Float32Array[];
+  shapes: Array<[number, number]>;
+  labels: Array<string | null>;
+}
+
+export interface BatchOptions {
+  batchSize?: number;
+  /** Most window requests in flight at once (default 4). */
+  concurrency?: number;
+  /** Batches read ahead of the consumer (default 2). */
+  prefetch?: number;
+  channels?: string[];
+  channel_type?: string;
+  rate?: number;
+  /** Retries of a failed request (5xx, network), with exponential backoff (default 3). */
+  retries?: number;
+}
+
+export class NdsApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'NdsApiError';
+  }
+}
+
+export interface NdsClientOptions {
+  baseUrl: string;
+  apiKey?: string;
+  fetch?: typeof fetch;
+  retries?: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function query(params: Record<string, unknown>): string {
+  const out = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) for (const v of value) out.append(key, String(v));
+    else out.set(key, String(value));
+  }
+  return out.toString();
+}
+
+export class NdsClient {
+  readonly baseUrl: string;
+  readonly #apiKey: string | undefined;
+  readonly #fetch: typeof fetch;
+  readonly #retries: number;
+
+  constructor(options: NdsClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#apiKey = options.apiKey;
+    this.#fetch = options.fetch ?? fetch;
+    this.#retries = options.retries ?? 3;
+  }
+
+  async #request(path: string, init: RequestInit = {}, retries = this.#retries): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.#apiKey) headers.set('authorization', `Bearer ${this.#apiKey}`);
+    for (let attempt = 0; ; attempt++) {
+      let res: Response | undefined;
+      try {
+        res = await this.#fetch(`${this.baseUrl}${path}`, { ...init, headers });
+      } catch (err) {
+        if (attempt >= retries) throw err;
+      }
+      if (res && res.ok) return res;
+      if (res && (res.status < 500 || attempt >= retries)) {
+        const body = (await res.json().catch(() => ({}))) as { error?: string; message?: string };
+        throw new NdsApiError(res.status, body.error ?? `http_${res.status}`, body.message ?? res.statusText);
+      }
+      await res?.body?.cancel();
+      await sleep(200 * 2 ** attempt);
+    }
+  }
+
+  /** Every recording matching `filters` that the key may read, following the cursor to the end. */
+  async listRecordings(filters: RecordingFilters = {}): Promise<Recording[]> {
+    const out: Recording[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await this.#request(`/recordings?${query({ ...filters, limit: 1000, cursor })}`);
+      const page = (await res.json()) as { recordings: Recording[]; next_cursor: string | null };
+      out.push(...page.recordings);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return out;
+  }
+
+  /** One window in physical units, float32, as raw samples (`format=f32`). */
+  async readWindow(req: WindowRequest): Promise<SignalWindow> {
+    const { dataset_id, channels, ...rest } = req;
+    const res = await this.#request(`/datasets/${dataset_id}/signal?${query({ ...rest, channels: channels?.join(','), format: 'f32' })}`);
+    const shape = res.headers.get('x-nds-shape')!.split(',').map(Number) as [number, number];
+    const bytes = await res.arrayBuffer();
+    return {
+      data: new Float32Array(bytes),
+      shape,
+      channels: (res.headers.get('x-nds-channels') ?? '').split(',').filter(Boolean).map(decodeURIComponent),
+      rate: Number(res.headers.get('x-nds-rate')),
+      startSample: Number(res.headers.get('x-nds-start-sample')),
+    };
+  }
+
+  /** A deterministic list of training windows (`POST /windows`). */
+  async listWindows(body: WindowListRequest): Promise<WindowList> {
+    const res = await this.#request('/windows', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', accept: 'application/json' } });
+    return (await res.json()) as WindowList;
+  }
+
+  /**
+   * Batches of windows in the order given, read with at most `concurrency` requests in flight and up to
+   * `prefetch` batches ahead of the consumer.
+   */
+  async *batches(windows: readonly TrainingWindow[], options: BatchOptions = {}): AsyncGenerator<Batch> {
+    const batchSize = options.batchSize ?? 32;
+    const concurrency = Math.max(1, options.concurrency ?? 4);
+    const prefetch = Math.max(1, options.prefetch ?? 2);
+    let active = 0;
+    const waiting: Array<() => void> = [];
+    const slot = async () => {
+      while (active >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+      active++;
+    };
+    const release = () => {
+      active--;
+      waiting.shift()?.();
+    };
+    const read = async (w: TrainingWindow) => {
+      await slot();
+      try {
+        return await this.readWindow({
+          dataset_id: w.dataset_id,
+          path: w.path,
+          group: w.group,
+          start_sample: w.start_sample,
+          n_samples: w.n_samples,
+          ...(options.channels ? { channels: options.channels } : {}),
+          ...(options.channel_type ? { channel_type: options.channel_type } : {}),
+          ...(options.rate ? { rate: options.rate } : {}),
+        });
+      } finally {
+        release();
+      }
+    };
+    const load = async (slice: readonly TrainingWindow[]): Promise<Batch> => {
+      const read_ = await Promise.all(slice.map(read));
+      return { windows: [...slice], data: read_.map((r) => r.data), shapes: read_.map((r) => r.shape), labels: slice.map((w) => w.label) };
+    };
+    const pending: Array<Promise<Batch>> = [];
+    let next = 0;
+    const fill = () => {
+      while (pending.length < prefetch && next < windows.length) {
+        const p = load(windows.slice(next, next + batchSize));
+        p.catch(() => undefined); // surfaced when awaited below
+        pending.push(p);
+        next += batchSize;
+      }
+    };
+    fill();
+    while (pending.length > 0) {
+      const batch = await pending.shift()!;
+      fill();
+      yield batch;
+    }
+  }
+}

@@ -1,0 +1,55 @@
+import type { ColumnType } from 'kysely';
+import type { Json, Timestamp } from './accounts-tables.js';
+
+/** One channel of a recording group, as the catalogue lists it. */
+export interface CatalogueChannel {
+  label: string;
+  type: string;
+  unit: string;
+  status: string;
+}
+
+export interface CatalogueGroup {
+  name: string;
+  modality: string;
+  rate: number;
+  n_channels: number;
+  n_samples: number;
+  duration_s: number;
+  channels: CatalogueChannel[];
+}
+
+export interface CatalogueEvents {
+  n_events: number;
+  counts: Record<string, number>;
+}
+
+/** Arrays are written as Postgres arrays and read back as JS arrays (node-postgres parses them). */
+type PgArray<T> = ColumnType<T[], T[], T[]>;
+
+export interface RecordingsTable {
+  dataset_id: string;
+  zarr: string;
+  path: string;
+  source_commit: string | null;
+  subject: string | null;
+  session: string | null;
+  task: string | null;
+  run: string | null;
+  acquisition: string | null;
+  datatype: string | null;
+  duration_s: number;
+  n_channels: number;
+  rates: PgArray<number>;
+  channel_labels: PgArray<string>;
+  channel_types: PgArray<string>;
+  trial_types: PgArray<string>;
+  groups: Json<CatalogueGroup[]>;
+  events: Json<CatalogueEvents>;
+  search_text: string;
+  updated_at: Timestamp;
+}
+
+export interface RecordingsTables {
+  recordings: RecordingsTable;
+}

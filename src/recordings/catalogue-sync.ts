@@ -1,0 +1,93 @@
+/**
+ * Keeps the recording catalogue true to each dataset's Zarr copy: after a conversion publishes its index,
+ * the rows of the stores it wrote are rebuilt from their metadata and rows of stores gone are dropped; at
+ * startup, copies converted before the catalogue existed are read once (`backfillCatalogue`).
+ */
+import type { Deps } from '../deps.js';
+import { listZarrStates } from '../datasets/dataset-queries.js';
+import type { StoreIndex } from '../formats/zarr/store-index.js';
+import { readStoreIndex } from '../formats/zarr/store-index-object.js';
+import type { CatalogueGroup } from '../db/recordings-tables.js';
+import { catalogued, countCatalogued, replaceRecordings, type NewRecording } from './catalogue-queries.js';
+import { recordingEntities } from './recording-entities.js';
+import { readEventLabels } from './store-events.js';
+import { readStoreMetadata } from './store-metadata.js';
+
+type SyncDeps = Pick<Deps, 'db' | 'objects' | 'log' | 'clock'>;
+
+/** The catalogue row of one store, from its metadata and events; `undefined` when the store is missing. */
+export async function catalogueRow(deps: Pick<Deps, 'objects'>, datasetId: string, store: { path: string; zarr: string }, sourceCommit: string | null): Promise<NewRecording | undefined> {
+  const metadata = await readStoreMetadata(deps.objects, datasetId, store.zarr);
+  if (!metadata) return undefined;
+  const labels = await readEventLabels(deps.objects, metadata);
+  const counts: Record<string, number> = {};
+  for (const label of labels) counts[label] = (counts[label] ?? 0) + 1;
+  const groups: CatalogueGroup[] = metadata.groups.map((g) => ({
+    name: g.name,
+    modality: g.modality,
+    rate: g.rate,
+    n_channels: g.n_channels,
+    n_samples: g.n_samples,
+    duration_s: g.duration_s,
+    channels: g.channels.map(({ label, type, unit, status }) => ({ label, type, unit, status })),
+  }));
+  const entities = recordingEntities(store.path);
+  const channelLabels = [...new Set(groups.flatMap((g) => g.channels.map((c) => c.label)))];
+  const channelTypes = [...new Set(groups.flatMap((g) => g.channels.map((c) => c.type.toUpperCase())))];
+  const trialTypes = Object.keys(counts);
+  return {
+    zarr: store.zarr,
+    path: store.path,
+    source_commit: sourceCommit,
+    ...entities,
+    datatype: entities.datatype ?? groups[0]?.modality ?? null,
+    duration_s: Math.max(0, ...groups.map((g) => g.duration_s)),
+    n_channels: groups.reduce((sum, g) => sum + g.n_channels, 0),
+    rates: [...new Set(groups.map((g) => g.rate))],
+    channel_labels: channelLabels,
+    channel_types: channelTypes,
+    trial_types: trialTypes,
+    groups: JSON.stringify(groups),
+    events: JSON.stringify({ n_events: labels.length, counts }),
+    search_text: [datasetId, store.path, entities.task, ...channelLabels, ...channelTypes, ...trialTypes].filter(Boolean).join(' '),
+  };
+}
+
+/**
+ * Brings the dataset's rows in line with `index`: stores in `converted` (every store when left out) and stores
+ * without a row are read again; rows of stores the index no longer names are dropped. Returns the rows written.
+ */
+export async function syncCatalogue(deps: SyncDeps, datasetId: string, index: Pick<StoreIndex, 'stores' | 'source_commit'>, converted?: readonly string[]): Promise<number> {
+  const have = await catalogued(deps.db, datasetId);
+  const redo = converted ? new Set(converted) : undefined;
+  const rows: NewRecording[] = [];
+  for (const store of index.stores) {
+    if (redo && !redo.has(store.zarr) && have.has(store.zarr)) continue;
+    const row = await catalogueRow(deps, datasetId, store, index.source_commit);
+    if (row) rows.push(row);
+  }
+  await replaceRecordings(deps.db, datasetId, rows, index.stores.map((s) => s.zarr), index.source_commit, deps.clock.now());
+  return rows.length;
+}
+
+/**
+ * Catalogues the copies that have an index but no rows (converted before the catalogue existed). Each
+ * dataset on its own: one damaged index is logged and the others are still read.
+ */
+export async function backfillCatalogue(deps: SyncDeps): Promise<number> {
+  let filled = 0;
+  for (const state of await listZarrStates(deps.db, 'all')) {
+    if (state.zarr_source_commit === null) continue;
+    try {
+      if ((await countCatalogued(deps.db, state.id)) > 0) continue;
+      const index = await readStoreIndex(deps.objects, state.id);
+      if (!index || index.stores.length === 0) continue;
+      await syncCatalogue(deps, state.id, index);
+      filled++;
+    } catch (err) {
+      deps.log.warn({ err, dataset: state.id }, 'recording catalogue backfill failed');
+    }
+  }
+  if (filled > 0) deps.log.info({ datasets: filled }, 'recording catalogue backfilled');
+  return filled;
+}

@@ -1,0 +1,85 @@
+/**
+ * The recording catalogue as clients see it: pages of recordings the caller may read, across datasets or in
+ * one, each with its entities, groups, channels and event counts, and where to stream its store.
+ */
+import type { Deps } from '../deps.js';
+import type { User } from '../db/accounts-tables.js';
+import type { CatalogueEvents, CatalogueGroup } from '../db/recordings-tables.js';
+import { NdsError } from '../core/errors.js';
+import { isAdmin, visibleDataset } from '../datasets/dataset-access.js';
+import { listRecordingRows, type CatalogueCursor, type RecordingFilters, type RecordingRow, type Viewer } from './catalogue-queries.js';
+import { readConversionFailures, type ConversionFailure } from '../formats/zarr/conversion-failures.js';
+
+export interface Recording {
+  dataset_id: string;
+  path: string;
+  zarr: string;
+  store_url: string;
+  source_commit: string | null;
+  entities: { subject: string | null; session: string | null; task: string | null; run: string | null; acquisition: string | null; datatype: string | null };
+  groups: CatalogueGroup[];
+  events: CatalogueEvents;
+}
+
+export const MAX_PAGE = 1000;
+
+export function viewerOf(user: User | undefined): Viewer | undefined {
+  return user ? { id: user.id, admin: isAdmin(user) } : undefined;
+}
+
+export function presentRecording(row: RecordingRow, config: Deps['config']): Recording {
+  return {
+    dataset_id: row.dataset_id,
+    path: row.path,
+    zarr: row.zarr,
+    store_url: `${config.zarrCacheBaseUrl}/${row.dataset_id}/zarr/${row.zarr}`,
+    source_commit: row.source_commit,
+    entities: { subject: row.subject, session: row.session, task: row.task, run: row.run, acquisition: row.acquisition, datatype: row.datatype },
+    groups: row.groups,
+    events: row.events,
+  };
+}
+
+export function encodeCursor(cursor: CatalogueCursor): string {
+  return Buffer.from(JSON.stringify([cursor.dataset_id, cursor.zarr])).toString('base64url');
+}
+
+export function decodeCursor(text: string): CatalogueCursor {
+  try {
+    const [dataset_id, zarr] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
+    if (typeof dataset_id === 'string' && typeof zarr === 'string') return { dataset_id, zarr };
+  } catch {
+    // answered below
+  }
+  throw new NdsError('validation_failed', { message: 'The cursor is not one this server gave.', details: ['cursor: pass next_cursor from the previous page as it is'] });
+}
+
+/** One page of the recordings `user` may read that match `filters`; `next_cursor` is null on the last page. */
+export async function listRecordings(
+  deps: Pick<Deps, 'db' | 'config'>,
+  user: User | undefined,
+  filters: RecordingFilters,
+  page: { limit: number; cursor?: string },
+): Promise<{ recordings: Recording[]; next_cursor: string | null }> {
+  const after = page.cursor ? decodeCursor(page.cursor) : undefined;
+  const rows = await listRecordingRows(deps.db, viewerOf(user), filters, { limit: page.limit + 1, ...(after ? { after } : {}) });
+  const shown = rows.slice(0, page.limit);
+  const last = shown.at(-1);
+  return {
+    recordings: shown.map((r) => presentRecording(r, deps.config)),
+    next_cursor: rows.length > page.limit && last ? encodeCursor({ dataset_id: last.dataset_id, zarr: last.zarr }) : null,
+  };
+}
+
+/** Every recording of one dataset the caller may read (404 otherwise), with the recordings that failed to convert. */
+export async function datasetRecordings(deps: Pick<Deps, 'db' | 'config' | 'objects'>, user: User | undefined, datasetId: string): Promise<{ recordings: Recording[]; failures: ConversionFailure[] }> {
+  await visibleDataset(deps.db, datasetId, user);
+  const recordings: Recording[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listRecordings(deps, user, { dataset: datasetId }, { limit: MAX_PAGE, ...(cursor ? { cursor } : {}) });
+    recordings.push(...page.recordings);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return { recordings, failures: (await readConversionFailures(deps, datasetId)) ?? [] };
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+// Through the package's own exports, as a user's code imports it.
+import { NdsApiError, NdsClient } from 'nds/client';
+import { apiFetch, createAccount, type TestAccount } from '../support/accounts.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { convertedDataset, makeRepo } from '../recordings/support.js';
+
+const EVENTS = 'onset\tduration\ttrial_type\n1.0\t0\tleft\n2.0\t0\tright\n3.0\t0\tleft\n';
+
+describe('the TypeScript client (nds/client)', () => {
+  let server: TestServer;
+  let owner: TestAccount;
+  let id: string;
+  let privateId: string;
+  const repos: string[] = [];
+
+  before(async () => {
+    server = await startTestServer();
+    owner = await createAccount(server);
+    const repo = makeRepo([
+      { from: 'mne-python/edf/test.edf', to: 'sub-01/eeg/sub-01_task-game_eeg.edf', events: EVENTS },
+      { from: 'mne-python/edf/test.edf', to: 'sub-02/eeg/sub-02_task-game_eeg.edf', events: EVENTS },
+    ]);
+    const priv = makeRepo([{ from: 'mne-python/edf/test.edf', to: 'sub-01/eeg/sub-01_task-game_eeg.edf' }]);
+    repos.push(repo, priv);
+    id = await convertedDataset(server, owner.user.id, repo);
+    privateId = await convertedDataset(server, owner.user.id, priv, 'private');
+  });
+  after(async () => {
+    await server.close();
+    for (const r of repos) rmSync(r, { recursive: true, force: true });
+  });
+
+  it('lists recordings, reads windows equal to the route, and lists windows', async () => {
+    const nds = new NdsClient({ baseUrl: server.url });
+    const recordings = await nds.listRecordings({ dataset: id });
+    assert.equal(recordings.length, 2);
+    const window = await nds.readWindow({ dataset_id: id, path: recordings[0]!.path, start_sample: 10, n_samples: 100, channels: ['A1', 'A2'] });
+    assert.deepEqual(window.shape, [2, 100]);
+    assert.deepEqual(window.channels, ['A1', 'A2']);
+    const json = (await (await apiFetch(server, `/datasets/${id}/signal?path=${recordings[0]!.path}&start_sample=10&n_samples=100&channels=A1,A2&format=json`)).json()) as { data: number[][] };
+    assert.deepEqual(Array.from(window.data), json.data.flat());
+    const list = await nds.listWindows({ recordings: { dataset: id }, events: { mapping: { left: 'L', right: 'R' }, length_s: 0.5 } });
+    assert.equal(list.windows.length, 6);
+    assert.equal((await nds.listRecordings({ dataset: privateId })).length, 0);
+    const mine = new NdsClient({ baseUrl: server.url, apiKey: owner.key });
+    assert.equal((await mine.listRecordings({ dataset: privateId })).length, 1);
+    await assert.rejects(nds.readWindow({ dataset_id: privateId, path: 'sub-01/eeg/sub-01_task-game_eeg.edf', start_sample: 0, n_samples: 1 }), (err: unknown) => err instanceof NdsApiError && err.status === 404);
+  });
+
+  it('streams batches in order, every window once, with a bounded number of requests in flight', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const counting: typeof fetch = async (input, init) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      try {
+        const res = await fetch(input, init);
+        const body = await res.arrayBuffer();
+        return new Response(body, { status: res.status, headers: res.headers });
+      } finally {
+        inFlight--;
+      }
+    };
+    const nds = new NdsClient({ baseUrl: server.url, fetch: counting });
+    const list = await nds.listWindows({ recordings: { dataset: id }, fixed: { length_s: 0.25 } });
+    assert.equal(list.windows.length, 48);
+    const seen: string[] = [];
+    for await (const batch of nds.batches(list.windows, { batchSize: 5, concurrency: 3, prefetch: 2, channels: ['A1'] })) {
+      assert.ok(batch.data.length <= 5);
+      batch.shapes.forEach((s) => assert.deepEqual(s, [1, 128]));
+      seen.push(...batch.windows.map((w) => `${w.path}@${w.start_sample}`));
+    }
+    assert.deepEqual(seen, list.windows.map((w) => `${w.path}@${w.start_sample}`));
+    assert.ok(most <= 3 && most >= 2, `at most ${most} in flight`);
+  });
+});

@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { createAccount, apiFetch, type TestAccount } from '../support/accounts.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { backfillCatalogue } from '../../src/recordings/catalogue-sync.js';
+import { convertedDataset, makeRepo } from './support.js';
+
+interface Item {
+  dataset_id: string;
+  path: string;
+  zarr: string;
+  store_url: string;
+  source_commit: string;
+  entities: Record<string, string | null>;
+  groups: Array<{ name: string; rate: number; n_channels: number; channels: Array<{ label: string; type: string }> }>;
+  events: { n_events: number; counts: Record<string, number> };
+}
+
+describe('the recording catalogue: GET /recordings and GET /datasets/:id/recordings', () => {
+  let server: TestServer;
+  let owner: TestAccount;
+  let stranger: TestAccount;
+  let admin: TestAccount;
+  let publicId: string;
+  let privateId: string;
+  const repos: string[] = [];
+
+  before(async () => {
+    server = await startTestServer();
+    owner = await createAccount(server);
+    stranger = await createAccount(server);
+    admin = await createAccount(server, { role: 'admin' });
+    const pub = makeRepo(
+      [
+        { from: 'mne-python/edf/test.edf', to: 'sub-01/eeg/sub-01_task-rest_run-1_eeg.edf', events: 'onset\tduration\ttrial_type\tvalue\n1.0\t0\tleft\t1\n2.0\t0\tright\t2\n3.0\t0\tleft\t1\n' },
+        { from: 'mne-python/edf/test.bdf', to: 'sub-02/ses-a/eeg/sub-02_ses-a_task-motor_eeg.bdf' },
+        { from: 'mne-python/edf/test_uneven_samp.edf', to: 'sub-03/eeg/sub-03_task-rest_eeg.edf' },
+        { from: 'mne-python/edf/test_uneven_samp.edf', to: 'sub-04/eeg/sub-04_task-rest_eeg.edf' },
+      ],
+      [],
+    );
+    const priv = makeRepo([{ from: 'mne-python/edf/test.edf', to: 'sub-09/eeg/sub-09_task-secret_eeg.edf' }]);
+    repos.push(pub, priv);
+    publicId = await convertedDataset(server, owner.user.id, pub, 'public');
+    privateId = await convertedDataset(server, owner.user.id, priv, 'private');
+  });
+  after(async () => {
+    await server.close();
+    for (const r of repos) rmSync(r, { recursive: true, force: true });
+  });
+
+  async function list(query: string, key?: string): Promise<Item[]> {
+    const res = await apiFetch(server, `/recordings?${query}`, key);
+    assert.equal(res.status, 200, await res.clone().text());
+    return ((await res.json()) as { recordings: Item[] }).recordings;
+  }
+  const paths = (items: Item[]) => items.map((i) => i.path).sort();
+
+  it('lists every converted recording with its entities, groups, channels and event counts', async () => {
+    const items = await list(`dataset=${publicId}`);
+    assert.equal(items.length, 4);
+    const first = items.find((i) => i.path === 'sub-01/eeg/sub-01_task-rest_run-1_eeg.edf')!;
+    assert.equal(first.zarr, 'sub-01/eeg/sub-01_task-rest_run-1_eeg.zarr');
+    assert.equal(first.store_url, `${server.config.zarrCacheBaseUrl}/${publicId}/zarr/${first.zarr}`);
+    assert.match(first.source_commit, /^[0-9a-f]{40}$/);
+    assert.deepEqual(first.entities, { subject: '01', session: null, task: 'rest', run: '1', acquisition: null, datatype: 'eeg' });
+    assert.deepEqual(first.events, { n_events: 3, counts: { left: 2, right: 1 } });
+    assert.ok(first.groups.length >= 1);
+    assert.ok(first.groups[0]!.channels.length === first.groups[0]!.n_channels);
+    const bdf = items.find((i) => i.path.endsWith('.bdf'))!;
+    assert.deepEqual({ subject: bdf.entities.subject, session: bdf.entities.session, task: bdf.entities.task }, { subject: '02', session: 'a', task: 'motor' });
+  });
+
+  it('applies each filter', async () => {
+    const all = await list(`dataset=${publicId}`);
+    const edf = all.find((i) => i.path.startsWith('sub-01/'))!;
+    const uneven = all.find((i) => i.path.startsWith('sub-03/'))!;
+    const someRate = uneven.groups[0]!.rate;
+    const label = edf.groups[0]!.channels[0]!.label;
+    assert.deepEqual(paths(await list(`dataset=${publicId}&subject=02`)), ['sub-02/ses-a/eeg/sub-02_ses-a_task-motor_eeg.bdf']);
+    assert.deepEqual(paths(await list(`dataset=${publicId}&session=a`)), ['sub-02/ses-a/eeg/sub-02_ses-a_task-motor_eeg.bdf']);
+    assert.deepEqual(paths(await list(`dataset=${publicId}&task=motor`)), ['sub-02/ses-a/eeg/sub-02_ses-a_task-motor_eeg.bdf']);
+    assert.deepEqual(paths(await list(`dataset=${publicId}&run=1`)), ['sub-01/eeg/sub-01_task-rest_run-1_eeg.edf']);
+    assert.equal((await list(`dataset=${publicId}&datatype=eeg`)).length, 4);
+    assert.equal((await list(`dataset=${publicId}&datatype=emg`)).length, 0);
+    const atRate = await list(`dataset=${publicId}&rate=${someRate}`);
+    assert.ok(atRate.every((i) => i.groups.some((g) => g.rate === someRate)) && atRate.length >= 2);
+    assert.ok((await list(`dataset=${publicId}&rate_min=999999`)).length === 0);
+    assert.equal((await list(`dataset=${publicId}&rate_min=0.001&rate_max=1000000`)).length, 4);
+    const maxChannels = Math.max(...all.map((i) => i.groups.reduce((s, g) => s + g.n_channels, 0)));
+    assert.ok((await list(`dataset=${publicId}&channels_min=${maxChannels}`)).length >= 1);
+    assert.equal((await list(`dataset=${publicId}&channels_min=${maxChannels + 1}`)).length, 0);
+    assert.equal((await list(`dataset=${publicId}&channels_max=0`)).length, 0);
+    assert.equal((await list(`dataset=${publicId}&duration_min=0`)).length, 4);
+    assert.equal((await list(`dataset=${publicId}&duration_max=0`)).length, 0);
+    const withLabel = await list(`dataset=${publicId}&channel=${encodeURIComponent(label)}`);
+    assert.ok(withLabel.some((i) => i.path === edf.path));
+    assert.equal((await list(`dataset=${publicId}&channel=${encodeURIComponent(label)}&channel=NoSuchLabel`)).length, 0);
+    assert.equal((await list(`dataset=${publicId}&channel_type=eeg`)).length, 4);
+    assert.equal((await list(`dataset=${publicId}&channel_type=ECOG`)).length, 0);
+    assert.deepEqual(paths(await list(`dataset=${publicId}&event_type=right`)), [edf.path]);
+    assert.deepEqual(paths(await list(`dataset=${publicId}&q=motor`)), ['sub-02/ses-a/eeg/sub-02_ses-a_task-motor_eeg.bdf']);
+    assert.equal((await list(`dataset=${publicId}&q=nothing-like-this`)).length, 0);
+  });
+
+  it('pages with a cursor, every recording once', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await apiFetch(server, `/recordings?dataset=${publicId}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      const page = (await res.json()) as { recordings: Item[]; next_cursor: string | null };
+      seen.push(...page.recordings.map((r) => r.path));
+      cursor = page.next_cursor;
+      pages++;
+    } while (cursor);
+    assert.equal(pages, 2);
+    assert.deepEqual([...seen].sort(), paths(await list(`dataset=${publicId}`)));
+    assert.equal(new Set(seen).size, 4);
+    const bad = await apiFetch(server, '/recordings?cursor=not-a-cursor');
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as { error: string }).error, 'validation_failed');
+    assert.equal((await apiFetch(server, '/recordings?rate=-1')).status, 400);
+  });
+
+  it('shows private recordings to their owner and admins only', async () => {
+    const anonymous = await list('task=secret');
+    assert.equal(anonymous.length, 0);
+    assert.equal((await list('task=secret', stranger.key)).length, 0);
+    assert.equal((await list('task=secret', owner.key)).length, 1);
+    assert.equal((await list('task=secret', admin.key)).length, 1);
+    assert.equal((await apiFetch(server, `/datasets/${privateId}/recordings`)).status, 404);
+    assert.equal((await apiFetch(server, `/datasets/${privateId}/recordings`, stranger.key)).status, 404);
+    const mine = await apiFetch(server, `/datasets/${privateId}/recordings`, owner.key);
+    assert.equal(mine.status, 200);
+    assert.equal(((await mine.json()) as { recordings: Item[] }).recordings.length, 1);
+  });
+
+  it('GET /datasets/:id/recordings lists one dataset with its failures', async () => {
+    const res = await apiFetch(server, `/datasets/${publicId}/recordings`);
+    const body = (await res.json()) as { recordings: Item[]; failures: unknown[] };
+    assert.equal(body.recordings.length, 4);
+    assert.deepEqual(body.failures, []);
+  });
+
+  it('GET /datasets/search honours task, subject and rate filters', async () => {
+    const ids = async (query: string) => {
+      const res = await apiFetch(server, `/datasets/search?${query}`, owner.key);
+      assert.equal(res.status, 200, await res.clone().text());
+      return ((await res.json()) as { results: Array<{ id: string }> }).results.map((r) => r.id).sort();
+    };
+    assert.deepEqual(await ids('task=motor'), [publicId]);
+    assert.deepEqual(await ids('task=secret'), [privateId]);
+    assert.deepEqual(await ids('task=nothing'), []);
+    assert.deepEqual(await ids('subject=02'), [publicId]);
+    assert.deepEqual(await ids('subject=09'), [privateId]);
+    assert.deepEqual(await ids('subject=77'), []);
+    assert.deepEqual(await ids('rate_min=1&rate_max=100000'), [publicId, privateId].sort());
+    assert.deepEqual(await ids('rate_min=100000'), []);
+    const strangers = await apiFetch(server, '/datasets/search?subject=09', stranger.key);
+    assert.deepEqual(((await strangers.json()) as { results: unknown[] }).results, []);
+  });
+
+  it('backfills copies converted before the catalogue existed, and drops rows with the dataset', async () => {
+    await server.deps.db.deleteFrom('recordings').where('dataset_id', '=', publicId).execute();
+    assert.equal((await list(`dataset=${publicId}`)).length, 0);
+    assert.equal(await backfillCatalogue(server.deps), 1);
+    assert.equal((await list(`dataset=${publicId}`)).length, 4);
+    const del = await apiFetch(server, `/admin/datasets/${privateId}`, admin.key, { method: 'DELETE' });
+    assert.equal(del.status, 200);
+    const left = await server.deps.db.selectFrom('recordings').select('zarr').where('dataset_id', '=', privateId).execute();
+    assert.deepEqual(left, []);
+  });
+});
