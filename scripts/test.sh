@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
 # The test command of the README: every test on embedded PGlite; then, when TEST_DATABASE_URL names a
 # PostgreSQL server, the database-backed tests again on that server.
+#
+# The test files run packed into a few groups (test/support/test-groups.mjs), each group one process that
+# runs its files one after the other: the sources and PGlite load once per group, not once per file. Groups
+# are balanced by the durations in test/support/test-durations.json and start longest first.
+# NDS_TEST_GROUPS (default 8; 0 = one process per file, as plain `node --test`) and NDS_TEST_CONCURRENCY
+# (default 2: processes at a time) tune it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s globstar nullglob
 
+groups=${NDS_TEST_GROUPS:-8}
+concurrency=${NDS_TEST_CONCURRENCY:-2}
+work=$(mktemp -d "${TMPDIR:-/tmp}/nds-test-groups.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
 all=(test/**/*.test.ts)
-node --import tsx --test --test-concurrency=2 "${all[@]}"
+mapfile -t runs < <(node test/support/test-groups.mjs "$groups" "$work/pglite" "${all[@]}")
+node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
 
 if [ -n "${TEST_DATABASE_URL:-}" ]; then
   # Files that start a server use the database, as do those that ask which one (usingPostgres); the pure
   # ones need no second pass.
   mapfile -t dbfiles < <(grep -l 'startTestServer\|usingPostgres' "${all[@]}")
   echo "== again on the PostgreSQL server (${#dbfiles[@]} files)"
-  NDS_TEST_DB=postgres node --import tsx --test --test-concurrency=2 "${dbfiles[@]}"
+  mapfile -t runs < <(node test/support/test-groups.mjs "$groups" "$work/postgres" "${dbfiles[@]}")
+  NDS_TEST_DB=postgres node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
 fi

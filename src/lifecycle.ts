@@ -73,7 +73,7 @@ export async function openDeps(options: OpenOptions, parts: ProcessParts): Promi
   try {
     if (parts.migrate) await migrateToLatest(database.db);
     else await assertMigrated(database.db);
-    const objects = await openObjectStore(config.objectStoreUrl, config);
+    const objects = await openObjectStore(config.objectStoreUrl, { ...config, clock: options.clock });
     closers.push(() => objects.close());
     const mailer = parts.mailer ? await createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(config.dataDir, 'outbox'), log }) : noMailer();
     closers.push(() => mailer.close());

@@ -14,6 +14,7 @@ import {
   type PresignOptions,
   type PutOptions,
 } from './object-store.js';
+import { systemClock, type Clock } from '../core/clock.js';
 import type { ObjectUrlSigner } from './object-url-signer.js';
 import { writeObjectFile } from './object-file-write.js';
 
@@ -22,6 +23,8 @@ export interface FileObjectStoreOptions {
   baseUrl?: string;
   /** Signs presigned URLs; without it, presigning throws. */
   signer?: ObjectUrlSigner;
+  /** When presigned URLs expire from: the server's clock, the one its `/objects/` routes check them against. */
+  clock?: Clock;
 }
 
 /**
@@ -34,6 +37,7 @@ export class FileObjectStore implements ObjectStore {
   readonly root: string;
   readonly #baseUrl: string | undefined;
   readonly #signer: ObjectUrlSigner | undefined;
+  readonly #clock: Clock;
   /** Set once the folder's filesystem (or the platform) refused `O_DIRECT`: large objects then go through the page cache. */
   #directRefused = false;
 
@@ -41,6 +45,7 @@ export class FileObjectStore implements ObjectStore {
     this.root = path.resolve(root);
     this.#baseUrl = options.baseUrl?.replace(/\/+$/, '');
     this.#signer = options.signer;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** The file of a key; refuses any key that would land outside the root. */
@@ -165,7 +170,7 @@ export class FileObjectStore implements ObjectStore {
   #presign(method: 'GET' | 'PUT', key: string, options: PresignOptions): PresignedRequest {
     checkObjectKey(key);
     if (!this.#signer || !this.#baseUrl) throw new Error('this folder store has no signing secret or base URL: presigned URLs are unavailable');
-    const expires = Math.floor(Date.now() / 1000) + options.expiresIn;
+    const expires = Math.floor(this.#clock.now().getTime() / 1000) + options.expiresIn;
     const claims = { method, key, expires, size: options.contentLength, sha256: options.sha256?.toLowerCase() };
     const query = new URLSearchParams({ expires: String(expires) });
     if (claims.size !== undefined) query.set('size', String(claims.size));

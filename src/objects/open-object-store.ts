@@ -1,10 +1,13 @@
 import { fileURLToPath } from 'node:url';
+import type { Clock } from '../core/clock.js';
 import type { ObjectStore } from './object-store.js';
 import { objectUrlSigner, type SigningSettings } from './signing-secret.js';
 
 export interface OpenObjectStoreOptions extends Partial<SigningSettings> {
   /** The nds server's own origin: the folder store's presigned URLs point at its `/objects/` routes. */
   publicUrl?: string;
+  /** The folder store's presigned URLs expire by this clock (the process's `deps.clock`); default: real time. */
+  clock?: Clock;
 }
 
 /**
@@ -16,7 +19,7 @@ export async function openObjectStore(url: string, options: OpenObjectStoreOptio
     const { FileObjectStore } = await import('./file-object-store.js');
     const folder = url.startsWith('file://') ? fileURLToPath(url) : url.slice('file:'.length);
     const signer = options.dataDir !== undefined ? objectUrlSigner({ dataDir: options.dataDir, objectSigningSecret: options.objectSigningSecret }) : undefined;
-    return new FileObjectStore(folder, { baseUrl: options.publicUrl, signer });
+    return new FileObjectStore(folder, { baseUrl: options.publicUrl, signer, clock: options.clock });
   }
   if (url.startsWith('s3://')) {
     const { S3ObjectStore } = await import('./s3-object-store.js');

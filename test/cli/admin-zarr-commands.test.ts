@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
+import { ndsAs } from '../support/cli.js';
+import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { makeBidsRepo } from '../conversion/support.js';
 
-function nds(server: TestServer, key: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/nds.js', ...args], { env: { ...process.env, NDS_API_URL: server.url, NDS_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const nds = (server: TestServer, key: string, args: string[]) => ndsAs(server, key, args).done;
 
 describe('nds admin zarr', () => {
   let server: TestServer;
@@ -25,12 +17,12 @@ describe('nds admin zarr', () => {
     server = await startTestServer();
     admin = await createAccount(server, { role: 'admin' });
     repo = makeBidsRepo();
-    const base = { owner_id: admin.user.id, source_repo: repo, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null };
-    await server.deps.db.insertInto('datasets').values([
+    const base = { owner_id: admin.user.id, source_repo: repo };
+    await insertDatasetRows(server.deps.db, [
       { ...base, id: 'nd000201', name: 'public one', visibility: 'public' },
       { ...base, id: 'nd000202', name: 'public two', visibility: 'public' },
       { ...base, id: 'nd000203', name: 'private', visibility: 'private' },
-    ]).execute();
+    ]);
   });
   after(async () => {
     await server.close();

@@ -3,7 +3,7 @@
  * radosgw. Upload resumes after a kill without re-sending stored content; download verifies every hash.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,33 +12,16 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestAccount } from '../support/accounts.js';
 import { createAccount } from '../support/accounts.js';
+import { ndsAs } from '../support/cli.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createUploader, storeVariants } from '../datasets/support.js';
 import { repositoryDir } from '../../src/git/repository-dir.js';
 
 const execFileAsync = promisify(execFile);
-// Uploads remember no hashes unless a test gives them a cache of its own.
-process.env.NDS_UPLOAD_HASH_CACHE = 'off';
+/** Where uploads remember file hashes: nowhere, unless a test gives them a cache of its own. */
+let hashCache = 'off';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function nds(server: TestServer, key: string, args: string[], onStderr?: (text: string, kill: () => void) => void): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/nds.js', ...args], { env: { ...process.env, NDS_API_URL: server.url, NDS_API_KEY: key }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      onStderr?.(stderr, () => child.kill('SIGKILL'));
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const nds = (server: TestServer, key: string, args: string[]) => ndsAs(server, key, args, { NDS_UPLOAD_HASH_CACHE: hashCache }).done;
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -95,9 +78,13 @@ for (const variant of storeVariants) {
 
     it('resumes an interrupted upload, sending only what the store does not have yet', async () => {
       const distinct = new Set([...contents.values()].map(sha)).size;
-      const first = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force', '--concurrency', '1', '--verbose'], (text, kill) => {
-        if ((text.match(/^uploaded /gm) ?? []).length >= 3) kill();
+      const upload = ndsAs(server, owner.key, ['datasets', 'upload', id, src, '--force', '--concurrency', '1', '--verbose'], { NDS_UPLOAD_HASH_CACHE: hashCache });
+      let progress = '';
+      upload.child.stderr!.on('data', (d) => {
+        progress += d;
+        if ((progress.match(/^uploaded /gm) ?? []).length >= 3) upload.child.kill('SIGKILL');
       });
+      const first = await upload.done;
       assert.equal(first.code, null, `the first upload was to be killed midway: ${first.stderr}`);
       // A PUT whose body was all sent before the kill may still be landing in the store.
       await new Promise((r) => setTimeout(r, 500));
@@ -180,7 +167,7 @@ for (const variant of storeVariants) {
 
     it('remembers hashes between runs, re-reads a changed file, and recovers from a stale remembered hash', async () => {
       const cacheFile = path.join(tmp, 'hash-cache', 'hashes.json');
-      process.env.NDS_UPLOAD_HASH_CACHE = cacheFile;
+      hashCache = cacheFile;
       try {
         const run = async (...extra: string[]) => {
           const r = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force', '--no-create-version', '--json', ...extra]);
@@ -215,7 +202,7 @@ for (const variant of storeVariants) {
         assert.equal(recovered.summary.hashed, 1);
         assert.equal(recovered.summary.uploaded, 0, 'the real content was stored by the third run');
       } finally {
-        process.env.NDS_UPLOAD_HASH_CACHE = 'off';
+        hashCache = 'off';
       }
     });
 

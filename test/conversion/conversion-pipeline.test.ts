@@ -3,6 +3,7 @@ import { rmSync, writeFileSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
+import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { gitIn, makeBidsRepo, pushPayload, signGithub } from './support.js';
 
@@ -29,10 +30,7 @@ describe('conversion pipeline: push webhook → job → stores → index.json �
     server.deps.hooks.zarrChanged.push((dataset, paths) => void purged.push({ dataset, paths }));
     admin = await createAccount(server, { role: 'admin' });
     repo = makeBidsRepo();
-    await server.deps.db
-      .insertInto('datasets')
-      .values({ id, name: 'Pipeline test', owner_id: admin.user.id, visibility: 'public', source_repo: repo, external_ids: ['github:test-org/ds-pipeline'], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
-      .execute();
+    await insertDatasetRows(server.deps.db, { id, name: 'Pipeline test', owner_id: admin.user.id, visibility: 'public', source_repo: repo, external_ids: ['github:test-org/ds-pipeline'] });
   });
   after(async () => {
     await server.close();

@@ -5,13 +5,11 @@
  * On embedded PGlite (a folder), and on the PostgreSQL server in the suite's PostgreSQL pass.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import { createUser } from '../../src/accounts/users.js';
 import { enqueueConversion } from '../../src/conversion/job-queue.js';
 import { loadConfig } from '../../src/core/config.js';
@@ -20,7 +18,8 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { readStoreIndex } from '../../src/formats/zarr/store-index-object.js';
 import { openObjectStore } from '../../src/objects/open-object-store.js';
 import { startNds, type CliRun } from '../support/cli.js';
-import { pgliteDump, usingPostgres } from '../support/test-server.js';
+import { insertDatasetRows } from '../support/datasets.js';
+import { createPostgresTestDatabase, pgliteDump, usingPostgres } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
 import { gitIn } from './support.js';
 
@@ -104,33 +103,14 @@ describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'nds-restart-'));
     const dataDir = path.join(root, 'data');
     let databaseUrl = `pglite:${path.join(dataDir, 'db')}`;
-    if (usingPostgres) {
-      const admin = process.env.TEST_DATABASE_URL!;
-      const name = `nds_t_${randomBytes(6).toString('hex')}`;
-      const client = new pg.Client({ connectionString: admin });
-      await client.connect();
-      await client.query(`create database ${name}`);
-      await client.end();
-      const url = new URL(admin);
-      url.pathname = `/${name}`;
-      databaseUrl = url.toString();
-      dropDatabase = async () => {
-        const c = new pg.Client({ connectionString: admin });
-        await c.connect();
-        await c.query(`drop database if exists ${name} with (force)`);
-        await c.end();
-      };
-    }
+    if (usingPostgres) ({ url: databaseUrl, drop: dropDatabase } = await createPostgresTestDatabase());
     env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' };
     const source = makeRepo(root);
     const database = await connectDatabase(databaseUrl, { pgliteDump: usingPostgres ? undefined : await pgliteDump() });
     try {
       await migrateToLatest(database.db);
       const owner = await createUser(database.db, { username: 'restart-owner', email: 'restart@example.org', status: 'approved', role: 'admin', kind: 'person' }, new Date());
-      await database.db
-        .insertInto('datasets')
-        .values({ id, name: 'Restart test', owner_id: owner.id, visibility: 'public', source_repo: source, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
-        .execute();
+      await insertDatasetRows(database.db, { id, name: 'Restart test', owner_id: owner.id, visibility: 'public', source_repo: source });
       await enqueueConversion(database.db, { datasetId: id, ref: 'main', full: false, reason: 'test' });
     } finally {
       await database.close();

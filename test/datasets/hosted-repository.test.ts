@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
+import { insertDatasetRows } from '../support/datasets.js';
+import { serverLog } from '../support/server-log.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { gitIn, makeBidsRepo } from '../conversion/support.js';
 
@@ -33,6 +35,7 @@ describe('hosted git repositories (smart HTTP)', () => {
   let stranger: TestAccount;
   let repo: string;
   const id = 'nd000301';
+  const log = serverLog();
   const remote = (key?: string) => {
     const u = new URL(`${server.url}/git/${id}.git`);
     if (key) {
@@ -43,14 +46,11 @@ describe('hosted git repositories (smart HTTP)', () => {
   };
 
   before(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ env: { LOG_LEVEL: 'info' }, logDestination: log.destination });
     owner = await createAccount(server);
     stranger = await createAccount(server);
     repo = makeBidsRepo();
-    await server.deps.db
-      .insertInto('datasets')
-      .values({ id, name: 'Hosted', owner_id: owner.user.id, visibility: 'private', source_repo: null, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
-      .execute();
+    await insertDatasetRows(server.deps.db, { id, name: 'Hosted', owner_id: owner.user.id, visibility: 'private' });
   });
   after(async () => {
     await server.close();
@@ -108,7 +108,10 @@ describe('hosted git repositories (smart HTTP)', () => {
       // A push that touches no data file is recorded, and converts nothing.
       const ok = await gitRun(clone, 'push', '-q', remote(owner.key), 'main');
       assert.equal(ok.status, 0, ok.stderr);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Handled once git's process has exited: wait until the server has decided about this push.
+      const head = gitIn(clone, 'rev-parse', 'HEAD');
+      const decision = await log.waitFor((e) => e.msg === 'push received' && e.dataset === id && e.after === head, 'decision about the push');
+      assert.equal(decision.dispatched, false);
       const jobsAfter = (await server.deps.db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', id).execute()).length;
       assert.equal(jobsAfter, jobsBefore);
     } finally {

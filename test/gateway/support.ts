@@ -13,6 +13,7 @@ import type { Visibility } from '../../src/db/datasets-tables.js';
 import { startGatewayServer, type RunningGateway } from '../../src/gateway-server.js';
 import { createLogger } from '../../src/core/log.js';
 import type { ObjectStore } from '../../src/objects/object-store.js';
+import { insertDatasetRows } from '../support/datasets.js';
 import { freePort, pgliteDump } from '../support/test-server.js';
 
 let counter = 0;
@@ -26,10 +27,7 @@ export function newDatasetId(): string {
 export async function insertDataset(db: Kysely<Database>, id: string, visibility: Visibility = 'public'): Promise<void> {
   counter++;
   const owner = await createUser(db, { username: `gw-owner-${process.pid}-${counter}`, email: `gw-${process.pid}-${counter}@example.org`, status: 'approved', role: 'member', kind: 'person' }, new Date());
-  await db
-    .insertInto('datasets')
-    .values({ id, name: `Gateway test ${id}`, owner_id: owner.id, visibility, source_repo: null, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: 'ready', zarr_converted_at: null, zarr_store_count: 1, zarr_index_etag: null, zarr_source_commit: null })
-    .execute();
+  await insertDatasetRows(db, { id, name: `Gateway test ${id}`, owner_id: owner.id, visibility, zarr_status: 'ready', zarr_store_count: 1 });
 }
 
 export const STORE = 'sub-01/eeg/sub-01_task-rest_eeg.zarr';

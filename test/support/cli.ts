@@ -12,6 +12,8 @@ export interface CliRun {
   /** Resolves with the first match of `pattern` in stderr so far or later. */
   stderrMatch(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   done: Promise<CliResult>;
+  /** What the process printed so far. */
+  output(): { stdout: string; stderr: string };
 }
 
 /** Starts `nds <args>` with `env` on top of a clean environment (no NDS_API_KEY leaks in from the caller). */
@@ -36,6 +38,7 @@ export function startNds(args: string[], env: Record<string, string>, stdin?: st
   return {
     child,
     done,
+    output: () => ({ stdout, stderr }),
     stderrMatch(pattern, timeoutMs = 20_000) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no ${pattern} in stderr: ${stderr}`)), timeoutMs);
@@ -54,4 +57,9 @@ export function startNds(args: string[], env: Record<string, string>, stdin?: st
 
 export function nds(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
   return startNds(args, env, stdin).done;
+}
+
+/** `nds <args>` against a test server, signed in with `key`; `env` adds to (or overrides) the two. */
+export function ndsAs(server: { url: string }, key: string, args: string[], env: Record<string, string> = {}): CliRun {
+  return startNds(args, { NDS_API_URL: server.url, NDS_API_KEY: key, ...env });
 }

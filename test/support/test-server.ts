@@ -60,23 +60,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const port = await freePort();
   let databaseUrl = 'pglite:memory';
   let dropDatabase: (() => Promise<void>) | undefined;
-  if (usingPostgres) {
-    const admin = process.env.TEST_DATABASE_URL!;
-    const name = `nds_t_${randomBytes(6).toString('hex')}`;
-    const client = new pg.Client({ connectionString: admin });
-    await client.connect();
-    await client.query(`create database ${name}`);
-    await client.end();
-    const url = new URL(admin);
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
-    dropDatabase = async () => {
-      const c = new pg.Client({ connectionString: admin });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    };
-  }
+  if (usingPostgres) ({ url: databaseUrl, drop: dropDatabase } = await createPostgresTestDatabase());
   const config = loadConfig({
     PORT: String(port),
     DATA_DIR: dataDir,
@@ -100,10 +84,86 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     dataDir,
     async close() {
       await server.close();
-      await dropDatabase?.();
+      // The drop runs on while the test goes on (its open connection keeps the process up until it is done).
+      dropDatabase?.().catch((err) => console.error(`dropping the test database failed: ${err}`));
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export interface PostgresTestDatabase {
+  /** The new database's URL (on the server of TEST_DATABASE_URL). */
+  url: string;
+  /** Drops it. The process stays up until the drop is done, but the caller need not wait for it. */
+  drop(): Promise<void>;
+}
+
+let templateReady: Promise<string> | undefined;
+
+/**
+ * A fresh, migrated database on the PostgreSQL server of TEST_DATABASE_URL: a copy of a template database
+ * migrated once for these migrations (`create database ... template ...`, a file copy), not migrated again.
+ */
+export async function createPostgresTestDatabase(): Promise<PostgresTestDatabase> {
+  const admin = process.env.TEST_DATABASE_URL!;
+  templateReady ??= migratedTemplate(admin);
+  const template = await templateReady;
+  const name = `nds_t_${randomBytes(6).toString('hex')}`;
+  await adminQuery(admin, `create database ${name} template ${template}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  let dropped: Promise<void> | undefined;
+  return {
+    url: url.toString(),
+    drop() {
+      dropped ??= adminQuery(admin, `drop database if exists ${name} with (force)`).then(() => {});
+      return dropped;
+    },
+  };
+}
+
+async function adminQuery(admin: string, text: string, values?: unknown[]): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    return await client.query(text, values);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The template database for the current migrations (named by their hash), made once per server: the first
+ * process to need it builds it under a lock, migrates it, and only then gives it its final name, so that a
+ * template found by name is always complete.
+ */
+async function migratedTemplate(admin: string): Promise<string> {
+  const name = `nds_tpl_${migrationsHash()}`;
+  const exists = async () => ((await adminQuery(admin, 'select 1 from pg_database where datname = $1', [name])).rowCount ?? 0) > 0;
+  if (await exists()) return name;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    // One builder at a time, across the test processes that start together.
+    await client.query('select pg_advisory_lock(hashtext($1))', [name]);
+    if (await exists()) return name;
+    const building = `${name}_build`;
+    await client.query(`drop database if exists ${building} with (force)`);
+    await client.query(`create database ${building}`);
+    const url = new URL(admin);
+    url.pathname = `/${building}`;
+    const { Kysely, PostgresDialect } = await import('kysely');
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 1 }) }) });
+    try {
+      await migrateToLatest(db);
+    } finally {
+      await db.destroy();
+    }
+    await client.query(`alter database ${building} rename to ${name}`);
+    return name;
+  } finally {
+    await client.end(); // ends the session, and with it the advisory lock
+  }
 }
 
 /** A migrated PGlite data directory (cached as a tarball by migrations hash): a fresh database without initdb. */

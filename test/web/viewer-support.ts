@@ -5,6 +5,7 @@ import { convertRecording } from '../../src/formats/convert-recording.js';
 import { ObjectStoreSink } from '../../src/conversion/object-store-sink.js';
 import { buildStoreIndex, type IndexStore } from '../../src/formats/zarr/store-index.js';
 import type { RunningServer } from '../../src/server.js';
+import { insertDatasetRows } from '../support/datasets.js';
 
 export interface PublishedRecording {
   /** Source file to convert. */
@@ -21,10 +22,7 @@ export async function publishDataset(
   options: { id: string; ownerId: number; name: string; visibility?: 'public' | 'private'; recordings: PublishedRecording[] },
 ): Promise<IndexStore[]> {
   const { db, objects } = server.deps;
-  await db
-    .insertInto('datasets')
-    .values({ id: options.id, name: options.name, owner_id: options.ownerId, visibility: options.visibility ?? 'public', source_repo: null, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: 'ready', zarr_converted_at: null, zarr_store_count: options.recordings.length, zarr_index_etag: null, zarr_source_commit: null })
-    .execute();
+  await insertDatasetRows(db, { id: options.id, name: options.name, owner_id: options.ownerId, visibility: options.visibility ?? 'public', zarr_status: 'ready', zarr_store_count: options.recordings.length });
   const stores: IndexStore[] = [];
   for (const r of options.recordings) {
     const sink = new ObjectStoreSink(objects, `${options.id}/zarr/${r.zarr}/`);
