@@ -6,7 +6,7 @@
 # runs its files one after the other: the sources and PGlite load once per group, not once per file. Groups
 # are balanced by the durations in test/support/test-durations.json and start longest first.
 # NDS_TEST_GROUPS (default 8; 0 = one process per file, as plain `node --test`) and NDS_TEST_CONCURRENCY
-# (default 2: processes at a time) tune it.
+# (default 2: processes at a time) tune it. Test files given as arguments run instead of all of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s globstar nullglob
@@ -16,9 +16,12 @@ concurrency=${NDS_TEST_CONCURRENCY:-2}
 work=$(mktemp -d "${TMPDIR:-/tmp}/nds-test-groups.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-all=(test/**/*.test.ts)
+all=("$@")
+[ ${#all[@]} -gt 0 ] || all=(test/**/*.test.ts)
+started=$SECONDS
 mapfile -t runs < <(node test/support/test-groups.mjs "$groups" "$work/pglite" "${all[@]}")
 node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
+echo "== embedded PGlite pass: ${#all[@]} files in $((SECONDS - started)) s"
 
 if [ -n "${TEST_DATABASE_URL:-}" ]; then
   # Files that start a server use the database, as do those that ask which one (usingPostgres); the pure
@@ -26,5 +29,7 @@ if [ -n "${TEST_DATABASE_URL:-}" ]; then
   mapfile -t dbfiles < <(grep -l 'startTestServer\|usingPostgres' "${all[@]}")
   echo "== again on the PostgreSQL server (${#dbfiles[@]} files)"
   mapfile -t runs < <(node test/support/test-groups.mjs "$groups" "$work/postgres" "${dbfiles[@]}")
+  started=$SECONDS
   NDS_TEST_DB=postgres node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
+  echo "== PostgreSQL pass: ${#dbfiles[@]} files in $((SECONDS - started)) s"
 fi
