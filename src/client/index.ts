@@ -25,6 +25,7 @@ export interface RecordingFilters {
   channels_max?: number;
   duration_min?: number;
   duration_max?: number;
+  /** Labels that must all be present. */
   channel?: string[];
   channel_type?: string;
   event_type?: string;

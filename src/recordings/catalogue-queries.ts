@@ -6,30 +6,12 @@ import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { RecordingsTable } from '../db/recordings-tables.js';
 import { readableDatasetIds } from '../datasets/dataset-queries.js';
+import type { RecordingFilters } from '../client/index.js';
 
 export type RecordingRow = Selectable<RecordingsTable>;
 
-/** Filters of `GET /recordings` (and of window lists). Every field narrows; absent fields do not. */
-export interface RecordingFilters {
-  dataset?: string;
-  subject?: string;
-  session?: string;
-  task?: string;
-  run?: string;
-  datatype?: string;
-  rate?: number;
-  rate_min?: number;
-  rate_max?: number;
-  channels_min?: number;
-  channels_max?: number;
-  duration_min?: number;
-  duration_max?: number;
-  /** Labels that must all be present. */
-  channel?: string[];
-  channel_type?: string;
-  event_type?: string;
-  q?: string;
-}
+/** Filters of `GET /recordings` (and of window lists): the client's, so both sides share one shape. */
+export type { RecordingFilters } from '../client/index.js';
 
 export interface Viewer {
   id: number;

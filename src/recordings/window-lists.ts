@@ -13,6 +13,7 @@ import { listRecordingRows, type RecordingFilters, type RecordingRow } from './c
 import { viewerOf } from './catalogue.js';
 import { readStoreEvents } from './store-events.js';
 import { readStoreMetadata } from './store-metadata.js';
+import type { TrainingWindow, WindowList } from '../client/index.js';
 
 export interface WindowSpec {
   recordings: RecordingFilters;
@@ -23,24 +24,7 @@ export interface WindowSpec {
   modality?: string;
 }
 
-export interface TrainingWindow {
-  dataset_id: string;
-  path: string;
-  group: string;
-  start_sample: number;
-  n_samples: number;
-  start_s: number;
-  label: string | null;
-  subject: string | null;
-  session: string | null;
-  split: 'train' | 'valid' | 'test' | null;
-}
-
-export interface WindowList {
-  hash: string;
-  source_commits: Record<string, string | null>;
-  windows: TrainingWindow[];
-}
+export type { TrainingWindow, WindowList } from '../client/index.js';
 
 /** Most windows one list may hold; the answer says how to narrow it. */
 export const MAX_WINDOWS = 1_000_000;

@@ -5,6 +5,7 @@
  * without JavaScript. The services are those of the HTTP routes (PATCH, publish request).
  */
 import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import { assertAccountUsable } from '../accounts/account-gates.js';
 import type { User } from '../db/accounts-tables.js';
@@ -117,6 +118,11 @@ function failure(err: unknown): SafeHtml {
   return errorBlock(err.message || errorSentence(err.code) || err.code, err.details ?? []);
 }
 
+/** The settings page for `view` (its notices say what was done or why it was refused). */
+function settingsPage(c: Context<AppEnv>, view: SettingsView, status: ContentfulStatusCode = 200): Response {
+  return renderPage(c, `Settings of ${view.dataset.name}`, settingsBody(view), view.user.username, status);
+}
+
 const settingsPath = `${DATASET_PATH}/settings`;
 
 export const datasetSettingsPages: Route[] = [
@@ -135,7 +141,7 @@ export const datasetSettingsPages: Route[] = [
         okNotice(q.requested ? 'Publication is requested: an administrator will decide.' : undefined),
         okNotice(q.private ? 'The dataset is private now.' : undefined),
       ];
-      return renderPage(c, `Settings of ${found.dataset.name}`, settingsBody({ ...found, notices }), found.user.username);
+      return settingsPage(c, { ...found, notices });
     },
   }),
 
@@ -154,13 +160,13 @@ export const datasetSettingsPages: Route[] = [
       const parsed = MetadataPatch.safeParse({ ...form, keywords: splitList(form.keywords, /,/), authors: splitList(form.authors, /\r?\n/) });
       if (!parsed.success) {
         const notices = [errorBlock('Nothing was saved:', parsed.error.issues.map((i) => i.message))];
-        return renderPage(c, `Settings of ${found.dataset.name}`, settingsBody({ ...found, form, notices }), found.user.username, 400);
+        return settingsPage(c, { ...found, form, notices }, 400);
       }
       const p = parsed.data;
       try {
         await updateDataset(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, { name: p.name, description: p.description, license: p.license || null, keywords: p.keywords, authors: p.authors });
       } catch (err) {
-        return renderPage(c, `Settings of ${found.dataset.name}`, settingsBody({ ...found, form, notices: [failure(err)] }), found.user.username, 400);
+        return settingsPage(c, { ...found, form, notices: [failure(err)] }, 400);
       }
       return c.redirect(`/datasets/${found.dataset.id}/settings?saved=1`, 303);
     },
@@ -180,7 +186,7 @@ export const datasetSettingsPages: Route[] = [
       try {
         await requestPublication(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, body?.message?.trim().slice(0, 2000) || undefined);
       } catch (err) {
-        return renderPage(c, `Settings of ${found.dataset.name}`, settingsBody({ ...found, notices: [failure(err)] }), found.user.username, 409);
+        return settingsPage(c, { ...found, notices: [failure(err)] }, 409);
       }
       return c.redirect(`/datasets/${found.dataset.id}/settings?requested=1#publication`, 303);
     },
@@ -201,7 +207,9 @@ export const datasetSettingsPages: Route[] = [
         if (body?.visibility !== 'private') throw new NdsError('validation_failed', { message: 'Only "private" can be chosen here; a dataset becomes public through publication.' });
         await updateDataset(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, { visibility: 'private' });
       } catch (err) {
-        return renderPage(c, `Settings of ${found.dataset.name}`, settingsBody({ ...found, notices: [failure(err)] }), found.user.username, err instanceof NdsError ? (err.status === 403 ? 403 : 400) : 500);
+        // failure() rethrows anything but an NdsError, so the status below reads an NdsError's.
+        const notice = failure(err);
+        return settingsPage(c, { ...found, notices: [notice] }, (err as NdsError).status === 403 ? 403 : 400);
       }
       return c.redirect(`/datasets/${found.dataset.id}/settings?private=1#visibility`, 303);
     },

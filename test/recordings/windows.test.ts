@@ -4,24 +4,10 @@ import { after, before, describe, it } from 'node:test';
 import { apiFetch, createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { convertedDataset, makeRepo, type Placed } from './support.js';
+import type { TrainingWindow, WindowList } from '../../src/client/index.js';
 
-interface Win {
-  dataset_id: string;
-  path: string;
-  group: string;
-  start_sample: number;
-  n_samples: number;
-  start_s: number;
-  label: string | null;
-  subject: string | null;
-  session: string | null;
-  split: string | null;
-}
-interface List {
-  hash: string;
-  source_commits: Record<string, string>;
-  windows: Win[];
-}
+type Win = TrainingWindow;
+type List = WindowList;
 
 // test.edf: 512 Hz, 3072 samples (6 s). Events at 1, 2, 3 and 5.5 s; the last runs past the end for 1 s windows.
 const EVENTS = 'onset\tduration\ttrial_type\tvalue\n1.0\t0\tleft\t1\n2.0\t0\tright\t2\n3.0\t0\tleft\t1\n5.5\t0\tright\t2\n';
