@@ -108,28 +108,33 @@ function runSection(x: Float64Array, s: Biquad, from: number, to: number, step: 
  * and the extension is cut off again. Returns a new array the length of `signal`.
  */
 export function filtfilt(signal: ArrayLike<number>, sections: readonly Biquad[], pad = 0): Float64Array {
+  const out = Float64Array.from(signal);
+  filtfiltInPlace(out, sections, pad);
+  return out;
+}
+
+/** The padded copy `filtfiltInPlace` filters, kept between calls: one allocation per viewer, not per row. */
+let scratch = new Float64Array(0);
+
+/** `filtfilt` writing its result over `signal`. */
+export function filtfiltInPlace(signal: Float64Array, sections: readonly Biquad[], pad = 0): void {
   const n = signal.length;
-  const out = new Float64Array(n);
-  if (n === 0) return out;
-  if (sections.length === 0) {
-    for (let i = 0; i < n; i++) out[i] = signal[i]!;
-    return out;
-  }
+  if (n === 0 || sections.length === 0) return;
   const p = Math.max(0, Math.min(pad, n - 1));
-  const x = new Float64Array(n + 2 * p);
+  if (scratch.length < n + 2 * p) scratch = new Float64Array(n + 2 * p);
+  const x = scratch.subarray(0, n + 2 * p);
   const a = signal[0]!;
   const b = signal[n - 1]!;
   for (let i = 0; i < p; i++) {
     x[i] = 2 * a - signal[p - i]!;
     x[p + n + i] = 2 * b - signal[n - 2 - i]!;
   }
-  for (let i = 0; i < n; i++) x[p + i] = signal[i]!;
+  x.set(signal, p);
   for (const s of sections) {
     runSection(x, s, 0, x.length, 1);
     runSection(x, s, x.length - 1, -1, -1);
   }
-  out.set(x.subarray(p, p + n));
-  return out;
+  signal.set(x.subarray(p, p + n));
 }
 
 /**

@@ -155,25 +155,33 @@ export function sourcesOf(rows: readonly Derivation[]): number[] {
  * Each row's samples from the source samples (`source.get(i)`, all the same length). A mean used by several
  * rows (the common average) is computed once.
  */
-export function applyMontage(rows: readonly Derivation[], source: ReadonlyMap<number, Float64Array>, length: number): Float64Array[] {
+export function applyMontage(rows: readonly Derivation[], source: ReadonlyMap<number, Float64Array>, length: number, out = new Float64Array(rows.length * length)): Float64Array[] {
+  // One buffer for all rows (the caller's, or a new one) and one for the shared means: a frame's worth of rows
+  // as a handful of ArrayBuffers, not one each, keeps the collector's sweeps short while panning.
+  const keys = [...new Set(rows.filter((r) => r.minus.length > 0).map((r) => r.minus.join(',')))];
+  const meanBuffer = new Float64Array(keys.length * length);
   const means = new Map<string, Float64Array>();
-  return rows.map((r) => {
+  return rows.map((r, k) => {
     const plus = source.get(r.plus)!;
-    if (r.minus.length === 0) return plus;
+    const row = out.subarray(k * length, (k + 1) * length);
+    if (r.minus.length === 0) {
+      row.set(plus.subarray(0, length));
+      return row;
+    }
     const key = r.minus.join(',');
     let mean = means.get(key);
     if (!mean) {
-      mean = new Float64Array(length);
+      const at = keys.indexOf(key);
+      mean = meanBuffer.subarray(at * length, (at + 1) * length);
       for (const m of r.minus) {
         const x = source.get(m)!;
         for (let i = 0; i < length; i++) mean[i]! += x[i]!;
       }
-      const k = 1 / r.minus.length;
-      for (let i = 0; i < length; i++) mean[i]! *= k;
+      const scale = 1 / r.minus.length;
+      for (let i = 0; i < length; i++) mean[i]! *= scale;
       means.set(key, mean);
     }
-    const out = new Float64Array(length);
-    for (let i = 0; i < length; i++) out[i] = plus[i]! - mean[i]!;
-    return out;
+    for (let i = 0; i < length; i++) row[i] = plus[i]! - mean[i]!;
+    return row;
   });
 }

@@ -3,7 +3,7 @@
  * combined by the montage, then filtered zero-phase over a span wider than the window (the margin), so the
  * filters' start-up lies outside what is drawn. Pure given the chunk lookup.
  */
-import { filtfilt, type Biquad } from './iir-filter.js';
+import { filtfiltInPlace, type Biquad } from './iir-filter.js';
 import { applyMontage, sourcesOf, type Derivation } from './montage.js';
 import type { ChannelMeta, DecodedChunk } from './recording-store.js';
 
@@ -34,10 +34,12 @@ export function rowSamples(input: RowSamplesInput): RowSamples {
   const { from, to, channelsPerChunk: cpc, chunkColumns: cols } = input;
   const length = Math.max(0, to - from);
   const source = new Map<number, Float64Array>();
+  const sources = sourcesOf(input.rows);
+  if (scratch.length < sources.length * length) scratch = new Float64Array(sources.length * length);
   let complete = true;
-  for (const s of sourcesOf(input.rows)) {
+  for (const [k, s] of sources.entries()) {
     const meta = input.channels[s]!;
-    const out = new Float64Array(length).fill(NaN);
+    const out = scratch.subarray(k * length, (k + 1) * length).fill(NaN);
     const cc = Math.floor(s / cpc);
     const c = s % cpc;
     for (let tc = Math.floor(from / cols); tc * cols < to; tc++) {
@@ -56,7 +58,10 @@ export function rowSamples(input: RowSamplesInput): RowSamples {
     }
     source.set(s, out);
   }
-  let rows = applyMontage(input.rows, source, length);
-  if (complete && input.sections.length > 0) rows = rows.map((r) => filtfilt(r, input.sections, input.pad));
+  const rows = applyMontage(input.rows, source, length);
+  if (complete) for (const row of rows) filtfiltInPlace(row, input.sections, input.pad);
   return { from, to, rows, complete };
 }
+
+/** The source channels' samples, kept between calls (the rows are computed from them into a buffer of their own). */
+let scratch = new Float64Array(0);

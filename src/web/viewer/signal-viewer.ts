@@ -44,6 +44,9 @@ export interface SignalViewerOptions {
 /** With a montage or filters on, level 0 is kept up to this many samples a pixel. */
 const processedSamplesPerPixel = 8;
 
+/** How long the first frame of a window waits for its data before drawing the rows empty. */
+const blankFrameDelayMs = 250;
+
 export class SignalViewer {
   readonly #o: SignalViewerOptions;
   readonly #g: GroupMeta;
@@ -211,7 +214,8 @@ export class SignalViewer {
     // Level 0 reads the montage's sources over the window and the filters' margin; view levels the rows' own channels.
     const margin = level === 0 && filterActive(s.filter) ? filterMarginSamples(s.filter, g.rate) : 0;
     // With filters, the span read is a fixed number of chunks from the one holding the margin's start: it changes
-    // once per chunk of panning, and its neighbours (one chunk either way) can be filtered ahead.
+    // once per chunk of panning, and its neighbours (one chunk either way) are filtered ahead, while idle.
+    // Without, the span is the visible chunks (no more is fetched than the screen shows, plus the prefetch).
     const spanChunks = Math.ceil((w.span + 2 * margin) / chunkColumns) + 1;
     const filteredSpan = (first: number): ChunkSpan => ({ first, last: Math.min(nChunks - 1, first + spanChunks - 1) });
     const needed = margin > 0 ? filteredSpan(Math.max(0, Math.floor((w.start - margin) / chunkColumns))) : visible;
@@ -337,10 +341,18 @@ export class SignalViewer {
       return complete;
     };
 
-    // The requests go out before the partial frame is drawn: drawing takes longer than sending them.
     const missing = wanted.filter(([cc, tc]) => !this.#o.store.cached(g.name, level, cc, tc));
     const loading = Promise.all(missing.map(([cc, tc]) => this.#o.store.chunk(g.name, level, cc, tc)));
-    if (frame()) return this.#prefetch(level, channelChunks, needed, prefetch);
+    if (missing.length > 0) {
+      // The requests leave before a partial frame is drawn: zarrita sends each a few promise steps after
+      // `chunk()`. With nothing of the window in memory (the first frame, a jump) a partial frame would be
+      // empty rows, and the first frames take longer than the requests (the drawing code is not yet compiled):
+      // it is drawn only if the data is slow to come.
+      const blank = missing.length === wanted.length;
+      const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      await (blank ? Promise.race([loading.catch(() => undefined), delay(blankFrameDelayMs)]) : delay(0));
+    }
+    if (generation === this.#generation && frame()) return this.#prefetch(level, channelChunks, needed, prefetch);
     this.#loading++;
     try {
       await loading;

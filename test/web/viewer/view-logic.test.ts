@@ -49,7 +49,8 @@ describe('montage', () => {
     assert.deepEqual([...rows[0]!], [1 - 3, 2 - 3, 3 - 3]);
     assert.deepEqual([...rows[1]!], [0, -1, -2]);
     assert.deepEqual([...rows[2]!], [-2, 0, 2]);
-    assert.equal(rows[3], source.get(2));
+    assert.deepEqual([...rows[3]!], [5, 5, 5]);
+    assert.equal(rows[0]!.buffer, rows[3]!.buffer, 'rows share one buffer');
   });
 });
 
