@@ -71,7 +71,7 @@ export class SignalViewer {
    */
   readonly #samples = new LruCache<string, RowSamples>(4);
   /** Work for when the prefetch has landed: filtering the neighbouring spans. */
-  #idleWork: (() => void) | undefined;
+  #idleWork: (() => boolean) | undefined;
   #last: ViewerState | undefined;
   /** Each row's pixel-column arrays, refilled every frame (drawing reads them before the next frame). */
   readonly #envelopes: ColumnEnvelope[] = [];
@@ -237,10 +237,11 @@ export class SignalViewer {
       if (level === 0) {
         const rowsKey = pageRows.map((r) => `${r.plus}-${r.minus.join('+')}`).join(',');
         const filterKey = `${s.filter.hp}|${s.filter.lp}|${s.filter.notch}`;
+        const spanKey = (first: number, last: number) => `${first}|${last}|${rowsKey}|${filterKey}`;
         const spanSamples = (first: number, last: number) => {
           const from = first * chunkColumns;
           const to = Math.min(g.nSamples, (last + 1) * chunkColumns);
-          const key = `${from}|${to}|${rowsKey}|${filterKey}`;
+          const key = spanKey(first, last);
           let found = this.#samples.get(key);
           if (!found) {
             const began = performance.now();
@@ -252,14 +253,17 @@ export class SignalViewer {
         };
         const samples = spanSamples(needed.first, needed.last);
         if (samples.complete) {
+          // One span a call, so no task blocks a key press for long; true while there is more to do.
           this.#idleWork = () => {
-            if (generation !== this.#generation) return;
+            if (generation !== this.#generation) return false;
             for (const shift of margin > 0 ? [1, -1] : []) {
               const { first, last } = filteredSpan(needed.first + shift);
-              if (first < 0 || first > last) continue;
+              if (first < 0 || first > last || this.#samples.has(spanKey(first, last))) continue;
               if (!channelChunks.every((cc) => chunk(cc, first) && chunk(cc, last))) continue;
               spanSamples(first, last);
+              return true;
             }
+            return false;
           };
         }
         const first = Math.max(0, Math.floor(w.start));
@@ -407,14 +411,12 @@ export class SignalViewer {
       }
     }
     const generation = this.#generation;
-    void Promise.all(loads).then(() =>
-      setTimeout(() => {
-        if (generation !== this.#generation) return;
-        const work = this.#idleWork;
-        this.#idleWork = undefined;
-        work?.();
-      }, 30),
-    );
+    const idle = (): void => {
+      if (generation !== this.#generation) return;
+      if (this.#idleWork?.()) setTimeout(idle, 0);
+      else this.#idleWork = undefined;
+    };
+    void Promise.all(loads).then(() => setTimeout(idle, 30));
   }
 
   /** Types on screen, for the scale controls. */
