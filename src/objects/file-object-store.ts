@@ -88,6 +88,33 @@ export class FileObjectStore implements ObjectStore {
     return { info, body };
   }
 
+  async readAll(key: string): Promise<Buffer | undefined> {
+    let handle;
+    try {
+      handle = await open(this.pathOf(key), 'r');
+    } catch (err) {
+      if (isMissing(err) || (err as NodeJS.ErrnoException).code === 'EISDIR') return undefined;
+      throw err;
+    }
+    try {
+      // One handle from the size to the last byte: a concurrent rename cannot mix two versions of the object.
+      const { size } = await handle.stat();
+      const bytes = Buffer.allocUnsafe(size);
+      let read = 0;
+      while (read < size) {
+        const { bytesRead } = await handle.read(bytes, read, size - read, read);
+        if (bytesRead === 0) break;
+        read += bytesRead;
+      }
+      return read === size ? bytes : bytes.subarray(0, read);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EISDIR') return undefined;
+      throw err;
+    } finally {
+      await handle.close();
+    }
+  }
+
   async put(key: string, body: Readable | Uint8Array | string, options: PutOptions = {}): Promise<ObjectInfo> {
     const file = this.pathOf(key);
     await mkdir(path.dirname(file), { recursive: true });

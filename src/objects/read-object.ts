@@ -13,7 +13,6 @@ export async function readBody(body: Readable): Promise<Buffer> {
 }
 
 /** The bytes of the object at `key`; `undefined` when there is none. */
-export async function readObject(store: Pick<ObjectStore, 'get'>, key: string): Promise<Buffer | undefined> {
-  const found = await store.get(key);
-  return found ? readBody(found.body) : undefined;
+export function readObject(store: Pick<ObjectStore, 'readAll'>, key: string): Promise<Buffer | undefined> {
+  return store.readAll(key);
 }

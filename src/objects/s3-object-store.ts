@@ -19,6 +19,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { sha256Hex } from '../core/secrets.js';
+import { readBody } from './read-object.js';
 import {
   checkObjectKey,
   ContentMismatchError,
@@ -113,6 +114,11 @@ export class S3ObjectStore implements ObjectStore {
       if (isNotFound(err)) return undefined;
       throw err;
     }
+  }
+
+  async readAll(key: string): Promise<Buffer | undefined> {
+    const found = await this.get(key);
+    return found ? readBody(found.body) : undefined;
   }
 
   async put(key: string, body: Readable | Uint8Array | string, options: PutOptions = {}): Promise<ObjectInfo> {

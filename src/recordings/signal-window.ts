@@ -2,8 +2,8 @@
  * Exact signal windows: the samples of some channels of one recording over a span of time, in physical
  * units (`digital × scale + offset` in float64, as the source reader defines them; float32 rounding only at
  * the output), read from the level-0 chunks the window touches and nothing else, optionally resampled
- * (`resample.ts`). The answer is produced one 64-channel row block at a time, so memory stays near one row
- * block of the window however many channels are asked for.
+ * (`resample.ts`). The answer is produced a few rows at a time (pieces of at most 256 KiB of float32), so
+ * memory stays near one row block's decoded chunks however long the window and however many channels.
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../deps.js';
@@ -255,19 +255,26 @@ function toFloat64(out: Float64Array, at: number, digital: Digital, base: number
   for (let i = from; i < to; i++) out[at + i] = digital[base + i]! * scale + offset;
 }
 
+/** The decoded chunks of row block `block` that hold samples `[first, end)`, in time order (the first is chunk `floor(first / chunk_samples)`). */
+function blockChunks(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: number, first: number, end: number): Promise<Digital[]> {
+  const cs = plan.group.chunk_samples;
+  const chunks: number[] = [];
+  for (let c = Math.floor(first / cs); c * cs < end; c++) chunks.push(c);
+  return mapLimited(chunks, 8, (c) => decodedChunk(deps, plan, block, c));
+}
+
 /**
- * Physical samples `[first, end)` (clipped to the recording) of the group's channels `rows` (all in one
- * 64-channel row block `block`), read from the chunks that span them into `out`, row `k` at `k × (end -
- * first)`. Each value is computed in float64 and rounded once if `out` is float32.
+ * Physical samples `[first, end)` (clipped to the recording) of the group's channels `rows` (all in row block
+ * `block`), from that block's `chunks` (of `blockChunks`), into `out`, row `k` at `k × (end - first)`. Each
+ * value is computed in float64 and rounded once if `out` is float32.
  */
-async function readBlockRows(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: number, rows: number[], first: number, end: number, out: Float32Array | Float64Array): Promise<void> {
+function convertRows(plan: WindowPlan, block: number, rows: number[], first: number, end: number, chunks: Digital[], out: Float32Array | Float64Array): void {
   const { group } = plan;
   const cs = group.chunk_samples;
   const width = end - first;
-  const chunks: number[] = [];
-  for (let c = Math.floor(first / cs); c * cs < end; c++) chunks.push(c);
-  await mapLimited(chunks, 8, async (c) => {
-    const digital = await decodedChunk(deps, plan, block, c);
+  const c0 = Math.floor(first / cs);
+  chunks.forEach((digital, i) => {
+    const c = c0 + i;
     const chunkRows = Math.round(digital.length / cs);
     const from = Math.max(first, c * cs);
     const to = Math.min(end, (c + 1) * cs);
@@ -282,6 +289,9 @@ async function readBlockRows(deps: Pick<Deps, 'objects'>, plan: WindowPlan, bloc
     }
   });
 }
+
+/** Most values in one piece of an answer: 256 KiB of float32, so a long window is never one large buffer. */
+const PIECE_VALUES = 64 * 1024;
 
 /** Consecutive runs of requested rows in one row block, read together; order is kept. */
 function blockRuns(plan: WindowPlan): Array<{ index: number; block: number; rows: number[] }> {
@@ -299,24 +309,30 @@ function blockRuns(plan: WindowPlan): Array<{ index: number; block: number; rows
 }
 
 /**
- * The window's channels at the answer's rate, one row block at a time, in the order asked for: each yield is
- * the block's rows back to back (`rows × plan.outCount` values), float32 when `dtype` says so and nothing is
- * resampled (no float64 copy then), float64 otherwise.
+ * The window's channels at the answer's rate, in the order asked for, a few rows at a time: each yield is
+ * `rows` consecutive rows of the answer back to back (`rows × plan.outCount` values, at most `PIECE_VALUES`
+ * unless one row is longer), float32 when `dtype` says so and nothing is resampled (no float64 copy then),
+ * float64 otherwise. A row block's chunks are decoded once for all its pieces.
  */
 export async function* windowBlocks(deps: Pick<Deps, 'objects'>, plan: WindowPlan, dtype: 'float32' | 'float64' = 'float64'): AsyncGenerator<{ index: number; rows: number; values: Float32Array | Float64Array }> {
   const { group } = plan;
   for (const run of blockRuns(plan)) {
-    const n = run.rows.length;
     if (!plan.ratio) {
-      const values = dtype === 'float32' ? new Float32Array(n * plan.count) : new Float64Array(n * plan.count);
-      await readBlockRows(deps, plan, run.block, run.rows, plan.start, plan.start + plan.count, values);
-      yield { index: run.index, rows: n, values };
+      const chunks = await blockChunks(deps, plan, run.block, plan.start, plan.start + plan.count);
+      const perPiece = Math.max(1, Math.floor(PIECE_VALUES / plan.count));
+      for (let i = 0; i < run.rows.length; i += perPiece) {
+        const rows = run.rows.slice(i, i + perPiece);
+        const values = dtype === 'float32' ? new Float32Array(rows.length * plan.count) : new Float64Array(rows.length * plan.count);
+        convertRows(plan, run.block, rows, plan.start, plan.start + plan.count, chunks, values);
+        yield { index: run.index + i, rows: rows.length, values };
+      }
     } else {
+      const n = run.rows.length;
       const span = inputSpan(plan.ratio, plan.outStart, plan.outCount);
       const first = Math.max(0, span.first);
       const end = Math.min(group.n_samples, span.end);
       const input = new Float64Array(n * (end - first));
-      await readBlockRows(deps, plan, run.block, run.rows, first, end, input);
+      convertRows(plan, run.block, run.rows, first, end, await blockChunks(deps, plan, run.block, first, end), input);
       const values = dtype === 'float32' ? new Float32Array(n * plan.outCount) : new Float64Array(n * plan.outCount);
       for (let k = 0; k < n; k++) {
         values.set(resampleSpan(plan.ratio, input.subarray(k * (end - first), (k + 1) * (end - first)), first, plan.outStart, plan.outCount), k * plan.outCount);

@@ -13,7 +13,7 @@ import { readStoreJson, type StoreMetadata } from './store-metadata.js';
 /** One event: onset and duration in seconds, its sample in the chosen group, and every other column. */
 export type StoreEvent = { onset: number; duration: number; sample: number; trial_type: string | null; value: string | null } & Record<string, string | number | null>;
 
-async function readColumn(objects: Pick<ObjectStore, 'get'>, key: string, n: number, type: 'float64' | 'int32'): Promise<ArrayLike<number>> {
+async function readColumn(objects: Pick<ObjectStore, 'get' | 'readAll'>, key: string, n: number, type: 'float64' | 'int32'): Promise<ArrayLike<number>> {
   if (n === 0) return [];
   const frame = await readObject(objects, key);
   if (!frame) return new Float64Array(n);
@@ -23,7 +23,7 @@ async function readColumn(objects: Pick<ObjectStore, 'get'>, key: string, n: num
 }
 
 /** Labels of every event (`trial_type` or the description the converter kept), in onset order. */
-export async function readEventLabels(objects: Pick<ObjectStore, 'get'>, store: StoreMetadata): Promise<string[]> {
+export async function readEventLabels(objects: Pick<ObjectStore, 'get' | 'readAll'>, store: StoreMetadata): Promise<string[]> {
   const attrs = (await readStoreJson(objects, `${store.prefix}events/zarr.json`))?.attributes ?? {};
   const n = Number(attrs.n_events ?? 0);
   const labelMap = (attrs.label_map ?? {}) as Record<string, string>;
@@ -32,7 +32,7 @@ export async function readEventLabels(objects: Pick<ObjectStore, 'get'>, store: 
 }
 
 /** Every event of the store, with its sample index at `groupName`'s rate (the first group when left out). */
-export async function readStoreEvents(objects: Pick<ObjectStore, 'get'>, store: StoreMetadata, groupName?: string): Promise<StoreEvent[]> {
+export async function readStoreEvents(objects: Pick<ObjectStore, 'get' | 'readAll'>, store: StoreMetadata, groupName?: string): Promise<StoreEvent[]> {
   const attrs = (await readStoreJson(objects, `${store.prefix}events/zarr.json`))?.attributes ?? {};
   const n = Number(attrs.n_events ?? 0);
   const labelMap = (attrs.label_map ?? {}) as Record<string, string>;

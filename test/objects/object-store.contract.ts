@@ -80,9 +80,20 @@ export function objectStoreContract(name: string, open: () => Promise<StoreUnder
       assert.equal(head?.etag, info.etag);
     });
 
+    it('reads a small object whole in one buffer', async () => {
+      const bytes = randomBytes(100_003);
+      await store.put(`${p}whole/chunk`, bytes);
+      assert.deepEqual(await store.readAll(`${p}whole/chunk`), bytes);
+      await store.put(`${p}whole/empty`, '');
+      assert.equal((await store.readAll(`${p}whole/empty`))?.length, 0);
+      assert.equal(await store.readAll(`${p}whole`), undefined, 'a prefix is not an object');
+      await assert.rejects(store.readAll('../x'), RangeError);
+    });
+
     it('answers undefined for a missing object, and deleting one is not an error', async () => {
       assert.equal(await store.head(`${p}missing`), undefined);
       assert.equal(await store.get(`${p}missing`), undefined);
+      assert.equal(await store.readAll(`${p}missing`), undefined);
       await store.delete(`${p}missing`);
     });
 

@@ -147,18 +147,22 @@ describe('exact signal windows: GET /datasets/:id/signal', () => {
   it('reads only the chunks the window touches', async () => {
     const rec = await recording(sources.sine!);
     const objects = server.deps.objects;
-    const original = objects.get.bind(objects);
+    const original = { get: objects.get.bind(objects), readAll: objects.readAll.bind(objects) };
     const keys: string[] = [];
     objects.get = (key, range) => {
       keys.push(key);
-      return original(key, range);
+      return original.get(key, range);
+    };
+    objects.readAll = (key) => {
+      keys.push(key);
+      return original.readAll(key);
     };
     try {
       const res = await signal(`path=${rec.path}&start=31&duration=2&channels=S20`);
       assert.equal(res.status, 200);
       await res.arrayBuffer();
     } finally {
-      objects.get = original;
+      Object.assign(objects, original);
     }
     const chunks = keys.filter((k) => /\/0\/c\/\d+\/\d+$/.test(k));
     // 1024-sample chunks at 256 Hz: 31 s to 33 s (samples 7936 to 8448) lies in chunks 7 and 8 only.

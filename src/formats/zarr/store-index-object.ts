@@ -14,7 +14,7 @@ export function storeIndexKey(datasetId: string): string {
  * The dataset's index; `undefined` when it has none (never converted). Throws a `SyntaxError` when the
  * stored object is not an index: each caller decides what a damaged index means for it.
  */
-export async function readStoreIndex(objects: Pick<ObjectStore, 'get'>, datasetId: string): Promise<StoreIndex | undefined> {
+export async function readStoreIndex(objects: Pick<ObjectStore, 'readAll'>, datasetId: string): Promise<StoreIndex | undefined> {
   const bytes = await readObject(objects, storeIndexKey(datasetId));
   return bytes && parseStoreIndex(bytes);
 }
