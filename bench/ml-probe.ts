@@ -6,6 +6,7 @@
  *     apart, sequentially;
  *   - 8 concurrent HTTP readers of the same windows as f32 for NDS_PROBE_READ_S seconds (client and server
  *     share this process and its thread: a relative figure, not the served rate of `nds serve`);
+ *   - reading and decoding one level-0 chunk, timed apart;
  *   - `process.memoryUsage()` after each.
  * Run: node --import tsx bench/ml-probe.ts   (full figures: npm run bench -- ml)
  */
@@ -17,7 +18,9 @@ import { ObjectStoreSink } from '../src/conversion/object-store-sink.js';
 import { convertRecording } from '../src/formats/convert-recording.js';
 import { buildStoreIndex } from '../src/formats/zarr/store-index.js';
 import { writeStoreIndex } from '../src/formats/zarr/store-index-object.js';
+import { readObject } from '../src/objects/read-object.js';
 import { syncCatalogue } from '../src/recordings/catalogue-sync.js';
+import { decodeChunk } from '../src/recordings/chunk-decoder.js';
 import { planWindow, windowStream } from '../src/recordings/signal-window.js';
 import { createAccount } from '../test/support/accounts.js';
 import { startTestServer } from '../test/support/test-server.js';
@@ -54,6 +57,23 @@ try {
   global.gc?.();
   console.log(`load average ${loadavg()[0]!.toFixed(1)}; ${seconds} s × 64 ch at 256 Hz; after conversion: ${memory()}`);
 
+  {
+    const keys: string[] = [];
+    for await (const o of server.deps.objects.list(`${id}/zarr/${zarr}/eeg_256hz/0/c/0/`)) keys.push(o.key);
+    let read = 0;
+    let decode = 0;
+    let size = 0;
+    for (let i = 0; i < 200; i++) {
+      const t0 = performance.now();
+      const frame = (await readObject(server.deps.objects, keys[Math.floor(Math.random() * keys.length)]!))!;
+      const t1 = performance.now();
+      await decodeChunk(frame, 64 * 1024 * 2);
+      decode += performance.now() - t1;
+      read += t1 - t0;
+      size += frame.byteLength;
+    }
+    console.log(`200 random chunks of ${keys.length}: read ${(read / 200).toFixed(3)} ms, decode ${(decode / 200).toFixed(3)} ms a chunk; ${(size / 200 / 1024).toFixed(0)} KiB compressed`);
+  }
   const starts = Array.from({ length: 200 }, () => Math.floor(Math.random() * (seconds - 4)));
   const req = (start: number) => ({ path, start, duration: 4, format: 'f32' as const, dtype: 'float32' as const });
   let plan = 0;
@@ -71,16 +91,25 @@ try {
   console.log(`sequential, ${starts.length} windows of 4 s × 64 ch: look-up ${(plan / starts.length).toFixed(2)} ms, answer ${(answer / starts.length).toFixed(2)} ms a window (${mib(bytes)})`);
 
   let served = 0;
+  const lat: Array<[number, number]> = [];
   const until = performance.now() + readSeconds * 1000;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       while (performance.now() < until) {
         const start = Math.floor(Math.random() * (seconds - 4));
+        const t0 = performance.now();
         const res = await fetch(`${server.url}/datasets/${id}/signal?path=${encodeURIComponent(path)}&start=${start}&duration=4&format=f32`);
-        served += (await res.arrayBuffer()).byteLength;
+        const t1 = performance.now();
+        // Not `served += await ...`: that reads `served` before the await and loses the other readers' bytes.
+        const got = (await res.arrayBuffer()).byteLength;
+        served += got;
+        if (res.status !== 200) throw new Error(`status ${res.status}`);
+        lat.push([t1 - t0, performance.now() - t1]);
       }
     }),
   );
+  const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(p * (xs.length - 1))]!.toFixed(1);
+  console.log(`n ${lat.length}; headers p50 ${q(lat.map((l) => l[0]), 0.5)} p90 ${q(lat.map((l) => l[0]), 0.9)} max ${q(lat.map((l) => l[0]), 1)}; body p50 ${q(lat.map((l) => l[1]), 0.5)} p90 ${q(lat.map((l) => l[1]), 0.9)} max ${q(lat.map((l) => l[1]), 1)}`);
   console.log(`8 concurrent HTTP readers (in-process), ${readSeconds} s: ${(served / 2 ** 20 / readSeconds).toFixed(1)} MB/s; ${memory()}`);
 } finally {
   await server.close().catch(() => undefined);

@@ -196,7 +196,7 @@ async function mapLimited<T, R>(items: T[], limit: number, work: (item: T) => Pr
 }
 
 /** Most bytes of decoded chunks kept between requests (neighbouring and overlapping windows share chunks). */
-export const DECODED_CHUNK_BYTES = 32 * 1024 * 1024;
+export const DECODED_CHUNK_BYTES = 16 * 1024 * 1024;
 interface DecodedChunks {
   chunks: Map<string, Promise<Digital>>;
   sizes: Map<string, number>;
