@@ -50,12 +50,26 @@ const childRss = () => {
     return 0;
   }
 };
-const rssSamples: Array<[number, number]> = [];
+/** The child server's CPU time in seconds (user + system), from /proc (Linux; clock ticks of 1/100 s). */
+const childCpu = () => {
+  try {
+    const fields = readFileSync(`/proc/${child?.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+};
+const rssSamples: Array<[number, number, number]> = [];
 const sampler = setInterval(() => {
   const rss = childRss();
   rssPeak = Math.max(rssPeak, rss);
-  rssSamples.push([Date.now() / 1000, rss]);
+  rssSamples.push([Date.now() / 1000, rss, childCpu()]);
 }, 100);
+/** The child server's share of one core between two wall-clock times (seconds). */
+const cpuShareBetween = ([from, to]: [number, number]) => {
+  const inside = rssSamples.filter(([t]) => t >= from && t <= to);
+  return inside.length < 2 ? 0 : (inside.at(-1)![2] - inside[0]![2]) / (inside.at(-1)![0] - inside[0]![0]);
+};
 /** The child server's peak RSS between two wall-clock times (seconds), from the samples. */
 const rssPeakBetween = ([from, to]: [number, number]) => Math.max(0, ...rssSamples.filter(([t]) => t >= from && t <= to).map(([, rss]) => rss));
 
@@ -94,7 +108,7 @@ try {
 
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  child = spawn(process.execPath, ['bin/nds.js', 'serve'], {
+  child = spawn(process.execPath, [...(process.env.NDS_BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.NDS_BENCH_PROFILE] : []), 'bin/nds.js', 'serve'], {
     env: { ...process.env, ...storage, DATA_DIR: join(work, 'serve'), PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -157,6 +171,8 @@ try {
   console.log(`| ${e.windows} event-locked 1 s windows, loader with 2 workers | ${(e.windows! / e.seconds!).toFixed(0)} windows/s, ${mb(e.bytes!)} MiB moved | file ${mb(e.file_bytes!)} MiB | ${(e.file_bytes! / e.bytes!).toFixed(1)}× fewer bytes | |`);
   const c = f.concurrent! as Record<string, number>;
   console.log(`| 8 concurrent readers, float32 of random 4 s × 64 ch windows | ${mb(c.route_bytes_per_s!)} MB/s | ${mb(c.file_download_bytes_per_s!)} MB/s (same 8 readers downloading the EDF) | ${(c.route_bytes_per_s! / c.file_download_bytes_per_s!).toFixed(2)} | ≥ 200 MB/s |`);
+  const share = cpuShareBetween(f.phases.concurrent!);
+  console.log(`| same: server CPU while serving them | ${(share * 100).toFixed(0)} % of one core; ${((share * 1000 * 4 * 256 * 64 * 4) / c.route_bytes_per_s!).toFixed(2)} ms a window | | | |`);
   if (c.window_file_bytes_per_s) console.log(`| same, against the same 8 readers fetching a static file of one answer's size (${mb(4 * 256 * 64 * 4)} MiB) | ${mb(c.route_bytes_per_s!)} MB/s | ${mb(c.window_file_bytes_per_s)} MB/s | ${(c.route_bytes_per_s! / c.window_file_bytes_per_s).toFixed(2)} | |`);
 } finally {
   clearInterval(sampler);

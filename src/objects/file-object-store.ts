@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -88,30 +88,18 @@ export class FileObjectStore implements ObjectStore {
     return { info, body };
   }
 
+  /**
+   * Read in one synchronous call: a chunk of 100 KiB costs the server 60-80 µs of CPU this way against 270 µs
+   * through a file handle's open, stat, read and close, each a trip through the thread pool. The folder store
+   * is a local folder read mostly from the page cache; a read that reaches the disk holds the event loop that
+   * long (decision 0014). One open file from the size to the last byte: a concurrent rename cannot mix versions.
+   */
   async readAll(key: string): Promise<Buffer | undefined> {
-    let handle;
     try {
-      handle = await open(this.pathOf(key), 'r');
+      return readFileSync(this.pathOf(key));
     } catch (err) {
       if (isMissing(err) || (err as NodeJS.ErrnoException).code === 'EISDIR') return undefined;
       throw err;
-    }
-    try {
-      // One handle from the size to the last byte: a concurrent rename cannot mix two versions of the object.
-      const { size } = await handle.stat();
-      const bytes = Buffer.allocUnsafe(size);
-      let read = 0;
-      while (read < size) {
-        const { bytesRead } = await handle.read(bytes, read, size - read, read);
-        if (bytesRead === 0) break;
-        read += bytesRead;
-      }
-      return read === size ? bytes : bytes.subarray(0, read);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EISDIR') return undefined;
-      throw err;
-    } finally {
-      await handle.close();
     }
   }
 
