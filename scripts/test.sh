@@ -23,10 +23,10 @@ mapfile -t runs < <(node test/support/test-groups.mjs "$groups" "$work/pglite" "
 node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
 echo "== embedded PGlite pass: ${#all[@]} files in $((SECONDS - started)) s"
 
-if [ -n "${TEST_DATABASE_URL:-}" ]; then
-  # Files that start a server use the database, as do those that ask which one (usingPostgres); the pure
-  # ones need no second pass.
-  mapfile -t dbfiles < <(grep -l 'startTestServer\|usingPostgres' "${all[@]}")
+# Files that start a server use the database, as do those that ask which one (usingPostgres); the pure ones
+# need no second pass (and files given as arguments may hold none that do).
+mapfile -t dbfiles < <(grep -l 'startTestServer\|usingPostgres' "${all[@]}" || true)
+if [ -n "${TEST_DATABASE_URL:-}" ] && [ ${#dbfiles[@]} -gt 0 ]; then
   echo "== again on the PostgreSQL server (${#dbfiles[@]} files)"
   mapfile -t runs < <(node test/support/test-groups.mjs "$groups" "$work/postgres" "${dbfiles[@]}")
   started=$SECONDS
