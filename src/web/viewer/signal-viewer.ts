@@ -253,11 +253,14 @@ export class SignalViewer {
         };
         const samples = spanSamples(needed.first, needed.last);
         if (samples.complete) {
+          // The spans the next pans need, computed while idle: with filters the fixed span one chunk either way;
+          // without, the visible chunks after an arrow key's pan (a tenth of the window) either way.
+          const pan = (sign: number) => chunksCovering({ start: w.start + (sign * w.span) / 10, end: w.start + w.span + (sign * w.span) / 10, level, downsample: g.downsample, chunkColumns, levelColumns: columns });
+          const ahead = margin > 0 ? [filteredSpan(needed.first + 1), filteredSpan(needed.first - 1)] : [pan(1), pan(-1)];
           // One span a call, so no task blocks a key press for long; true while there is more to do.
           this.#idleWork = () => {
             if (generation !== this.#generation) return false;
-            for (const shift of margin > 0 ? [1, -1] : []) {
-              const { first, last } = filteredSpan(needed.first + shift);
+            for (const { first, last } of ahead) {
               if (first < 0 || first > last || this.#samples.has(spanKey(first, last))) continue;
               if (!channelChunks.every((cc) => chunk(cc, first) && chunk(cc, last))) continue;
               spanSamples(first, last);
