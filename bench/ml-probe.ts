@@ -14,16 +14,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ObjectStoreSink } from '../src/conversion/object-store-sink.js';
-import { convertRecording } from '../src/formats/convert-recording.js';
-import { buildStoreIndex } from '../src/formats/zarr/store-index.js';
-import { writeStoreIndex } from '../src/formats/zarr/store-index-object.js';
-import { readObject } from '../src/objects/read-object.js';
-import { syncCatalogue } from '../src/recordings/catalogue-sync.js';
 import { decodeChunk } from '../src/recordings/chunk-decoder.js';
 import { planWindow, windowStream } from '../src/recordings/signal-window.js';
 import { createAccount } from '../test/support/accounts.js';
 import { startTestServer } from '../test/support/test-server.js';
+import { publishDataset } from '../test/web/viewer-support.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
 
 const seconds = Number(process.env.NDS_PROBE_SECONDS ?? 300);
@@ -43,17 +38,8 @@ try {
   await writeSyntheticRecording({ path: join(bids, path), bdf: false, channels: 64, rate: 256, bytes: 256 * 65 + 64 * 256 * 2 * seconds });
   writeFileSync(join(bids, 'dataset_description.json'), '{"Name":"ml probe","BIDSVersion":"1.9.0"}');
   const owner = await createAccount(server);
-  await server.deps.db
-    .insertInto('datasets')
-    .values({ id, name: 'ML probe', owner_id: owner.user.id, visibility: 'public', source_repo: null, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: 'ready', zarr_converted_at: null, zarr_store_count: 1, zarr_index_etag: null, zarr_source_commit: null })
-    .execute();
   const zarr = path.replace(/\.\w+$/, '.zarr');
-  const sink = new ObjectStoreSink(server.deps.objects, `${id}/zarr/${zarr}/`);
-  const summary = await convertRecording({ dataPath: join(bids, path), bidsRoot: bids, sink });
-  await sink.commit();
-  const index = buildStoreIndex({ datasetId: id, contractBase: null, dataBase: null, sourceCommit: null, stores: [{ path, zarr, updated_utc: new Date().toISOString(), summary }], failures: [] });
-  await writeStoreIndex(server.deps.objects, id, index);
-  await syncCatalogue(server.deps, id, index);
+  await publishDataset(server, { id, ownerId: owner.user.id, name: 'ML probe', recordings: [{ file: join(bids, path), bidsRoot: bids, path, zarr }] });
   global.gc?.();
   console.log(`load average ${loadavg()[0]!.toFixed(1)}; ${seconds} s × 64 ch at 256 Hz; after conversion: ${memory()}`);
 
@@ -65,7 +51,7 @@ try {
     let size = 0;
     for (let i = 0; i < 200; i++) {
       const t0 = performance.now();
-      const frame = (await readObject(server.deps.objects, keys[Math.floor(Math.random() * keys.length)]!))!;
+      const frame = (await server.deps.objects.readAll(keys[Math.floor(Math.random() * keys.length)]!))!;
       const t1 = performance.now();
       await decodeChunk(frame, 64 * 1024 * 2);
       decode += performance.now() - t1;

@@ -16,13 +16,9 @@ import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ObjectStoreSink } from '../src/conversion/object-store-sink.js';
-import { convertRecording } from '../src/formats/convert-recording.js';
-import { buildStoreIndex, type IndexStore } from '../src/formats/zarr/store-index.js';
-import { writeStoreIndex } from '../src/formats/zarr/store-index-object.js';
-import { syncCatalogue } from '../src/recordings/catalogue-sync.js';
 import { createAccount } from '../test/support/accounts.js';
 import { freePort, startTestServer } from '../test/support/test-server.js';
+import { publishDataset } from '../test/web/viewer-support.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
 
 const args = process.argv.slice(2);
@@ -87,23 +83,14 @@ try {
   writeFileSync(join(bids, 'dataset_description.json'), '{"Name":"ml bench","BIDSVersion":"1.9.0"}');
 
   const owner = await createAccount(server);
-  await server.deps.db
-    .insertInto('datasets')
-    .values({ id, name: 'ML bench', owner_id: owner.user.id, visibility: 'public', source_repo: null, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: 'ready', zarr_converted_at: null, zarr_store_count: 2, zarr_index_etag: null, zarr_source_commit: null })
-    .execute();
-  const stores: IndexStore[] = [];
-  for (const path of [edfPath, bdfPath]) {
-    const started = performance.now();
-    const zarr = path.replace(/\.\w+$/, '.zarr');
-    const sink = new ObjectStoreSink(server.deps.objects, `${id}/zarr/${zarr}/`);
-    const summary = await convertRecording({ dataPath: join(bids, path), bidsRoot: bids, sink });
-    await sink.commit();
-    stores.push({ path, zarr, updated_utc: new Date().toISOString(), summary });
-    process.stderr.write(`converted ${path} (${(statSync(join(bids, path)).size / 2 ** 20).toFixed(0)} MiB) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
-  }
-  const index = buildStoreIndex({ datasetId: id, contractBase: null, dataBase: null, sourceCommit: null, stores, failures: [] });
-  await writeStoreIndex(server.deps.objects, id, index);
-  await syncCatalogue(server.deps, id, index);
+  const started = performance.now();
+  await publishDataset(server, {
+    id,
+    ownerId: owner.user.id,
+    name: 'ML bench',
+    recordings: [edfPath, bdfPath].map((path) => ({ file: join(bids, path), bidsRoot: bids, path, zarr: path.replace(/\.\w+$/, '.zarr') })),
+  });
+  process.stderr.write(`converted the EDF and the BDF in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   await server.close();
 
   const port = await freePort();

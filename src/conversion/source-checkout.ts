@@ -15,7 +15,6 @@ import { pipeline } from 'node:stream/promises';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
 import { git, runGit } from '../git/run-git.js';
-import { readObject } from '../objects/read-object.js';
 import { sourceMirrorDir } from './zarr-ready.js';
 
 export interface SourceCheckout {
@@ -148,7 +147,7 @@ interface ManifestEntry {
 async function manifestCheckout(deps: Deps, dataset: DatasetRow): Promise<SourceCheckout> {
   if (!dataset.latest_version) throw new SourceError('the dataset has no source repository and no version yet');
   const key = `${dataset.id}/versions/${dataset.latest_version}/manifest.json`;
-  const raw = await readObject(deps.objects, key);
+  const raw = await deps.objects.readAll(key);
   if (!raw) throw new SourceError(`the manifest ${key} is missing`);
   const parsed = JSON.parse(raw.toString('utf8')) as ManifestEntry[] | { files: ManifestEntry[] };
   const entries = Array.isArray(parsed) ? parsed : parsed.files;

@@ -16,6 +16,20 @@ import { assertMayUseRealDatasets, findDataset, isAdmin } from './dataset-access
 import { countSandboxDatasets, insertDatasetRow, type Dataset } from './dataset-queries.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
 
+/** The columns a new dataset starts without: no subjects counted, no version, no publication, no serving copy. */
+export const unsetDatasetColumns = {
+  n_subjects: null,
+  latest_version: null,
+  doi: null,
+  concept_doi: null,
+  publication_status: null,
+  zarr_status: null,
+  zarr_converted_at: null,
+  zarr_store_count: null,
+  zarr_index_etag: null,
+  zarr_source_commit: null,
+} as const;
+
 export interface NewDatasetInput extends DatasetFields {
   name: string;
   visibility?: 'public' | 'private';
@@ -67,16 +81,7 @@ export async function createDataset(db: Kysely<Database>, user: User, input: New
       license: input.license ?? null,
       authors: input.authors ?? [],
       keywords: input.keywords ?? [],
-      n_subjects: null,
-      latest_version: null,
-      doi: null,
-      concept_doi: null,
-      publication_status: null,
-      zarr_status: null,
-      zarr_converted_at: null,
-      zarr_store_count: null,
-      zarr_index_etag: null,
-      zarr_source_commit: null,
+      ...unsetDatasetColumns,
     });
     return id;
   });

@@ -9,7 +9,6 @@ import type { DatasetVersionRow } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
 import { sha256Hex } from '../core/secrets.js';
-import { readObject } from '../objects/read-object.js';
 import { lockDatasetRow, setLatestVersion } from './dataset-queries.js';
 import { contentKey, manifestKey, normalizeManifest, serializeManifest, type ManifestEntry } from './manifest.js';
 import { compareSemver, isSemver } from './semver.js';
@@ -100,7 +99,7 @@ export async function findVersion(db: Kysely<Database>, datasetId: string, versi
 
 /** The stored manifest of a version, checked against the hash recorded at creation. */
 export async function readManifest(deps: Pick<Deps, 'objects'>, row: DatasetVersionRow): Promise<ManifestEntry[]> {
-  const bytes = await readObject(deps.objects, manifestKey(row.dataset_id, row.version));
+  const bytes = await deps.objects.readAll(manifestKey(row.dataset_id, row.version));
   if (!bytes) throw new Error(`manifest of ${row.dataset_id} ${row.version} is missing from the object store`);
   if (sha256Hex(bytes) !== row.manifest_sha256) throw new Error(`manifest of ${row.dataset_id} ${row.version} does not match its recorded sha256`);
   return JSON.parse(bytes.toString('utf8')) as ManifestEntry[];

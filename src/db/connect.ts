@@ -53,16 +53,17 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
       mkdirSync(where, { recursive: true });
       unlock = lockDataDir(where);
     }
+    const startParams = [...PGlite.defaultStartParams, ...pgliteSettings];
     if (!inMemory && !options.pgliteDump && !existsSync(path.join(where, 'PG_VERSION'))) {
       // A new database: initdb grows the WebAssembly memory to ≈ 450 MiB, which never shrinks. Closing that
       // instance and opening the folder again leaves the server with what serving needs (≈ 250 MiB).
-      await (await PGlite.create({ dataDir: where, startParams: [...PGlite.defaultStartParams, ...pgliteSettings] })).close();
+      await (await PGlite.create({ dataDir: where, startParams })).close();
     }
     const lite = await PGlite.create({
       extensions: await pgliteExtensions(),
       ...(inMemory ? {} : { dataDir: where }),
       ...(options.pgliteDump ? { loadDataDir: options.pgliteDump } : {}),
-      startParams: [...PGlite.defaultStartParams, ...pgliteSettings],
+      startParams,
     });
     const pool = new pg.Pool(createPgConfig(lite));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

@@ -74,7 +74,7 @@ export class FileObjectStore implements ObjectStore {
     try {
       handle = await open(file, 'r');
     } catch (err) {
-      if (isMissing(err) || (err as NodeJS.ErrnoException).code === 'EISDIR') return undefined;
+      if (isMissing(err) || isDirectory(err)) return undefined;
       throw err;
     }
     const s = await handle.stat();
@@ -98,7 +98,7 @@ export class FileObjectStore implements ObjectStore {
     try {
       return readFileSync(this.pathOf(key));
     } catch (err) {
-      if (isMissing(err) || (err as NodeJS.ErrnoException).code === 'EISDIR') return undefined;
+      if (isMissing(err) || isDirectory(err)) return undefined;
       throw err;
     }
   }
@@ -211,6 +211,11 @@ function infoOf(key: string, size: number, mtimeMs: number, ino: number): Object
  * The file of a key is not there: no such file, or a file where the key has a folder (`index.json/x`:
  * ENOTDIR), or a name the filesystem cannot hold (ENAMETOOLONG, past what `checkObjectKey` bounds).
  */
+/** A key that names a folder of the store (a prefix of other keys), not an object. */
+function isDirectory(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException)?.code === 'EISDIR';
+}
+
 function isMissing(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG';

@@ -72,7 +72,8 @@ export interface ObjectStore {
   /** Streams an object (or a range of it); `undefined` when there is none. The range must lie inside the object. */
   get(key: string, range?: ByteRange): Promise<ObjectBody | undefined>;
   /**
-   * An object's bytes in one buffer; `undefined` when there is none. For small objects (metadata, chunks): a
+   * An object's bytes in one buffer; `undefined` when there is none. For the small documents nds keeps in the
+   * store (manifests, `index.json`, Zarr metadata, chunks); large content is streamed with `get` instead. A
    * file is read in one call, which costs a sixth of a stream's reads and buffer joins.
    */
   readAll(key: string): Promise<Buffer | undefined>;

@@ -10,7 +10,6 @@ import type { Deps } from '../deps.js';
 import type { User } from '../db/accounts-tables.js';
 import { NdsError } from '../core/errors.js';
 import { visibleDataset } from '../datasets/dataset-access.js';
-import { readObject } from '../objects/read-object.js';
 import { findReadableStore } from './catalogue-queries.js';
 import { viewerOf } from './catalogue.js';
 import { decodeChunk } from './chunk-decoder.js';
@@ -197,53 +196,55 @@ async function mapLimited<T, R>(items: T[], limit: number, work: (item: T) => Pr
 
 /** Most bytes of decoded chunks kept between requests (neighbouring and overlapping windows share chunks). */
 export const DECODED_CHUNK_BYTES = 16 * 1024 * 1024;
+/** Decoded chunks by store entity tag and key, least recently used first; `bytes` is set once decoded. */
 interface DecodedChunks {
-  chunks: Map<string, Promise<Digital>>;
-  sizes: Map<string, number>;
+  slots: Map<string, { chunk: Promise<Digital>; bytes?: number }>;
   bytes: number;
 }
 /** One cache an object store: two servers in one process (tests, benchmarks) never share chunks. */
 const decodedByStore = new WeakMap<object, DecodedChunks>();
 
-/** One level-0 chunk of a group, decoded; kept in a byte-bounded LRU keyed by the store's entity tag. */
+/**
+ * One level-0 chunk of a group, decoded; kept in a byte-bounded LRU keyed by the store's entity tag. Concurrent
+ * readers of one chunk share one read.
+ */
 function decodedChunk(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: number, c: number): Promise<Digital> {
   const { group, store } = plan;
   const objectKey = `${store.prefix}${group.name}/0/c/${block}/${c}`;
   const key = `${store.etag}\0${objectKey}`;
-  const cache = decodedByStore.get(deps.objects) ?? { chunks: new Map(), sizes: new Map(), bytes: 0 };
+  const cache = decodedByStore.get(deps.objects) ?? { slots: new Map(), bytes: 0 };
   decodedByStore.set(deps.objects, cache);
-  const { chunks: decoded, sizes: decodedSizes } = cache;
-  const hit = decoded.get(key);
+  const hit = cache.slots.get(key);
   if (hit) {
-    decoded.delete(key);
-    decoded.set(key, hit);
-    return hit;
+    cache.slots.delete(key);
+    cache.slots.set(key, hit);
+    return hit.chunk;
   }
   const bytesPerSample = group.dtype === 'int16' ? 2 : group.dtype === 'float64' ? 8 : 4;
   const rowsInBlock = Math.min(group.chunk_channels, group.n_channels - block * group.chunk_channels);
-  const work = (async () => {
-    const frame = await readObject(deps.objects, objectKey);
-    if (!frame) throw new NdsError('internal_error', { message: `A chunk of ${plan.datasetId}/${group.name} is missing.` });
-    return typed(group.dtype, await decodeChunk(frame, rowsInBlock * group.chunk_samples * bytesPerSample));
-  })();
-  decoded.set(key, work);
-  work.then(
+  const slot: { chunk: Promise<Digital>; bytes?: number } = {
+    chunk: (async () => {
+      const frame = await deps.objects.readAll(objectKey);
+      if (!frame) throw new NdsError('internal_error', { message: `A chunk of ${plan.datasetId}/${group.name} is missing.` });
+      return typed(group.dtype, await decodeChunk(frame, rowsInBlock * group.chunk_samples * bytesPerSample));
+    })(),
+  };
+  cache.slots.set(key, slot);
+  slot.chunk.then(
     (digital) => {
-      if (decoded.get(key) !== work) return;
-      decodedSizes.set(key, digital.byteLength);
+      if (cache.slots.get(key) !== slot) return;
+      slot.bytes = digital.byteLength;
       cache.bytes += digital.byteLength;
-      for (const [k] of decoded) {
+      for (const [k, other] of cache.slots) {
         if (cache.bytes <= DECODED_CHUNK_BYTES) break;
-        const size = decodedSizes.get(k);
-        if (size === undefined) continue; // still being read
-        decoded.delete(k);
-        decodedSizes.delete(k);
-        cache.bytes -= size;
+        if (other.bytes === undefined) continue; // still being read
+        cache.slots.delete(k);
+        cache.bytes -= other.bytes;
       }
     },
-    () => decoded.get(key) === work && decoded.delete(key),
+    () => cache.slots.get(key) === slot && cache.slots.delete(key),
   );
-  return work;
+  return slot.chunk;
 }
 
 // One copy of the loop for each pair of chunk and answer array types. V8 compiles a loop for the array types it

@@ -6,7 +6,6 @@
  * computed from onset and rate.
  */
 import type { ObjectStore } from '../objects/object-store.js';
-import { readObject } from '../objects/read-object.js';
 import { decodeChunk } from './chunk-decoder.js';
 import { readStoreJson, type StoreMetadata } from './store-metadata.js';
 
@@ -15,7 +14,7 @@ export type StoreEvent = { onset: number; duration: number; sample: number; tria
 
 async function readColumn(objects: Pick<ObjectStore, 'get' | 'readAll'>, key: string, n: number, type: 'float64' | 'int32'): Promise<ArrayLike<number>> {
   if (n === 0) return [];
-  const frame = await readObject(objects, key);
+  const frame = await objects.readAll(key);
   if (!frame) return new Float64Array(n);
   const bytes = await decodeChunk(frame, n * (type === 'float64' ? 8 : 4));
   const copy = bytes.slice(0, n * (type === 'float64' ? 8 : 4));

@@ -7,7 +7,6 @@ import { listRecentVisibleDatasets, type Dataset } from '../datasets/dataset-que
 import type { StoreIndex } from '../formats/zarr/store-index.js';
 import { readStoreIndex } from '../formats/zarr/store-index-object.js';
 import type { ObjectStore } from '../objects/object-store.js';
-import { readObject } from '../objects/read-object.js';
 
 /** Public datasets and the user's own, newest first (at most `limit`). */
 export function listPageDatasets(db: Kysely<Database>, user: User | undefined, limit = 200): Promise<Dataset[]> {
@@ -61,7 +60,7 @@ export async function readStoreMetadata(objects: ObjectStore, id: string, zarr: 
 }
 
 async function readJson(objects: ObjectStore, key: string): Promise<unknown> {
-  const bytes = await readObject(objects, key);
+  const bytes = await objects.readAll(key);
   if (!bytes) return undefined;
   try {
     return JSON.parse(bytes.toString('utf8')) as unknown;

@@ -2,27 +2,13 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { Database } from '../../src/db/types.js';
 import type { DatasetsTable } from '../../src/db/datasets-tables.js';
+import { unsetDatasetColumns } from '../../src/datasets/create-dataset.js';
 
 export type DatasetSeed = Pick<Insertable<DatasetsTable>, 'id' | 'name' | 'owner_id'> & Partial<Insertable<DatasetsTable>>;
 
 /** A full `datasets` row: public, no repository, no version, no publication, not converted, unless `seed` says so. */
 export function datasetRow(seed: DatasetSeed): Insertable<DatasetsTable> {
-  return {
-    visibility: 'public',
-    source_repo: null,
-    latest_version: null,
-    n_subjects: null,
-    license: null,
-    doi: null,
-    concept_doi: null,
-    publication_status: null,
-    zarr_status: null,
-    zarr_converted_at: null,
-    zarr_store_count: null,
-    zarr_index_etag: null,
-    zarr_source_commit: null,
-    ...seed,
-  };
+  return { visibility: 'public', source_repo: null, license: null, ...unsetDatasetColumns, ...seed };
 }
 
 /** Inserts one dataset row, or several. */

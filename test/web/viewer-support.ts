@@ -4,6 +4,8 @@ import { chromium } from 'playwright-core';
 import { convertRecording } from '../../src/formats/convert-recording.js';
 import { ObjectStoreSink } from '../../src/conversion/object-store-sink.js';
 import { buildStoreIndex, type IndexStore } from '../../src/formats/zarr/store-index.js';
+import { writeStoreIndex } from '../../src/formats/zarr/store-index-object.js';
+import { syncCatalogue } from '../../src/recordings/catalogue-sync.js';
 import type { RunningServer } from '../../src/server.js';
 import { insertDatasetRows } from '../support/datasets.js';
 
@@ -14,9 +16,14 @@ export interface PublishedRecording {
   zarr: string;
   /** The BIDS root the file sits in, so its sidecars (channels.tsv, events.tsv) apply. */
   bidsRoot?: string;
+  /** The data file's BIDS path, as the catalogue and the signal routes name it; default: `zarr` without `.zarr`. */
+  path?: string;
 }
 
-/** Inserts a dataset row, converts each file into `<id>/zarr/<zarr>/` and writes `<id>/zarr/index.json`. */
+/**
+ * Inserts a dataset row, converts each file into `<id>/zarr/<zarr>/`, writes `<id>/zarr/index.json` and the
+ * recordings' catalogue rows, as a finished conversion does.
+ */
 export async function publishDataset(
   server: RunningServer,
   options: { id: string; ownerId: number; name: string; visibility?: 'public' | 'private'; recordings: PublishedRecording[] },
@@ -28,10 +35,11 @@ export async function publishDataset(
     const sink = new ObjectStoreSink(objects, `${options.id}/zarr/${r.zarr}/`);
     const summary = await convertRecording({ dataPath: r.file, sink, ...(r.bidsRoot ? { bidsRoot: r.bidsRoot } : {}) });
     await sink.commit();
-    stores.push({ path: r.zarr.replace(/\.zarr$/, ''), zarr: r.zarr, updated_utc: new Date().toISOString(), summary });
+    stores.push({ path: r.path ?? r.zarr.replace(/\.zarr$/, ''), zarr: r.zarr, updated_utc: new Date().toISOString(), summary });
   }
   const index = buildStoreIndex({ datasetId: options.id, contractBase: null, dataBase: null, sourceCommit: null, stores, failures: [] });
-  await objects.put(`${options.id}/zarr/index.json`, new TextEncoder().encode(JSON.stringify(index)), { contentType: 'application/json' });
+  await writeStoreIndex(objects, options.id, index);
+  await syncCatalogue(server.deps, options.id, index);
   return stores;
 }
 

@@ -3,7 +3,6 @@
  * its key and its shape (`StoreIndex`) are known once.
  */
 import type { ObjectInfo, ObjectStore } from '../../objects/object-store.js';
-import { readObject } from '../../objects/read-object.js';
 import { parseStoreIndex, serializeStoreIndex, type StoreIndex } from './store-index.js';
 
 export function storeIndexKey(datasetId: string): string {
@@ -15,7 +14,7 @@ export function storeIndexKey(datasetId: string): string {
  * stored object is not an index: each caller decides what a damaged index means for it.
  */
 export async function readStoreIndex(objects: Pick<ObjectStore, 'readAll'>, datasetId: string): Promise<StoreIndex | undefined> {
-  const bytes = await readObject(objects, storeIndexKey(datasetId));
+  const bytes = await objects.readAll(storeIndexKey(datasetId));
   return bytes && parseStoreIndex(bytes);
 }
 

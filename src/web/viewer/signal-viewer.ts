@@ -210,7 +210,8 @@ export class SignalViewer {
     const columns = levelColumns(g.nSamples, level, g.downsample);
     const chunkColumns = level === 0 ? array.chunks[1]! : array.chunks[2]!;
     const nChunks = Math.ceil(columns / chunkColumns);
-    const visible = chunksCovering({ start: w.start, end: w.start + w.span, level, downsample: g.downsample, chunkColumns, levelColumns: columns });
+    const covering = (start: number) => chunksCovering({ start, end: start + w.span, level, downsample: g.downsample, chunkColumns, levelColumns: columns });
+    const visible = covering(w.start);
     // Level 0 reads the montage's sources over the window and the filters' margin; view levels the rows' own channels.
     const margin = level === 0 && filterActive(s.filter) ? filterMarginSamples(s.filter, g.rate) : 0;
     // With filters, the span read is a fixed number of chunks from the one holding the margin's start: it changes
@@ -255,8 +256,7 @@ export class SignalViewer {
         if (samples.complete) {
           // The spans the next pans need, computed while idle: with filters the fixed span one chunk either way;
           // without, the visible chunks after an arrow key's pan (a tenth of the window) either way.
-          const pan = (sign: number) => chunksCovering({ start: w.start + (sign * w.span) / 10, end: w.start + w.span + (sign * w.span) / 10, level, downsample: g.downsample, chunkColumns, levelColumns: columns });
-          const ahead = margin > 0 ? [filteredSpan(needed.first + 1), filteredSpan(needed.first - 1)] : [pan(1), pan(-1)];
+          const ahead = margin > 0 ? [filteredSpan(needed.first + 1), filteredSpan(needed.first - 1)] : [covering(w.start + w.span / 10), covering(w.start - w.span / 10)];
           // One span a call, so no task blocks a key press for long; true while there is more to do.
           this.#idleWork = () => {
             if (generation !== this.#generation) return false;
