@@ -44,6 +44,11 @@ function refusal(status: number, code: number, message: string): PurgeAnswer {
   return { status, body: { success: false, errors: [{ code, message }], messages: [], result: null } };
 }
 
+/** A body over `limitBytes`, refused in the CDN's shape like every other answer of this endpoint. */
+export function purgeBodyTooLarge(limitBytes: number): PurgeAnswer {
+  return refusal(413, 1012, `the request body is larger than a purge takes (${limitBytes} bytes)`);
+}
+
 /** The object keys that absolute gateway URLs name; URLs of other shapes are ignored, as a CDN would. */
 export function keysOfUrls(urls: string[], basePath: string): string[] {
   const keys: string[] = [];

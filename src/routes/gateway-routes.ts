@@ -3,12 +3,13 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { Hono } from 'hono';
 import type { Config } from '../core/config.js';
+import { NdsError } from '../core/errors.js';
 import type { AppEnv } from '../http/app-env.js';
 import { handleError } from '../http/error-handler.js';
 import { readBodyBytes } from '../http/request-input.js';
 import type { Gateway, GatewayRequest } from '../gateway/gateway.js';
 import { headerRecord, type GatewayAnswer } from '../gateway/object-answers.js';
-import { handlePurge, purgeZone } from '../gateway/purge-endpoint.js';
+import { handlePurge, purgeBodyTooLarge, purgeZone } from '../gateway/purge-endpoint.js';
 
 /**
  * The browser gateway for Zarr data (docs/gateway.md) as a hono app: mounted at `/zarrproxy` and, by Host, at
@@ -22,8 +23,11 @@ export function gatewayRoutes(gateway: Gateway, config: Config): Hono<AppEnv> {
     const target = incoming?.url ?? rawTargetOf(c.req.url);
     const zone = c.req.method === 'POST' ? purgeZone(gateway.relativePath(target)) : undefined;
     if (zone !== undefined) {
-      const body = parseJson(await readBodyBytes(c, PURGE_BODY_BYTES));
-      const answer = await handlePurge(config, gateway, zone, c.req.header('authorization'), body);
+      const bytes = await readBodyBytes(c, PURGE_BODY_BYTES).catch((err: unknown) => {
+        if (err instanceof NdsError && err.code === 'payload_too_large') return undefined;
+        throw err;
+      });
+      const answer = bytes === undefined ? purgeBodyTooLarge(PURGE_BODY_BYTES) : await handlePurge(config, gateway, zone, c.req.header('authorization'), parseJson(bytes));
       return c.json(answer.body, answer.status as 200);
     }
     const request: GatewayRequest = {

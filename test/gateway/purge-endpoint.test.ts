@@ -112,6 +112,19 @@ describe('purge endpoint on the in-process cache', () => {
     assert.match(JSON.parse((await purge('{"tags": ["zarr"]}')).body.toString()).errors[0].message, /not supported/);
     for (const p of ['index.json', `${STORE}/zarr.json`, chunkPath]) assert.equal(await cacheOf(p, a), 'HIT', p);
   });
+
+  it('refuses a body over 1 MiB with 413 in the CDN shape too, dropping nothing', async () => {
+    await warm(get, [a]);
+    const files = Array.from({ length: 900 }, (_, i) => `http://${host()}/zarrproxy/${a}/zarr/${'x'.repeat(1200)}${i}`);
+    const res = await purge(JSON.stringify({ files }));
+    assert.equal(res.status, 413);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    const answer = JSON.parse(res.body.toString());
+    assert.equal(answer.success, false);
+    assert.equal(answer.errors[0].code, 1012);
+    assert.match(answer.errors[0].message, /1048576 bytes/);
+    for (const p of ['index.json', `${STORE}/zarr.json`, chunkPath]) assert.equal(await cacheOf(p, a), 'HIT', p);
+  });
 });
 
 describe('purge endpoint on a cache shared through Redis', () => {
