@@ -7,7 +7,8 @@
  * 2 workers, and 8 concurrent readers of float32 (route vs the same readers downloading the file).
  * The data is converted in this process; then `nds serve` runs alone in a child process on the same database
  * and object folder, so its RSS is the server's own.
- * Run: node --import tsx bench/ml.ts [--quick] [--bdf-bytes N]
+ * Run: node --import tsx bench/ml.ts [--quick] [--bdf-bytes N] [--keep]
+ * (--keep leaves the work folder, its path printed: the converted dataset, the database and the Python config)
  */
 import { execFile, spawn } from 'node:child_process';
 import { createReadStream, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { createAccount } from '../test/support/accounts.js';
 import { freePort, startTestServer } from '../test/support/test-server.js';
 import { publishDataset } from '../test/web/viewer-support.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
+import { anonymousRssBytes, cpuSeconds, rssBytes, servingPid } from './server-process.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -38,23 +40,10 @@ const files = createServer((req, res) => {
 await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
 const filesUrl = `http://127.0.0.1:${(files.address() as { port: number }).port}`;
 let rssPeak = 0;
-/** The child server's resident set, from /proc (Linux). */
-const childRss = () => {
-  try {
-    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child?.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-  } catch {
-    return 0;
-  }
-};
-/** The child server's CPU time in seconds (user + system), from /proc (Linux; clock ticks of 1/100 s). */
-const childCpu = () => {
-  try {
-    const fields = readFileSync(`/proc/${child?.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-};
+/** The serving process of the child `nds serve` (under its launcher), once it is up. */
+let serverPid = 0;
+const childRss = () => (serverPid ? rssBytes(serverPid) : 0);
+const childCpu = () => (serverPid ? cpuSeconds(serverPid) : 0);
 const rssSamples: Array<[number, number, number]> = [];
 const sampler = setInterval(() => {
   const rss = childRss();
@@ -107,6 +96,8 @@ try {
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+  serverPid = servingPid(child.pid!);
+  const launcher = serverPid === child.pid ? undefined : { rss: rssBytes(child.pid!), anonymous: anonymousRssBytes(child.pid!) };
 
   const post = async (body: unknown) => ((await (await fetch(`${url}/windows`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { windows: unknown[] });
   const windows2s = (await post({ recordings: { dataset: id, rate: 256 }, fixed: { length_s: 2 } })).windows;
@@ -153,6 +144,7 @@ try {
   console.log(`| same pass, WindowDataset in the Python process (no workers), prefetch 8 | ${p.loader_inprocess_s!.toFixed(1)} s | ${p.mne_preload_s!.toFixed(1)} s | ${(p.mne_preload_s! / p.loader_inprocess_s!).toFixed(2)} | ≥ 1.0 |`);
   if (p.loader_epoch2_s) console.log(`| same pass, second epoch of the same DataLoader (persistent workers: no spawning) | ${(p.loader_epoch2_s as number).toFixed(1)} s | ${p.mne_preload_s!.toFixed(1)} s | ${(p.mne_preload_s! / (p.loader_epoch2_s as number)).toFixed(2)} | ≥ 1.0 |`);
   console.log(`| server RSS peak during the full pass | ${mb(rssPeakBetween(f.phases.full_pass!))} MiB | ${mb(rssIdle)} MiB (the same server idle, before the Python runs) | | < 300 MB |`);
+  if (launcher) console.log(`| the launcher process of nds serve (bin/serve-launcher.js), beside the server | ${mb(launcher.rss)} MiB RSS, ${mb(launcher.anonymous)} MiB of it its own (the rest is the node executable, shared with the server) | | | |`);
   console.log(`| server RSS peak during the 8 concurrent readers; during all the Python runs | ${mb(rssPeakBetween(f.phases.concurrent!))} MiB; ${mb(rssPeak)} MiB | | | |`);
   const e = f.events! as Record<string, number>;
   console.log(`| ${e.windows} event-locked 1 s windows, loader with 2 workers | ${(e.windows! / e.seconds!).toFixed(0)} windows/s, ${mb(e.bytes!)} MiB moved | file ${mb(e.file_bytes!)} MiB | ${(e.file_bytes! / e.bytes!).toFixed(1)}× fewer bytes | |`);
@@ -171,5 +163,6 @@ try {
     await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
   }
   await server.close().catch(() => undefined);
-  await rm(work, { recursive: true, force: true });
+  if (args.includes('--keep')) process.stderr.write(`work folder kept: ${work}\n`);
+  else await rm(work, { recursive: true, force: true });
 }

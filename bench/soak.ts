@@ -10,11 +10,12 @@
  * Run: node --import tsx bench/soak.ts [--clients 16] [--baseline-seconds 20]   (SOAK_SECONDS=300)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { freePort } from '../test/support/test-server.js';
+import { rssBytes, servingPid } from './server-process.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -52,9 +53,6 @@ const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 
 const cli = ['bin/nds.js'];
 let server: ChildProcess | undefined;
 
-function rssOf(pid: number): Promise<number> {
-  return readFile(`/proc/${pid}/status`, 'utf8').then((s) => Number(/VmRSS:\s+(\d+) kB/.exec(s)?.[1] ?? 0) * 1024);
-}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -75,7 +73,7 @@ try {
     });
     server!.on('exit', (code) => reject(new Error(`server exited ${code}: ${err}`)));
   });
-  const pid = server.pid!;
+  const pid = servingPid(server.pid!);
   const base = `http://127.0.0.1:${port}`;
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
@@ -181,13 +179,13 @@ try {
   const baseline = await load(baselineSeconds, () => 'healthz');
   report(`baseline: GET /healthz, ${baselineSeconds} s`, baseline, baselineSeconds);
 
-  const samples: Array<{ s: number; rss: number; requests: number }> = [{ s: 0, rss: await rssOf(pid), requests: 0 }];
+  const samples: Array<{ s: number; rss: number; requests: number }> = [{ s: 0, rss: rssBytes(pid), requests: 0 }];
   console.log(`  rss at start of the mix: ${(samples[0]!.rss / 2 ** 20).toFixed(1)} MiB`);
   // RSS is also read every second, for the low and high of each 10 s: a garbage-collected heap rises to its next
   // collection and falls back, so a leak shows in the lows climbing, not in one sample being high.
   const fine: Array<{ s: number; rss: number }> = [];
   const mixStarted = performance.now();
-  const fineSampler = setInterval(() => void rssOf(pid).then((rss) => fine.push({ s: (performance.now() - mixStarted) / 1000, rss })), 1000);
+  const fineSampler = setInterval(() => fine.push({ s: (performance.now() - mixStarted) / 1000, rss: rssBytes(pid) }), 1000);
   let requests = 0;
   const lastDevice = new Map<number, number>();
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
@@ -202,7 +200,7 @@ try {
       return mix[(i * 37 + client * 11) % mix.length]!;
     },
     async (s) => {
-      const rss = await rssOf(pid);
+      const rss = rssBytes(pid);
       const previous = samples[samples.length - 1]!;
       samples.push({ s, rss, requests });
       const window = fine.filter((x) => x.s > previous.s && x.s <= s).map((x) => x.rss);

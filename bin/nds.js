@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { launchServe } from './serve-launcher.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const sources = path.join(root, 'src');
@@ -67,13 +68,17 @@ async function bundledEntry() {
   }
 }
 
-const entry = await bundledEntry();
-if (entry) {
-  // Stack traces then name the TypeScript sources, not the bundle's chunks.
-  process.setSourceMapsEnabled(true);
-  await import(pathToFileURL(entry).href);
-} else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  await import('../src/cli/main.ts');
+// `nds serve` is started again in a child process with process-start settings (serve-launcher.js); this
+// process then only waits for it.
+if (!launchServe()) {
+  const entry = await bundledEntry();
+  if (entry) {
+    // Stack traces then name the TypeScript sources, not the bundle's chunks.
+    process.setSourceMapsEnabled(true);
+    await import(pathToFileURL(entry).href);
+  } else {
+    const { register } = await import('tsx/esm/api');
+    register();
+    await import('../src/cli/main.ts');
+  }
 }

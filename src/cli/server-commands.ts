@@ -26,6 +26,8 @@ export function registerServerCommands(program: Command, admin: Command): void {
       const { startServer } = await serverModule();
       const { untilSignal } = await lifecycleModule();
       const server = await startServer({ config, log });
+      // Listening from here on: a signal that comes while the lines below are printed still shuts down cleanly.
+      const signalled = untilSignal();
       const zstd = await zstdEncoderKind();
       log.info({ url: config.publicUrl, port: server.port, database: server.database.engine, objects: config.objectStoreUrl.split(':')[0], zstd_encoder: zstd, node: process.version }, 'nds is listening');
       process.stderr.write(`nds is listening on ${config.publicUrl} (port ${server.port})\n`);
@@ -44,7 +46,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
           process.stderr.write(`demo dataset ${demo.id} converted in ${((performance.now() - started) / 1000).toFixed(1)} s; its viewer:\n  ${demo.viewerUrl}\n`);
         } else process.stderr.write(`--demo: ${demo.reason}\n`);
       }
-      await untilSignal();
+      await signalled;
       log.info('shutting down');
       await server.close();
     });
@@ -57,9 +59,10 @@ export function registerServerCommands(program: Command, admin: Command): void {
       const log = createLogger(config.logLevel);
       const { startWorkerProcess, untilSignal } = await lifecycleModule();
       const worker = await startWorkerProcess({ config, log });
+      const signalled = untilSignal();
       log.info({ zstd_encoder: await zstdEncoderKind(), node: process.version }, 'conversion worker started');
       process.stderr.write('nds worker is taking conversion jobs\n');
-      await untilSignal();
+      await signalled;
       log.info('worker stopping after the job in hand');
       await worker.close();
     });
