@@ -77,7 +77,8 @@ def test_merged_reads_equal_one_request_a_window(server):
         assert a["x"].shape == b["x"].shape and np.array_equal(a["x"], b["x"])
 
 
-def test_dataloader_with_two_spawned_workers_yields_every_window_once_per_epoch(server):
+@pytest.mark.parametrize("start_method", ["spawn", "fork"])
+def test_dataloader_with_two_workers_yields_every_window_once_per_epoch(server, start_method):
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader
 
@@ -85,7 +86,7 @@ def test_dataloader_with_two_spawned_workers_yields_every_window_once_per_epoch(
     assert len(windows) > 20
     # The recordings have different montages: read every EEG channel of each.
     dataset = WindowDataset(windows, server["url"], channel_type="EEG", prefetch=3)
-    loader = DataLoader(dataset, batch_size=None, num_workers=2, multiprocessing_context="spawn")
+    loader = DataLoader(dataset, batch_size=None, num_workers=2, multiprocessing_context=start_method, persistent_workers=True)
     for _epoch in range(2):
         counts = collections.Counter()
         for example in loader:
