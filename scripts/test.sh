@@ -19,6 +19,8 @@ trap 'rm -rf "$work"' EXIT
 all=("$@")
 [ ${#all[@]} -gt 0 ] || all=(test/**/*.test.ts)
 started=$SECONDS
+# `nds/client` resolves to its build (package.json exports): build it from the sources being tested.
+node scripts/build-client.mjs
 mapfile -t runs < <(node test/support/test-groups.mjs "$groups" "$work/pglite" "${all[@]}")
 node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
 echo "== embedded PGlite pass: ${#all[@]} files in $((SECONDS - started)) s"

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 // Through the package's own exports, as a user's code imports it.
 import { NdsApiError, NdsClient } from 'nds/client';
@@ -48,6 +50,22 @@ describe('the TypeScript client (nds/client)', () => {
     const mine = new NdsClient({ baseUrl: server.url, apiKey: owner.key });
     assert.equal((await mine.listRecordings({ dataset: privateId })).length, 1);
     await assert.rejects(nds.readWindow({ dataset_id: privateId, path: 'sub-01/eeg/sub-01_task-game_eeg.edf', start_sample: 0, n_samples: 1 }), (err: unknown) => err instanceof NdsApiError && err.status === 404);
+  });
+
+  it('is imported by plain Node.js, without a TypeScript loader, as an installed package is', async () => {
+    // Node strips no types under node_modules: `nds/client` must resolve to JavaScript (scripts/build-client.mjs).
+    const script = `
+      import { NdsClient } from 'nds/client';
+      const nds = new NdsClient({ baseUrl: process.argv[1] });
+      const [first] = await nds.listRecordings({ dataset: process.argv[2] });
+      const w = await nds.readWindow({ dataset_id: process.argv[2], path: first.path, start_sample: 10, n_samples: 100, channels: ['A1'] });
+      console.log(JSON.stringify({ shape: w.shape, sum: Array.from(w.data).reduce((a, b) => a + b, 0) }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, server.url, id], { env: { ...process.env, NODE_OPTIONS: '' } });
+    const answer = JSON.parse(stdout) as { shape: number[]; sum: number };
+    const nds = new NdsClient({ baseUrl: server.url });
+    const [first] = await nds.listRecordings({ dataset: id });
+    const window = await nds.readWindow({ dataset_id: id, path: first!.path, start_sample: 10, n_samples: 100, channels: ['A1'] });
+    assert.deepEqual(answer, { shape: [1, 100], sum: Array.from(window.data).reduce((a, b) => a + b, 0) });
   });
 
   it('streams batches in order, every window once, with a bounded number of requests in flight', async () => {
