@@ -3,7 +3,8 @@
 // thread, and gives buffers of 128 KiB and more back to the system when they are freed instead of keeping them in
 // its heaps), and --v8-pool-size=1 (one V8 helper thread instead of four, each of which kept memory of its own).
 // The launcher only passes signals on and ends as the server ends. NDS_SERVE_LAUNCHER=off runs the server in the
-// first process instead; settings the caller gave (the variables, or --v8-pool-size in NODE_OPTIONS) are kept.
+// first process instead (as does a debugger's --inspect); settings the caller gave (the variables, or
+// --v8-pool-size in NODE_OPTIONS) are kept.
 import { spawn } from 'node:child_process';
 
 /** Set in the server's environment by the launcher (and removed at once there, so nothing the server runs inherits it). */
@@ -29,8 +30,11 @@ export function launchServe(argv = process.argv, env = process.env) {
   }
   const args = argv.slice(2);
   if (args[0] !== 'serve' || args.includes('--help') || args.includes('-h') || env.NDS_SERVE_LAUNCHER === 'off') return false;
+  const nodeFlags = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)];
+  // Under a debugger the server stays in this process: a second one would not get the inspector's port.
+  if (nodeFlags.some((a) => a.startsWith('--inspect'))) return false;
 
-  const poolGiven = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].some((a) => a.startsWith(POOL_FLAG));
+  const poolGiven = nodeFlags.some((a) => a.startsWith(POOL_FLAG));
   const child = spawn(process.execPath, [...process.execArgv, ...(poolGiven ? [] : [`${POOL_FLAG}=1`]), ...argv.slice(1)], {
     env: { ...ALLOCATOR_ENV, ...env, [CHILD_MARK]: '1' },
     // The IPC channel carries nothing: the server watches it to learn that the launcher died.

@@ -106,12 +106,14 @@ describe('nds serve runs the server in a child process with memory settings', { 
     await until('the port is free', async () => !(await answers(url)));
   });
 
-  it('runs the server in the first process with NDS_SERVE_LAUNCHER=off', async () => {
-    const run = await serve({ NDS_SERVE_LAUNCHER: 'off' });
-    assert.deepEqual(childrenOf(run.child.pid!), []);
-    assert.ok(await answers(url));
-    run.child.kill('SIGTERM');
-    assert.equal((await run.done).code, 0);
+  it('runs the server in the first process with NDS_SERVE_LAUNCHER=off, and under a debugger', async () => {
+    for (const extra of [{ NDS_SERVE_LAUNCHER: 'off' }, { NODE_OPTIONS: '--inspect=127.0.0.1:0' }]) {
+      const run = await serve(extra);
+      assert.deepEqual(childrenOf(run.child.pid!), [], JSON.stringify(extra));
+      assert.ok(await answers(url));
+      run.child.kill('SIGTERM');
+      assert.equal((await run.done).code, 0);
+    }
   });
 
   it("ends with the server's exit code when the server cannot start", async () => {
