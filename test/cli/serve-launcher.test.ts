@@ -107,7 +107,8 @@ describe('nds serve runs the server in a child process with memory settings', { 
   });
 
   it('runs the server in the first process with NDS_SERVE_LAUNCHER=off, and under a debugger', async () => {
-    for (const extra of [{ NDS_SERVE_LAUNCHER: 'off' }, { NODE_OPTIONS: '--inspect=127.0.0.1:0' }]) {
+    const settings: Array<Record<string, string>> = [{ NDS_SERVE_LAUNCHER: 'off' }, { NODE_OPTIONS: '--inspect=127.0.0.1:0' }];
+    for (const extra of settings) {
       const run = await serve(extra);
       assert.deepEqual(childrenOf(run.child.pid!), [], JSON.stringify(extra));
       assert.ok(await answers(url));
