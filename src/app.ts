@@ -78,6 +78,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
       access: 'none',
       undocumented: true,
       rawBody: 'a purge request',
+      rawTarget: true,
       handler: (c) => gateway.fetch(c.req.raw, c.env),
     }),
   ];

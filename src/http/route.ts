@@ -52,6 +52,11 @@ export interface RouteSpec<P = undefined, Q = undefined, B = undefined> {
   body?: BodySpec<B>;
   /** The handler reads the body itself (streams: uploads, git); it owns the limit, said here for the docs. */
   rawBody?: string;
+  /**
+   * The handler judges the raw request target itself (the gateway, which answers in its own shapes and ignores
+   * the query): path and query are not read here, so the mounted gateway answers as `nds gateway` does alone.
+   */
+  rawTarget?: boolean;
   /** A page answers (HTML) where the API answers JSON on the same method and path. */
   page?: boolean;
   /** Kept for old clients: documented as deprecated, and every answer says so and links the successor. */
@@ -107,8 +112,8 @@ async function run(c: Context<AppEnv>, r: Route): Promise<Response> {
     c.header('Link', `<${c.var.deps.config.publicUrl}${r.deprecated.successor}>; rel="successor-version"`);
   }
   await checkAccess(c, r.access);
-  const params = readParams(c);
-  const query = readQuery(c);
+  const params = r.rawTarget ? {} : readParams(c);
+  const query = r.rawTarget ? {} : readQuery(c);
   const input: RouteInput<unknown, unknown, unknown> = {
     params: r.params ? validate(r.params, params, 'params') : undefined,
     query: r.query ? validate(r.query, query, 'query') : undefined,

@@ -60,6 +60,15 @@ describe('inputs the fuzz found answered with 500 or a crash', () => {
     assert.equal(JSON.parse(r.body.toString()).success, false);
   });
 
+  it('leaves the query of a gateway request to the gateway, as nds gateway alone does: a purge answers in the CDN shape, an object is served', async () => {
+    const long = `?x=${'x'.repeat(5000)}`;
+    const purge = await rawRequest(server.url, `/zarrproxy/edge/zones/%zz/purge_cache${long}`, { method: 'POST', headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' }, body: '{"purge_everything":true}' });
+    assert.equal(purge.status, 401, purge.body.toString());
+    assert.deepEqual(JSON.parse(purge.body.toString()).errors, [{ code: 10000, message: 'Authentication error' }]);
+    const missing = await rawRequest(server.url, `/zarrproxy/nd999999/zarr/zarr.json${long}`);
+    assert.equal(missing.status, 404, missing.body.toString());
+  });
+
   it('decodes a source id once: `%2500` is the text `%00`, not a NUL', async () => {
     for (const target of ['/datasets/resolve/a%2500b', '/datasets/resolve/%25zz', '/datasets/resolve/%25ED%25A0%2580']) {
       const r = await rawRequest(server.url, target);
