@@ -11,17 +11,17 @@
  * (--keep leaves the work folder, its path printed: the converted dataset, the database and the Python config)
  */
 import { execFile, spawn } from 'node:child_process';
-import { createReadStream, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createReadStream, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createAccount } from '../test/support/accounts.js';
+import { anonymousRssBytes, cpuSeconds, rssBytes, servingPid } from '../test/support/processes.js';
 import { freePort, startTestServer } from '../test/support/test-server.js';
 import { publishDataset } from '../test/web/viewer-support.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
-import { anonymousRssBytes, cpuSeconds, rssBytes, servingPid } from './server-process.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');

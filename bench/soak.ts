@@ -14,8 +14,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { rssBytes, servingPid } from '../test/support/processes.js';
 import { freePort } from '../test/support/test-server.js';
-import { rssBytes, servingPid } from './server-process.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -52,7 +52,6 @@ const port = await freePort();
 const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', IN_PROCESS_WORKER: 'false', HOST: '0.0.0.0' };
 const cli = ['bin/nds.js'];
 let server: ChildProcess | undefined;
-
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;

@@ -207,15 +207,15 @@ function infoOf(key: string, size: number, mtimeMs: number, ino: number): Object
   return { key, size, etag, lastModified: new Date(mtimeMs) };
 }
 
-/**
- * The file of a key is not there: no such file, or a file where the key has a folder (`index.json/x`:
- * ENOTDIR), or a name the filesystem cannot hold (ENAMETOOLONG, past what `checkObjectKey` bounds).
- */
 /** A key that names a folder of the store (a prefix of other keys), not an object. */
 function isDirectory(err: unknown): boolean {
   return (err as NodeJS.ErrnoException)?.code === 'EISDIR';
 }
 
+/**
+ * The file of a key is not there: no such file, or a file where the key has a folder (`index.json/x`:
+ * ENOTDIR), or a name the filesystem cannot hold (ENAMETOOLONG, past what `checkObjectKey` bounds).
+ */
 function isMissing(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG';

@@ -4,38 +4,14 @@
  * signals on and ends as the server ends. Read through /proc: Linux only, as CI is.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startNds, type CliRun } from '../support/cli.js';
+import { childrenOf, ended } from '../support/processes.js';
 import { freePort } from '../support/test-server.js';
-
-/** The processes whose parent is `pid`, from /proc/<pid>/stat (the field after the state). */
-function childrenOf(pid: number): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-      } catch {
-        return false; // ended while listed
-      }
-    })
-    .map(Number);
-}
-
-/** A process that has ended: gone, or a zombie not yet collected by its new parent. */
-function ended(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true;
-  }
-}
 
 async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
