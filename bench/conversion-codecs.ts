@@ -14,7 +14,7 @@ import { openRecording } from '../src/formats/readers/open-recording.js';
 import { chunkSamplesFor } from '../src/formats/zarr/zarr-metadata.js';
 import { allocate } from '../src/formats/readers/interleaved.js';
 
-const fixtures = process.env['NDS_FIXTURES'] ?? fileURLToPath(new URL('../../shared/fixtures', import.meta.url));
+const fixtures = fileURLToPath(new URL('../test/fixtures', import.meta.url));
 
 async function dataFiles(dir: string): Promise<string[]> {
   const out: string[] = [];

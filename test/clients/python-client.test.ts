@@ -1,6 +1,6 @@
 /**
  * Runs the Python client's tests (clients/python/tests, pytest) against a real server holding EDF, BDF,
- * BrainVision (shared fixtures) and EEGLAB (written by the test MAT writer) recordings; the tests compare windows with python3-mne's
+ * BrainVision (test fixtures) and EEGLAB (written by the test MAT writer) recordings; the tests compare windows with python3-mne's
  * reading of the same files and run a torch DataLoader with two spawned workers.
  */
 import assert from 'node:assert/strict';

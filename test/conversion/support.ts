@@ -1,12 +1,13 @@
-/** A BIDS dataset in a real git repository, built from the shared fixtures, for pipeline tests. */
+/** A BIDS dataset in a real git repository, built from the test fixtures, for pipeline tests. */
 import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-export const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/fixtures');
+import { fixturesDir } from '../formats/support/fixtures.js';
+
+export const fixtures = fixturesDir;
 
 export function gitIn(dir: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.org', '-c', 'init.defaultBranch=main', ...args], { cwd: dir, encoding: 'utf8' }).trim();

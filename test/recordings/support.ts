@@ -8,9 +8,9 @@ import { fixtures, gitIn } from '../conversion/support.js';
 
 export { fixtures };
 
-/** A file of the shared fixtures placed at a BIDS path; `events` is an `_events.tsv` body written beside it. */
+/** A file of the test fixtures placed at a BIDS path; `events` is an `_events.tsv` body written beside it. */
 export interface Placed {
-  /** A fixture file, relative to the shared fixtures; or `bytes`, written as they are. */
+  /** A fixture file, relative to test/fixtures; or `bytes`, written as they are. */
   from?: string;
   bytes?: Uint8Array;
   to: string;

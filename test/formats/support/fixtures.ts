@@ -1,4 +1,4 @@
-/** The shared fixtures folder: `shared/fixtures` beside the repository (as CI lays it out), or NDS_FIXTURES. */
+/** The real recordings and BIDS trees the tests read (`test/fixtures/`, sources and licences in its SOURCES.md). */
 import { fileURLToPath } from 'node:url';
 
-export const fixturesDir = process.env['NDS_FIXTURES'] ?? fileURLToPath(new URL('../../../../shared/fixtures', import.meta.url));
+export const fixturesDir = fileURLToPath(new URL('../../fixtures', import.meta.url));
