@@ -44,6 +44,8 @@ export interface RedisLimitStoreOptions {
 export class RedisLimitStore implements LimitStore {
   readonly #redis: Redis & LimitCommands;
   readonly #prefix: string;
+  readonly #firstConnection: Promise<void>;
+  #connectedOnce = false;
 
   constructor(options: RedisLimitStoreOptions) {
     this.#prefix = options.prefix ?? 'nds:rl:';
@@ -57,23 +59,28 @@ export class RedisLimitStore implements LimitStore {
       retryStrategy: (times: number) => Math.min(times * 100, 1000),
     });
     redis.on('error', () => {});
+    this.#firstConnection = new Promise((resolve) => redis.once('ready', () => resolve()));
+    void this.#firstConnection.then(() => (this.#connectedOnce = true));
     redis.defineCommand('ndsLimitAdd', { numberOfKeys: 1, lua: ADD });
     redis.defineCommand('ndsLimitTakeBack', { numberOfKeys: 1, lua: TAKE_BACK });
     this.#redis = redis as Redis & LimitCommands;
   }
 
-  /** Resolves once connected (a store that is down answers every count with an error until then). */
-  async ready(): Promise<void> {
-    if (this.#redis.status === 'ready') return;
-    await new Promise<void>((resolve) => this.#redis.once('ready', () => resolve()));
+  /** Resolves once connected. */
+  ready(): Promise<void> {
+    return this.#firstConnection;
   }
 
   async add(key: string, points: number, durationMs: number, now: number): Promise<LimitWindow> {
+    // The first counts of a new process wait for its first connection (the fallback's timeout bounds the
+    // wait); once connected, a command sent while the connection is down fails at once.
+    if (!this.#connectedOnce) await this.#firstConnection;
     const [total, resetAt] = await this.#redis.ndsLimitAdd(this.#prefix + key, points, durationMs, now, String(now + durationMs));
     return { points: Number(total), resetAt: Number(resetAt) };
   }
 
   async takeBack(key: string, points: number, window: LimitWindow): Promise<void> {
+    if (!this.#connectedOnce) await this.#firstConnection;
     await this.#redis.ndsLimitTakeBack(this.#prefix + key, points, String(window.resetAt));
   }
 
