@@ -76,6 +76,20 @@ describe('sign-in limits with the test as a trusted proxy', () => {
   });
 });
 
+describe('sign-in limits with no trusted proxy (the default)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  it('ignores X-Forwarded-For: a client naming a new address each time is still held to its limit', async () => {
+    const random = () => `${randomBytes(1)[0]}.${randomBytes(1)[0]}.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+    const { wrong } = await wrongCodesUntilLimited(clientOf(server.url, random).post, 'rotating');
+    assert.equal(wrong, CODE_FAILURES_PER_IP);
+  });
+});
+
 /** The nginx of this test: its own configuration, pid file, logs and temporary folders, in the foreground. */
 async function startNginx(dir: string, port: number, upstreams: number[]): Promise<ChildProcess> {
   const nginx = ['/usr/sbin/nginx', '/usr/local/sbin/nginx'].find((p) => existsSync(p));
