@@ -15,12 +15,15 @@ import { OwnerSetup } from './accounts/owner-setup.js';
 import { startWorker, type RunningWorker } from './conversion/worker.js';
 import { systemClock, type Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
+import { FallbackLimitStore } from './core/fallback-limit-store.js';
+import { RateLimits } from './core/rate-limiter.js';
 import { createLogger, type Logger } from './core/log.js';
 import { searchFieldsRefresher } from './datasets/search-fields.js';
 import { backfillCatalogue } from './recordings/catalogue-sync.js';
 import { vectorSimilarityOf } from './datasets/search-semantic.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { assertMigrated, migrateToLatest } from './db/migrate.js';
+import { DatabaseLimitStore } from './db/rate-limit-store.js';
 import { emptyHooks, type Deps } from './deps.js';
 import { edgePurger } from './gateway/edge-purge.js';
 import { createGateway, type Gateway } from './gateway/gateway.js';
@@ -135,18 +138,42 @@ export function openWorker(opened: OpenedDeps): RunningWorker {
   return worker;
 }
 
+/**
+ * The process's rate-limit service (decision 0017): counts in Redis when `RATE_LIMIT_REDIS_URL` is set, else
+ * in the database, so every process of the service shares them; this process's memory stands in while that
+ * store is down. Later limits (anonymous catalogue requests, tool calls) are named limiters of the same service.
+ */
+export async function openRateLimits(opened: OpenedDeps): Promise<RateLimits> {
+  const { config, clock, log } = opened.deps;
+  const redisUrl = config.rateLimitRedisUrl;
+  const shared = redisUrl ? new (await import('./core/redis-limit-store.js')).RedisLimitStore({ url: redisUrl }) : new DatabaseLimitStore(opened.database.db);
+  const store = new FallbackLimitStore(shared, { log, what: redisUrl ? 'Redis' : 'the database', now: () => clock.now().getTime() });
+  const limits = new RateLimits(store, clock);
+  opened.closers.push(() => limits.close());
+  return limits;
+}
+
 /** Everything `nds serve` runs on: the deps, the key cache, rate limits, the gateway, and the conversion hooks. */
 export async function openServerDeps(options: OpenOptions): Promise<{ opened: OpenedDeps; deps: ServerDeps }> {
   const opened = await openDeps(options, PROCESS_PARTS.serve);
   const { deps, keyCache } = opened;
   registerConversionHooks(deps);
   const gateway = openGateway(opened);
+  const rateLimits = await openRateLimits(opened);
   // Copies converted before the recording catalogue existed are catalogued once, in the background.
   const backfill = backfillCatalogue(deps);
   opened.closers.push(() => backfill.then(() => undefined));
   return {
     opened,
-    deps: { ...deps, keyCache: keyCache!, signInLimits: createSignInLimits(deps.clock), deviceLimits: createDeviceLimits(deps.clock), gateway, ownerSetup: new OwnerSetup(deps.clock) },
+    deps: {
+      ...deps,
+      keyCache: keyCache!,
+      rateLimits,
+      signInLimits: createSignInLimits(rateLimits),
+      deviceLimits: createDeviceLimits(rateLimits),
+      gateway,
+      ownerSetup: new OwnerSetup(deps.clock),
+    },
   };
 }
 

@@ -43,6 +43,20 @@ if ! git lfs version >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq --no-install-recommends git-lfs >/dev/null
 fi
 
+# Debian's nginx for the reverse-proxy test, which runs its own nginx (its own configuration, pid file and
+# temporary folders, on a free port). The system service is never started: policy-rc.d refuses it while the
+# package installs.
+if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  added_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && added_policy=1
+  fi
+  installed=0
+  { apt-get update -qq && apt-get install -y -qq --no-install-recommends nginx >/dev/null; } || installed=$?
+  if [ -n "$added_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
+  [ "$installed" = 0 ]
+fi
+
 # Python with NumPy, pytest, PyTorch, MNE and SciPy for the Python client's tests and the ML benchmark.
 if ! /usr/bin/python3 -c 'import numpy, pytest, torch, mne, scipy' >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-numpy python3-pytest python3-torch python3-mne python3-scipy >/dev/null

@@ -1,10 +1,10 @@
 /**
- * Rate limits of device sign-in, one set per running server (made by `lifecycle.ts`), shared by the JSON
- * routes and the `/device` page so that guessing codes through either counts against the same session and IP.
+ * Rate limits of device sign-in, named limiters of the server's `RateLimits` service (made by `lifecycle.ts`),
+ * shared by the JSON routes and the `/device` page so that guessing codes through either counts against the
+ * same session and IP, in every process of the service.
  */
-import type { Clock } from '../core/clock.js';
 import { isNdsError } from '../core/errors.js';
-import { RateLimiter } from '../core/rate-limiter.js';
+import type { RateLimiter, RateLimits } from '../core/rate-limiter.js';
 import { limitFailures } from './sign-in-limits.js';
 
 export interface DeviceLimits {
@@ -16,11 +16,11 @@ export interface DeviceLimits {
   guessIp: RateLimiter;
 }
 
-export function createDeviceLimits(clock: Clock): DeviceLimits {
+export function createDeviceLimits(limits: RateLimits): DeviceLimits {
   return {
-    start: new RateLimiter({ limit: 30, windowMs: 60_000, clock }),
-    guessSession: new RateLimiter({ limit: 10, windowMs: 15 * 60_000, clock }),
-    guessIp: new RateLimiter({ limit: 50, windowMs: 15 * 60_000, clock }),
+    start: limits.limiter({ name: 'device.start', points: 30, durationMs: 60_000 }),
+    guessSession: limits.limiter({ name: 'device.guess-session', points: 10, durationMs: 15 * 60_000 }),
+    guessIp: limits.limiter({ name: 'device.guess-ip', points: 50, durationMs: 15 * 60_000 }),
   };
 }
 

@@ -1,9 +1,9 @@
 /**
- * Rate limits of the sign-in routes (codes, passwords, legacy routes), one set per running server (made by
- * `lifecycle.ts`). Keys are addresses and IPs, never secrets.
+ * Rate limits of the sign-in routes (codes, passwords, legacy routes), named limiters of the server's one
+ * `RateLimits` service (made by `lifecycle.ts`), so every process of the service counts against the same
+ * limits. Keys are addresses and IPs, never secrets.
  */
-import type { Clock } from '../core/clock.js';
-import { RateLimiter } from '../core/rate-limiter.js';
+import { giveAllBack, spendAll, type RateLimiter, type RateLimits } from '../core/rate-limiter.js';
 
 const WINDOW_MS = 15 * 60_000;
 
@@ -30,34 +30,38 @@ export const CODE_FAILURES_PER_ACCOUNT = 10;
 /** Wrong codes an IP sends in 15 minutes, over all addresses. */
 export const CODE_FAILURES_PER_IP = 20;
 
-export function createSignInLimits(clock: Clock): SignInLimits {
+export function createSignInLimits(limits: RateLimits): SignInLimits {
+  const rule = (name: string, points: number) => limits.limiter({ name: `sign-in.${name}`, points, durationMs: WINDOW_MS });
   return {
-    mailPerAddress: new RateLimiter({ limit: 5, windowMs: WINDOW_MS, clock }),
-    mailPerIp: new RateLimiter({ limit: 30, windowMs: WINDOW_MS, clock }),
-    failuresPerIp: new RateLimiter({ limit: 50, windowMs: WINDOW_MS, clock }),
-    failuresPerLogin: new RateLimiter({ limit: 10, windowMs: WINDOW_MS, clock }),
-    codeFailuresPerAccount: new RateLimiter({ limit: CODE_FAILURES_PER_ACCOUNT, windowMs: WINDOW_MS, clock }),
-    codeFailuresPerIp: new RateLimiter({ limit: CODE_FAILURES_PER_IP, windowMs: WINDOW_MS, clock }),
+    mailPerAddress: rule('mail-per-address', 5),
+    mailPerIp: rule('mail-per-ip', 30),
+    failuresPerIp: rule('failures-per-ip', 50),
+    failuresPerLogin: rule('failures-per-login', 10),
+    codeFailuresPerAccount: rule('code-failures-per-account', CODE_FAILURES_PER_ACCOUNT),
+    codeFailuresPerIp: rule('code-failures-per-ip', CODE_FAILURES_PER_IP),
   };
 }
 
-/** Checks then counts one hit for each `[limiter, key]` pair: all are checked before any is counted. */
-export function spend(...pairs: Array<[RateLimiter, string]>): void {
-  for (const [limiter, key] of pairs) limiter.check(key);
-  for (const [limiter, key] of pairs) limiter.hit(key);
+/** Counts one hit for each `[limiter, key]` pair, all or none: past any limit, 429 and nothing is counted. */
+export async function spend(...pairs: Array<[RateLimiter, string]>): Promise<void> {
+  await spendAll(pairs);
 }
 
 /**
- * Runs a sign-in attempt (a code, a password) within failure limits: every `[limiter, key]` is checked
- * first (429 past its limit, before the database is asked), and counted when the attempt fails as `isFailure`
- * says (a wrong code or password, not a refusal for another reason).
+ * Runs a sign-in attempt (a code, a password) within failure limits: a point of every `[limiter, key]` is
+ * spent first (429 past its limit, before the database is asked), and kept only when the attempt fails as
+ * `isFailure` says (a wrong code or password, not a refusal for another reason); otherwise it is given back.
+ * Spending first means attempts racing each other, in one process or several, cannot pass the limit together.
  */
 export async function limitFailures<T>(pairs: Array<[RateLimiter, string]>, isFailure: (err: unknown) => boolean, action: () => Promise<T>): Promise<T> {
-  for (const [limiter, key] of pairs) limiter.check(key);
+  const spent = await spendAll(pairs);
+  let result: T;
   try {
-    return await action();
+    result = await action();
   } catch (err) {
-    if (isFailure(err)) for (const [limiter, key] of pairs) limiter.hit(key);
+    if (!isFailure(err)) await giveAllBack(spent);
     throw err;
   }
+  await giveAllBack(spent);
+  return result;
 }

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { parseTrustedProxies, type TrustedProxies } from './client-address.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -68,6 +69,10 @@ export interface Config {
   sandboxDatasetsMax: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
   objectSigningSecret: string | undefined;
+  /** Proxies whose `X-Forwarded-For` names the client (TRUSTED_PROXIES); empty = the socket's peer is the client. */
+  trustedProxies: TrustedProxies;
+  /** Where rate limits are counted (RATE_LIMIT_REDIS_URL); undefined = the database. */
+  rateLimitRedisUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -196,6 +201,16 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
   if (gatewayWorkers > 1 && databaseUrl.startsWith('pglite:')) {
     throw new ConfigError('GATEWAY_WORKERS', 'several gateway workers need DATABASE_URL=postgres://... (PGlite is one process\'s database)');
   }
+  const rateLimitRedisUrl = text(env, 'RATE_LIMIT_REDIS_URL');
+  if (rateLimitRedisUrl !== undefined && !/^rediss?:\/\//.test(rateLimitRedisUrl)) {
+    throw new ConfigError('RATE_LIMIT_REDIS_URL', `expected redis://..., got "${rateLimitRedisUrl}"`);
+  }
+  let trustedProxies: TrustedProxies;
+  try {
+    trustedProxies = parseTrustedProxies(text(env, 'TRUSTED_PROXIES'));
+  } catch (err) {
+    throw new ConfigError('TRUSTED_PROXIES', (err as Error).message);
+  }
   const smtpUrl = text(env, 'SMTP_URL');
   if (smtpUrl !== undefined && !/^smtps?:\/\//.test(smtpUrl)) {
     throw new ConfigError('SMTP_URL', `expected smtp://... or smtps://..., got "${smtpUrl}"`);
@@ -236,6 +251,8 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
+    trustedProxies,
+    rateLimitRedisUrl,
   };
 }
 

@@ -6,6 +6,7 @@ import type { AccountsTables } from './accounts-tables.js';
 import type { ConversionTables } from './conversion-tables.js';
 import type { DatasetsTables } from './datasets-tables.js';
 import type { PublicationTables } from './publication-tables.js';
+import type { RateLimitTables } from './rate-limit-tables.js';
 import type { RecordingsTables } from './recordings-tables.js';
 
-export interface Database extends AccountsTables, DatasetsTables, ConversionTables, PublicationTables, RecordingsTables {}
+export interface Database extends AccountsTables, DatasetsTables, ConversionTables, PublicationTables, RecordingsTables, RateLimitTables {}

@@ -2,6 +2,7 @@ import type { KeyCache } from '../accounts/key-cache.js';
 import type { DeviceLimits } from '../accounts/device-limits.js';
 import type { SignInLimits } from '../accounts/sign-in-limits.js';
 import type { OwnerSetup } from '../accounts/owner-setup.js';
+import type { RateLimits } from '../core/rate-limiter.js';
 import type { ApiKey, User } from '../db/accounts-tables.js';
 import type { Deps } from '../deps.js';
 import type { Gateway } from '../gateway/gateway.js';
@@ -13,6 +14,8 @@ import type { Gateway } from '../gateway/gateway.js';
 export interface ServerDeps extends Deps {
   /** Recent bearer-key look-ups; emptied by every write to users or api_keys through `db`. */
   keyCache: KeyCache;
+  /** The process's rate-limit service: named limiters counted in the shared store (decision 0017). */
+  rateLimits: RateLimits;
   signInLimits: SignInLimits;
   deviceLimits: DeviceLimits;
   /** The process's one browser gateway: the `/zarrproxy` mount and the gateway host share its cache. */

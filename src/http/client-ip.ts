@@ -1,11 +1,20 @@
+/**
+ * The one place that says which address a request comes from: the socket's peer, or, behind proxies listed in
+ * `TRUSTED_PROXIES`, the client they name in `X-Forwarded-For` (`core/client-address.ts`). Sign-in and device
+ * limits, audit entries, session records and git's REMOTE_ADDR all take it from here.
+ */
 import type { Context } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import { clientAddress } from '../core/client-address.js';
+import type { AppEnv } from './app-env.js';
 
-/** The peer address of a request (the socket's; proxies are not trusted for rate limits). */
-export function clientIp(c: Context): string {
+/** The client's address in canonical form (IPv4-mapped IPv6 as IPv4), or `unknown` when the socket has none. */
+export function clientIp(c: Context<AppEnv>): string {
+  let peer: string | undefined;
   try {
-    return getConnInfo(c).remote.address ?? 'unknown';
+    peer = getConnInfo(c).remote.address;
   } catch {
-    return 'unknown';
+    peer = undefined;
   }
+  return clientAddress(peer, c.req.header('x-forwarded-for'), c.var.deps.config.trustedProxies);
 }

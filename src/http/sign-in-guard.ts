@@ -6,9 +6,9 @@ import type { AppEnv } from './app-env.js';
 import { clientIp } from './client-ip.js';
 
 /** Counts a mail asked for against its address and the asking IP; past either limit, 429 and nothing is sent. */
-export function spendMail(c: Context<AppEnv>, email: string): void {
+export async function spendMail(c: Context<AppEnv>, email: string): Promise<void> {
   const limits = c.var.deps.signInLimits;
-  spend([limits.mailPerAddress, email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
+  await spend([limits.mailPerAddress, email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
 }
 
 /**

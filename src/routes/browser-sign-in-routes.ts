@@ -69,7 +69,7 @@ export const browserSignInRoutes: Route[] = [
     schema: CodeRequestBody,
     responses: { 200: jsonResponse(z.object({ ok: z.literal(true), message: z.string() }), 'The same answer whether or not the address has an account'), 409: errorResponses[409], 429: errorResponses[400] },
     act: async (c, body, input) => {
-      spendMail(c, body.email);
+      await spendMail(c, body.email);
       const { db, mailer, config, clock } = c.var.deps;
       await requestSignInCode({ db, mailer, publicUrl: config.publicUrl }, body, clock.now());
       return { json: { ok: true, message: CODE_SENT }, success: withQuery('/login', { step: 'code', email: body.email, next: input.next }) };

@@ -38,7 +38,7 @@ function mailingRoute(path: string, summary: string, send: typeof resendVerifica
     responses: { 200: jsonResponse(Sent, 'Accepted') },
     handler: async (c, { body }) => {
       const { db, mailer, config, clock } = c.var.deps;
-      spendMail(c, body.email);
+      await spendMail(c, body.email);
       await send({ db, mailer, publicUrl: config.publicUrl }, body.email, clock.now());
       return c.json({ ok: true as const, message: SENT }, 200);
     },
@@ -56,7 +56,7 @@ export const deprecatedRoutes: Route[] = [
     responses: { 201: jsonResponse(z.object({ user: UserSchema, message: z.string() }), 'A pending account; a verification code was mailed'), 409: errorResponses[409] },
     handler: async (c, { body }) => {
       const { db, mailer, config, clock } = c.var.deps;
-      spendMail(c, body.email);
+      await spendMail(c, body.email);
       const user = await registerWithPassword({ db, mailer, publicUrl: config.publicUrl }, body, clock.now());
       return c.json({ user: presentUser(user), message: `We mailed a code to ${user.email}: type it on ${config.publicUrl}/login to verify the address.` }, 201);
     },

@@ -7,6 +7,7 @@ import { clientIp } from '../http/client-ip.js';
 import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
 import { route, type Route } from '../http/route.js';
 import { guardCodeGuess } from '../accounts/device-limits.js';
+import { spend } from '../accounts/sign-in-limits.js';
 import { confirmDeviceCode, denyDeviceCode, lookupDeviceCode, pollDeviceToken, startDeviceSignIn } from '../accounts/device-flow.js';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -101,9 +102,7 @@ export const deviceRoutes: Route[] = [
     responses: { 200: jsonResponse(StartAnswer, 'A new code pair, valid 10 minutes'), 429: errorResponses[400] },
     handler: async (c, { body }) => {
       const ip = clientIp(c);
-      const { start: startLimit } = c.var.deps.deviceLimits;
-      startLimit.check(ip);
-      startLimit.hit(ip);
+      await spend([c.var.deps.deviceLimits.start, ip]);
       const { db, clock, config } = c.var.deps;
       const answer = await startDeviceSignIn(db, {
         now: clock.now(),

@@ -1,7 +1,7 @@
 /**
  * Holds "one owner per table" for `datasets`: only `datasets/dataset-queries.ts` queries it, so its columns,
  * locks and timestamps are handled in one place; the search SQL (`datasets/search*.ts`) may read it in its
- * own `sql` templates (docs/architecture.md, under Ranks).
+ * own `sql` templates (docs/architecture.md, under Ranks). Likewise `rate_limits`, owned by `db/rate-limit-store.ts`.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +23,13 @@ const datasetsRule: TableOwnership = {
 describe('the datasets table', () => {
   it('is queried only by datasets/dataset-queries.ts (and read by the search SQL)', () => {
     assert.deepEqual(checkTableOwnership(src, datasetsRule), []);
+  });
+});
+
+describe('the rate_limits table', () => {
+  // Decision 0017: the shared rate-limit windows are counted and swept in one file.
+  it('is queried only by db/rate-limit-store.ts', () => {
+    assert.deepEqual(checkTableOwnership(src, { table: 'rate_limits', owner: 'db/rate-limit-store.ts', rawReaders: [], exemptFolders: ['db/migrations/'] }), []);
   });
 });
 

@@ -5,17 +5,16 @@
  * Each test runs its own `redis-server` on a free port (never the shared one), kills and restarts it.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/core/config.js';
 import { createLogger } from '../../src/core/log.js';
 import { RedisCache } from '../../src/gateway/redis-cache.js';
 import { startGatewayServer, type RunningGateway } from '../../src/gateway-server.js';
+import { OwnRedis } from '../support/own-redis.js';
 import { freePort, pgliteDump } from '../support/test-server.js';
 import { insertDataset, newDatasetId, putZarrCopy, rawRequest, STORE } from './support.js';
 
@@ -23,57 +22,6 @@ const CHUNKS = 200;
 const NORMAL_MS = 200;
 /** CACHE_REDIS_TIMEOUT_MS of the gateway under test. */
 const TIMEOUT_MS = 300;
-
-/** A `redis-server` of this test's own, persisting every write (so a restart brings back what was there). */
-class OwnRedis {
-  #child: ChildProcess | undefined;
-  constructor(
-    readonly port: number,
-    readonly dir: string,
-  ) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', this.dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.#child = child;
-    let out = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000);
-      child.stdout!.on('data', (d: Buffer) => {
-        out += d;
-        if (out.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', () => reject(new Error(`redis-server exited: ${out}`)));
-    });
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    this.#child!.kill(signal);
-  }
-
-  async kill(): Promise<void> {
-    const child = this.#child!;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGKILL');
-    await exited;
-  }
-
-  async with<T>(fn: (r: Redis) => Promise<T>): Promise<T> {
-    const r = new Redis(this.url);
-    try {
-      return await fn(r);
-    } finally {
-      r.disconnect();
-    }
-  }
-}
 
 async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -1,0 +1,111 @@
+/**
+ * Which address a request is counted against. Behind a proxy every client has the proxy's address, so without
+ * `X-Forwarded-For` one client could lock everyone out of sign-in; believing the header from anyone would let a
+ * client pick a fresh address for every guess. Only hops inside TRUSTED_PROXIES are walked past.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { canonicalAddress, clientAddress, parseTrustedProxies } from '../../src/core/client-address.js';
+import { ConfigError, loadConfig } from '../../src/core/config.js';
+
+const proxies = parseTrustedProxies('10.0.0.0/8, 192.168.1.7, fd00::/8, ::ffff:172.16.0.0/108');
+
+describe('the client address', () => {
+  it('is the socket peer when no proxy is trusted, whatever X-Forwarded-For says', () => {
+    const none = parseTrustedProxies(undefined);
+    assert.equal(none.empty, true);
+    assert.equal(clientAddress('203.0.113.9', '198.51.100.1', none), '203.0.113.9');
+    assert.equal(clientAddress('10.1.2.3', '198.51.100.1', none), '10.1.2.3');
+  });
+
+  it('is the socket peer when the peer is not a trusted proxy (a client talking to the server directly)', () => {
+    assert.equal(clientAddress('203.0.113.9', '198.51.100.1, 10.0.0.5', proxies), '203.0.113.9');
+  });
+
+  it('is the rightmost untrusted hop: spoofed entries left of it are ignored', () => {
+    // The client sent "X-Forwarded-For: 1.1.1.1, 2.2.2.2"; nginx appended the address it saw.
+    assert.equal(clientAddress('10.0.0.2', '1.1.1.1, 2.2.2.2, 198.51.100.7', proxies), '198.51.100.7');
+  });
+
+  it('walks past every trusted hop, and stops at the first untrusted one', () => {
+    assert.equal(clientAddress('10.0.0.2', '1.1.1.1, 198.51.100.7, 10.9.9.9, 192.168.1.7', proxies), '198.51.100.7');
+    // 192.168.1.8 is not trusted (only .7 is): it is the client, though a trusted hop stands left of it.
+    assert.equal(clientAddress('10.0.0.2', '10.3.3.3, 192.168.1.8', proxies), '192.168.1.8');
+  });
+
+  it('is the leftmost entry when every hop is trusted', () => {
+    assert.equal(clientAddress('10.0.0.2', '10.0.0.9, 10.0.0.8', proxies), '10.0.0.9');
+  });
+
+  it('is the trusted peer itself when X-Forwarded-For is missing or empty', () => {
+    assert.equal(clientAddress('10.0.0.2', undefined, proxies), '10.0.0.2');
+    assert.equal(clientAddress('10.0.0.2', '', proxies), '10.0.0.2');
+  });
+
+  it('reads IPv6 peers, hops and ranges, in any spelling, and gives them in one canonical form', () => {
+    assert.equal(clientAddress('fd00::1', '2001:DB8:0:0::1', proxies), '2001:db8::1');
+    assert.equal(clientAddress('fd12:3456::9', '[2001:db8::2]:4711, fd00::7', proxies), '2001:db8::2');
+    assert.equal(clientAddress('2001:db8::5', '198.51.100.7', proxies), '2001:db8::5');
+  });
+
+  it('reads IPv4-mapped IPv6 addresses as the IPv4 address they map, for peers, hops and ranges', () => {
+    // A dual-stack listener reports IPv4 peers as ::ffff:a.b.c.d.
+    assert.equal(clientAddress('::ffff:10.0.0.2', '198.51.100.7', proxies), '198.51.100.7');
+    assert.equal(clientAddress('::ffff:203.0.113.9', undefined, proxies), '203.0.113.9');
+    assert.equal(clientAddress('10.0.0.2', '::ffff:198.51.100.7', proxies), '198.51.100.7');
+    // ::ffff:172.16.0.0/108 is 172.16.0.0/12.
+    assert.equal(clientAddress('172.20.1.1', '198.51.100.7', proxies), '198.51.100.7');
+    assert.equal(clientAddress('::ffff:172.20.1.1', '198.51.100.7', proxies), '198.51.100.7');
+  });
+
+  it('accepts ports, which some proxies write, and drops them', () => {
+    assert.equal(clientAddress('10.0.0.2', '198.51.100.7:51234', proxies), '198.51.100.7');
+  });
+
+  it('ends the walk at the trusted hop that passed on an entry that is no address', () => {
+    for (const garbage of ['unknown', 'hello world', '1.2.3', '010.0.0.1', '0x7f.0.0.1', '1.2.3.4.5', '::g', '[::1', '1.2.3.4:99999999', '"1.2.3.4"', '999.1.1.1', '1.2.3.4/8']) {
+      assert.equal(clientAddress('10.0.0.2', garbage, proxies), '10.0.0.2', garbage);
+      assert.equal(clientAddress('10.0.0.2', `${garbage}, 10.0.0.3`, proxies), '10.0.0.3', garbage);
+    }
+    // An empty entry between commas is no address either.
+    assert.equal(clientAddress('10.0.0.2', '198.51.100.7,,10.0.0.3', proxies), '10.0.0.3');
+    // An untrusted hop found before the garbage is still the client.
+    assert.equal(clientAddress('10.0.0.2', 'garbage, 198.51.100.7', proxies), '198.51.100.7');
+  });
+
+  it('survives a huge header of trusted hops', () => {
+    const header = Array.from({ length: 5000 }, (_, i) => `10.0.${i % 250}.${i % 200}`).join(', ');
+    assert.equal(clientAddress('10.0.0.2', `198.51.100.7, ${header}`, proxies), '198.51.100.7');
+  });
+
+  it('is "unknown" when the socket has no address (a Unix socket), whatever the header says', () => {
+    assert.equal(clientAddress(undefined, '198.51.100.7', proxies), 'unknown');
+    assert.equal(clientAddress('', '198.51.100.7', proxies), 'unknown');
+  });
+});
+
+describe('canonicalAddress', () => {
+  it('gives one spelling per address, and undefined for anything else', () => {
+    assert.equal(canonicalAddress(' 2001:0DB8:0000::0001 '), '2001:db8::1');
+    assert.equal(canonicalAddress('fe80::1%eth0'), 'fe80::1');
+    assert.equal(canonicalAddress('[::1]'), '::1');
+    assert.equal(canonicalAddress('::ffff:127.0.0.1'), '127.0.0.1');
+    assert.equal(canonicalAddress('127.0.0.1:80'), '127.0.0.1');
+    assert.equal(canonicalAddress('127.1'), undefined);
+    assert.equal(canonicalAddress('localhost'), undefined);
+  });
+});
+
+describe('TRUSTED_PROXIES', () => {
+  it('takes CIDRs and single addresses of both families, and lists them canonically', () => {
+    assert.deepEqual(parseTrustedProxies(' 10.0.0.0/8 ,, 2001:DB8::/32,127.0.0.1 ,::1').cidrs, ['10.0.0.0/8', '2001:db8::/32', '127.0.0.1/32', '::1/128']);
+    assert.deepEqual(loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8' }).trustedProxies.cidrs, ['10.0.0.0/8']);
+    assert.equal(loadConfig({}).trustedProxies.empty, true);
+  });
+
+  it('refuses at start-up what is not a range, naming the setting and the entry', () => {
+    for (const bad of ['10.0.0.0/33', 'fd00::/129', '10.0.0.0/8/8', 'example.org', '10.0.0.0/', '10.0.0.0/-1', '10.0/8', '*']) {
+      assert.throws(() => loadConfig({ TRUSTED_PROXIES: `127.0.0.1, ${bad}` }), (err: unknown) => err instanceof ConfigError && err.setting === 'TRUSTED_PROXIES' && err.message.includes(bad), bad);
+    }
+  });
+});
