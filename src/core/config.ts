@@ -68,6 +68,8 @@ export interface Config {
   sandboxDatasetsMax: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
   objectSigningSecret: string | undefined;
+  /** CSP `frame-ancestors` of the viewer's `?embed=1`: `*` (any site, the default), `'none'`, or origins. */
+  viewerFrameAncestors: string[];
 }
 
 export class ConfigError extends Error {
@@ -153,6 +155,22 @@ function secretText(env: Env, name: string): string | undefined {
   return v;
 }
 
+/**
+ * A CSP `frame-ancestors` source list: `*`, `'self'`, `'none'` (alone), or origins such as
+ * `https://lab.example.org` and `https://*.example.org`, separated by spaces or commas. Default `*`.
+ */
+function frameAncestors(env: Env, name: string): string[] {
+  const sources = (text(env, name) ?? '*').split(/[\s,]+/).filter((s) => s !== '');
+  for (const s of sources) {
+    if (s === '*' || s === "'self'" || s === "'none'") continue;
+    if (!/^https?:\/\/(?:\*\.)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d{1,5})?$/.test(s)) {
+      throw new ConfigError(name, `expected *, 'self', 'none' or origins like https://lab.example.org, got "${s}"`);
+    }
+  }
+  if (sources.includes("'none'") && sources.length > 1) throw new ConfigError(name, "'none' goes alone");
+  return sources;
+}
+
 function optionalUrl(env: Env, name: string): string | undefined {
   return text(env, name) === undefined ? undefined : httpUrl(env, name, '');
 }
@@ -236,6 +254,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
+    viewerFrameAncestors: frameAncestors(env, 'VIEWER_FRAME_ANCESTORS'),
   };
 }
 
