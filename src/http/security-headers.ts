@@ -44,8 +44,8 @@ export function dataOrigins(config: Pick<Config, 'zarrCacheBaseUrl' | 'zarrPubli
 export function pagePolicy(config: Pick<Config, 'zarrCacheBaseUrl' | 'zarrPublicBaseUrl'>, options: { viewer: boolean; frameAncestors: string[] }) {
   return {
     defaultSrc: ["'self'"],
-    // Compiling WebAssembly needs 'wasm-unsafe-eval'; JavaScript eval stays off except under the viewer.
-    scriptSrc: ["'self'", options.viewer ? "'unsafe-eval'" : "'wasm-unsafe-eval'"],
+    // Only the viewer's pages compile WebAssembly and evaluate code; no page runs inline script.
+    scriptSrc: options.viewer ? ["'self'", "'unsafe-eval'"] : ["'self'"],
     styleSrc: ["'self'"],
     // `data:` for the empty favicon of the dataset pages (no /favicon.ico request).
     imgSrc: ["'self'", 'data:'],

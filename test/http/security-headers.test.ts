@@ -41,7 +41,7 @@ describe('security headers', () => {
       assert.match(res.headers.get('content-type') ?? '', /^text\/html/, p);
       const csp = directives(res.headers.get('content-security-policy'));
       assert.equal(csp.get('default-src'), "'self'", p);
-      assert.equal(csp.get('script-src'), "'self' 'wasm-unsafe-eval'", `${p}: no inline script, no eval`);
+      assert.equal(csp.get('script-src'), "'self'", `${p}: no inline script, no eval`);
       assert.equal(csp.get('style-src'), "'self'", `${p}: no inline style`);
       assert.equal(csp.get('connect-src'), `'self' ${server.url} https://data.example.org`, p);
       assert.equal(csp.get('frame-ancestors'), "'none'", p);
