@@ -10,6 +10,7 @@ import { NdsError } from './core/errors.js';
 import type { AppEnv, ServerDeps } from './http/app-env.js';
 import { handleError } from './http/error-handler.js';
 import { noStore } from './http/no-store.js';
+import { securityHeaders } from './http/security-headers.js';
 import { mountRoutes, route, type Route } from './http/route.js';
 import { accountRoutes } from './routes/account-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
@@ -106,6 +107,9 @@ export function createApp(deps: ServerDeps): Hono<AppEnv> {
     if (gatewayHost !== null && c.req.header('host')?.toLowerCase() === gatewayHost) return gateway.fetch(c.req.raw, c.env);
     await next();
   });
+
+  // Content-Security-Policy, framing, nosniff, referrer and HSTS of every answer but the gateway's.
+  app.use(securityHeaders(deps.config));
 
   // Answers of these routes can carry keys, codes or account state: never cached.
   app.use('/auth/*', noStore());

@@ -91,12 +91,12 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
  */
 function failed(deps: Deps, req: IncomingMessage, res: ServerResponse, err: unknown): void {
   if (err instanceof NdsError) {
-    if (!res.headersSent) res.writeHead(err.status, { ...err.headers, 'content-type': 'application/json', 'cache-control': 'no-store' });
+    if (!res.headersSent) res.writeHead(err.status, { ...err.headers, 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
     res.end(JSON.stringify(err.toBody()));
     return;
   }
   deps.log.error({ err, path: req.url }, 'gateway request failed');
-  if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+  if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json', 'x-content-type-options': 'nosniff' });
   res.end(JSON.stringify({ error: 'internal_error', message: 'Something went wrong on our side.', details: [] }));
 }
 

@@ -73,6 +73,8 @@ export interface Config {
   trustedProxies: TrustedProxies;
   /** Where rate limits are counted (RATE_LIMIT_REDIS_URL); undefined = the database. */
   rateLimitRedisUrl: string | undefined;
+  /** CSP `frame-ancestors` of the viewer's `?embed=1`: `*` (any site, the default), `'none'`, or origins. */
+  viewerFrameAncestors: string[];
 }
 
 export class ConfigError extends Error {
@@ -156,6 +158,22 @@ function secretText(env: Env, name: string): string | undefined {
   const v = text(env, name);
   if (v !== undefined && v.length < 16) throw new ConfigError(name, 'expected at least 16 characters');
   return v;
+}
+
+/**
+ * A CSP `frame-ancestors` source list: `*`, `'self'`, `'none'` (alone), or origins such as
+ * `https://lab.example.org` and `https://*.example.org`, separated by spaces or commas. Default `*`.
+ */
+function frameAncestors(env: Env, name: string): string[] {
+  const sources = (text(env, name) ?? '*').split(/[\s,]+/).filter((s) => s !== '');
+  for (const s of sources) {
+    if (s === '*' || s === "'self'" || s === "'none'") continue;
+    if (!/^https?:\/\/(?:\*\.)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d{1,5})?$/.test(s)) {
+      throw new ConfigError(name, `expected *, 'self', 'none' or origins like https://lab.example.org, got "${s}"`);
+    }
+  }
+  if (sources.includes("'none'") && sources.length > 1) throw new ConfigError(name, "'none' goes alone");
+  return sources;
 }
 
 function optionalUrl(env: Env, name: string): string | undefined {
@@ -253,6 +271,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
     trustedProxies,
     rateLimitRedisUrl,
+    viewerFrameAncestors: frameAncestors(env, 'VIEWER_FRAME_ANCESTORS'),
   };
 }
 

@@ -55,7 +55,7 @@ export async function createDataset(db: Kysely<Database>, user: User, input: New
     if (sandbox) throw new NdsError('bad_request', { message: 'A sandbox dataset is always private.' });
   }
   const externalIds = input.external_ids ?? [];
-  await assertExternalIdsFree(db, externalIds, undefined);
+  await assertExternalIdsFree(db, externalIds, undefined, user);
   // The owner's row is locked while sandbox datasets are counted, so concurrent creations cannot pass the cap together.
   const id = await db.transaction().execute(async (trx) => {
     if (sandbox && !isAdmin(user)) {

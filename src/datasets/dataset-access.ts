@@ -22,7 +22,7 @@ export function isAdmin(user: User | undefined): boolean {
   return !!user && hasRole(user, 'admin');
 }
 
-export function canSee(user: User | undefined, dataset: DatasetRow): boolean {
+export function canSee(user: User | undefined, dataset: Pick<DatasetRow, 'visibility' | 'owner_id'>): boolean {
   return dataset.visibility === 'public' || (!!user && (user.id === dataset.owner_id || isAdmin(user)));
 }
 

@@ -83,11 +83,15 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/** The id of a dataset (other than `exceptId`) that already claims `externalId`; `undefined` when none does. */
-export async function datasetClaimingExternalId(db: Kysely<Database>, externalId: string, exceptId: string | undefined): Promise<string | undefined> {
-  let q = db.selectFrom('datasets').select('id').where((eb) => eb(eb.val(externalId), '=', eb.fn.any('external_ids')));
+/** The dataset (other than `exceptId`) that already claims `externalId`, with who may see it; `undefined` when none does. */
+export async function datasetClaimingExternalId(
+  db: Kysely<Database>,
+  externalId: string,
+  exceptId: string | undefined,
+): Promise<Pick<DatasetRow, 'id' | 'visibility' | 'owner_id'> | undefined> {
+  let q = db.selectFrom('datasets').select(['id', 'visibility', 'owner_id']).where((eb) => eb(eb.val(externalId), '=', eb.fn.any('external_ids')));
   if (exceptId) q = q.where('id', '!=', exceptId);
-  return (await q.executeTakeFirst())?.id;
+  return q.executeTakeFirst();
 }
 
 /** The dataset whose `source_repo` or `external_ids` names one of `keys` (already normalized, lower case). */

@@ -26,7 +26,7 @@ export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 
     if (!isAdmin(actor.user)) throw new NdsError('admin_required', { message: 'Only an administrator may make a public dataset private.' });
     madePrivate = true;
   }
-  if (patch.external_ids) await assertExternalIdsFree(db, patch.external_ids, id);
+  if (patch.external_ids) await assertExternalIdsFree(db, patch.external_ids, id, actor.user);
   const changes = {
     ...(patch.name !== undefined && { name: patch.name }),
     ...(patch.description !== undefined && { description: patch.description }),

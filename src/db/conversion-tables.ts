@@ -21,8 +21,17 @@ export interface ConversionJobsTable {
   error: string | null;
 }
 
+/** A GitHub delivery already taken (`conversion/github-deliveries.ts` owns the table). */
+export interface GithubDeliveriesTable {
+  body_sha256: string;
+  /** `X-GitHub-Delivery`; null when the delivery had none. */
+  delivery_id: string | null;
+  received_at: Timestamp;
+}
+
 export interface ConversionTables {
   conversion_jobs: ConversionJobsTable;
+  github_deliveries: GithubDeliveriesTable;
 }
 
 export type ConversionJob = Selectable<ConversionJobsTable>;

@@ -38,6 +38,8 @@ export function objectHeaders(info: ObjectInfo, path: string): Record<string, st
     'last-modified': info.lastModified.toUTCString(),
     'cache-control': policy.cacheControl,
     'accept-ranges': 'bytes',
+    // A stored object is read as the type given here, never sniffed as something a browser would run.
+    'x-content-type-options': 'nosniff',
   };
 }
 
@@ -83,5 +85,5 @@ export function errorAnswer(code: ErrorCode, headers: HeaderList, details: strin
     body = Buffer.from(JSON.stringify({ error: code, message: spec.message, details }));
     if (memo) errorBodies.set(memo, body);
   }
-  return { status: spec.status, headers: [...headers, 'content-type', 'application/json', 'content-length', String(body.length)], body };
+  return { status: spec.status, headers: [...headers, 'content-type', 'application/json', 'x-content-type-options', 'nosniff', 'content-length', String(body.length)], body };
 }

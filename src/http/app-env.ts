@@ -39,5 +39,7 @@ export interface AppEnv {
     deps: ServerDeps;
     requestId: string;
     caller?: Caller;
+    /** Set by a page of the signal viewer (`security-headers.ts` `servesViewer`); `embed`: other sites may frame it. */
+    viewerPage?: 'page' | 'embed';
   };
 }

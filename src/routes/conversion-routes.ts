@@ -4,14 +4,13 @@
  */
 import { createHmac } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
-import { constantTimeEqual } from '../core/secrets.js';
+import { constantTimeEqual, sha256Hex } from '../core/secrets.js';
 import { NdsError } from '../core/errors.js';
 import { jsonResponse } from '../http/openapi-helpers.js';
 import { bodyMedia, readBodyBytes, type BodyMedia } from '../http/request-input.js';
 import { route, type Route } from '../http/route.js';
-import { findDatasetByRepository } from '../datasets/dataset-queries.js';
-import { dispatchConversion } from '../conversion/dispatch.js';
-import { decidePush, repositoryKeys, type PushPayload } from '../conversion/push-rule.js';
+import { takeGithubDelivery } from '../conversion/github-push.js';
+import type { PushPayload } from '../conversion/push-rule.js';
 import { regenerateZarr, zarrStatus, zarrSweepList } from '../conversion/zarr-administration.js';
 import { recordZarrReady } from '../conversion/zarr-ready.js';
 import { readConversionFailures } from '../formats/zarr/conversion-failures.js';
@@ -63,7 +62,7 @@ export const conversionRoutes: Route[] = [
   route({
     method: 'post',
     path: '/webhooks/github',
-    summary: 'Push notification from GitHub (X-Hub-Signature-256); dispatches a conversion per the push rule',
+    summary: 'Push notification from GitHub (X-Hub-Signature-256); dispatches a conversion per the push rule. A replay of a delivery (its X-GitHub-Delivery id or its body seen in the last three days) answers `duplicate_delivery`',
     access: 'none',
     rawBody: 'the payload GitHub signed: JSON, or a form with the JSON in `payload`',
     responses: { 200: jsonResponse(z.object({ dispatched: z.boolean(), reason: z.string() }), 'What was decided') },
@@ -76,15 +75,17 @@ export const conversionRoutes: Route[] = [
       if (!verifyGithubSignature(secret, raw, c.req.header('x-hub-signature-256'))) {
         throw new NdsError('unauthorized', { message: 'The X-Hub-Signature-256 signature does not match.' });
       }
-      const event = c.req.header('x-github-event');
-      if (event === 'ping') return c.json({ dispatched: false, reason: 'ping' }, 200);
-      const payload = githubPayload(raw, media) as PushPayload;
-      if (!payload || typeof payload !== 'object') throw new NdsError('validation_failed', { details: ['body: expected an object'] });
-      const dataset = event === 'push' ? await findDatasetByRepository(deps.db, repositoryKeys(payload.repository)) : undefined;
-      const decision = decidePush(event, payload, dataset !== undefined);
-      if (!decision.dispatched || !dataset) return c.json({ dispatched: false, reason: decision.reason }, 200);
-      await dispatchConversion(deps, { datasetId: dataset.id, ref: payload.after ?? 'main', full: false, reason: 'push' });
-      return c.json({ dispatched: true, reason: decision.reason, dataset_id: dataset.id }, 200);
+      const answer = await takeGithubDelivery(deps, {
+        bodySha256: sha256Hex(raw),
+        deliveryId: c.req.header('x-github-delivery')?.slice(0, 200),
+        event: c.req.header('x-github-event'),
+        payload: () => {
+          const payload = githubPayload(raw, media) as PushPayload;
+          if (!payload || typeof payload !== 'object') throw new NdsError('validation_failed', { details: ['body: expected an object'] });
+          return payload;
+        },
+      });
+      return c.json(answer, 200);
     },
   }),
 

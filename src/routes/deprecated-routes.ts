@@ -1,6 +1,7 @@
 /**
  * The legacy account routes of old clients (docs/api.md): password sign-up,
- * resending the verification, retrieving a key by email and password, and regenerating one by a mailed link.
+ * resending the verification, retrieving a key by email and password, and regenerating one by a mailed link
+ * (whose GET only shows a button: the POST mints).
  * Each deprecated answer says so (RFC 9745 `Deprecation`) and links its successor (RFC 8288 `Link`).
  * `/auth/resend-verification` is not deprecated.
  */
@@ -25,6 +26,7 @@ const SENT = 'If that address belongs to an account that can use it, a mail is o
 const KeyGrant = z.object({ api_key: z.string(), key: KeySchema, user: UserSchema });
 const Sent = z.object({ ok: z.literal(true), message: z.string() });
 const TokenQuery = z.object({ token: z.string().max(200).default('') });
+const TokenBody = z.object({ token: z.string().max(200) });
 
 /** A route that mails a link or a code to an address: the same answer whether or not the address can use it. */
 function mailingRoute(path: string, summary: string, send: typeof resendVerification, successor?: string): Route {
@@ -85,29 +87,16 @@ export const deprecatedRoutes: Route[] = [
 
   mailingRoute('/auth/request-key-regeneration', 'Mail a one-time link that mints a new key (deprecated: use the device flow)', requestKeyRegeneration, '/auth/device/start'),
 
+  // A mailed link is opened by mail scanners as well as people (`Accept: */*` or anything else): its GET only
+  // shows a button, and nothing but the POST of that button (or of a JSON client) uses the link.
   route({
     method: 'get',
     path: '/auth/confirm-key-regeneration',
     deprecated: { successor: '/auth/device/start' },
-    summary: 'Use a mailed key-regeneration link (deprecated). A JSON client gets the new key; a browser gets a page whose button posts the token, so that mail scanners cannot use up the link',
+    summary: 'The page of a mailed key-regeneration link (deprecated): a button that posts the token. Whatever the request accepts, a GET mints nothing and leaves the link usable',
     access: 'none',
     query: TokenQuery,
-    responses: { 200: jsonResponse(KeyGrant, 'A new key, shown once'), 410: errorResponses[404] },
-    handler: async (c, { query }) => {
-      const { db, clock } = c.var.deps;
-      const { user, minted } = await confirmKeyRegeneration(db, query.token, clock.now());
-      return c.json({ api_key: minted.apiKey, key: presentApiKey(minted.row, minted.row.id), user: presentUser(user) }, 200);
-    },
-  }),
-
-  route({
-    method: 'get',
-    path: '/auth/confirm-key-regeneration',
-    page: true,
-    deprecated: { successor: '/auth/device/start' },
-    summary: 'The page of a mailed key-regeneration link: a button that posts the token',
-    access: 'none',
-    query: TokenQuery,
+    responses: { 200: { description: 'The confirmation page (HTML)', content: { 'text/html': { schema: z.string() } } } },
     handler: async (c, { query }) => {
       const { db, clock } = c.var.deps;
       return c.html(confirmKeyRegenerationPage(query.token, await isKeyRegenerationLinkLive(db, query.token, clock.now())), 200);
@@ -118,9 +107,25 @@ export const deprecatedRoutes: Route[] = [
     method: 'post',
     path: '/auth/confirm-key-regeneration',
     deprecated: { successor: '/auth/device/start' },
+    summary: 'Use a mailed key-regeneration link (deprecated): mints the new key, once, and revokes the earlier legacy key',
+    access: 'none',
+    body: { schema: TokenBody, media: ['json', 'form'] },
+    responses: { 200: jsonResponse(KeyGrant, 'A new key, shown once'), 410: errorResponses[404] },
+    handler: async (c, { body }) => {
+      refuseForeignOrigin(c);
+      const { db, clock } = c.var.deps;
+      const { user, minted } = await confirmKeyRegeneration(db, body.token, clock.now());
+      return c.json({ api_key: minted.apiKey, key: presentApiKey(minted.row, minted.row.id), user: presentUser(user) }, 200);
+    },
+  }),
+
+  route({
+    method: 'post',
+    path: '/auth/confirm-key-regeneration',
+    page: true,
+    deprecated: { successor: '/auth/device/start' },
     summary: "The page's button: mints the new key and shows it once",
     access: 'none',
-    undocumented: true,
     body: { schema: FormFields, media: ['form', 'json'], optional: true },
     handler: async (c, { body }) => {
       refuseForeignOrigin(c);

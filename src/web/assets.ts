@@ -1,6 +1,10 @@
-/** Static assets of the pages: one small stylesheet, served with a content hash as its ETag. */
+/**
+ * Static assets of the pages: their style sheets, served with a content hash as their ETag. Pages carry no
+ * inline style (the Content-Security-Policy of docs/security.md allows none), so all of it is here.
+ */
 import { sha256Hex } from '../core/secrets.js';
 import { route, type Route } from '../http/route.js';
+import { VIEWER_CSS, viewerStylesheetPath } from './viewer-css.js';
 
 
 const CSS = `
@@ -39,6 +43,7 @@ dl.facts dd { margin: 0; }
 form.stack.wide { max-width: none; }
 section.card > h2:first-child { margin-top: .25rem; }
 header.top nav { display: flex; gap: 1rem; flex-wrap: wrap; justify-content: flex-end; }
+.notice .flush { margin: 0; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .lead { font-size: 1.05rem; margin: 0 0 1rem; }
 form.search { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; margin: 0 0 1rem; }
@@ -73,21 +78,26 @@ ul.actions-needed { margin: 0; padding-left: 1.1rem; }
 }
 `.trimStart();
 
-const ETAG = `"${sha256Hex(CSS).slice(0, 16)}"`;
-
-export const assetRoutes: Route[] = [
-  route({
+/** A style sheet at `path`, cached an hour and revalidated by its content hash. */
+function stylesheetRoute(path: string, css: string, summary: string): Route {
+  const etag = `"${sha256Hex(css).slice(0, 16)}"`;
+  return route({
     method: 'get',
-    path: '/assets/nds.css',
-    summary: "The pages' style sheet",
+    path,
+    summary,
     access: 'none',
     undocumented: true,
     handler: (c) => {
-      c.header('ETag', ETAG);
+      c.header('ETag', etag);
       c.header('Cache-Control', 'public, max-age=3600');
-      if (c.req.header('if-none-match') === ETAG) return c.body(null, 304);
+      if (c.req.header('if-none-match') === etag) return c.body(null, 304);
       c.header('Content-Type', 'text/css; charset=utf-8');
-      return c.body(CSS);
+      return c.body(css);
     },
-  }),
+  });
+}
+
+export const assetRoutes: Route[] = [
+  stylesheetRoute('/assets/nds.css', CSS, "The pages' style sheet"),
+  stylesheetRoute(viewerStylesheetPath, VIEWER_CSS, "The dataset pages' and the viewer's style sheet"),
 ];

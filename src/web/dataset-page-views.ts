@@ -6,52 +6,10 @@ import type { StoreMetadata } from './dataset-page-data.js';
 import { zarrState } from './dataset-cards.js';
 import { html, SafeHtml } from './html.js';
 import { viewerScriptPath } from './viewer-bundle.js';
+import { viewerStylesheetPath } from './viewer-css.js';
 
-export const viewerStyle = html`<style>
-main { max-width: 82rem; }
-.viewer { outline: none; background: #fff; border: 1px solid var(--line, #d8dee4); border-radius: 6px; padding: .5rem; }
-.viewer:focus-visible { border-color: var(--accent, #1f5fbf); }
-.viewer-bar { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-bottom: .4rem; font-size: .9rem; }
-.viewer-bar label { display: flex; gap: .4rem; align-items: center; }
-.viewer-bar button { padding: .2rem .6rem; }
-.viewer-bar [hidden] { display: none; }
-.viewer-bar select, .viewer-bar input { font-size: .85rem; }
-.viewer-tools { display: contents; }
-.viewer-scales { display: inline-flex; gap: .6rem; align-items: center; }
-.viewer-scales > span { display: inline-flex; gap: .25rem; align-items: center; }
-.viewer-scales button { padding: 0 .35rem; }
-.viewer-lines { font-size: .85rem; min-height: 1.3em; display: flex; gap: 1rem; flex-wrap: wrap; }
-.viewer-status, .viewer-note { color: var(--muted, #5f6b76); }
-.viewer-note { color: #9a5b00; }
-.viewer-readout { font-variant-numeric: tabular-nums; }
-.viewer-main { display: flex; gap: .5rem; }
-.viewer-plot { position: relative; flex: 1; min-width: 0; }
-.viewer-plot canvas { display: block; width: 100%; height: 560px; }
-.viewer-traces { cursor: grab; }
-.viewer-overlay { position: absolute; inset: 0; pointer-events: none; }
-.viewer-panel { width: 17rem; max-height: 560px; overflow: auto; font-size: .85rem; border-left: 1px solid var(--line, #d8dee4); padding-left: .5rem; }
-.viewer-panel table { width: 100%; border-collapse: collapse; }
-.viewer-panel td { padding: .1rem .3rem; cursor: pointer; white-space: nowrap; }
-.viewer-panel tr[aria-current] td { background: #fff3e0; }
-.viewer-panel label { display: block; }
-.viewer-spectrum { display: flex; flex-wrap: wrap; gap: .5rem; margin-top: .4rem; }
-.viewer-spectrum-head { width: 100%; font-size: .85rem; }
-.viewer-spectrum canvas { height: 260px; flex: 1 1 20rem; min-width: 0; }
-.viewer-help { position: absolute; top: 3rem; left: 50%; transform: translateX(-50%); background: #fff; border: 1px solid #888; border-radius: 6px; padding: .5rem 1rem; box-shadow: 0 4px 20px #0003; z-index: 5; }
-.viewer-help dl { display: grid; grid-template-columns: auto auto; gap: .1rem 1rem; margin: 0; }
-.viewer-help dt { font-family: monospace; }
-.viewer { position: relative; }
-.viewer:fullscreen { padding: .5rem; overflow: auto; }
-.viewer:fullscreen .viewer-plot canvas { height: calc(100vh - 7rem); }
-.viewer-embed { margin: 0; }
-.viewer-embed .viewer { border: 0; }
-.viewer [hidden] { display: none !important; }
-.notice.private { color: #6b4e00; border-color: #d4a72c; background: #fff8e1; }
-.failures { background: #fff; border: 1px solid var(--bad, #b42318); border-radius: 6px; padding: .25rem 1rem; margin: 1rem 0; }
-.failures h2 { color: var(--bad, #b42318); }
-.failures li { margin: .4rem 0; overflow-wrap: anywhere; }
-.failures .code { font-family: ui-monospace, Menlo, monospace; font-size: .85rem; color: var(--bad, #b42318); }
-</style>
+/** The head of the dataset pages: the viewer's style sheet (no inline style: docs/security.md) and an empty icon. */
+export const viewerStyle = html`<link rel="stylesheet" href="${viewerStylesheetPath}">
 <link rel="icon" href="data:,">`;
 
 export function datasetListBody(datasets: Dataset[]): SafeHtml {

@@ -5,6 +5,7 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { DATASET_PATH } from '../http/paths.js';
+import { servesViewer } from '../http/security-headers.js';
 import { route, type Route } from '../http/route.js';
 import { conversionFailuresOf } from '../formats/zarr/conversion-failures.js';
 import { canManage } from '../datasets/dataset-access.js';
@@ -47,7 +48,12 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
   const input = { dataset, index, selected, group, metadata, failures, readGrant, manage: canManage(user, dataset), zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` };
   // A private page carries a grant: never kept by a shared cache.
   if (dataset.visibility === 'private') c.header('Cache-Control', 'private, no-store');
-  if (c.req.query('embed') === '1' && (dataset.visibility === 'public' || readGrant)) return c.html(embeddedViewerPage(input, head));
+  if (c.req.query('embed') === '1' && (dataset.visibility === 'public' || readGrant)) {
+    // The viewer alone has no control that changes anything: other sites may frame it (VIEWER_FRAME_ANCESTORS).
+    servesViewer(c, { embed: true });
+    return c.html(embeddedViewerPage(input, head));
+  }
+  servesViewer(c, { embed: false });
   const body = datasetDetailBody(input);
   return c.html(page({ title: dataset.name, username: user?.username, body, head }));
 }

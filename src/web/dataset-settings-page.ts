@@ -55,7 +55,7 @@ interface SettingsView {
 }
 
 function errorBlock(message: string, details: string[] = []): SafeHtml {
-  return html`<div class="notice error" role="alert"><p style="margin:0">${message}</p>${details.length ? html`<ul>${details.map((d) => html`<li>${d}</li>`)}</ul>` : ''}</div>`;
+  return html`<div class="notice error" role="alert"><p class="flush">${message}</p>${details.length ? html`<ul>${details.map((d) => html`<li>${d}</li>`)}</ul>` : ''}</div>`;
 }
 
 function settingsBody(view: SettingsView): SafeHtml {

@@ -97,7 +97,8 @@ describe('legacy account routes', () => {
     assert.equal((await res.json()).error, 'account_pending');
   });
 
-  it('key regeneration: the mailed link shows a button in a browser, and works exactly once', async () => {
+  /** Asks for a key-regeneration link for a new verified account; its token, and a count of the account's live keys. */
+  async function regenerationLink() {
     const account = await createAccount(server, { status: 'verified' });
     freshWindow();
     const asked = await post('/auth/request-key-regeneration', { email: account.user.email });
@@ -106,23 +107,55 @@ describe('legacy account routes', () => {
     const mail = await latestMailTo(server.dataDir, account.user.email);
     const link = /(http\S+confirm-key-regeneration\?token=\S+)/.exec(mail.text)?.[1];
     assert.ok(link, mail.text);
+    const liveKeys = async () =>
+      (await server.deps.db.selectFrom('api_keys').select('id').where('user_id', '=', account.user.id).where('revoked_at', 'is', null).execute()).length;
+    return { account, link, token: new URL(link).searchParams.get('token')!, liveKeys };
+  }
 
-    // A browser (or a mail scanner) opening the link gets a page and uses nothing up.
-    const page = await fetch(link, { headers: { accept: 'text/html' } });
-    assert.equal(page.status, 200);
-    assertDeprecated(page, '/auth/device/start');
-    assert.match(await page.text(), /Show my new key/);
+  it('a GET of the mailed link, whatever it accepts (a mail scanner sends */*), shows the confirmation page and mints nothing', async () => {
+    const { link, liveKeys } = await regenerationLink();
+    const before = await liveKeys();
+    for (const accept of ['*/*', 'application/json', 'text/html', undefined]) {
+      const res = await fetch(link, { headers: accept === undefined ? {} : { accept } });
+      assert.equal(res.status, 200, `Accept: ${accept}`);
+      assertDeprecated(res, '/auth/device/start');
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/, `Accept: ${accept}`);
+      const text = await res.text();
+      assert.match(text, /Show my new key/, `Accept: ${accept}`);
+      assert.doesNotMatch(text, /nds_[A-Za-z0-9_-]{20,}/, 'no key in the page');
+    }
+    assert.equal(await liveKeys(), before, 'no key was minted by the GETs');
+  });
 
-    const used = await fetch(link, { headers: { accept: 'application/json' } });
+  it('after a scanner\'s GET, the page\'s POST from the own origin mints the key once; the link is then used up', async () => {
+    const { account, link, token, liveKeys } = await regenerationLink();
+    assert.equal((await fetch(link, { headers: { accept: '*/*' } })).status, 200);
+    const form = (origin: string) =>
+      fetch(`${server.url}/auth/confirm-key-regeneration`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', origin }, body: `token=${token}` });
+    const shown = await form(server.url);
+    assert.equal(shown.status, 200);
+    assertDeprecated(shown, '/auth/device/start');
+    const key = /id="new-key">(nds_[A-Za-z0-9_-]+)</.exec(await shown.text())?.[1];
+    assert.ok(key);
+    const me = await fetch(`${server.url}/users/me`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal((await me.json()).username, account.user.username);
+    assert.equal(await liveKeys(), 2, 'the test key and the new one');
+    assert.equal((await form(server.url)).status, 410);
+    assert.match(await (await fetch(link, { headers: { accept: 'text/html' } })).text(), /not valid/);
+  });
+
+  it('a JSON client posts the token and gets the key as JSON, once', async () => {
+    const { account, token } = await regenerationLink();
+    const used = await post('/auth/confirm-key-regeneration', { token }, { accept: 'application/json' });
     assert.equal(used.status, 200);
+    assertDeprecated(used, '/auth/device/start');
     const grant = await used.json();
     assert.match(grant.api_key, /^nds_/);
     assert.equal(grant.user.username, account.user.username);
-    const again = await fetch(link, { headers: { accept: 'application/json' } });
+    const again = await post('/auth/confirm-key-regeneration', { token }, { accept: 'application/json' });
     assert.equal(again.status, 410);
     assert.equal((await again.json()).error, 'link_invalid');
     assertDeprecated(again, '/auth/device/start');
-    assert.match(await (await fetch(link, { headers: { accept: 'text/html' } })).text(), /not valid/);
   });
 
   it('the button of the link page posts the token and shows the key once; a foreign Origin is refused', async () => {
@@ -131,8 +164,10 @@ describe('legacy account routes', () => {
     await post('/auth/request-key-regeneration', { email: account.user.email });
     const token = /token=(\S+)/.exec((await latestMailTo(server.dataDir, account.user.email)).text)![1];
     const form = (origin: string) =>
-      fetch(`${server.url}/auth/confirm-key-regeneration`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin }, body: `token=${token}` });
+      fetch(`${server.url}/auth/confirm-key-regeneration`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', origin }, body: `token=${token}` });
     assert.equal((await form('https://evil.example')).status, 403);
+    const json = await post('/auth/confirm-key-regeneration', { token }, { origin: 'https://evil.example' });
+    assert.equal(json.status, 403, 'a foreign page cannot drive the JSON variant either');
     const shown = await form(server.url);
     assert.equal(shown.status, 200);
     const key = /id="new-key">(nds_[A-Za-z0-9_-]+)</.exec(await shown.text())?.[1];

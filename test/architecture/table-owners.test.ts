@@ -33,6 +33,12 @@ describe('the rate_limits table', () => {
   });
 });
 
+describe('the github_deliveries table', () => {
+  it('is queried only by conversion/github-deliveries.ts', () => {
+    assert.deepEqual(checkTableOwnership(src, { table: 'github_deliveries', owner: 'conversion/github-deliveries.ts', rawReaders: [], exemptFolders: ['db/migrations/'] }), []);
+  });
+});
+
 describe('the table-owner check itself', () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'nds-owners-'));
   after(() => rmSync(root, { recursive: true, force: true }));

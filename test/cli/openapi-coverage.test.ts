@@ -80,6 +80,7 @@ export const exemptRoutes: Record<string, string> = {
   'POST /auth/retrieve-key': 'deprecated: clients from before the device flow',
   'POST /auth/request-key-regeneration': 'a link sent by email, opened in the browser',
   'GET /auth/confirm-key-regeneration': 'a link sent by email, opened in the browser',
+  'POST /auth/confirm-key-regeneration': "the button of the mailed link's page in the browser",
   'POST /datasets/{id}/upload-credentials': 'S3 credentials for third-party tools (aws s3, rclone); `nds datasets upload` uses upload-urls',
   'POST /webhooks/github': 'machine to machine: GitHub push events',
   'POST /webhooks/zarr-ready': 'machine to machine: a conversion runner reports a finished copy',

@@ -4,11 +4,14 @@
  * examples (@octokit/webhooks-examples), signed by GitHub's signing code (@octokit/webhooks-methods).
  */
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { sign } from '@octokit/webhooks-methods';
 import { createRequire } from 'node:module';
 import type { WebhookDefinition } from '@octokit/webhooks-examples';
 import { createAccount } from '../support/accounts.js';
+import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 const SECRET = 'gh-form-secret';
@@ -93,5 +96,122 @@ describe('GitHub webhook deliveries: JSON and form-encoded', () => {
     const res = await deliver('push', asJson(examplesOf('push')[0]), 'text/plain');
     assert.equal(res.status, 415);
     assert.equal(res.body.error, 'unsupported_media_type');
+  });
+});
+
+/**
+ * A signed delivery is a bearer of its own authority: anyone who saw one (a proxy log, a leaked request) could
+ * send it again. Each delivery is remembered by its `X-GitHub-Delivery` id and by its body (the id is not
+ * signed), so a replay dispatches nothing. Dispatches go to a local server speaking GitHub's repository
+ * dispatch API, which counts them: every dispatch is one request there, with nothing to coalesce it.
+ */
+describe('GitHub webhook deliveries: replays', () => {
+  let server: TestServer;
+  let github: Server;
+  let dispatches = 0;
+  let failNext = false;
+
+  before(async () => {
+    github = createServer((req, res) => {
+      req.resume();
+      if (req.method === 'POST' && req.url === '/repos/test-org/conversions/dispatches') {
+        if (failNext) {
+          failNext = false;
+          res.writeHead(502).end();
+          return;
+        }
+        dispatches++;
+        res.writeHead(204).end();
+        return;
+      }
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => github.listen(0, '127.0.0.1', resolve));
+    const githubUrl = `http://127.0.0.1:${(github.address() as AddressInfo).port}`;
+    server = await startTestServer({
+      env: { GITHUB_WEBHOOK_SECRET: SECRET, CONVERSION_DISPATCH: 'github', GITHUB_DISPATCH_REPO: 'test-org/conversions', GITHUB_TOKEN: 'test-token', GITHUB_API_URL: githubUrl },
+    });
+    const owner = await createAccount(server, { role: 'admin' });
+    await insertDatasetRows(server.deps.db, { id: 'nd000162', name: 'Hello World', owner_id: owner.user.id, visibility: 'public', external_ids: ['github:codertocat/hello-world'] });
+  });
+  after(async () => {
+    await server?.close();
+    await new Promise((resolve) => github?.close(resolve));
+  });
+
+  let pushes = 0;
+  /** One of GitHub's push examples, made a push to `main` that changed a recording (a new one each call). */
+  function dataPush(): string {
+    const payload = structuredClone(examplesOf('push')[0]) as Record<string, unknown>;
+    pushes++;
+    payload.ref = 'refs/heads/main';
+    payload.after = pushes.toString(16).padStart(40, '0');
+    payload.commits = [{ id: payload.after, added: [], removed: [], modified: [`sub-${pushes}/eeg/sub-${pushes}_task-rest_eeg.edf`] }];
+    return JSON.stringify(payload);
+  }
+
+  async function deliver(body: string, delivery: string | undefined) {
+    const res = await fetch(`${server.url}/webhooks/github`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': await sign(SECRET, body), ...(delivery ? { 'x-github-delivery': delivery } : {}) },
+      body,
+    });
+    return { status: res.status, body: await res.json() };
+  }
+
+  it('a replay of a delivery (same X-GitHub-Delivery) answers duplicate_delivery and dispatches nothing', async () => {
+    const body = dataPush();
+    const first = await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000001');
+    assert.deepEqual(first, { status: 200, body: { dispatched: true, reason: 'data_changed', dataset_id: 'nd000162' } });
+    assert.equal(dispatches, 1);
+    const replay = await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000001');
+    assert.deepEqual(replay, { status: 200, body: { dispatched: false, reason: 'duplicate_delivery' } });
+    assert.equal(dispatches, 1);
+  });
+
+  it('many concurrent replays of one delivery dispatch exactly once', async () => {
+    const body = dataPush();
+    const before = dispatches;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000002')));
+    assert.ok(answers.every((a) => a.status === 200));
+    assert.equal(answers.filter((a) => a.body.dispatched === true).length, 1);
+    assert.equal(answers.filter((a) => a.body.reason === 'duplicate_delivery').length, 19);
+    assert.equal(dispatches, before + 1);
+  });
+
+  it('the same signed body under another delivery id, or none, is a replay too (the id is not signed)', async () => {
+    const body = dataPush();
+    const before = dispatches;
+    assert.equal((await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000003')).body.dispatched, true);
+    assert.deepEqual((await deliver(body, 'f0c1a2b3-0000-11ee-8000-00000000ffff')).body, { dispatched: false, reason: 'duplicate_delivery' });
+    assert.deepEqual((await deliver(body, undefined)).body, { dispatched: false, reason: 'duplicate_delivery' });
+    assert.equal(dispatches, before + 1);
+    // A new push under a new id still dispatches.
+    assert.equal((await deliver(dataPush(), 'f0c1a2b3-0000-11ee-8000-000000000004')).body.dispatched, true);
+    assert.equal(dispatches, before + 2);
+  });
+
+  it('a delivery whose dispatch failed is not remembered: GitHub\'s redelivery of it dispatches', async () => {
+    const body = dataPush();
+    const before = dispatches;
+    failNext = true;
+    const failed = await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000005');
+    assert.equal(failed.status, 502);
+    assert.equal(failed.body.error, 'upstream_failed');
+    const redelivered = await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000005');
+    assert.equal(redelivered.body.dispatched, true);
+    assert.equal(dispatches, before + 1);
+  });
+
+  it('remembers a delivery for three days, then forgets it', async () => {
+    const body = dataPush();
+    assert.equal((await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000006')).body.dispatched, true);
+    server.clock.advance(3 * 86_400_000 - 60_000);
+    assert.equal((await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000006')).body.reason, 'duplicate_delivery', 'still remembered after a day and more');
+    server.clock.advance(2 * 60_000);
+    // The next delivery prunes what is past the retention: the table does not grow without end.
+    await deliver(dataPush(), 'f0c1a2b3-0000-11ee-8000-000000000007');
+    const kept = await server.deps.db.selectFrom('github_deliveries').select('delivery_id').execute();
+    assert.deepEqual(kept.map((r) => r.delivery_id), ['f0c1a2b3-0000-11ee-8000-000000000007']);
   });
 });

@@ -102,6 +102,27 @@ describe('datasets', () => {
     assert.equal((await json(await owner.api('/datasets', post({ name: 'dup', external_ids: ['osf:abc12'] })), 409)).error, 'conflict');
   });
 
+  it('says an external id of a private dataset is taken without naming the dataset to a stranger; its owner and admins are told which', async () => {
+    const hidden = await json(await owner.api('/datasets', post({ name: 'hidden', external_ids: ['osf:hidden1'] })), 201);
+    const own = await json(await stranger.api('/datasets', post({ name: 'mine' })), 201);
+    // Creation and PATCH alike: the stranger learns that the id is taken, not by which (private) dataset.
+    for (const res of [await stranger.api('/datasets', post({ name: 'probe', external_ids: ['osf:hidden1'] })), await stranger.api(`/datasets/${own.id}`, patch({ external_ids: ['osf:hidden1'] }))]) {
+      assert.equal(res.status, 409);
+      const text = await res.text();
+      assert.equal(JSON.parse(text).error, 'conflict');
+      assert.match(text, /osf:hidden1 is taken/);
+      assert.doesNotMatch(text, new RegExp(hidden.id), 'the private dataset is not named');
+    }
+    // Those who may see it are told which dataset holds it.
+    for (const who of [owner, admin]) {
+      const res = await json(await who.api('/datasets', post({ name: 'dup', external_ids: ['osf:hidden1'] })), 409);
+      assert.match(res.message, new RegExp(`already names dataset ${hidden.id}`));
+    }
+    // A public dataset's external ids are public: anyone is told which dataset.
+    const open = await json(await admin.api('/datasets', post({ name: 'open', visibility: 'public', external_ids: ['osf:open1'] })), 201);
+    assert.match((await json(await stranger.api('/datasets', post({ name: 'dup', external_ids: ['osf:open1'] })), 409)).message, new RegExp(`already names dataset ${open.id}`));
+  });
+
   it('lets the owner PATCH fields; only an admin makes a public dataset private, which tells the gateway', async () => {
     const d = await json(await owner.api('/datasets', post({ name: 'before' })), 201);
     const changed = await json(await owner.api(`/datasets/${d.id}`, patch({ name: 'after', keywords: ['a', 'b'], license: null })), 200);

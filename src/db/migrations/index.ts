@@ -11,6 +11,7 @@ import * as datasetSearch from './2026-11-23-0400-dataset-search.js';
 import * as publication from './2026-11-23-0401-publication.js';
 import * as recordings from './2026-11-24-2200-recordings.js';
 import * as rateLimits from './2026-11-27-1017-rate-limits.js';
+import * as githubDeliveries from './2026-11-27-1400-github-deliveries.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23-0401-publication': publication,
   '2026-11-24-2200-recordings': recordings,
   '2026-11-27-1017-rate-limits': rateLimits,
+  '2026-11-27-1400-github-deliveries': githubDeliveries,
 };
