@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { parseCidr } from './address-ranges.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -68,6 +69,10 @@ export interface Config {
   sandboxDatasetsMax: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
   objectSigningSecret: string | undefined;
+  /** Hosts a dataset's `source_repo` may name (an https URL there), lower case; default github.com. */
+  sourceRepoHosts: string[];
+  /** CIDRs a `source_repo` host may resolve into although they are not public (a git server on the LAN); default none. */
+  sourceRepoAllowPrivate: string[];
 }
 
 export class ConfigError extends Error {
@@ -153,6 +158,24 @@ function secretText(env: Env, name: string): string | undefined {
   return v;
 }
 
+function hostList(env: Env, name: string, fallback: string[]): string[] {
+  const v = text(env, name);
+  if (v === undefined) return fallback;
+  const hosts = v.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  for (const h of hosts) {
+    if (!/^[a-z0-9.-]+$/.test(h) && !/^\[[0-9a-f:.]+\]$/.test(h)) throw new ConfigError(name, `not a host name: "${h}"`);
+  }
+  return hosts;
+}
+
+function cidrList(env: Env, name: string): string[] {
+  const v = text(env, name);
+  if (v === undefined) return [];
+  const cidrs = v.split(',').map((c) => c.trim()).filter((c) => c !== '');
+  for (const c of cidrs) if (!parseCidr(c)) throw new ConfigError(name, `expected addresses or CIDRs such as 10.0.0.0/8 or fd00::/8, got "${c}"`);
+  return cidrs;
+}
+
 function optionalUrl(env: Env, name: string): string | undefined {
   return text(env, name) === undefined ? undefined : httpUrl(env, name, '');
 }
@@ -236,7 +259,17 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
+    sourceRepoHosts: hostList(env, 'SOURCE_REPO_HOSTS', ['github.com']),
+    sourceRepoAllowPrivate: cidrList(env, 'SOURCE_REPO_ALLOW_PRIVATE'),
   };
+}
+
+/**
+ * Where the server's child processes (`git`, `tar`) find their programs: this process's own `PATH`. They
+ * get nothing else of its environment (`git/spawn-git.ts`).
+ */
+export function executableSearchPath(env: Env = process.env): string {
+  return text(env, 'PATH') ?? '/usr/local/bin:/usr/bin:/bin';
 }
 
 /** Settings of the client commands (`nds auth ...`, `nds datasets ...`). */

@@ -10,6 +10,8 @@ import * as conversionJobs from './2026-11-23-0301-conversion-jobs.js';
 import * as datasetSearch from './2026-11-23-0400-dataset-search.js';
 import * as publication from './2026-11-23-0401-publication.js';
 import * as recordings from './2026-11-24-2200-recordings.js';
+import * as hostedSourceMarker from './2026-11-27-1537-hosted-source-marker.js';
+import * as datasetZarrError from './2026-11-27-1538-dataset-zarr-error.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -19,4 +21,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23-0400-dataset-search': datasetSearch,
   '2026-11-23-0401-publication': publication,
   '2026-11-24-2200-recordings': recordings,
+  '2026-11-27-1537-hosted-source-marker': hostedSourceMarker,
+  '2026-11-27-1538-dataset-zarr-error': datasetZarrError,
 };
