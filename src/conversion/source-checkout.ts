@@ -62,12 +62,12 @@ export interface CheckoutOptions {
 }
 
 /** Where git fetches the dataset's source from, and with which transports and settings; refused sources throw. */
-async function fetchPlan(deps: Deps, dataset: DatasetRow, lookup: HostLookup): Promise<{ from: string; options: RunGitOptions }> {
+async function fetchPlan(deps: Pick<Deps, 'config'>, dataset: DatasetRow, lookup: HostLookup): Promise<{ from: string; options: RunGitOptions }> {
   const source = classifySourceRepo(dataset.source_repo!, dataset.id, deps.config);
   if (source.kind === 'refused') throw new SourceError(`The source repository is refused: ${source.reason}. Set source_repo again (PATCH /datasets/${dataset.id}).`);
   if (source.kind === 'hosted') {
     const dir = repositoryDir(deps.config.gitDir, dataset.id);
-    if (!existsSync(path.join(dir, 'HEAD'))) throw new SourceError('The dataset has no hosted repository yet: push to it first.');
+    if (!existsSync(dir)) throw new SourceError('The dataset has no hosted repository yet: push to it first.');
     return { from: dir, options: { protocols: ['file'] } };
   }
   const resolved = await resolveSource(source.url, deps.config, lookup);
@@ -75,7 +75,7 @@ async function fetchPlan(deps: Deps, dataset: DatasetRow, lookup: HostLookup): P
   return { from: source.url.href, options: { protocols: ['https'], config: pinnedFetch(source.url, resolved.address) } };
 }
 
-async function mirrorRepository(deps: Deps, dataset: DatasetRow, lookup: HostLookup): Promise<string> {
+async function mirrorRepository(deps: Pick<Deps, 'config'>, dataset: DatasetRow, lookup: HostLookup): Promise<string> {
   const { from, options } = await fetchPlan(deps, dataset, lookup);
   const mirror = sourceMirrorDir(deps.config.dataDir, dataset.id);
   const run = async (args: string[]) => {
@@ -144,7 +144,7 @@ async function pointerTarget(file: string): Promise<string | undefined> {
   }
 }
 
-function checkoutOf(deps: Deps, datasetId: string, dir: string, commit: string, refused: ReadonlyMap<string, string>, mirror?: string): SourceCheckout {
+function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, dir: string, commit: string, refused: ReadonlyMap<string, string>, mirror?: string): SourceCheckout {
   const pointers = new Map<string, string>();
   const inside = (rel: string) => {
     const normal = path.posix.normalize(rel);
@@ -193,7 +193,7 @@ interface ManifestEntry {
   sha256: string;
 }
 
-async function manifestCheckout(deps: Deps, dataset: DatasetRow): Promise<SourceCheckout> {
+async function manifestCheckout(deps: Pick<Deps, 'objects'>, dataset: DatasetRow): Promise<SourceCheckout> {
   if (!dataset.latest_version) throw new SourceError('the dataset has no source repository and no version yet');
   const key = `${dataset.id}/versions/${dataset.latest_version}/manifest.json`;
   const raw = await deps.objects.readAll(key);
@@ -214,7 +214,7 @@ async function manifestCheckout(deps: Deps, dataset: DatasetRow): Promise<Source
   return checkout;
 }
 
-export async function checkoutSource(deps: Deps, dataset: DatasetRow, ref: string, options: CheckoutOptions = {}): Promise<SourceCheckout> {
+export async function checkoutSource(deps: Pick<Deps, 'config' | 'objects'>, dataset: DatasetRow, ref: string, options: CheckoutOptions = {}): Promise<SourceCheckout> {
   if (!dataset.source_repo) return manifestCheckout(deps, dataset);
   const mirror = await mirrorRepository(deps, dataset, options.lookup ?? systemLookup);
   const commit = await resolveCommit(mirror, ref);
