@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { repositoryDir } from '../../src/git/repository-dir.js';
-import { createAccount, type TestAccount } from '../support/accounts.js';
+import { createAccount, createBrowserSession, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { hostedSource, hostRepository, makeBidsRepo } from '../conversion/support.js';
@@ -119,6 +119,10 @@ describe('source_repo rules', () => {
       const listed = (await (await attacker.api(`/datasets/${attackerId}/recordings`)).json()) as { recordings: unknown[] };
       assert.deepEqual(listed.recordings, [], "the victim's recordings are served");
     }
+    // The dataset page tells its owner too.
+    const session = await createBrowserSession(server, attacker.user);
+    const page = await (await session.fetch(`/datasets/${attackerId}`, { headers: { accept: 'text/html' } })).text();
+    assert.match(page, /The conversion failed<\/h2><p>The source repository is refused: names a repository of this server/);
   });
 
   it('refuses at conversion a row naming a loopback address, before any connection opens', async () => {
