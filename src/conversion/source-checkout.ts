@@ -12,7 +12,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync } from 'node:fs';
+import { constants, createWriteStream, existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, open, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -127,13 +127,12 @@ function extract(mirror: string, commit: string, dir: string): Promise<void> {
   });
 }
 
-/** The sha256 a pointer file or annex symlink names, or undefined for an ordinary file. */
+/** The sha256 a pointer file names, or undefined for an ordinary file. */
 async function pointerTarget(file: string): Promise<string | undefined> {
   const s = await lstat(file).catch(() => undefined);
-  if (!s) return undefined;
-  if (s.isSymbolicLink()) return ANNEX_KEY.exec(await readlink(file))?.[1];
-  if (!s.isFile() || s.size > 1024) return undefined;
-  const handle = await open(file, 'r');
+  // The checkout holds no links (`keepRegularFiles`): anything but a small regular file is no pointer.
+  if (!s?.isFile() || s.size > 1024) return undefined;
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const { bytesRead, buffer } = await handle.read(Buffer.alloc(1024), 0, 1024, 0);
     const text = buffer.subarray(0, bytesRead).toString('utf8');
