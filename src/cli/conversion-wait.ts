@@ -10,6 +10,8 @@ interface DatasetState {
   zarr_status: string | null;
   zarr_source_commit: string | null;
   zarr_store_count: number | null;
+  /** Why the conversion failed as a whole (servers before 2026-11 leave it out). */
+  zarr_error?: string | null;
 }
 
 export interface RecordingResult {
@@ -25,6 +27,8 @@ export interface RecordingResult {
 
 export interface ConversionOutcome {
   status: 'ready' | 'failed';
+  /** With `failed`: why, as the server tells the owner (the source repository refused or unreachable). */
+  error?: string;
   source_commit: string | null;
   recordings: RecordingResult[];
   failures: number;
@@ -58,7 +62,7 @@ export async function waitForConversion(api: ApiClient, datasetId: string, optio
     if (status !== last) options.onState?.(status);
     last = status;
     if (status === 'pending' || status === 'converting') busySeen = true;
-    if (status === 'failed') return { status: 'failed', source_commit: d.zarr_source_commit, recordings: [], failures: 0 };
+    if (status === 'failed') return { status: 'failed', ...(d.zarr_error ? { error: d.zarr_error } : {}), source_commit: d.zarr_source_commit, recordings: [], failures: 0 };
     if (status === 'ready' && d.zarr_source_commit === options.expectedCommit) break;
     // A push that changed no data file dispatches no conversion: the copy as it is answers for the version.
     if (!busySeen && status === 'ready' && Date.now() - started > (options.quietMs ?? 20_000)) {
@@ -102,7 +106,9 @@ async function readResults(api: ApiClient, datasetId: string): Promise<Recording
 
 /** One line per recording, for people. */
 export function describeOutcome(outcome: ConversionOutcome): string[] {
-  if (outcome.status === 'failed') return ['the conversion failed as a whole; the server log says why, and `nds admin zarr regenerate` retries it'];
+  if (outcome.status === 'failed') {
+    return [outcome.error ? `the conversion failed as a whole: ${outcome.error}` : 'the conversion failed as a whole; the server log says why, and `nds admin zarr regenerate` retries it'];
+  }
   if (outcome.recordings.length === 0) return ['no recording was found to convert'];
   return outcome.recordings.map((r) =>
     r.status === 'converted'

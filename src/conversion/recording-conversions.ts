@@ -9,6 +9,7 @@ import type { Deps } from '../deps.js';
 import { folderLister } from '../formats/bids/sidecar-files.js';
 import type { FoundRecording } from '../formats/bids/find-recordings.js';
 import { convertRecording, failureOf } from '../formats/convert-recording.js';
+import { SourceTree } from '../formats/source-tree.js';
 import type { IndexFailure, IndexStore, StoreIndexEntry } from '../formats/zarr/store-index.js';
 import type { ConversionPlan } from './conversion-plan.js';
 import { ObjectStoreSink } from './object-store-sink.js';
@@ -45,6 +46,8 @@ export async function convertPlannedRecordings(
 ): Promise<ConversionOutcome> {
   const outcome: ConversionOutcome = { stores: [], failures: [], converted: [], failed: [] };
   const lister = folderLister(checkout.dir);
+  // Every file a recording reads must be a regular file of the checkout; the entries it refused say why not.
+  const tree = await SourceTree.at(checkout.dir, checkout.refused);
   const now = () => deps.clock.now();
   let done = 0;
   for (const step of plan.steps) {
@@ -64,6 +67,7 @@ export async function convertPlannedRecordings(
         sink,
         lister,
         now,
+        tree,
       });
       await sink.commit();
       outcome.stores.push({ path: r.path, zarr: r.zarr, updated_utc: now().toISOString(), summary });

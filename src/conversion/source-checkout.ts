@@ -4,17 +4,26 @@
  * (git-annex `SHA256E` symlinks, git-lfs pointer files) until a recording needs them, and are then read
  * from the object store (`<id>/objects/<sha256>`), so the disk holds one recording's data at a time.
  * A dataset without a repository is taken from its latest version manifest the same way.
+ *
+ * The tree is hostile input. Its repository is fetched only where `datasets/source-repo.ts` allows (the
+ * dataset's own hosted repository, or an https URL pinned to the public address checked), and the extracted
+ * tree keeps directories and regular files only: a git-annex link becomes a pointer, every other link (or
+ * hard link, FIFO, device) an empty file that `SourceTree` refuses to read, with the reason recorded here.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync } from 'node:fs';
+import { constants, createWriteStream, existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, open, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { executableSearchPath } from '../core/config.js';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
-import { git, runGit } from '../git/run-git.js';
+import { classifySourceRepo, pinnedFetch, resolveSource, systemLookup, type HostLookup } from '../datasets/source-repo.js';
+import { repositoryDir } from '../git/repository-dir.js';
+import { runGit, type RunGitOptions } from '../git/run-git.js';
+import { spawnGit } from '../git/spawn-git.js';
 import { sourceMirrorDir } from './zarr-ready.js';
 
 export interface SourceCheckout {
@@ -24,6 +33,8 @@ export interface SourceCheckout {
   commit: string;
   /** The mirror, when the source is a git repository (for `git diff`). */
   mirror?: string;
+  /** Entries of the tree that are not read, by path (relative, `/`): what each was (`a symbolic link`). */
+  refused: ReadonlyMap<string, string>;
   /** Replaces any pointer among `files` (relative paths) by its content from the object store. */
   materialize(files: string[]): Promise<void>;
   /** Removes materialized content again (keeps the disk to one recording's data). */
@@ -34,6 +45,10 @@ export interface SourceCheckout {
 const LFS_HEADER = 'version https://git-lfs.github.com/spec/v1';
 const ANNEX_KEY = /SHA256E?-s\d+--([0-9a-f]{64})/;
 
+/**
+ * A conversion that cannot start from its source (refused, unreachable, no such commit). Its message is shown
+ * to the dataset's owner (`zarr_error`): it names no path of the server; git's own words stay in `cause`.
+ */
 export class SourceError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -41,41 +56,68 @@ export class SourceError extends Error {
   }
 }
 
-function repoUrl(sourceRepo: string): string {
-  return sourceRepo.startsWith('file://') ? new URL(sourceRepo).pathname : sourceRepo;
+export interface CheckoutOptions {
+  /** Resolves the host of a remote `source_repo` (default: the system resolver). */
+  lookup?: HostLookup;
 }
 
-async function mirrorRepository(deps: Deps, dataset: DatasetRow): Promise<string> {
+/** Where git fetches the dataset's source from, and with which transports and settings; refused sources throw. */
+async function fetchPlan(deps: Pick<Deps, 'config'>, dataset: DatasetRow, lookup: HostLookup): Promise<{ from: string; options: RunGitOptions }> {
+  const source = classifySourceRepo(dataset.source_repo!, dataset.id, deps.config);
+  if (source.kind === 'refused') throw new SourceError(`The source repository is refused: ${source.reason}. Set source_repo again (PATCH /datasets/${dataset.id}).`);
+  if (source.kind === 'hosted') {
+    const dir = repositoryDir(deps.config.gitDir, dataset.id);
+    if (!existsSync(dir)) throw new SourceError('The dataset has no hosted repository yet: push to it first.');
+    return { from: dir, options: { protocols: ['file'] } };
+  }
+  const resolved = await resolveSource(source.url, deps.config, lookup);
+  if (!resolved.ok) throw new SourceError(`The source repository ${source.url.href} is not fetched: ${resolved.reason}.`);
+  return { from: source.url.href, options: { protocols: ['https'], config: pinnedFetch(source.url, resolved.address) } };
+}
+
+async function mirrorRepository(deps: Pick<Deps, 'config'>, dataset: DatasetRow, lookup: HostLookup): Promise<string> {
+  const { from, options } = await fetchPlan(deps, dataset, lookup);
   const mirror = sourceMirrorDir(deps.config.dataDir, dataset.id);
+  const run = async (args: string[]) => {
+    const r = await runGit(args, options);
+    if (r.code === 0) return;
+    const detail = r.stderr.trim().split('\n').filter((l) => l.trim() !== '').at(-1) ?? `exit ${r.code}`;
+    // git's words name a remote URL's problem; a hosted repository's would name folders of the server.
+    const shown = options.protocols?.includes('https') ? `: ${detail}` : '';
+    throw new SourceError(`The source repository could not be fetched${shown}.`, { cause: new Error(`git ${args.join(' ')}: ${r.stderr.trim()}`) });
+  };
   if (!existsSync(mirror)) {
     await mkdir(path.dirname(mirror), { recursive: true });
-    await git(['clone', '--quiet', '--mirror', repoUrl(dataset.source_repo!), mirror]);
+    await run(['clone', '--quiet', '--mirror', '--', from, mirror]);
   } else {
-    await git(['--git-dir', mirror, 'remote', 'set-url', 'origin', repoUrl(dataset.source_repo!)]);
-    await git(['--git-dir', mirror, 'fetch', '--quiet', '--prune', 'origin', '+refs/*:refs/*']);
+    await run(['--git-dir', mirror, 'remote', 'set-url', 'origin', from]);
+    await run(['--git-dir', mirror, 'fetch', '--quiet', '--prune', 'origin', '+refs/*:refs/*']);
   }
   return mirror;
 }
 
 async function resolveCommit(mirror: string, ref: string): Promise<string> {
+  if (ref.startsWith('-')) throw new SourceError(`${ref} is not a git reference.`);
   for (const candidate of /^[0-9a-f]{40}$/.test(ref) ? [ref] : [`refs/heads/${ref}`, ref, 'HEAD']) {
     const r = await runGit(['--git-dir', mirror, 'rev-parse', '--verify', '--quiet', `${candidate}^{commit}`]);
     if (r.code === 0) return r.stdout.toString().trim();
   }
-  throw new SourceError(`the repository has no commit for ${ref}`);
+  throw new SourceError(`The repository has no commit for ${ref}.`);
 }
 
 function extract(mirror: string, commit: string, dir: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const archive = spawn('git', ['--git-dir', mirror, 'archive', '--format=tar', commit], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const tar = spawn('tar', ['-x', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const archive = spawnGit(['--git-dir', mirror, 'archive', '--format=tar', commit]);
+    archive.stdin.end();
+    // tar too gets nothing of this process's environment (a TAR_OPTIONS could add options).
+    const tar = spawn('tar', ['-x', '--no-same-owner', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'], env: { PATH: executableSearchPath(), LC_ALL: 'C' } });
     let err = '';
     archive.stderr.on('data', (d) => (err += d));
     tar.stderr.on('data', (d) => (err += d));
     archive.stdout.pipe(tar.stdin);
     let pending = 2;
     const done = (code: number | null) => {
-      if (code !== 0) return reject(new SourceError(`extracting ${commit} failed: ${err.trim()}`));
+      if (code !== 0) return reject(new SourceError(`Extracting commit ${commit} failed.`, { cause: new Error(err.trim()) }));
       if (--pending === 0) resolve();
     };
     archive.on('close', done);
@@ -85,13 +127,12 @@ function extract(mirror: string, commit: string, dir: string): Promise<void> {
   });
 }
 
-/** The sha256 a pointer file or annex symlink names, or undefined for an ordinary file. */
+/** The sha256 a pointer file names, or undefined for an ordinary file. */
 async function pointerTarget(file: string): Promise<string | undefined> {
   const s = await lstat(file).catch(() => undefined);
-  if (!s) return undefined;
-  if (s.isSymbolicLink()) return ANNEX_KEY.exec(await readlink(file))?.[1];
-  if (!s.isFile() || s.size > 1024) return undefined;
-  const handle = await open(file, 'r');
+  // The checkout holds no links (`keepRegularFiles`): anything but a small regular file is no pointer.
+  if (!s?.isFile() || s.size > 1024) return undefined;
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const { bytesRead, buffer } = await handle.read(Buffer.alloc(1024), 0, 1024, 0);
     const text = buffer.subarray(0, bytesRead).toString('utf8');
@@ -102,15 +143,21 @@ async function pointerTarget(file: string): Promise<string | undefined> {
   }
 }
 
-function checkoutOf(deps: Deps, datasetId: string, dir: string, commit: string, mirror?: string): SourceCheckout {
+function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, dir: string, commit: string, refused: ReadonlyMap<string, string>, mirror?: string): SourceCheckout {
   const pointers = new Map<string, string>();
+  const inside = (rel: string) => {
+    const normal = path.posix.normalize(rel);
+    if (normal.startsWith('../') || normal === '..' || path.posix.isAbsolute(normal)) throw new SourceError(`${rel} lies outside the dataset.`);
+    return path.join(dir, normal);
+  };
   return {
     dir,
     commit,
     mirror,
+    refused,
     async materialize(files) {
       for (const rel of files) {
-        const file = path.join(dir, rel);
+        const file = inside(rel);
         const sha = await pointerTarget(file);
         if (!sha) continue;
         const object = await deps.objects.get(`${datasetId}/objects/${sha}`);
@@ -118,7 +165,7 @@ function checkoutOf(deps: Deps, datasetId: string, dir: string, commit: string, 
         await rm(file, { force: true });
         const hash = createHash('sha256');
         object.body.on('data', (chunk: Buffer) => hash.update(chunk));
-        await pipeline(object.body, createWriteStream(file));
+        await pipeline(object.body, createWriteStream(file, { flags: 'wx' }));
         if (hash.digest('hex') !== sha) throw new SourceError(`the stored content of ${rel} does not match its sha256`);
         pointers.set(rel, sha);
       }
@@ -128,7 +175,8 @@ function checkoutOf(deps: Deps, datasetId: string, dir: string, commit: string, 
         const sha = pointers.get(rel);
         if (!sha) continue;
         // Put the pointer back: the file stays visible to later recordings' sidecar lookups.
-        await writeFile(path.join(dir, rel), `${LFS_HEADER}\noid sha256:${sha}\nsize 0\n`);
+        await rm(inside(rel), { force: true });
+        await writeFile(inside(rel), `${LFS_HEADER}\noid sha256:${sha}\nsize 0\n`, { flag: 'wx' });
         pointers.delete(rel);
       }
     },
@@ -144,7 +192,7 @@ interface ManifestEntry {
   sha256: string;
 }
 
-async function manifestCheckout(deps: Deps, dataset: DatasetRow): Promise<SourceCheckout> {
+async function manifestCheckout(deps: Pick<Deps, 'objects'>, dataset: DatasetRow): Promise<SourceCheckout> {
   if (!dataset.latest_version) throw new SourceError('the dataset has no source repository and no version yet');
   const key = `${dataset.id}/versions/${dataset.latest_version}/manifest.json`;
   const raw = await deps.objects.readAll(key);
@@ -159,37 +207,57 @@ async function manifestCheckout(deps: Deps, dataset: DatasetRow): Promise<Source
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, `${LFS_HEADER}\noid sha256:${e.sha256}\nsize ${e.size}\n`);
   }
-  const checkout = checkoutOf(deps, dataset.id, dir, createHash('sha1').update(raw).digest('hex'));
+  const checkout = checkoutOf(deps, dataset.id, dir, createHash('sha1').update(raw).digest('hex'), new Map());
   // Small text files (sidecars, TSV, JSON) are needed to find and describe recordings: fetch them now.
   await checkout.materialize(entries.filter((e) => e.size <= 1_000_000 && !/\.(edf|bdf|eeg|fdt|set)$/i.test(e.path)).map((e) => e.path));
   return checkout;
 }
 
-export async function checkoutSource(deps: Deps, dataset: DatasetRow, ref: string): Promise<SourceCheckout> {
+export async function checkoutSource(deps: Pick<Deps, 'config' | 'objects'>, dataset: DatasetRow, ref: string, options: CheckoutOptions = {}): Promise<SourceCheckout> {
   if (!dataset.source_repo) return manifestCheckout(deps, dataset);
-  let mirror: string;
-  try {
-    mirror = await mirrorRepository(deps, dataset);
-  } catch (err) {
-    throw new SourceError(`the source repository could not be fetched: ${(err as Error).message}`, { cause: err });
-  }
+  const mirror = await mirrorRepository(deps, dataset, options.lookup ?? systemLookup);
   const commit = await resolveCommit(mirror, ref);
   const dir = await mkdtemp(path.join(os.tmpdir(), `nds-src-${dataset.id}-`));
-  await extract(mirror, commit, dir);
-  await annexLinksToPointers(dir);
-  return checkoutOf(deps, dataset.id, dir, commit, mirror);
+  try {
+    await extract(mirror, commit, dir);
+    const refused = await keepRegularFiles(dir);
+    return checkoutOf(deps, dataset.id, dir, commit, refused, mirror);
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
 }
 
-/** git-annex keeps content behind symlinks; turn each into a pointer file so the tree lists them as files. */
-async function annexLinksToPointers(dir: string): Promise<void> {
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isSymbolicLink()) continue;
-    const file = path.join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name);
-    const sha = ANNEX_KEY.exec(await readlink(file))?.[1];
-    if (!sha) continue;
-    await rm(file);
-    await writeFile(file, `${LFS_HEADER}\noid sha256:${sha}\nsize 0\n`);
-  }
+/**
+ * Leaves the extracted tree with folders and regular files only. git-annex keeps content behind symlinks
+ * (`…/SHA256E-s<size>--<sha256>.<ext>`): each becomes a pointer file, so the tree lists it as a file and its
+ * content comes from the object store; the link itself is never followed. Any other link, a hard link, a
+ * FIFO or a device becomes an empty file, and the map returned says what it was.
+ */
+async function keepRegularFiles(dir: string): Promise<Map<string, string>> {
+  const refused = new Map<string, string>();
+  const walk = async (rel: string): Promise<void> => {
+    for (const entry of await readdir(path.join(dir, rel), { withFileTypes: true })) {
+      const name = rel ? `${rel}/${entry.name}` : entry.name;
+      const file = path.join(dir, name);
+      const s = await lstat(file);
+      if (s.isDirectory()) {
+        await walk(name);
+        continue;
+      }
+      if (s.isFile() && s.nlink === 1) continue;
+      const sha = s.isSymbolicLink() ? ANNEX_KEY.exec(await readlink(file))?.[1] : undefined;
+      await rm(file, { force: true });
+      if (sha) {
+        await writeFile(file, `${LFS_HEADER}\noid sha256:${sha}\nsize 0\n`, { flag: 'wx' });
+        continue;
+      }
+      refused.set(name, s.isSymbolicLink() ? 'a symbolic link' : s.isFile() ? 'a hard link' : 'not a regular file');
+      await writeFile(file, '', { flag: 'wx' });
+    }
+  };
+  await walk('');
+  return refused;
 }
 
 /** Paths changed between two commits of the mirror; undefined when the older commit is unknown there. */
@@ -199,7 +267,7 @@ export async function changedPaths(mirror: string, from: string, to: string): Pr
   return r.stdout.toString('utf8').split('\0').filter((p) => p !== '');
 }
 
-/** Every file of a folder, relative, with `/` (for companions of a recording). */
+/** Every file of a folder of the checkout, by name (for companions of a recording). */
 export async function listFolder(dir: string): Promise<string[]> {
-  return (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile() || e.isSymbolicLink()).map((e) => e.name);
+  return (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
 }

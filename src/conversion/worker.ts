@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { datasetExists } from '../datasets/dataset-queries.js';
 import { reportJobFailure, runConversionJob } from './conversion-job.js';
+import { SourceError } from './source-checkout.js';
 import { claimNextJob, finishJob, heartbeat, reclaimLostJobs } from './job-queue.js';
 import { ownerIsGone, pidIsAlive, thisProcess, workerIdOf } from './worker-identity.js';
 
@@ -56,10 +57,9 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       await finishJob(db, job.id, workerId, { state: 'done', result: { ...result } }, clock.now());
       log.info({ job: job.id, dataset: job.dataset_id, stores: result.store_count, failures: result.failure_count, converted: result.converted.length }, 'conversion finished');
     } catch (err) {
-      const message = (err as Error)?.message ?? String(err);
       log.error({ err, job: job.id, dataset: job.dataset_id }, 'conversion failed');
-      await finishJob(db, job.id, workerId, { state: 'failed', error: message }, clock.now());
-      await reportJobFailure(deps, job.dataset_id, undefined, message).catch((e) => log.warn({ err: e }, 'could not record the failure'));
+      await finishJob(db, job.id, workerId, { state: 'failed', error: jobError(err) }, clock.now());
+      await reportJobFailure(deps, job.dataset_id, undefined, ownerReason(err)).catch((e) => log.warn({ err: e }, 'could not record the failure'));
     } finally {
       clearInterval(beat);
       await removeCopyIfDeleted(job.dataset_id);
@@ -115,4 +115,17 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       await loop;
     },
   };
+}
+
+/** What the job's row keeps for administrators: the failure with its cause (git's own words, paths included). */
+function jobError(err: unknown): string {
+  const message = (err as Error)?.message ?? String(err);
+  const cause = (err as Error)?.cause;
+  return cause instanceof Error && !message.includes(cause.message) ? `${message} (${cause.message})` : message;
+}
+
+/** What the dataset's owner is told (`zarr_error`): a source's reason as written for them; nothing of an internal failure. */
+function ownerReason(err: unknown): string {
+  if (err instanceof SourceError) return err.message;
+  return 'The conversion failed unexpectedly; an administrator can see why in the conversion jobs (nds admin zarr status).';
 }

@@ -51,7 +51,8 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload): Pr
   if (payload.status === 'ready') {
     await setZarrReady(db, dataset.id, { commit: payload.commit, storeCount: payload.store_count ?? 0, indexEtag: payload.index_etag ?? null }, now);
   } else {
-    await setZarrStatus(db, dataset.id, payload.status, now);
+    // A failure's reason is shown to the dataset's owner (`zarr_error`): senders write it for them.
+    await setZarrStatus(db, dataset.id, payload.status, now, payload.error?.slice(0, 2000));
   }
 
   if (payload.status !== 'ready') return { applied: true, purged: [] };

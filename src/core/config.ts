@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { parseTrustedProxies, type TrustedProxies } from './client-address.js';
+import { parseCidr } from './address-ranges.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -75,6 +76,10 @@ export interface Config {
   rateLimitRedisUrl: string | undefined;
   /** CSP `frame-ancestors` of the viewer's `?embed=1`: `*` (any site, the default), `'none'`, or origins. */
   viewerFrameAncestors: string[];
+  /** Hosts a dataset's `source_repo` may name (an https URL there), lower case; default github.com. */
+  sourceRepoHosts: string[];
+  /** CIDRs a `source_repo` host may resolve into although they are not public (a git server on the LAN); default none. */
+  sourceRepoAllowPrivate: string[];
 }
 
 export class ConfigError extends Error {
@@ -176,6 +181,24 @@ function frameAncestors(env: Env, name: string): string[] {
   return sources;
 }
 
+function hostList(env: Env, name: string, fallback: string[]): string[] {
+  const v = text(env, name);
+  if (v === undefined) return fallback;
+  const hosts = v.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  for (const h of hosts) {
+    if (!/^[a-z0-9.-]+$/.test(h) && !/^\[[0-9a-f:.]+\]$/.test(h)) throw new ConfigError(name, `not a host name: "${h}"`);
+  }
+  return hosts;
+}
+
+function cidrList(env: Env, name: string): string[] {
+  const v = text(env, name);
+  if (v === undefined) return [];
+  const cidrs = v.split(',').map((c) => c.trim()).filter((c) => c !== '');
+  for (const c of cidrs) if (!parseCidr(c)) throw new ConfigError(name, `expected addresses or CIDRs such as 10.0.0.0/8 or fd00::/8, got "${c}"`);
+  return cidrs;
+}
+
 function optionalUrl(env: Env, name: string): string | undefined {
   return text(env, name) === undefined ? undefined : httpUrl(env, name, '');
 }
@@ -272,7 +295,17 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     trustedProxies,
     rateLimitRedisUrl,
     viewerFrameAncestors: frameAncestors(env, 'VIEWER_FRAME_ANCESTORS'),
+    sourceRepoHosts: hostList(env, 'SOURCE_REPO_HOSTS', ['github.com']),
+    sourceRepoAllowPrivate: cidrList(env, 'SOURCE_REPO_ALLOW_PRIVATE'),
   };
+}
+
+/**
+ * Where the server's child processes (`git`, `tar`) find their programs: this process's own `PATH`. They
+ * get nothing else of its environment (`git/spawn-git.ts`).
+ */
+export function executableSearchPath(env: Env = process.env): string {
+  return text(env, 'PATH') ?? '/usr/local/bin:/usr/bin:/bin';
 }
 
 /** Settings of the client commands (`nds auth ...`, `nds datasets ...`). */

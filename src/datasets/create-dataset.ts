@@ -9,12 +9,17 @@
  * New datasets are private; only an admin may create one public at once (mirrors of public data).
  */
 import { sql, type Kysely } from 'kysely';
+import type { Config } from '../core/config.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
 import { assertMayUseRealDatasets, findDataset, isAdmin } from './dataset-access.js';
 import { countSandboxDatasets, insertDatasetRow, type Dataset } from './dataset-queries.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
+import { sourceRepoToStore, type HostLookup, type SourceRepoSettings } from './source-repo.js';
+
+/** What creation depends on: the sandbox cap and the rules of `source_repo`. */
+export type CreateDatasetSettings = Pick<Config, 'sandboxDatasetsMax'> & SourceRepoSettings;
 
 /** The columns a new dataset starts without: no subjects counted, no version, no publication, no serving copy. */
 export const unsetDatasetColumns = {
@@ -28,6 +33,7 @@ export const unsetDatasetColumns = {
   zarr_store_count: null,
   zarr_index_etag: null,
   zarr_source_commit: null,
+  zarr_error: null,
 } as const;
 
 export interface NewDatasetInput extends DatasetFields {
@@ -46,7 +52,7 @@ export function wantsSandbox(user: User, requested: boolean | undefined): boolea
   return false;
 }
 
-export async function createDataset(db: Kysely<Database>, user: User, input: NewDatasetInput, limits: { sandboxDatasetsMax: number } = { sandboxDatasetsMax: Infinity }): Promise<Dataset> {
+export async function createDataset(db: Kysely<Database>, user: User, input: NewDatasetInput, settings: CreateDatasetSettings, lookup?: HostLookup): Promise<Dataset> {
   const sandbox = wantsSandbox(user, input.sandbox);
   if (!sandbox && !isAdmin(user)) assertMayUseRealDatasets(user);
   const visibility = input.visibility ?? 'private';
@@ -56,12 +62,13 @@ export async function createDataset(db: Kysely<Database>, user: User, input: New
   }
   const externalIds = input.external_ids ?? [];
   await assertExternalIdsFree(db, externalIds, undefined, user);
+  const sourceRepo = input.source_repo ? await sourceRepoToStore(input.source_repo, undefined, settings, lookup) : null;
   // The owner's row is locked while sandbox datasets are counted, so concurrent creations cannot pass the cap together.
   const id = await db.transaction().execute(async (trx) => {
     if (sandbox && !isAdmin(user)) {
       await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
       const held = await countSandboxDatasets(trx, user.id);
-      if (held >= limits.sandboxDatasetsMax) {
+      if (held >= settings.sandboxDatasetsMax) {
         throw new NdsError('too_many_sandbox_datasets', { message: `This account already holds ${held} sandbox datasets (the most it may); reset the sandbox or delete one first.` });
       }
     }
@@ -76,7 +83,7 @@ export async function createDataset(db: Kysely<Database>, user: User, input: New
       owner_id: user.id,
       visibility,
       sandbox,
-      source_repo: input.source_repo ?? null,
+      source_repo: sourceRepo,
       external_ids: externalIds,
       license: input.license ?? null,
       authors: input.authors ?? [],

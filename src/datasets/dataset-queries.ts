@@ -195,12 +195,12 @@ export async function setRecordingFacts(db: Kysely<Database>, id: string, facts:
 }
 
 /** The Zarr copy's state as the admin routes report it. */
-export type ZarrState = Pick<DatasetRow, 'id' | 'visibility' | 'zarr_status' | 'zarr_converted_at' | 'zarr_store_count' | 'zarr_index_etag' | 'zarr_source_commit'>;
+export type ZarrState = Pick<DatasetRow, 'id' | 'visibility' | 'zarr_status' | 'zarr_converted_at' | 'zarr_store_count' | 'zarr_index_etag' | 'zarr_source_commit' | 'zarr_error'>;
 
 export function findZarrState(db: Kysely<Database>, id: string): Promise<ZarrState | undefined> {
   return db
     .selectFrom('datasets')
-    .select(['id', 'visibility', 'zarr_status', 'zarr_converted_at', 'zarr_store_count', 'zarr_index_etag', 'zarr_source_commit'])
+    .select(['id', 'visibility', 'zarr_status', 'zarr_converted_at', 'zarr_store_count', 'zarr_index_etag', 'zarr_source_commit', 'zarr_error'])
     .where('id', '=', id)
     .executeTakeFirst();
 }
@@ -213,15 +213,17 @@ export function listZarrStates(db: Kysely<Database>, visibility: Visibility | 'a
 }
 
 /** Moves `zarr_status` alone (a conversion dispatched, started or failed). */
-export async function setZarrStatus(db: Kysely<Database>, id: string, status: ZarrStatus, now: Date): Promise<void> {
-  await db.updateTable('datasets').set({ zarr_status: status, updated_at: now }).where('id', '=', id).execute();
+/** A conversion's state; `error` (why it failed as a whole, shown to the owner) is kept with `failed` only. */
+export async function setZarrStatus(db: Kysely<Database>, id: string, status: ZarrStatus, now: Date, error?: string): Promise<void> {
+  const zarrError = status === 'failed' ? (error ?? null) : null;
+  await db.updateTable('datasets').set({ zarr_status: status, zarr_error: zarrError, updated_at: now }).where('id', '=', id).execute();
 }
 
 /** A finished conversion: the copy is ready, from `commit`, with its store count and index entity tag. */
 export async function setZarrReady(db: Kysely<Database>, id: string, ready: { commit: string; storeCount: number; indexEtag: string | null }, now: Date): Promise<void> {
   await db
     .updateTable('datasets')
-    .set({ zarr_status: 'ready', zarr_converted_at: now, zarr_store_count: ready.storeCount, zarr_index_etag: ready.indexEtag, zarr_source_commit: ready.commit, updated_at: now })
+    .set({ zarr_status: 'ready', zarr_converted_at: now, zarr_store_count: ready.storeCount, zarr_index_etag: ready.indexEtag, zarr_source_commit: ready.commit, zarr_error: null, updated_at: now })
     .where('id', '=', id)
     .execute();
 }

@@ -3,10 +3,10 @@
  * `git ls-tree`, the blobs streamed one after another through a single `git cat-file --batch`, so neither
  * the repository nor a large blob is ever held in memory.
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import { GitError, git } from '../git/run-git.js';
+import { spawnGit } from '../git/spawn-git.js';
 
 export interface TreeFile {
   path: string;
@@ -78,7 +78,7 @@ class ChunkReader {
 export async function eachBlob(gitDir: string, oids: string[], each: (oid: string, size: number, body: Readable) => Promise<void>): Promise<void> {
   if (oids.length === 0) return;
   const args = ['--git-dir', gitDir, 'cat-file', '--batch'];
-  const child = spawn('git', args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+  const child = spawnGit(args);
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<number | null>((resolve, reject) => {

@@ -11,6 +11,7 @@ import { repositoryDir } from '../git/repository-dir.js';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
 import { setSourceRepo } from './dataset-queries.js';
+import { HOSTED_SOURCE } from './source-repo.js';
 
 /** Creates the bare repository of a dataset if it does not exist yet (branch `main`, pushes allowed). */
 export async function ensureRepository(gitDir: string, datasetId: string): Promise<string> {
@@ -29,7 +30,7 @@ export async function ensureRepository(gitDir: string, datasetId: string): Promi
  */
 export async function repositoryForPush(deps: Pick<Deps, 'db' | 'config'>, dataset: Pick<DatasetRow, 'id' | 'source_repo'>): Promise<string> {
   const dir = await ensureRepository(deps.config.gitDir, dataset.id);
-  if (!dataset.source_repo) await setSourceRepo(deps.db, dataset.id, dir);
+  if (!dataset.source_repo) await setSourceRepo(deps.db, dataset.id, HOSTED_SOURCE);
   return dir;
 }
 

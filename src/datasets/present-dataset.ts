@@ -1,14 +1,14 @@
 import type { Config } from '../core/config.js';
-import { repositoryDir } from '../git/repository-dir.js';
 import type { Dataset } from './dataset-queries.js';
+import { HOSTED_SOURCE } from './source-repo.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 /** The JSON of a dataset (docs/datasets.md). */
-export function presentDataset(d: Dataset, config: Pick<Config, 'publicUrl' | 'gitDir'>) {
+export function presentDataset(d: Dataset, config: Pick<Config, 'publicUrl'>) {
   const gitUrl = `${config.publicUrl}/git/${d.id}.git`;
-  // A hosted repository is recorded by its folder on the server; clients see its URL instead.
-  const hostedRepo = d.source_repo !== null && d.source_repo === repositoryDir(config.gitDir, d.id);
+  // The dataset's own hosted repository is recorded by a marker; clients see its URL instead.
+  const hostedRepo = d.source_repo === HOSTED_SOURCE;
   return {
     id: d.id,
     name: d.name,
@@ -38,6 +38,7 @@ export function presentDataset(d: Dataset, config: Pick<Config, 'publicUrl' | 'g
     zarr_failure_count: zarrFailureCount(d),
     zarr_index_etag: d.zarr_index_etag,
     zarr_source_commit: d.zarr_source_commit,
+    zarr_error: d.zarr_error,
     created_at: iso(d.created_at)!,
     updated_at: iso(d.updated_at)!,
   };

@@ -10,12 +10,13 @@ import { NdsError } from '../core/errors.js';
 import { findDataset, isAdmin, manageableDataset } from './dataset-access.js';
 import { updateDatasetFields, type Dataset } from './dataset-queries.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
+import { sourceRepoToStore, type HostLookup } from './source-repo.js';
 
 export interface DatasetPatch extends DatasetFields {
   visibility?: 'public' | 'private';
 }
 
-export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 'log'>, actor: Actor, id: string, patch: DatasetPatch): Promise<Dataset> {
+export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 'log' | 'config'>, actor: Actor, id: string, patch: DatasetPatch, lookup?: HostLookup): Promise<Dataset> {
   const { db } = deps;
   const dataset = await manageableDataset(db, id, actor.user);
   let madePrivate = false;
@@ -27,13 +28,15 @@ export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 
     madePrivate = true;
   }
   if (patch.external_ids) await assertExternalIdsFree(db, patch.external_ids, id, actor.user);
+  // The row's id decides which hosted repository is "its own": a client never names one by path.
+  const sourceRepo = patch.source_repo ? await sourceRepoToStore(patch.source_repo, id, deps.config, lookup) : patch.source_repo;
   const changes = {
     ...(patch.name !== undefined && { name: patch.name }),
     ...(patch.description !== undefined && { description: patch.description }),
     ...(patch.keywords !== undefined && { keywords: patch.keywords }),
     ...(patch.license !== undefined && { license: patch.license }),
     ...(patch.authors !== undefined && { authors: patch.authors }),
-    ...(patch.source_repo !== undefined && { source_repo: patch.source_repo }),
+    ...(sourceRepo !== undefined && { source_repo: sourceRepo }),
     ...(patch.external_ids !== undefined && { external_ids: patch.external_ids }),
     ...(madePrivate && { visibility: 'private' as const }),
   };

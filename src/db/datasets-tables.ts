@@ -32,6 +32,8 @@ export interface DatasetsTable {
   zarr_store_count: number | null;
   zarr_index_etag: string | null;
   zarr_source_commit: string | null;
+  /** Why the last conversion failed as a whole (`zarr_status` `failed`), for the owner; null otherwise. */
+  zarr_error: string | null;
   /** Native sampling rates of the recordings (from the Zarr copy's index.json), for search. */
   sampling_rates: ColumnType<number[], number[] | undefined, number[]>;
   /** Channel counts of the recordings' channel groups, for search. */

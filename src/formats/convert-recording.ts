@@ -12,6 +12,7 @@ import { openRecording } from './readers/open-recording.js';
 import { fileSha256 } from './file-sha256.js';
 import { folderLister, type DirectoryLister } from './bids/sidecar-files.js';
 import { readRecordingSidecars } from './recording-sidecars.js';
+import { SourceTree } from './source-tree.js';
 import { channelDetailsFrom } from './bids/channels-tsv.js';
 import { isConversionError, type FailureCode } from './conversion-errors.js';
 
@@ -30,6 +31,11 @@ export interface ConvertRecordingOptions {
   lister?: DirectoryLister;
   /** The time written as the store's `created_utc`; the system clock when left out. */
   now?: () => Date;
+  /**
+   * Where every file read must lie (a regular file, its real path inside): default the BIDS root, or the
+   * data file's folder. The server passes its checkout's tree, which also knows the entries it refused.
+   */
+  tree?: SourceTree;
 }
 
 export async function convertRecording(options: ConvertRecordingOptions): Promise<StoreSummary> {
@@ -38,7 +44,8 @@ export async function convertRecording(options: ConvertRecordingOptions): Promis
   const base = bidsRoot ?? dirname(dataPath);
   const rel = (p: string) => relative(base, p).split('\\').join('/');
   const sourcePath = bidsRoot ? rel(dataPath) : basename(dataPath);
-  const reader = await openRecording(dataPath);
+  const tree = options.tree ?? (await SourceTree.at(base));
+  const reader = await openRecording(dataPath, tree);
   try {
     let channelDetails: (ChannelDetails | undefined)[] | undefined;
     let events;
@@ -46,7 +53,7 @@ export async function convertRecording(options: ConvertRecordingOptions): Promis
     const rootExtras: Record<string, unknown> = {};
     const sidecarFiles: string[] = [];
     if (bidsRoot) {
-      const found = await readRecordingSidecars(bidsRoot, options.lister ?? folderLister(bidsRoot), sourcePath, modality);
+      const found = await readRecordingSidecars(bidsRoot, tree, options.lister ?? folderLister(bidsRoot), sourcePath, modality);
       sidecar = found.sidecar;
       events = found.events;
       sidecarFiles.push(...found.files);
@@ -64,7 +71,7 @@ export async function convertRecording(options: ConvertRecordingOptions): Promis
     const files = async () => {
       const digests = await reader.digests();
       const out = reader.files.map((path, i) => ({ path: rel(path), sha256: digests[i]! }));
-      for (const path of sidecarFiles) out.push({ path, sha256: await fileSha256(posix.join(base, path)) });
+      for (const path of sidecarFiles) out.push({ path, sha256: await fileSha256(posix.join(base, path), tree) });
       return out;
     };
     return await writeStore(reader, options.sink, {

@@ -4,7 +4,7 @@
  * store is written beside its final place and renamed into it, so a failed conversion never leaves a
  * half-written store where a good one was.
  */
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FolderSink } from './zarr/folder-sink.js';
 import type { ChunkCodec } from './zarr/chunk-codec.js';
@@ -31,7 +31,9 @@ export interface FolderConversion {
 export async function convertFileToFolder(file: string, out: string, events: ConvertEvents = {}, codec?: ChunkCodec): Promise<FolderConversion> {
   const name = basename(file);
   const zarr = zarrPathFor(name);
-  return collect([{ path: name, zarr, dataPath: resolve(file) }], out, events, async (item, sink, onProgress) =>
+  // The file the user named, followed if it is a link; its companions must then lie beside the file itself.
+  const dataPath = await realpath(file).catch(() => resolve(file));
+  return collect([{ path: name, zarr, dataPath }], out, events, async (item, sink, onProgress) =>
     convertRecording({ dataPath: item.dataPath, sink, onProgress, ...(codec ? { codec } : {}) }),
   );
 }

@@ -1,14 +1,19 @@
-/** SHA-256 of a file, streamed. */
+/** SHA-256 of a file of a source tree, streamed. */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { FileReadError } from './conversion-errors.js';
+import { SourceTree } from './source-tree.js';
 
-export async function fileSha256(path: string): Promise<string> {
+/** Hashes `path`, a regular file inside `tree` (by default the file's own folder); throws `FileReadError` otherwise. */
+export async function fileSha256(path: string, tree?: SourceTree): Promise<string> {
+  const within = tree ?? (await SourceTree.around(path));
+  const handle = await within.open(path);
   const hash = createHash('sha256');
   try {
-    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+    for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false })) hash.update(chunk as Buffer);
   } catch (cause) {
-    throw new FileReadError(`Reading ${path} failed: ${(cause as Error).message}.`, { cause });
+    throw new FileReadError(`Reading ${within.relative(path) ?? path} failed (${(cause as NodeJS.ErrnoException).code ?? 'error'}).`, { cause });
+  } finally {
+    await handle.close();
   }
   return hash.digest('hex');
 }

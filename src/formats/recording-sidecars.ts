@@ -1,6 +1,6 @@
 /** Reads the BIDS sidecars that apply to one recording (inheritance principle) into what the store writer takes. */
-import { readFile } from 'node:fs/promises';
 import { posix } from 'node:path';
+import type { SourceTree } from './source-tree.js';
 import type { Annotation } from './types.js';
 import { applicableFiles, type DirectoryLister } from './bids/sidecar-files.js';
 import { parseTsv, cell, type TsvTable } from './bids/tsv-table.js';
@@ -17,19 +17,25 @@ export interface RecordingSidecars {
   flags: string[];
 }
 
-export async function readRecordingSidecars(root: string, list: DirectoryLister, path: string, modality: string): Promise<RecordingSidecars> {
+/**
+ * The sidecars of the recording at `path` (relative to `root`), read through `tree`. A sidecar that may not be
+ * read (a link, one leading out of the tree) fails the recording with the tree's reason; one that is no valid
+ * JSON is flagged.
+ */
+export async function readRecordingSidecars(root: string, tree: SourceTree, list: DirectoryLister, path: string, modality: string): Promise<RecordingSidecars> {
   const files: string[] = [];
   const flags: string[] = [];
   const readText = async (rel: string) => {
     files.push(rel);
-    return readFile(posix.join(root, rel), 'utf8');
+    return tree.readText(posix.join(root, rel));
   };
   const lowest = async (suffix: string, ignored: string[] = []) => (await applicableFiles(list, path, suffix, '.tsv', ignored)).at(-1);
 
   const sidecar: Record<string, unknown> = {};
   for (const rel of await applicableFiles(list, path, modality, '.json')) {
+    const text = await readText(rel);
     try {
-      const value = JSON.parse(await readText(rel)) as unknown;
+      const value = JSON.parse(text) as unknown;
       if (value && typeof value === 'object' && !Array.isArray(value)) Object.assign(sidecar, value);
     } catch {
       flags.push(`sidecar_unreadable:${rel}`);

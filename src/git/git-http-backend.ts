@@ -2,8 +2,8 @@
  * Runs `git http-backend` (git's own smart-HTTP server, as CGI) for one request and turns its CGI answer
  * into a web Response. The request body streams into git, and git's output streams back out.
  */
-import { spawn } from 'node:child_process';
 import { pipeline, Readable } from 'node:stream';
+import { spawnGit } from './spawn-git.js';
 
 export interface BackendRequest {
   method: string;
@@ -61,9 +61,8 @@ async function readCgiHeaders(stdout: Readable): Promise<{ headers: Headers; sta
 }
 
 export async function runGitHttpBackend(req: BackendRequest): Promise<Response> {
-  const child = spawn('git', ['http-backend'], {
+  const child = spawnGit(['http-backend'], {
     env: {
-      PATH: process.env.PATH,
       GIT_PROJECT_ROOT: req.projectRoot,
       GIT_HTTP_EXPORT_ALL: '1',
       GIT_HTTP_MAX_REQUEST_BUFFER: '100M',
@@ -75,7 +74,6 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
       REMOTE_ADDR: req.remoteAddr,
       ...(req.remoteUser ? { REMOTE_USER: req.remoteUser } : {}),
     },
-    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));

@@ -1,5 +1,5 @@
 /** The system `git`, run without a shell: real git, real speed. Failures carry git's own message. */
-import { spawn } from 'node:child_process';
+import { spawnGit, type GitSpawnOptions } from './spawn-git.js';
 
 export class GitError extends Error {
   readonly exitCode: number | null;
@@ -16,25 +16,27 @@ export interface GitResult {
   stderr: string;
 }
 
-export function runGit(args: string[], options: { cwd?: string; input?: Buffer } = {}): Promise<GitResult> {
+export interface RunGitOptions extends Pick<GitSpawnOptions, 'cwd' | 'config' | 'protocols'> {
+  input?: Buffer;
+}
+
+/** Runs git in the fixed environment of `spawnGit` and collects its output. */
+export function runGit(args: string[], options: RunGitOptions = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      cwd: options.cwd,
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'echo', LC_ALL: 'C' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawnGit(args, { cwd: options.cwd, config: options.config, protocols: options.protocols });
     const out: Buffer[] = [];
     let err = '';
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out), stderr: err }));
+    child.stdin.on('error', () => {});
     child.stdin.end(options.input);
   });
 }
 
 /** Runs git and returns its trimmed stdout; throws `GitError` on a non-zero exit. */
-export async function git(args: string[], options: { cwd?: string; input?: Buffer } = {}): Promise<string> {
+export async function git(args: string[], options: RunGitOptions = {}): Promise<string> {
   const r = await runGit(args, options);
   if (r.code !== 0) throw new GitError(args, r.code, r.stderr);
   return r.stdout.toString('utf8').trim();

@@ -34,7 +34,7 @@ export const DatasetSchema = z
     owner: z.string(),
     visibility: z.enum(['public', 'private']),
     sandbox: z.boolean(),
-    source_repo: z.string().nullable(),
+    source_repo: z.string().nullable().openapi({ description: "An https URL on a host of SOURCE_REPO_HOSTS, or the dataset's own git_url (hosted_repo); null for a dataset of uploaded versions" }),
     git_url: z.string(),
     hosted_repo: z.boolean().openapi({ description: 'true when the dataset\'s repository is the one hosted at git_url' }),
     external_ids: z.array(z.string()),
@@ -55,6 +55,7 @@ export const DatasetSchema = z
     zarr_failure_count: z.number().int().nullable().openapi({ description: 'Recordings the last conversion could not convert (their reasons: the dataset page, `nds datasets show`); `zarr_status` stays `ready` when some failed; null when not known' }),
     zarr_index_etag: z.string().nullable(),
     zarr_source_commit: z.string().nullable(),
+    zarr_error: z.string().nullable().openapi({ description: 'Why the last conversion failed as a whole (`zarr_status` `failed`): the source repository refused or unreachable; null otherwise' }),
     created_at: z.string(),
     updated_at: z.string(),
   })

@@ -63,6 +63,7 @@ ${d.doi ? html`<dt>DOI</dt><dd>${d.doi}</dd>` : ''}
 <dt>Zarr copy</dt><dd>${zarrState(d)}</dd>
 </dl>
 ${index && index.stores.length ? recordingsSection(index, selected) : html`<p class="muted">${index ? 'No recording of this dataset could be converted yet.' : 'This dataset has no browsable copy yet.'}</p>`}
+${d.zarr_status === 'failed' && d.zarr_error ? html`<section class="failures" id="conversion-error"><h2>The conversion failed</h2><p>${d.zarr_error}</p></section>` : ''}
 ${failuresSection(input.failures ?? [])}
 ${index && selected && viewable ? viewerSection(input, index, selected) : ''}`;
 }

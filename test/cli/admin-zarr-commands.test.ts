@@ -5,7 +5,7 @@ import { createAccount, type TestAccount } from '../support/accounts.js';
 import { ndsAs } from '../support/cli.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { makeBidsRepo } from '../conversion/support.js';
+import { hostCopy, hostedSource, makeBidsRepo } from '../conversion/support.js';
 
 const nds = (server: TestServer, key: string, args: string[]) => ndsAs(server, key, args).done;
 
@@ -17,7 +17,8 @@ describe('nds admin zarr', () => {
     server = await startTestServer();
     admin = await createAccount(server, { role: 'admin' });
     repo = makeBidsRepo();
-    const base = { owner_id: admin.user.id, source_repo: repo };
+    for (const id of ['nd000201', 'nd000202', 'nd000203']) hostCopy(server.config.gitDir, id, repo);
+    const base = { owner_id: admin.user.id, source_repo: hostedSource };
     await insertDatasetRows(server.deps.db, [
       { ...base, id: 'nd000201', name: 'public one', visibility: 'public' },
       { ...base, id: 'nd000202', name: 'public two', visibility: 'public' },

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { gitIn, makeBidsRepo, pushPayload, signGithub } from './support.js';
+import { gitIn, hostedSource, hostRepository, makeBidsRepo, pushPayload, signGithub } from './support.js';
 
 const SECRET = 'gh-secret';
 const TOKEN = 'zarr-ready-token';
@@ -29,8 +29,8 @@ describe('conversion pipeline: push webhook → job → stores → index.json �
     server = await startTestServer({ env: { GITHUB_WEBHOOK_SECRET: SECRET, SERVICE_WEBHOOK_TOKEN: TOKEN } });
     server.deps.hooks.zarrChanged.push((dataset, paths) => void purged.push({ dataset, paths }));
     admin = await createAccount(server, { role: 'admin' });
-    repo = makeBidsRepo();
-    await insertDatasetRows(server.deps.db, { id, name: 'Pipeline test', owner_id: admin.user.id, visibility: 'public', source_repo: repo, external_ids: ['github:test-org/ds-pipeline'] });
+    repo = hostRepository(server.config.gitDir, id, makeBidsRepo());
+    await insertDatasetRows(server.deps.db, { id, name: 'Pipeline test', owner_id: admin.user.id, visibility: 'public', source_repo: hostedSource, external_ids: ['github:test-org/ds-pipeline'] });
   });
   after(async () => {
     await server.close();

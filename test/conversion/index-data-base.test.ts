@@ -11,7 +11,7 @@ import { parseS3Url } from '../../src/objects/s3-object-store.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { storeVariants } from '../datasets/support.js';
-import { makeBidsRepo } from './support.js';
+import { hostedSource, hostRepository, makeBidsRepo } from './support.js';
 
 async function readText(server: TestServer, key: string): Promise<string> {
   const o = await server.deps.objects.get(key);
@@ -51,10 +51,10 @@ for (const variant of storeVariants) {
       ({ env, cleanup } = await variant.setup());
       server = await startTestServer({ env });
       admin = await createAccount(server, { role: 'admin' });
-      repo = makeBidsRepo();
+      repo = hostRepository(server.config.gitDir, id, makeBidsRepo());
       await server.deps.db
         .insertInto('datasets')
-        .values({ id, name: 'data_base test', owner_id: admin.user.id, visibility: 'public', source_repo: repo, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
+        .values({ id, name: 'data_base test', owner_id: admin.user.id, visibility: 'public', source_repo: hostedSource, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
         .execute();
     });
     after(async () => {
@@ -108,10 +108,10 @@ describe('index.json data_base: ZARR_PUBLIC_BASE_URL wins when set', () => {
   before(async () => {
     server = await startTestServer({ env: { ZARR_PUBLIC_BASE_URL: 'https://cdn.example.org/nds' } });
     admin = await createAccount(server, { role: 'admin' });
-    repo = makeBidsRepo();
+    repo = hostRepository(server.config.gitDir, id, makeBidsRepo());
     await server.deps.db
       .insertInto('datasets')
-      .values({ id, name: 'data_base setting', owner_id: admin.user.id, visibility: 'public', source_repo: repo, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
+      .values({ id, name: 'data_base setting', owner_id: admin.user.id, visibility: 'public', source_repo: hostedSource, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
       .execute();
   });
   after(async () => {

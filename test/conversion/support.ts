@@ -1,10 +1,12 @@
 /** A BIDS dataset in a real git repository, built from the test fixtures, for pipeline tests. */
 import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+import { repositoryDir } from '../../src/git/repository-dir.js';
+import { HOSTED_SOURCE } from '../../src/datasets/source-repo.js';
 import { fixturesDir } from '../formats/support/fixtures.js';
 
 export const fixtures = fixturesDir;
@@ -26,6 +28,28 @@ export function makeBidsRepo(): string {
   gitIn(dir, 'commit', '-q', '-m', 'first');
   return dir;
 }
+
+/**
+ * Makes the repository `repo` the hosted repository of dataset `id` (moved into `gitDir`, GIT_DIR_ROOT), as a
+ * push would: the dataset's `source_repo` is then `hosted` (`hostedSource`). Returns the repository's new
+ * folder, where later commits of the test go.
+ */
+export function hostRepository(gitDir: string, id: string, repo: string): string {
+  const dir = repositoryDir(gitDir, id);
+  mkdirSync(path.dirname(dir), { recursive: true });
+  renameSync(repo, dir);
+  return dir;
+}
+
+/** A bare copy of `repo` as the hosted repository of dataset `id` (for several datasets of one source). */
+export function hostCopy(gitDir: string, id: string, repo: string): void {
+  const dir = repositoryDir(gitDir, id);
+  mkdirSync(path.dirname(dir), { recursive: true });
+  execFileSync('git', ['clone', '-q', '--bare', repo, dir]);
+}
+
+/** The `source_repo` of a dataset whose repository is its hosted one. */
+export const hostedSource = HOSTED_SOURCE;
 
 export function signGithub(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;

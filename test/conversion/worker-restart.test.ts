@@ -21,7 +21,7 @@ import { startNds, type CliRun } from '../support/cli.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { createPostgresTestDatabase, pgliteDump, usingPostgres } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
-import { gitIn } from './support.js';
+import { gitIn, hostedSource, hostRepository } from './support.js';
 
 const RECORDINGS = 4;
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -105,12 +105,12 @@ describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
     let databaseUrl = `pglite:${path.join(dataDir, 'db')}`;
     if (usingPostgres) ({ url: databaseUrl, drop: dropDatabase } = await createPostgresTestDatabase());
     env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' };
-    const source = makeRepo(root);
+    hostRepository(path.join(dataDir, 'git'), id, makeRepo(root));
     const database = await connectDatabase(databaseUrl, { pgliteDump: usingPostgres ? undefined : await pgliteDump() });
     try {
       await migrateToLatest(database.db);
       const owner = await createUser(database.db, { username: 'restart-owner', email: 'restart@example.org', status: 'approved', role: 'admin', kind: 'person' }, new Date());
-      await insertDatasetRows(database.db, { id, name: 'Restart test', owner_id: owner.id, visibility: 'public', source_repo: source });
+      await insertDatasetRows(database.db, { id, name: 'Restart test', owner_id: owner.id, visibility: 'public', source_repo: hostedSource });
       await enqueueConversion(database.db, { datasetId: id, ref: 'main', full: false, reason: 'test' });
     } finally {
       await database.close();

@@ -18,6 +18,14 @@ describe('configuration', () => {
     assert.equal(c.serviceWebhookToken, undefined);
   });
 
+  it('fetches source repositories from github.com and public addresses only, unless told otherwise', () => {
+    const defaults = loadConfig({});
+    assert.deepEqual([defaults.sourceRepoHosts, defaults.sourceRepoAllowPrivate], [['github.com'], []]);
+    const c = loadConfig({ SOURCE_REPO_HOSTS: 'GitHub.com, git.lab.example ,', SOURCE_REPO_ALLOW_PRIVATE: '10.1.0.0/16, fd00::/8,127.0.0.1' });
+    assert.deepEqual(c.sourceRepoHosts, ['github.com', 'git.lab.example']);
+    assert.deepEqual(c.sourceRepoAllowPrivate, ['10.1.0.0/16', 'fd00::/8', '127.0.0.1']);
+  });
+
   it('derives SERVICE_DOMAIN and the gateway base from PUBLIC_URL', () => {
     const c = loadConfig({ PUBLIC_URL: 'https://nds.example.org/' });
     assert.equal(c.publicUrl, 'https://nds.example.org');
@@ -38,6 +46,9 @@ describe('configuration', () => {
     ['CACHE_REDIS_URL', 'localhost:6379'],
     ['SMTP_URL', 'mail.example.org'],
     ['DEVICE_POLL_INTERVAL_S', '0'],
+    ['SOURCE_REPO_HOSTS', 'github.com/org'],
+    ['SOURCE_REPO_ALLOW_PRIVATE', '10.0.0.0/33'],
+    ['SOURCE_REPO_ALLOW_PRIVATE', 'lan'],
   ];
   for (const [name, value] of malformed) {
     it(`a malformed ${name} (${value}) is refused with its name`, () => {

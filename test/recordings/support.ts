@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { enqueueConversion } from '../../src/conversion/job-queue.js';
 import type { TestServer } from '../support/test-server.js';
-import { fixtures, gitIn } from '../conversion/support.js';
+import { fixtures, gitIn, hostCopy, hostedSource } from '../conversion/support.js';
 
 export { fixtures };
 
@@ -45,9 +45,10 @@ let serial = 500;
 /** A dataset row owned by `ownerId` whose source is `repo`, converted to the end by the server's worker. */
 export async function convertedDataset(server: TestServer, ownerId: number, repo: string, visibility: 'public' | 'private' = 'public'): Promise<string> {
   const id = `nd${String(++serial).padStart(6, '0')}`;
+  hostCopy(server.config.gitDir, id, repo);
   await server.deps.db
     .insertInto('datasets')
-    .values({ id, name: `Recordings ${id}`, owner_id: ownerId, visibility, source_repo: repo, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
+    .values({ id, name: `Recordings ${id}`, owner_id: ownerId, visibility, source_repo: hostedSource, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
     .execute();
   await enqueueConversion(server.deps.db, { datasetId: id, ref: 'HEAD', full: true, reason: 'test' });
   for (const wake of server.deps.hooks.jobQueued) wake();

@@ -9,7 +9,7 @@ import path from 'node:path';
 import assert from 'node:assert/strict';
 import { setRecordingFacts } from '../../src/datasets/dataset-queries.js';
 import type { RecordingFacts, Visibility } from '../../src/db/datasets-tables.js';
-import { fixtures, gitIn } from '../conversion/support.js';
+import { fixtures, gitIn, hostCopy, hostedSource } from '../conversion/support.js';
 import type { TestAccount } from '../support/accounts.js';
 import type { TestServer } from '../support/test-server.js';
 
@@ -41,9 +41,10 @@ export function makeRepoWithFailures(): string {
 
 /** A dataset row whose source is `repo`, converted by the real pipeline (admin regenerate, the in-process worker). */
 export async function convertRepoDataset(server: TestServer, admin: TestAccount, options: { id: string; name: string; ownerId: number; repo: string; visibility: Visibility }): Promise<void> {
+  hostCopy(server.config.gitDir, options.id, options.repo);
   await server.deps.db
     .insertInto('datasets')
-    .values({ id: options.id, name: options.name, owner_id: options.ownerId, visibility: options.visibility, source_repo: options.repo, latest_version: '1.0.0', n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
+    .values({ id: options.id, name: options.name, owner_id: options.ownerId, visibility: options.visibility, source_repo: hostedSource, latest_version: '1.0.0', n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
     .execute();
   const r = await admin.api(`/admin/datasets/${options.id}/zarr/regenerate`, { method: 'POST', body: JSON.stringify({ full: true }) });
   assert.equal(r.status, 202, await r.text());

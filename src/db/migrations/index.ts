@@ -12,6 +12,8 @@ import * as publication from './2026-11-23-0401-publication.js';
 import * as recordings from './2026-11-24-2200-recordings.js';
 import * as rateLimits from './2026-11-27-1017-rate-limits.js';
 import * as githubDeliveries from './2026-11-27-1400-github-deliveries.js';
+import * as hostedSourceMarker from './2026-11-27-1537-hosted-source-marker.js';
+import * as datasetZarrError from './2026-11-27-1538-dataset-zarr-error.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -23,4 +25,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24-2200-recordings': recordings,
   '2026-11-27-1017-rate-limits': rateLimits,
   '2026-11-27-1400-github-deliveries': githubDeliveries,
+  '2026-11-27-1537-hosted-source-marker': hostedSourceMarker,
+  '2026-11-27-1538-dataset-zarr-error': datasetZarrError,
 };

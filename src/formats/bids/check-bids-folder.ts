@@ -9,9 +9,9 @@
  * The check reads through `BidsFolderSource` (a list of files and a byte reader), so tests can call it on a
  * list of files as well as on a real folder (`bidsFolderOnDisk`).
  */
-import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { isConversionError } from '../conversion-errors.js';
+import { SourceTree } from '../source-tree.js';
 import { parseBrainVisionHeader } from '../readers/brainvision-header.js';
 import { parseEdfHeader } from '../readers/edf-header.js';
 import { parseBidsName } from './bids-name.js';
@@ -88,10 +88,13 @@ export async function checkBidsFolder(source: BidsFolderSource): Promise<BidsChe
 
 /** The check on a folder of the local disk; `files` as listed by the caller (relative `/` paths and sizes). */
 export function bidsFolderOnDisk(root: string, files: BidsFolderFile[]): BidsFolderSource {
+  let tree: Promise<SourceTree> | undefined;
   return {
     files,
+    // Only regular files inside the folder are read, as the conversion will (a link out of it is refused).
     async read(rel, length) {
-      const handle = await open(path.join(root, ...rel.split('/')), 'r');
+      tree ??= SourceTree.at(root);
+      const handle = await (await tree).open(path.join(root, ...rel.split('/')));
       try {
         const buffer = Buffer.alloc(length);
         const { bytesRead } = await handle.read(buffer, 0, length, 0);

@@ -4,6 +4,7 @@
  */
 import type { Annotation, ChannelInfo, RecordingReader, SampleArray, Segment } from '../types.js';
 import { CorruptOrTruncatedError, EmptyRecordingError, FileReadError } from '../conversion-errors.js';
+import { SourceTree } from '../source-tree.js';
 import { FileSource, baseName } from './file-source.js';
 import { parseBrainVisionHeader, type BinaryFormat, type BrainVisionHeader } from './brainvision-header.js';
 import { markerDateToIso, parseBrainVisionMarkers } from './brainvision-markers.js';
@@ -62,24 +63,26 @@ export class BrainVisionReader implements RecordingReader {
     }));
   }
 
-  static async open(path: string): Promise<BrainVisionReader> {
+  /** Opens a `.vhdr` and its `.eeg` and `.vmrk`, all inside `tree` (by default the header's folder). */
+  static async open(path: string, within?: SourceTree): Promise<BrainVisionReader> {
+    const tree = within ?? (await SourceTree.around(path));
     const name = baseName(path);
-    const headerText = await readText(path);
+    const headerText = await readText(path, tree);
     const header = parseBrainVisionHeader(headerText.bytes, name);
     const flags = [...header.flags];
-    const dataFile = await findCompanion(path, header.dataFile, '.eeg');
+    const dataFile = await findCompanion(path, header.dataFile, '.eeg', tree);
     if (!dataFile) throw new FileReadError(`The data file ${header.dataFile} named by ${name} does not exist.`);
     if (dataFile.recovered) flags.push('brainvision_header_recovered');
     const files = [path, dataFile.path];
     const textDigests = new Map([[0, headerText.sha256]]);
 
-    const markerFile = await findCompanion(path, header.markerFile, '.vmrk');
+    const markerFile = await findCompanion(path, header.markerFile, '.vmrk', tree);
     let annotations: Annotation[] = [];
     let startTime: string | null = null;
     if (markerFile) {
       files.push(markerFile.path);
       if (markerFile.recovered && !flags.includes('brainvision_header_recovered')) flags.push('brainvision_header_recovered');
-      const markerText = await readText(markerFile.path);
+      const markerText = await readText(markerFile.path, tree);
       textDigests.set(2, markerText.sha256);
       const markers = parseBrainVisionMarkers(markerText.bytes);
       const first = markers.find((m) => m.type.toLowerCase() === 'new segment');
@@ -96,7 +99,7 @@ export class BrainVisionReader implements RecordingReader {
       flags.push('marker_file_missing');
     }
 
-    const data = await FileSource.open(dataFile.path);
+    const data = await FileSource.open(dataFile.path, tree);
     try {
       const frame = header.channels.length * bytesPerSample(types[header.binaryFormat]);
       const dataName = baseName(dataFile.path);
@@ -174,8 +177,8 @@ export class BrainVisionReader implements RecordingReader {
   }
 }
 
-async function readText(path: string): Promise<{ bytes: Uint8Array; sha256: string }> {
-  const source = await FileSource.open(path);
+async function readText(path: string, tree: SourceTree): Promise<{ bytes: Uint8Array; sha256: string }> {
+  const source = await FileSource.open(path, tree);
   try {
     if (source.size > maxTextBytes) throw new CorruptOrTruncatedError(`${baseName(path)} is ${source.size} bytes, too large for a BrainVision text file.`);
     const bytes = await source.read(0, source.size);

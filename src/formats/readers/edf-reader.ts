@@ -5,6 +5,7 @@
  */
 import type { Annotation, ChannelInfo, RecordingReader, SampleArray, Segment, SourceFormat } from '../types.js';
 import { CorruptOrTruncatedError } from '../conversion-errors.js';
+import type { SourceTree } from '../source-tree.js';
 import { FileSource, baseName } from './file-source.js';
 import { parseEdfHeader, type EdfHeader, type EdfSignal } from './edf-header.js';
 import { parseRecordTals } from './edf-tal.js';
@@ -49,8 +50,9 @@ export class EdfReader implements RecordingReader {
     this.channels = this.#dataSignals.map((s) => toChannel(s, header));
   }
 
-  static async open(path: string): Promise<EdfReader> {
-    const source = await FileSource.open(path);
+  /** Opens an EDF or BDF file inside `tree` (by default its own folder). */
+  static async open(path: string, tree?: SourceTree): Promise<EdfReader> {
+    const source = await FileSource.open(path, tree);
     try {
       const name = baseName(path);
       const fixed = await source.read(0, 256);

@@ -5,6 +5,7 @@
  */
 import type { Annotation, ChannelInfo, RecordingReader, SampleArray, Segment } from '../types.js';
 import { isConversionError, ChannelCountMismatchError, CorruptOrTruncatedError, EmptyRecordingError, FileReadError, NotContinuousError } from '../conversion-errors.js';
+import { SourceTree } from '../source-tree.js';
 import { FileSource, baseName } from './file-source.js';
 import { findCompanion } from './companion-file.js';
 import { deinterleave, typedView } from './interleaved.js';
@@ -43,6 +44,7 @@ export class EeglabReader implements RecordingReader {
   readonly #data: DataSource;
   readonly #annotations: Annotation[];
   readonly #setSha256: string | undefined;
+  readonly #tree: SourceTree;
   #consumed = false;
 
   private constructor(init: {
@@ -55,6 +57,7 @@ export class EeglabReader implements RecordingReader {
     data: DataSource;
     annotations: Annotation[];
     setSha256: string | undefined;
+    tree: SourceTree;
   }) {
     this.channels = init.channels;
     this.sampleType = init.sampleType;
@@ -65,13 +68,16 @@ export class EeglabReader implements RecordingReader {
     this.#data = init.data;
     this.#annotations = init.annotations;
     this.#setSha256 = init.setSha256;
+    this.#tree = init.tree;
   }
 
-  static async open(path: string): Promise<EeglabReader> {
+  /** Opens a `.set` (and its `.fdt`), inside `tree` (by default the file's folder). */
+  static async open(path: string, within?: SourceTree): Promise<EeglabReader> {
+    const tree = within ?? (await SourceTree.around(path));
     const name = baseName(path);
-    const parts = await readParts(path, name);
+    const parts = await readParts(path, name, tree);
     try {
-      return await EeglabReader.#build(path, name, parts);
+      return await EeglabReader.#build(path, name, parts, tree);
     } catch (err) {
       parts.mat73?.close();
       if (parts.mat73 && !isConversionError(err)) {
@@ -81,7 +87,7 @@ export class EeglabReader implements RecordingReader {
     }
   }
 
-  static async #build(path: string, name: string, { fields, mat73, sha256 }: EeglabParts): Promise<EeglabReader> {
+  static async #build(path: string, name: string, { fields, mat73, sha256 }: EeglabParts, tree: SourceTree): Promise<EeglabReader> {
     const value = (key: string) => fields.get(key) as MatValue | undefined;
     const nbchan = matNumber(value('nbchan'));
     const pnts = matNumber(value('pnts'));
@@ -122,11 +128,11 @@ export class EeglabReader implements RecordingReader {
       data = { kind: 'inline', array };
     } else {
       const named = matString(isMatValue(rawData) ? rawData : undefined) ?? matString(value('datfile'));
-      const fdt = await findCompanion(path, named, '.fdt');
+      const fdt = await findCompanion(path, named, '.fdt', tree);
       if (!fdt) throw new FileReadError(`The data file ${named ?? `${name.replace(/\.set$/, '')}.fdt`} of ${name} does not exist.`);
       if (fdt.recovered) flags.push('eeglab_fdt_recovered');
       files.push(fdt.path);
-      const source = await FileSource.open(fdt.path);
+      const source = await FileSource.open(fdt.path, tree);
       const expected = nbchan * pnts * 4;
       if (source.size !== expected) {
         await source.close();
@@ -148,7 +154,7 @@ export class EeglabReader implements RecordingReader {
       const type = matString(matField(chanlocs, 'type', c))?.trim().toUpperCase() ?? '';
       channels.push({ label, type, unit: 'uV', rate, nSamples: pnts, scale: 1, offset: 0 });
     }
-    return new EeglabReader({ channels, sampleType, flags, files, nSamples: pnts, rate, data, annotations: readEvents(value('event'), srate), setSha256: sha256 });
+    return new EeglabReader({ channels, sampleType, flags, files, nSamples: pnts, rate, data, annotations: readEvents(value('event'), srate), setSha256: sha256, tree });
   }
 
   async *blocks(): AsyncGenerator<SampleArray[]> {
@@ -184,7 +190,7 @@ export class EeglabReader implements RecordingReader {
   }
 
   async digests(): Promise<string[]> {
-    const set = this.#setSha256 ?? (await fileSha256(this.files[0]!));
+    const set = this.#setSha256 ?? (await fileSha256(this.files[0]!, this.#tree));
     return this.#data.kind === 'fdt' ? [set, await this.#data.source.sha256()] : [set];
   }
 
@@ -194,8 +200,8 @@ export class EeglabReader implements RecordingReader {
   }
 }
 
-async function readParts(path: string, name: string): Promise<EeglabParts> {
-  const source = await FileSource.open(path);
+async function readParts(path: string, name: string, tree: SourceTree): Promise<EeglabParts> {
+  const source = await FileSource.open(path, tree);
   let head: Uint8Array;
   try {
     if (source.size === 0) throw new EmptyRecordingError(`${name} is empty (0 bytes).`);

@@ -5,8 +5,9 @@
  * skipped).
  */
 import { createHash, type Hash } from 'node:crypto';
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { FileReadError } from '../conversion-errors.js';
+import { SourceTree } from '../source-tree.js';
 
 const digestReadBytes = 1 << 20;
 
@@ -26,20 +27,14 @@ export class FileSource {
     this.size = size;
   }
 
-  static async open(path: string): Promise<FileSource> {
-    let handle: FileHandle;
+  /** Opens `path`, a regular file inside `tree` (by default the file's own folder); throws `FileReadError` otherwise. */
+  static async open(path: string, tree?: SourceTree): Promise<FileSource> {
+    const handle = await (tree ?? (await SourceTree.around(path))).open(path);
     try {
-      handle = await open(path, 'r');
-    } catch (cause) {
-      throw new FileReadError(`The file ${baseName(path)} could not be opened: ${(cause as Error).message}.`, { cause });
-    }
-    try {
-      const stat = await handle.stat();
-      if (!stat.isFile()) throw new Error('not a regular file');
-      return new FileSource(path, handle, stat.size);
+      return new FileSource(path, handle, (await handle.stat()).size);
     } catch (cause) {
       await handle.close().catch(() => undefined);
-      throw new FileReadError(`The file ${baseName(path)} could not be read: ${(cause as Error).message}.`, { cause });
+      throw new FileReadError(`The file ${baseName(path)} could not be read: ${(cause as NodeJS.ErrnoException).code ?? 'error'}.`, { cause });
     }
   }
 

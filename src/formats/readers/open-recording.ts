@@ -1,9 +1,10 @@
 /** Opens a recording by its primary file's extension. Readers load on first use, from a registry. */
 import { UnsupportedFormatError } from '../conversion-errors.js';
+import type { SourceTree } from '../source-tree.js';
 import type { RecordingReader } from '../types.js';
 import { baseName } from './file-source.js';
 
-type Opener = (path: string) => Promise<RecordingReader>;
+type Opener = (path: string, tree?: SourceTree) => Promise<RecordingReader>;
 
 const openers = new Map<string, () => Promise<Opener>>([
   ['.edf', async () => (await import('./edf-reader.js')).EdfReader.open],
@@ -21,8 +22,12 @@ export function extensionOf(path: string): string {
   return dot <= 0 ? '' : name.slice(dot).toLowerCase();
 }
 
-export async function openRecording(path: string): Promise<RecordingReader> {
+/**
+ * Opens the recording whose primary file is `path`. Every file it reads (companions included) must be a
+ * regular file inside `tree`, by default the primary file's own folder.
+ */
+export async function openRecording(path: string, tree?: SourceTree): Promise<RecordingReader> {
   const load = openers.get(extensionOf(path));
   if (!load) throw new UnsupportedFormatError(`${baseName(path)} is not a format the converter reads (EDF, BDF, BrainVision .vhdr, EEGLAB .set).`);
-  return (await load())(path);
+  return (await load())(path, tree);
 }

@@ -1,0 +1,166 @@
+/**
+ * The conversion's checkout of a dataset's source (`src/conversion/source-checkout.ts`): it fetches only what
+ * `source_repo` may name, pinned to the address it checked, and leaves a tree of folders and regular files,
+ * whatever the repository holds and whatever the machine's git configuration says.
+ */
+import assert from 'node:assert/strict';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../../src/core/config.js';
+import type { DatasetRow } from '../../src/db/datasets-tables.js';
+import type { Deps } from '../../src/deps.js';
+import { checkoutSource, SourceError } from '../../src/conversion/source-checkout.js';
+import { sourceMirrorDir } from '../../src/conversion/zarr-ready.js';
+import { datasetRow } from '../support/datasets.js';
+import { gitIn, hostedSource, hostRepository } from './support.js';
+
+const SHA = 'ab'.repeat(32);
+
+/** Every entry under `dir` that is not a folder or a regular file. */
+function oddEntries(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(path.join(dir, rel))) {
+    const r = rel ? `${rel}/${name}` : name;
+    const s = lstatSync(path.join(dir, r));
+    if (s.isDirectory()) out.push(...oddEntries(dir, r));
+    else if (!s.isFile()) out.push(r);
+  }
+  return out;
+}
+
+function row(id: string, sourceRepo: string | null): DatasetRow {
+  return { ...datasetRow({ id, name: id, owner_id: 1, source_repo: sourceRepo }), created_at: new Date(), updated_at: new Date() } as unknown as DatasetRow;
+}
+
+describe('the checkout of a source repository', () => {
+  let tmp: string;
+  let deps: Pick<Deps, 'config' | 'objects'>;
+  let outside: string;
+
+  before(() => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'nds-checkout-'));
+    outside = path.join(tmp, 'outside.txt');
+    writeFileSync(outside, 'a file of the server');
+    const config = loadConfig({ DATA_DIR: path.join(tmp, 'data'), PUBLIC_URL: 'http://nds.test:8080', SOURCE_REPO_HOSTS: 'github.com,repo.example,127.0.0.1' });
+    deps = { config, objects: undefined as unknown as Deps['objects'] };
+  });
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  /** A repository committed with `files` (content, or `{ link }` for a symlink), hosted for dataset `id`. */
+  function hosted(id: string, files: Record<string, string | { link: string }>): string {
+    const work = mkdtempSync(path.join(tmp, 'work-'));
+    for (const [rel, content] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(work, rel)), { recursive: true });
+      if (typeof content === 'string') writeFileSync(path.join(work, rel), content);
+      else symlinkSync(content.link, path.join(work, rel));
+    }
+    gitIn(work, 'init', '-q');
+    gitIn(work, 'add', '-A');
+    gitIn(work, 'commit', '-q', '-m', 'tree');
+    return hostRepository(deps.config.gitDir, id, work);
+  }
+
+  it('keeps no link: git-annex links become pointers, every other link an empty file it refuses to read', async () => {
+    hosted('nd000001', {
+      'dataset_description.json': '{"Name": "links"}',
+      'sub-01/eeg/sub-01_eeg.vhdr': 'header',
+      'sub-01/eeg/sub-01_eeg.eeg': { link: outside },
+      'sub-01/eeg/sub-01_channels.tsv': { link: 'sub-01_eeg.vhdr' },
+      'sub-01/eeg/annexed.edf': { link: `../../.git/annex/objects/Xx/Yy/SHA256E-s10--${SHA}.edf/SHA256E-s10--${SHA}.edf` },
+      'sub-02': { link: path.dirname(outside) },
+    });
+    const checkout = await checkoutSource(deps as Deps, row('nd000001', hostedSource), 'HEAD');
+    try {
+      assert.deepEqual(oddEntries(checkout.dir), []);
+      assert.equal(readFileSync(path.join(checkout.dir, 'sub-01/eeg/sub-01_eeg.vhdr'), 'utf8'), 'header');
+      assert.equal(readFileSync(path.join(checkout.dir, 'sub-01/eeg/annexed.edf'), 'utf8'), `version https://git-lfs.github.com/spec/v1\noid sha256:${SHA}\nsize 0\n`);
+      for (const rel of ['sub-01/eeg/sub-01_eeg.eeg', 'sub-01/eeg/sub-01_channels.tsv', 'sub-02']) assert.equal(readFileSync(path.join(checkout.dir, rel), 'utf8'), '', rel);
+      assert.deepEqual(
+        [...checkout.refused].sort(),
+        [
+          ['sub-01/eeg/sub-01_channels.tsv', 'a symbolic link'],
+          ['sub-01/eeg/sub-01_eeg.eeg', 'a symbolic link'],
+          ['sub-02', 'a symbolic link'],
+        ],
+      );
+    } finally {
+      await checkout.cleanup();
+    }
+  });
+
+  it("extracts a tree of git-lfs pointers with git-lfs's required filter in the machine's git configuration", async () => {
+    // What Debian's git-lfs package writes into /etc/gitconfig; the pointer's object is on no lfs server.
+    const system = path.join(tmp, 'gitconfig-system');
+    writeFileSync(system, '[filter "lfs"]\n\tsmudge = git-lfs smudge -- %f\n\tprocess = git-lfs filter-process\n\trequired = true\n\tclean = git-lfs clean -- %f\n');
+    const saved = process.env.GIT_CONFIG_SYSTEM;
+    process.env.GIT_CONFIG_SYSTEM = system;
+    const pointer = `version https://git-lfs.github.com/spec/v1\noid sha256:${SHA}\nsize 10\n`;
+    try {
+      hosted('nd000002', { '.gitattributes': '*.edf filter=lfs diff=lfs merge=lfs -text\n', 'sub-01/eeg/sub-01_eeg.edf': pointer });
+      const checkout = await checkoutSource(deps as Deps, row('nd000002', hostedSource), 'HEAD');
+      try {
+        assert.equal(readFileSync(path.join(checkout.dir, 'sub-01/eeg/sub-01_eeg.edf'), 'utf8'), pointer);
+      } finally {
+        await checkout.cleanup();
+      }
+    } finally {
+      if (saved === undefined) delete process.env.GIT_CONFIG_SYSTEM;
+      else process.env.GIT_CONFIG_SYSTEM = saved;
+    }
+  });
+
+  it("refuses a path, a file:// URL and another dataset's repository, with the reason, before fetching anything", async () => {
+    const victim = hosted('nd000003', { 'dataset_description.json': '{"Name": "victim"}' });
+    for (const [value, reason] of [
+      [victim, /The source repository is refused: a path is not a source repository/],
+      [`file://${victim}`, /The source repository is refused: a file:\/\/ URL/],
+      ['http://nds.test:8080/git/nd000003.git', /The source repository is refused: names a repository of this server that is not the dataset's own/],
+    ] as const) {
+      await assert.rejects(checkoutSource(deps as Deps, row('nd000004', value), 'HEAD'), (err) => err instanceof SourceError && reason.test(err.message) && !err.message.includes(deps.config.dataDir), value);
+      assert.equal(existsSync(sourceMirrorDir(deps.config.dataDir, 'nd000004')), false, `${value} was fetched`);
+    }
+  });
+
+  describe('from a remote host', () => {
+    let listener: Server;
+    let port: number;
+    let connections = 0;
+    before(async () => {
+      listener = createServer((socket) => {
+        connections++;
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+      port = (listener.address() as { port: number }).port;
+    });
+    after(() => new Promise<void>((resolve) => listener.close(() => resolve())));
+
+    it('refuses a host that resolves to a loopback or private address before any connection opens', async () => {
+      const before = connections;
+      for (const [host, answer] of [['repo.example', '127.0.0.1'], ['repo.example', '10.0.0.1'], ['127.0.0.1', '127.0.0.1']] as const) {
+        const lookup = async () => [{ address: answer, family: 4 }];
+        await assert.rejects(
+          checkoutSource(deps as Deps, row('nd000005', `https://${host}:${port}/o/n.git`), 'HEAD', { lookup }),
+          (err) => err instanceof SourceError && /is not a public address/.test(err.message),
+        );
+      }
+      await assert.rejects(checkoutSource(deps as Deps, row('nd000005', `http://127.0.0.1:${port}/o/n.git`), 'HEAD'), (err) => err instanceof SourceError && /only https/.test(err.message));
+      assert.equal(connections, before, 'a connection was opened');
+    });
+
+    it('connects to the address it checked, not to what DNS says later (an allow-listed loopback server)', async () => {
+      const config = { ...deps.config, sourceRepoAllowPrivate: ['127.0.0.1/32'] };
+      const before = connections;
+      // repo.example is in no DNS: git reaches the server only through the pinned address.
+      const lookup = async () => [{ address: '127.0.0.1', family: 4 }];
+      await assert.rejects(
+        checkoutSource({ ...deps, config } as Deps, row('nd000006', `https://repo.example:${port}/o/n.git`), 'HEAD', { lookup }),
+        (err) => err instanceof SourceError && /could not be fetched: fatal: unable to access 'https:\/\/repo\.example/.test(err.message),
+      );
+      assert.ok(connections > before, 'git did not connect to the pinned address');
+    });
+  });
+});
