@@ -28,6 +28,7 @@ import type { DropChannel } from './gateway/relayed-cache.js';
 import type { ServerDeps } from './http/app-env.js';
 import { createMailer, noMailer } from './mail/mailer.js';
 import { openObjectStore } from './objects/open-object-store.js';
+import { createMcpLimits } from './mcp/mcp-limits.js';
 
 export interface OpenOptions {
   config: Config;
@@ -146,7 +147,7 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   opened.closers.push(() => backfill.then(() => undefined));
   return {
     opened,
-    deps: { ...deps, keyCache: keyCache!, signInLimits: createSignInLimits(deps.clock), deviceLimits: createDeviceLimits(deps.clock), gateway, ownerSetup: new OwnerSetup(deps.clock) },
+    deps: { ...deps, keyCache: keyCache!, signInLimits: createSignInLimits(deps.clock), deviceLimits: createDeviceLimits(deps.clock), gateway, ownerSetup: new OwnerSetup(deps.clock), mcpLimits: createMcpLimits(deps.clock) },
   };
 }
 
