@@ -5,7 +5,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { apiFetch, createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { convertedDataset } from '../recordings/support.js';
-import { BIG, call, httpClient, privateRepo, publicRepo, readNpy, REAL, refused, SINE } from './support.js';
+import { AMPLITUDE, BIG, call, httpClient, privateRepo, publicRepo, readNpy, REAL, refused, SINE, SINE_HZ } from './support.js';
 
 const TOOLS = ['get_dataset', 'get_events', 'list_recordings', 'plot_window', 'read_window', 'search_datasets', 'summarize_window'];
 
@@ -89,6 +89,28 @@ describe('the MCP server over streamable HTTP (POST /mcp)', () => {
     assert.equal(readNpy(bytes).data.length, 1_000_000);
     const http = Buffer.from(await (await apiFetch(server, `/datasets/${id}/signal?path=${encodeURIComponent(BIG)}&start_sample=100&n_samples=15625`)).arrayBuffer());
     assert.ok(Buffer.compare(bytes, http) === 0, 'the same bytes as the signal route');
+  });
+
+  it('summarize_window finds 10 Hz in a 10 Hz sine, its power in alpha, and flags flat, clipped and bad channels', async () => {
+    type Summary = { label: string; min: number; max: number; mean: number; std: number; dominant_hz: number; band_power: Record<string, number>; line_noise: { hz50: number; hz60: number }; flags: { flat: boolean; clipped: boolean; bad: boolean } };
+    const { structured } = await call<{ rate: number; channels: Summary[]; psd: { resolution_hz: number } }>(anonymous, 'summarize_window', { dataset_id: id, path: SINE, start_s: 2, duration_s: 16 });
+    const by = Object.fromEntries(structured.channels.map((c) => [c.label, c]));
+    const fz = by.Fz!;
+    assert.equal(fz.dominant_hz, SINE_HZ);
+    assert.ok(Math.abs(fz.max - AMPLITUDE) < 0.1 && Math.abs(fz.min + AMPLITUDE) < 0.1, `${fz.min}..${fz.max}`);
+    assert.ok(Math.abs(fz.mean) < 0.05, String(fz.mean));
+    assert.ok(Math.abs(fz.std - AMPLITUDE / Math.SQRT2) < 0.1, String(fz.std));
+    // A sine's power is A²/2, almost all of it in the alpha band (8-13 Hz), none at the mains frequencies.
+    assert.ok(Math.abs(fz.band_power.alpha! - (AMPLITUDE * AMPLITUDE) / 2) / ((AMPLITUDE * AMPLITUDE) / 2) < 0.05, String(fz.band_power.alpha));
+    for (const band of ['delta', 'theta', 'beta', 'gamma']) assert.ok(fz.band_power[band]! < fz.band_power.alpha! / 100, band);
+    assert.ok(fz.line_noise.hz50 < fz.band_power.alpha! / 1000 && fz.line_noise.hz60 < fz.band_power.alpha! / 1000, 'no line noise');
+    assert.deepEqual(fz.flags, { flat: false, clipped: false, bad: false });
+    assert.equal(by.EOG!.dominant_hz, 1);
+    assert.deepEqual(by.Pz!.flags, { flat: false, clipped: false, bad: true });
+    assert.deepEqual(by.FLAT!.flags, { flat: true, clipped: false, bad: false });
+    assert.equal(by.FLAT!.dominant_hz, null);
+    assert.deepEqual(by.CLIP!.flags, { flat: false, clipped: true, bad: false });
+    assert.ok(structured.psd.resolution_hz <= 0.25, String(structured.psd.resolution_hz));
   });
 
   it('a private dataset is unknown to an anonymous or foreign caller, with the same error as an unknown id', async () => {
