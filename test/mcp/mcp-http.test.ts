@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { apiFetch, createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { convertedDataset } from '../recordings/support.js';
-import { AMPLITUDE, BIG, call, httpClient, privateRepo, publicRepo, readNpy, REAL, refused, SINE, SINE_HZ } from './support.js';
+import { traceLayout } from '../../src/signals/trace-layout.js';
+import { AMPLITUDE, BIG, call, decodePng, httpClient, privateRepo, publicRepo, readNpy, REAL, refused, SINE, SINE_HZ } from './support.js';
 
 const TOOLS = ['get_dataset', 'get_events', 'list_recordings', 'plot_window', 'read_window', 'search_datasets', 'summarize_window'];
 
@@ -111,6 +114,68 @@ describe('the MCP server over streamable HTTP (POST /mcp)', () => {
     assert.equal(by.FLAT!.dominant_hz, null);
     assert.deepEqual(by.CLIP!.flags, { flat: false, clipped: true, bad: false });
     assert.ok(structured.psd.resolution_hz <= 0.25, String(structured.psd.resolution_hz));
+  });
+
+  it('plot_window draws a decodable PNG whose traces sit where the viewer puts them: rows, µV per division, events', async () => {
+    const width = 1000;
+    const height = 400;
+    const { structured, result } = await call<{ viewer_url: string; rows: string[]; width: number; height: number }>(anonymous, 'plot_window', {
+      dataset_id: id, path: SINE, start_s: 1, duration_s: 10, channels: ['Fz', 'Cz', 'EOG'], scale: 'eeg:200', width, height,
+    });
+    const image = result.content.find((c) => c.type === 'image');
+    assert.ok(image && image.type === 'image' && image.mimeType === 'image/png', 'an image');
+    const png = decodePng(Buffer.from(image.data, 'base64'));
+    writeFileSync(path.join(os.tmpdir(), 'nds-plot_window.png'), Buffer.from(image.data, 'base64'));
+    assert.deepEqual([png.width, png.height, structured.width, structured.height], [width, height, width, height]);
+    assert.deepEqual(structured.rows, ['Fz', 'Cz', 'EOG']);
+    // The viewer's layout (docs/viewer.md): labels left, events above, times below, one row per channel.
+    const l = traceLayout(width, height, 3);
+    const at = (x: number, y: number) => png.rgb[y * width + x]!;
+    /** The rows of pixels of `colour` in the plot's columns [x0, x1): the trace's vertical extent. */
+    const extent = (colour: number, yFrom: number, yTo: number) => {
+      let top = Infinity;
+      let bottom = -Infinity;
+      for (let y = Math.max(0, Math.floor(yFrom)); y < Math.min(height, Math.ceil(yTo)); y++) {
+        for (let x = l.plotLeft + 5; x < l.plotLeft + l.plotWidth - 5; x++) if (at(x, y) === colour) ((top = Math.min(top, y)), (bottom = Math.max(bottom, y)));
+      }
+      return [top, bottom];
+    };
+    const EEG = 0x1f4e9c;
+    const EOG = 0x2f7d32;
+    // Fz and Cz: 50 µV sines at 200 µV a division (a division is a row) span a quarter row each side of their row's middle.
+    for (const row of [0, 1]) {
+      const middle = l.plotTop + (row + 0.5) * l.rowHeight;
+      const [top, bottom] = extent(EEG, l.plotTop + row * l.rowHeight, l.plotTop + (row + 1) * l.rowHeight);
+      assert.ok(Math.abs(top - (middle - (50 / 200) * l.rowHeight)) <= 1.5, `row ${row} top ${top}, expected ${middle - l.rowHeight / 4}`);
+      assert.ok(Math.abs(bottom - (middle + (50 / 200) * l.rowHeight)) <= 1.5, `row ${row} bottom ${bottom}, expected ${middle + l.rowHeight / 4}`);
+    }
+    // EOG: 200 µV at the EOG default of 300 µV a division, two thirds of a row each side.
+    const eogMiddle = l.plotTop + 2.5 * l.rowHeight;
+    const [eogTop, eogBottom] = extent(EOG, 0, height);
+    assert.ok(Math.abs(eogTop - (eogMiddle - (200 / 300) * l.rowHeight)) <= 1.5, `EOG top ${eogTop}`);
+    assert.ok(Math.abs(eogBottom - Math.min(l.plotTop + l.plotHeight - 1, eogMiddle + (200 / 300) * l.rowHeight)) <= 1.5, `EOG bottom ${eogBottom}`);
+    // Events at 2 s (stimulus) and 5 s (response): a line of their colour through the plot, at their time.
+    for (const [onset, colour] of [[2, 0xe07b00], [5, 0x0a8f8f]] as const) {
+      const x = Math.round(l.plotLeft + ((onset - 1) / 10) * l.plotWidth);
+      assert.equal(at(x, Math.round(l.plotTop + l.plotHeight / 2 + 3)), colour, `event at ${onset} s`);
+    }
+    // Labels and times are drawn: ink in the label column beside each row, and under the plot.
+    const inked = (x0: number, x1: number, y0: number, y1: number) => { for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) if (at(x, y) !== 0xffffff) return true; return false; };
+    for (const row of [0, 1, 2]) assert.ok(inked(0, 60, Math.round(l.plotTop + (row + 0.5) * l.rowHeight - 4), Math.round(l.plotTop + (row + 0.5) * l.rowHeight + 4)), `label of row ${row}`);
+    assert.ok(inked(l.plotLeft, width, l.plotTop + l.plotHeight + 4, height), 'time labels');
+    const viewer = new URL(structured.viewer_url);
+    assert.equal(viewer.pathname, `/datasets/${id}`);
+    assert.deepEqual(['t', 'span', 'ch', 'scale', 'group'].map((k) => viewer.searchParams.get(k)), ['1', '10', 'Fz,Cz,EOG', 'eeg:200', 'eeg_256hz']);
+    assert.ok(viewer.searchParams.get('recording'), 'the recording');
+  });
+
+  it('plot_window filters, re-references and refuses spans over 60 s', async () => {
+    const { structured } = await call<{ viewer_url: string; reference: string }>(anonymous, 'plot_window', { dataset_id: id, path: SINE, hp: 1, lp: 40, notch: 50, ref: 'avg', channels: ['Fz', 'Cz'] });
+    const viewer = new URL(structured.viewer_url).searchParams;
+    assert.deepEqual(['t', 'span', 'hp', 'lp', 'notch', 'ref'].map((k) => viewer.get(k)), ['0', '10', '1', '40', '50', 'avg']);
+    assert.equal(structured.reference, 'avg');
+    const long = await refused(anonymous, 'plot_window', { dataset_id: id, path: BIG, duration_s: 61 });
+    assert.match(long.message, /60/);
   });
 
   it('a private dataset is unknown to an anonymous or foreign caller, with the same error as an unknown id', async () => {

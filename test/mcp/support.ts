@@ -1,5 +1,6 @@
 /** The fixtures of the MCP tests: a public dataset (real EDF files with events, a synthetic 10 Hz recording), a private one, and SDK clients. */
 import { readFileSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -96,4 +97,46 @@ export function readNpy(bytes: Uint8Array): { shape: number[]; data: Float32Arra
   const header = new TextDecoder().decode(bytes.subarray(10, 10 + headerLength));
   const shape = /'shape': \((\d+), (\d+)\)/.exec(header)!.slice(1).map(Number);
   return { shape, data: new Float32Array(Uint8Array.prototype.slice.call(bytes, 10 + headerLength).buffer) };
+}
+
+/** A PNG decoded with node:zlib (8-bit RGB or RGBA, no interlace): pixels as 0xRRGGBB, row by row. */
+export function decodePng(png: Uint8Array): { width: number; height: number; rgb: Uint32Array } {
+  const signature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+  if (!signature.every((b, i) => png[i] === b)) throw new Error('not a PNG');
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  let at = 8;
+  let width = 0;
+  let height = 0;
+  let channels = 3;
+  const idat: Uint8Array[] = [];
+  while (at < png.length) {
+    const length = view.getUint32(at);
+    const type = String.fromCharCode(...png.subarray(at + 4, at + 8));
+    const data = png.subarray(at + 8, at + 8 + length);
+    if (type === 'IHDR') {
+      width = view.getUint32(at + 8);
+      height = view.getUint32(at + 12);
+      if (data[8] !== 8 || (data[9] !== 2 && data[9] !== 6) || data[12] !== 0) throw new Error('only 8-bit RGB(A), not interlaced');
+      channels = data[9] === 6 ? 4 : 3;
+    } else if (type === 'IDAT') idat.push(data);
+    at += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  const out = new Uint8Array(stride * height);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)]!;
+    for (let x = 0; x < stride; x++) {
+      const v = raw[y * (stride + 1) + 1 + x]!;
+      const a = x >= channels ? out[y * stride + x - channels]! : 0;
+      const b = y > 0 ? out[(y - 1) * stride + x]! : 0;
+      const c = x >= channels && y > 0 ? out[(y - 1) * stride + x - channels]! : 0;
+      const p = a + b - c;
+      const paeth = Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c) ? a : Math.abs(p - b) <= Math.abs(p - c) ? b : c;
+      out[y * stride + x] = (v + [0, a, b, (a + b) >> 1, paeth][filter]!) & 0xff;
+    }
+  }
+  const rgb = new Uint32Array(width * height);
+  for (let i = 0; i < rgb.length; i++) rgb[i] = (out[i * channels]! << 16) | (out[i * channels + 1]! << 8) | out[i * channels + 2]!;
+  return { width, height, rgb };
 }

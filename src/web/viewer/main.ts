@@ -10,7 +10,7 @@ import { attachPointer } from './pointer-readout.js';
 import { SignalViewer, type ViewerState } from './signal-viewer.js';
 import { drawSpectrum, type SpectrumState } from './spectrum-panel.js';
 import { recordingEpoch } from '../../signals/time-format.js';
-import { parseViewQuery, writeViewQuery } from './view-settings.js';
+import { parseViewQuery, writeViewQuery } from '../../signals/view-settings.js';
 import { attachInput } from './viewer-input.js';
 import { attachToolbar } from './viewer-toolbar.js';
 

@@ -18,7 +18,7 @@ import { LruCache } from './lru-cache.js';
 import { rowSamples, type RowSamples } from './row-samples.js';
 import { formatTime, type TimeFormat } from '../../signals/time-format.js';
 import { autoRowScale, traceLayout, type RowScale, type TraceLayout } from '../../signals/trace-layout.js';
-import { defaultSettings, type ViewSettings } from './view-settings.js';
+import { defaultSettings, type ViewSettings } from '../../signals/view-settings.js';
 import { clampWindow, type ViewWindow } from './view-window.js';
 
 export type { FrameRow, ViewerState } from './viewer-state.js';

@@ -8,7 +8,7 @@ import { stepEvent } from '../../signals/event-marks.js';
 import { chainAvailable, chainPairs, findChannel, formatReference, longitudinalChain, parseReference, transverseChain } from '../../signals/montage.js';
 import type { SignalViewer, ViewerState } from './signal-viewer.js';
 import { parseTime, type TimeFormat } from '../../signals/time-format.js';
-import type { ViewSettings } from './view-settings.js';
+import type { ViewSettings } from '../../signals/view-settings.js';
 
 export interface Toolbar {
   sync(state: ViewerState): void;

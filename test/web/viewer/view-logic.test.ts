@@ -6,7 +6,7 @@ import { formatScales, microvoltFactor, parseScales, pixelsPerUnit, scaleOf, ste
 import { eventColours, placeEvents, stepEvent } from '../../../src/signals/event-marks.js';
 import { applyMontage, chainAvailable, chainPairs, derivations, electrodeName, formatReference, longitudinalChain, parseReference, splitPair, type SourceChannel } from '../../../src/signals/montage.js';
 import { formatTime, parseTime, recordingEpoch } from '../../../src/signals/time-format.js';
-import { parseViewQuery, writeViewQuery } from '../../../src/web/viewer/view-settings.js';
+import { parseViewQuery, writeViewQuery } from '../../../src/signals/view-settings.js';
 
 const ch = (label: string, type = 'EEG', bad = false): SourceChannel => ({ label, type, unit: 'uV', bad });
 const channels = [ch('Fp1'), ch('F7'), ch('T3'), ch('EEG T5-REF'), ch('O1'), ch('Cz', 'EEG', true), ch('A1'), ch('A2'), ch('HEOG', 'EOG'), ch('EKG', 'ECG')];

@@ -4,10 +4,10 @@
  * or `auto`), `hp`, `lp` (Hz), `notch` (50 or 60), `ref` (`avg`, a label, `A1+A2`, `bipolar:Fp1-F7,…`),
  * `level` (only when forced), `rows` (rows per page), `time` (`s`, `hms`, `clock`), `bad=hide`. Pure.
  */
-import { formatScales, parseScales, type Scales } from '../../signals/channel-scale.js';
-import type { DisplayFilter } from '../../signals/iir-filter.js';
-import { formatReference, parseReference, type Reference, type SourceChannel } from '../../signals/montage.js';
-import { timeFormats, type TimeFormat } from '../../signals/time-format.js';
+import { formatScales, parseScales, type Scales } from './channel-scale.js';
+import type { DisplayFilter } from './iir-filter.js';
+import { formatReference, parseReference, type Reference, type SourceChannel } from './montage.js';
+import { timeFormats, type TimeFormat } from './time-format.js';
 
 export interface ViewSettings {
   /** Source channels picked, in order (indices into the group's channels). */
