@@ -10,8 +10,8 @@ import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
 import { jsonProblems, readBodyBytes } from '../http/request-input.js';
 import { route, type Route } from '../http/route.js';
-import { spendMcpRequests } from '../mcp/mcp-limits.js';
-import { createMcpServer } from '../mcp/mcp-server.js';
+import { spendMcpRequests } from './mcp-limits.js';
+import { createMcpServer } from './mcp-server.js';
 
 /** Largest request body: tool arguments are small; a megabyte leaves room for long channel lists. */
 export const MCP_BODY_BYTES = 1024 * 1024;
