@@ -1,6 +1,6 @@
 /**
  * A PNG writer for an RGBA image held as little-endian 32-bit words (`0xAABBGGRR`, as a canvas' ImageData
- * reads through a Uint32Array): 8-bit RGB, each row filtered by `Sub` (PNG spec §9.2, good for flat areas and
+ * reads through a Uint32Array): 8-bit RGB, each row filtered by `Sub` (PNG, W3C 2003, section 9.2: good for flat areas and
  * vertical strokes), deflated by node:zlib. Opaque images only: alpha is dropped.
  */
 import { deflateSync } from 'node:zlib';
