@@ -4,6 +4,8 @@
  * at random starts read alternately
  *   - through streamable HTTP with the SDK's own client (`read_window`, format npy: base64 in JSON-RPC), and
  *   - from `GET /datasets/:id/signal` (`.npy`, the baseline),
+ *   - and, for scale, the JSON-RPC envelope alone: the same bytes to base64, stringified, parsed, checked with
+ *     `atob` (as the SDK does on each side) and decoded, without a server,
  * each timed from the call to the decoded bytes in hand; p50 and p95 of each, and their ratio. Client and
  * server share this process and its thread. Goal: read_window p95 ≤ 150 ms.
  * Run: npm run bench -- mcp   (NDS_BENCH_MCP_N: windows of each kind, default 60)
@@ -55,10 +57,18 @@ try {
     const [a, b] = [await viaMcp(start), await viaRoute(start)];
     if (a !== b) throw new Error(`read_window answered ${a} bytes, the signal route ${b}`);
   }
+  const envelope = async (): Promise<number> => {
+    const blob = Buffer.alloc(64 * samples * 4 + 128, 7).toString('base64');
+    const text = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'resource', resource: { uri: 'x', blob } }] } });
+    const parsed = JSON.parse(text) as { result: { content: Array<{ resource: { blob: string } }> } };
+    atob(parsed.result.content[0]!.resource.blob);
+    return Buffer.from(parsed.result.content[0]!.resource.blob, 'base64').byteLength;
+  };
   const mcp: number[] = [];
   const route: number[] = [];
+  const floor: number[] = [];
   for (const start of starts) {
-    for (const [run, into] of [[viaMcp, mcp], [viaRoute, route]] as const) {
+    for (const [run, into] of [[viaMcp, mcp], [viaRoute, route], [envelope, floor]] as const) {
       const t0 = performance.now();
       await run(start);
       into.push(performance.now() - t0);
@@ -68,6 +78,7 @@ try {
   console.log(`load average ${loadavg()[0]!.toFixed(1)}; ${n} windows of 64 × ${samples} float32 (${((64 * samples * 4) / 2 ** 20).toFixed(1)} MiB) at random starts, warm`);
   console.log(line('read_window (MCP, npy, base64)', mcp));
   console.log(line('GET /datasets/:id/signal (npy)', route));
+  console.log(line('the envelope alone (no server)', floor));
   console.log(`ratio MCP / route: p50 ${(percentile(mcp, 50) / percentile(route, 50)).toFixed(2)}, p95 ${(percentile(mcp, 95) / percentile(route, 95)).toFixed(2)}; goal p95 ≤ 150 ms: ${percentile(mcp, 95) <= 150 ? 'met' : 'missed'}`);
 } finally {
   await client.close().catch(() => undefined);

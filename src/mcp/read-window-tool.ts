@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { NdsError } from '../core/errors.js';
 import { datasetVisibility } from '../datasets/dataset-queries.js';
 import { READ_GRANT_SECONDS, signReadGrant } from '../datasets/read-grant.js';
-import { MAX_JSON_VALUES, planWindow, windowJson, windowNpy, type WindowPlan, type WindowRequest } from '../recordings/signal-window.js';
+import { planWindow, windowJson, windowNpy, type WindowPlan, type WindowRequest } from '../recordings/signal-window.js';
 import type { ToolContext } from './catalogue-tools.js';
 import type { ReadWindowArgs, SummarizeArgs } from './tool-schemas.js';
 import { answer } from './tool-answer.js';
@@ -81,4 +81,3 @@ export async function readWindowTool({ deps, user }: ToolContext, args: ReadWind
   ]);
 }
 
-export { MAX_JSON_VALUES };
