@@ -52,6 +52,47 @@ describe('the MCP server over streamable HTTP (POST /mcp)', () => {
     for (const t of tools) assert.ok(t.outputSchema, `${t.name} declares its answer`);
   });
 
+  it('search_datasets, get_dataset, list_recordings and get_events answer from the catalogue', async () => {
+    const found = await call<{ total: number; datasets: Array<{ id: string; recordings: number; hours: number; subjects: number | null; modalities: string[] }> }>(anonymous, 'search_datasets', { modality: 'eeg', limit: 5 });
+    const mine = found.structured.datasets.find((d) => d.id === id)!;
+    assert.equal(mine.recordings, 3);
+    assert.ok(Math.abs(mine.hours - (6 + 20 + 64) / 3600) < 0.01, String(mine.hours));
+    assert.ok(mine.modalities.includes('eeg'));
+    const dataset = await call<{ dataset: { id: string }; recordings: { count: number; items: Array<{ path: string; groups: Array<{ rate: number; n_channels: number }> }> }; failures: unknown[] }>(anonymous, 'get_dataset', { dataset_id: id });
+    assert.equal(dataset.structured.recordings.count, 3);
+    assert.deepEqual(dataset.structured.recordings.items.map((r) => r.path).sort(), [REAL, SINE, BIG].sort());
+    assert.deepEqual(dataset.structured.failures, []);
+    const page = await call<{ recordings: Array<{ path: string }>; next_cursor: string | null }>(anonymous, 'list_recordings', { dataset: id, limit: 2 });
+    assert.equal(page.structured.recordings.length, 2);
+    const rest = await call<{ recordings: Array<{ path: string }>; next_cursor: string | null }>(anonymous, 'list_recordings', { dataset: id, limit: 2, cursor: page.structured.next_cursor });
+    assert.deepEqual([...page.structured.recordings, ...rest.structured.recordings].map((r) => r.path).sort(), [REAL, SINE, BIG].sort());
+    assert.equal(rest.structured.next_cursor, null);
+    const withEog = await call<{ recordings: Array<{ path: string }> }>(anonymous, 'list_recordings', { channel_type: 'EOG' });
+    assert.deepEqual(withEog.structured.recordings.map((r) => r.path), [SINE]);
+    const events = await call<{ total: number; truncated: boolean; events: Array<{ onset: number; duration: number; sample: number; trial_type: string; value: string }> }>(anonymous, 'get_events', { dataset_id: id, path: SINE, trial_type: 'stimulus', start_s: 3 });
+    assert.deepEqual(events.structured.events, [{ onset: 12.5, duration: 1, sample: 12.5 * 256, trial_type: 'stimulus', value: '1' }]);
+    const real = await call<{ total: number; truncated: boolean; events: unknown[] }>(anonymous, 'get_events', { dataset_id: id, path: REAL, limit: 2 });
+    assert.ok(real.structured.total > 2 && real.structured.truncated && real.structured.events.length === 2, JSON.stringify(real.structured).slice(0, 200));
+  });
+
+  it('lists and reads the dataset and recording resources, and hides a private one', async () => {
+    const { resources } = await anonymous.listResources();
+    const uris = resources.map((r) => r.uri);
+    assert.ok(uris.includes(`nds://datasets/${id}`), uris.join(' '));
+    assert.ok(uris.includes(`nds://datasets/${id}/recordings/${SINE}`), uris.join(' '));
+    assert.ok(!uris.some((u) => u.includes(privateId)), 'no private resource');
+    const recording = await anonymous.readResource({ uri: `nds://datasets/${id}/recordings/${SINE}` });
+    const body = JSON.parse((recording.contents[0] as { text: string }).text) as { path: string; groups: Array<{ channels: unknown[] }> };
+    assert.equal(body.path, SINE);
+    assert.equal(body.groups[0]!.channels.length, 6);
+    const dataset = await anonymous.readResource({ uri: `nds://datasets/${id}` });
+    assert.equal((JSON.parse((dataset.contents[0] as { text: string }).text) as { dataset: { id: string } }).dataset.id, id);
+    const hidden = await anonymous.readResource({ uri: `nds://datasets/${privateId}` }).catch((err: { code: number; message: string }) => err);
+    const unknown = await anonymous.readResource({ uri: 'nds://datasets/nd999999' }).catch((err: { code: number; message: string }) => err);
+    assert.equal((hidden as { code: number }).code, -32002);
+    assert.equal((hidden as { message: string }).message.replace(privateId, 'ID'), (unknown as { message: string }).message.replace('nd999999', 'ID'));
+  });
+
   it('read_window as json equals the signal route\'s json, float32 values not rounded', async () => {
     const args = { dataset_id: id, path: SINE, start_sample: 100, n_samples: 500, channels: ['Fz', 'EOG'] };
     const { structured } = await call<{ data: number[][]; shape: number[]; channels: string[]; rate: number; start_sample: number }>(anonymous, 'read_window', { ...args, format: 'json' });
