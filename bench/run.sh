@@ -13,8 +13,9 @@ declare -A benches=(
   [upload]="node --import tsx bench/upload.ts"
   [soak]="node --import tsx bench/soak.ts"  # 5 minutes: only when named (npm run bench -- soak)
   [ml]="node --import tsx bench/ml.ts"
+  [mcp]="node --import tsx bench/mcp.ts"
 )
-order=(conversion viewer auth gateway upload ml)
+order=(conversion viewer auth gateway upload ml mcp)
 
 selected=("$@")
 [ ${#selected[@]} -gt 0 ] || selected=("${order[@]}")

@@ -24,6 +24,7 @@ import { setupRoutes } from './routes/setup-routes.js';
 import { gatewayHostOf, gatewayRoutes } from './routes/gateway-routes.js';
 import { gitRoutes } from './routes/git-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
+import { mcpRoutes } from './mcp/mcp-routes.js';
 import { objectRoutes } from './routes/object-routes.js';
 import { publicationRoutes } from './routes/publication-routes.js';
 import { readGrantRoutes } from './routes/read-grant-routes.js';
@@ -55,6 +56,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...recordingRoutes,
     ...signalRoutes,
     ...windowRoutes,
+    ...mcpRoutes,
     ...datasetRoutes,
     ...datasetPages,
     ...homePages,

@@ -31,6 +31,7 @@ import type { DropChannel } from './gateway/relayed-cache.js';
 import type { ServerDeps } from './http/app-env.js';
 import { createMailer, noMailer } from './mail/mailer.js';
 import { openObjectStore } from './objects/open-object-store.js';
+import { createMcpLimits } from './mcp/mcp-limits.js';
 
 export interface OpenOptions {
   config: Config;
@@ -173,6 +174,7 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
       deviceLimits: createDeviceLimits(rateLimits),
       gateway,
       ownerSetup: new OwnerSetup(deps.clock),
+      mcpLimits: createMcpLimits(rateLimits),
     },
   };
 }

@@ -13,6 +13,7 @@ import { registerSearchCommand } from './search-commands.js';
 import { registerSandboxCommands } from './sandbox-commands.js';
 import { registerPublicationCommands } from './publication-commands.js';
 import { registerRecordingsCommands } from './recordings-commands.js';
+import { registerMcpCommand } from './mcp-command.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -43,5 +44,6 @@ export function buildProgram(): Command {
   registerSandboxCommands(program);
   registerPublicationCommands(admin);
   registerRecordingsCommands(program);
+  registerMcpCommand(program);
   return program;
 }

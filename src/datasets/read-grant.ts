@@ -15,6 +15,7 @@ import { objectUrlSigner } from '../objects/signing-secret.js';
 import { sameText } from '../objects/object-url-signer.js';
 import { visibleDataset } from './dataset-access.js';
 import { DATASET_ID } from './dataset-access.js';
+import { datasetVisibility } from './dataset-queries.js';
 
 /** How long a grant reads: long enough for a viewing session's refresh cycle, short enough to leak little. */
 export const READ_GRANT_SECONDS = 600;
@@ -62,6 +63,14 @@ export function grantReadsPrivate(config: SigningConfig, token: string, datasetI
   const expires = Number(expiresText);
   const signed = sameText(signature(config, id, expires, scope), sig);
   return signed && id === datasetId && scope === 'private' && expires * 1000 > now.getTime();
+}
+
+/**
+ * True when `token` is a grant that reads `datasetId` now (`grantReadsPrivate`) and the dataset still exists: a
+ * deletion is never outlived by a grant. Any other token reads as no grant at all.
+ */
+export async function grantReadsDataset(deps: Pick<Deps, 'config' | 'db' | 'clock'>, token: string, datasetId: string): Promise<boolean> {
+  return grantReadsPrivate(deps.config, token, datasetId, deps.clock.now()) && (await datasetVisibility(deps.db, datasetId)) !== undefined;
 }
 
 /** The bearer token of an `Authorization` header when it looks like a read grant; undefined otherwise. */

@@ -6,6 +6,7 @@ import type { RateLimits } from '../core/rate-limiter.js';
 import type { ApiKey, User } from '../db/accounts-tables.js';
 import type { Deps } from '../deps.js';
 import type { Gateway } from '../gateway/gateway.js';
+import type { RateLimiter } from '../core/rate-limiter.js';
 
 /**
  * What the HTTP server's routes receive: the `Deps` every service takes, plus the server's own long-lived
@@ -22,6 +23,8 @@ export interface ServerDeps extends Deps {
   gateway: Gateway;
   /** The one-time setup link of a service without an owner (`/setup`). */
   ownerSetup: OwnerSetup;
+  /** Requests to `/mcp` per caller (`mcp/mcp-limits.ts`). */
+  mcpLimits: RateLimiter;
 }
 
 /** Who made a request, once an auth middleware has run. */

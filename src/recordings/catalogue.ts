@@ -7,7 +7,7 @@ import type { User } from '../db/accounts-tables.js';
 import type { CatalogueEvents, CatalogueGroup } from '../db/recordings-tables.js';
 import { NdsError } from '../core/errors.js';
 import { isAdmin, visibleDataset } from '../datasets/dataset-access.js';
-import { listRecordingRows, type CatalogueCursor, type RecordingFilters, type RecordingRow, type Viewer } from './catalogue-queries.js';
+import { findRecordingRow, listRecordingRows, type CatalogueCursor, type RecordingFilters, type RecordingRow, type Viewer } from './catalogue-queries.js';
 import { readConversionFailures, type ConversionFailure } from '../formats/zarr/conversion-failures.js';
 
 export interface Recording {
@@ -82,4 +82,12 @@ export async function datasetRecordings(deps: Pick<Deps, 'db' | 'config' | 'obje
     cursor = page.next_cursor ?? undefined;
   } while (cursor);
   return { recordings, failures: (await readConversionFailures(deps, datasetId)) ?? [] };
+}
+
+/** One recording of a dataset the caller may read, by its data file's path (or store folder); 404 otherwise. */
+export async function recordingAt(deps: Pick<Deps, 'db' | 'config'>, user: User | undefined, datasetId: string, path: string): Promise<Recording> {
+  await visibleDataset(deps.db, datasetId, user);
+  const row = await findRecordingRow(deps.db, datasetId, path);
+  if (!row) throw new NdsError('not_found', { message: `No converted recording at ${path} in ${datasetId}.` });
+  return presentRecording(row, deps.config);
 }

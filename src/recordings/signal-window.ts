@@ -63,15 +63,25 @@ type Lookups = Map<string, { store: StoreMetadata; expires: number }>;
 /** One cache a database: two servers in one process (tests, benchmarks) never see each other's datasets. */
 const lookupsByDb = new WeakMap<object, Lookups>();
 
-/** The store of the recording at `path` when `user` may read `datasetId`, from the short-lived cache when it can. */
-async function readableStore(deps: Pick<Deps, 'db' | 'objects'>, user: User | undefined, datasetId: string, path: string): Promise<StoreMetadata | undefined> {
+/** Who reads a window: an account (or nobody), or the holder of a checked read grant of the dataset. */
+export type WindowReader = User | undefined | { grant: string };
+
+/** A read grant reads its one dataset whatever its visibility, as its owner would: `datasetId` bounds every look-up. */
+const GRANT_VIEWER = { id: 0, admin: true };
+
+function isGrant(reader: WindowReader): reader is { grant: string } {
+  return reader !== undefined && 'grant' in reader;
+}
+
+/** The store of the recording at `path` when `reader` may read `datasetId`, from the short-lived cache when it can. */
+async function readableStore(deps: Pick<Deps, 'db' | 'objects'>, reader: WindowReader, datasetId: string, path: string): Promise<StoreMetadata | undefined> {
   const lookups: Lookups = lookupsByDb.get(deps.db) ?? new Map();
   lookupsByDb.set(deps.db, lookups);
-  const key = `${user?.id ?? ''}\0${datasetId}\0${path}`;
+  const key = `${isGrant(reader) ? `grant:${reader.grant}` : (reader?.id ?? '')}\0${datasetId}\0${path}`;
   const now = performance.now();
   const hit = lookups.get(key);
   if (hit && hit.expires > now) return hit.store;
-  const zarr = await findReadableStore(deps.db, viewerOf(user), datasetId, path);
+  const zarr = await findReadableStore(deps.db, isGrant(reader) ? GRANT_VIEWER : viewerOf(reader), datasetId, path);
   const store = zarr === undefined ? undefined : await readStoreMetadata(deps.objects, datasetId, zarr);
   lookups.delete(key);
   if (store) {
@@ -87,12 +97,15 @@ function refuse(message: string, detail: string): NdsError {
   return new NdsError('validation_failed', { message, details: [detail] });
 }
 
-/** Finds the recording and decides the window, refusing what cannot be answered with a reason. */
-export async function planWindow(deps: Pick<Deps, 'db' | 'objects'>, user: User | undefined, datasetId: string, req: WindowRequest): Promise<WindowPlan> {
-  const store = await readableStore(deps, user, datasetId, req.path);
+/**
+ * Finds the recording and decides the window, refusing what cannot be answered with a reason. `reader` is the
+ * caller, or `{ grant }` once the route has checked a read grant of `datasetId` (`datasets/read-grant.ts`).
+ */
+export async function planWindow(deps: Pick<Deps, 'db' | 'objects'>, reader: WindowReader, datasetId: string, req: WindowRequest): Promise<WindowPlan> {
+  const store = await readableStore(deps, reader, datasetId, req.path);
   if (!store) {
     // Whether the dataset is missing, private to someone else, or lacks the recording, the answer is 404.
-    await visibleDataset(deps.db, datasetId, user);
+    if (!isGrant(reader)) await visibleDataset(deps.db, datasetId, reader);
     throw new NdsError('not_found', { message: `No converted recording at ${req.path} in ${datasetId}.` });
   }
 
@@ -401,6 +414,20 @@ export function windowStream(deps: Pick<Deps, 'objects'>, plan: WindowPlan, form
       await blocks.return(undefined);
     },
   });
+}
+
+/** The whole `.npy` answer in one buffer, byte for byte what `windowStream(…, 'npy', dtype)` sends. */
+export async function windowNpy(deps: Pick<Deps, 'objects'>, plan: WindowPlan, dtype: 'float32' | 'float64' = 'float32'): Promise<Uint8Array> {
+  const header = npyHeader(dtype, [plan.rows.length, plan.outCount]);
+  const size = dtype === 'float32' ? 4 : 8;
+  const out = new Uint8Array(header.byteLength + plan.rows.length * plan.outCount * size);
+  out.set(header, 0);
+  let at = header.byteLength;
+  for await (const { values } of windowBlocks(deps, plan, dtype)) {
+    out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), at);
+    at += values.byteLength;
+  }
+  return out;
 }
 
 /** A small window as JSON numbers (float32 or float64 values, as asked). */

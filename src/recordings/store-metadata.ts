@@ -14,6 +14,8 @@ export interface StoreChannel {
   status: string;
   scale: number;
   offset: number;
+  /** The physical values the source could record (EDF/BDF physical minimum and maximum), when it says. */
+  range?: [number, number];
 }
 
 export interface StoreGroup {
@@ -73,6 +75,9 @@ export async function readStoreMetadata(objects: Pick<ObjectStore, 'get' | 'head
       status: String(c.status ?? 'n/a'),
       scale: Number(scale[i] ?? c.scale ?? 1),
       offset: Number(offset[i] ?? c.offset ?? 0),
+      ...(Number.isFinite(c.physical_min) && Number.isFinite(c.physical_max) && c.physical_min !== c.physical_max
+        ? { range: [Math.min(c.physical_min, c.physical_max), Math.max(c.physical_min, c.physical_max)] as [number, number] }
+        : {}),
     }));
     const nSamples = Number(group.n_samples ?? summary.n_samples);
     const rate = Number(group.rate ?? summary.rate);

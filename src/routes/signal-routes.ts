@@ -9,6 +9,7 @@ import { route, type Route } from '../http/route.js';
 import { eventsCsv, recordingEvents } from '../recordings/recording-events.js';
 import { MAX_JSON_VALUES, MAX_WINDOW_VALUES, planWindow, windowHeaders, windowJson, windowStream } from '../recordings/signal-window.js';
 import { IdParam } from './dataset-schemas.js';
+import { grantReadsDataset } from '../datasets/read-grant.js';
 
 const labels = z
   .string()
@@ -28,6 +29,7 @@ const SignalQuery = z.object({
   format: z.enum(['npy', 'f32', 'json']).default('npy'),
   dtype: z.enum(['float32', 'float64']).default('float32').openapi({ description: 'Sample type of npy and json answers; f32 is always float32' }),
   rate: z.coerce.number().positive().max(1_000_000).optional().openapi({ description: 'Resample to this rate (polyphase, anti-aliased; see docs/api.md)' }),
+  grant: z.string().max(200).optional().openapi({ description: "A read grant of the dataset (POST /datasets/:id/read-grant, or an MCP read_window's link): reads a private dataset without a key" }),
 });
 
 const EventsQuery = z.object({
@@ -56,8 +58,9 @@ export const signalRoutes: Route[] = [
     },
     handler: async (c, { params, query }) => {
       const { deps } = c.var;
-      const { channels, ...rest } = query;
-      const plan = await planWindow(deps, c.var.caller?.user, params.id, { ...rest, ...(channels ? { channels } : {}) });
+      const { channels, grant, ...rest } = query;
+      const reader = grant !== undefined && (await grantReadsDataset(deps, grant, params.id)) ? { grant } : c.var.caller?.user;
+      const plan = await planWindow(deps, reader, params.id, { ...rest, ...(channels ? { channels } : {}) });
       const headers = windowHeaders(plan);
       if (c.req.header('if-none-match') === plan.etag) return new Response(null, { status: 304, headers });
       if (query.format === 'json') {

@@ -33,7 +33,7 @@ describe('the layer check itself', () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'nds-layers-'));
   after(() => rmSync(root, { recursive: true, force: true }));
   const rules: LayerRules = {
-    ranks: parseRanks(['## Ranks', '| Rank | Units |', '|---|---|', '| 1 | `core/` |', '| 2 | `accounts/`, `datasets/` |', '| 3 | `http/` |', '| 4 | `app.ts` |', '| — | `web/viewer/` |'].join('\n')),
+    ranks: parseRanks(['## Ranks', '| Rank | Units |', '|---|---|', '| 0 | `signals/` |', '| 1 | `core/` |', '| 2 | `accounts/`, `datasets/` |', '| 3 | `http/` |', '| 4 | `app.ts` |', '| — | `web/viewer/` |'].join('\n')),
     httpUnit: 'http/',
     httpPackages: ['hono', '@hono/'],
     leaves: ['core/errors.ts'],
@@ -70,6 +70,13 @@ describe('the layer check itself', () => {
     const problems = checkLayers(tree({ ...clean, 'accounts/users.ts': "import type { L } from '../datasets/list.js';\nexport type U = L;\n" }), rules);
     assert.ok(problems.some((p) => p.startsWith('cycle between units:') && p.includes('accounts/ -> datasets/ (accounts/users.ts:1)')), problems.join('\n'));
     assert.ok(problems.some((p) => p.startsWith('cycle between files:') && p.includes('datasets/list.ts:1 -> accounts/users.ts')), problems.join('\n'));
+  });
+
+  it('lets browser code and the server share rank 0, which imports nothing above itself', () => {
+    const shared = { ...clean, 'signals/scale.ts': 'export const s = 1;\n', 'web/viewer/draw.ts': "import { s } from '../../signals/scale.js';\nexport const d = s;\n", 'datasets/list.ts': "import { s } from '../signals/scale.js';\nexport const l = s;\n" };
+    assert.deepEqual(checkLayers(tree(shared), rules), []);
+    const problems = checkLayers(tree({ ...shared, 'signals/scale.ts': "import '../core/config.js';\nexport const s = 1;\n" }), rules);
+    assert.ok(problems.some((p) => p.startsWith('signals/scale.ts:1: imports core/config.ts upwards')), problems.join('\n'));
   });
 
   it('finds a lazily imported module and Hono below the HTTP glue', () => {

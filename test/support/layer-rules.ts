@@ -8,7 +8,10 @@ import type { ImportEdge, ImportGraph } from './import-graph.js';
 import { cycles } from './import-graph.js';
 
 export interface Rank {
-  /** Lower ranks are imported by higher ones; `isolated` units import nothing outside themselves. */
+  /**
+   * Lower ranks are imported by higher ones; `isolated` units import nothing outside themselves but rank 0,
+   * the code shared with them (which, ranked lowest, imports nothing outside itself either).
+   */
   rank: number | 'isolated';
   /** `core/` (a folder) or `app.ts` (a file), relative to the source root. */
   units: string[];
@@ -69,8 +72,8 @@ export function checkLayers(graph: ImportGraph, rules: LayerRules): string[] {
     }
     if (to === from) continue;
     const toRank = unitRank.get(to)!;
-    if (fromRank === 'isolated' || toRank === 'isolated') problems.push(`${at}: ${from} and ${to} must not import each other (${fromRank === 'isolated' ? from : to} is isolated)`);
-    else if (toRank > fromRank) problems.push(`${at}: imports ${edge.to} upwards (${from} is rank ${fromRank}, ${to} is rank ${toRank})`);
+    if (toRank === 'isolated' || (fromRank === 'isolated' && toRank !== 0)) problems.push(`${at}: ${from} and ${to} must not import each other (${fromRank === 'isolated' ? from : to} is isolated)`);
+    else if (fromRank !== 'isolated' && toRank > fromRank) problems.push(`${at}: imports ${edge.to} upwards (${from} is rank ${fromRank}, ${to} is rank ${toRank})`);
     let byTarget = unitEdges.get(from);
     if (!byTarget) unitEdges.set(from, (byTarget = new Map()));
     if (!byTarget.has(to)) byTarget.set(to, edge);

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { acceptQuality, prefersHtml } from '../../src/http/accept-preference.js';
-import { columnEnvelope, envelopeRange } from '../../src/web/viewer/column-envelope.js';
+import { columnEnvelope, envelopeRange } from '../../src/signals/column-envelope.js';
 import { chooseLevel, chunksCovering, levelColumns, withPrefetch } from '../../src/web/viewer/level-choice.js';
 import { LruCache } from '../../src/web/viewer/lru-cache.js';
-import { placeEventLabels } from '../../src/web/viewer/trace-layout.js';
+import { placeEventLabels } from '../../src/signals/trace-layout.js';
 import { clampWindow, minSpan, zoomAround } from '../../src/web/viewer/view-window.js';
 
 describe('chooseLevel', () => {

@@ -9,8 +9,8 @@ import { RecordingStore, warmCodecs, type EmbeddedMetadata, type EventMarker } f
 import { attachPointer } from './pointer-readout.js';
 import { SignalViewer, type ViewerState } from './signal-viewer.js';
 import { drawSpectrum, type SpectrumState } from './spectrum-panel.js';
-import { recordingEpoch } from './time-format.js';
-import { parseViewQuery, writeViewQuery } from './view-settings.js';
+import { recordingEpoch } from '../../signals/time-format.js';
+import { parseViewQuery, writeViewQuery } from '../../signals/view-settings.js';
 import { attachInput } from './viewer-input.js';
 import { attachToolbar } from './viewer-toolbar.js';
 

@@ -29,14 +29,9 @@ export interface GroupMeta {
   viewChunkColumns: number;
 }
 
-export interface EventMarker {
-  onset: number;
-  duration: number;
-  /** The event's type (`trial_type`, else `value`, else the file's own marker text); filters and colours go by it. */
-  label: string;
-  /** The `_events.tsv` `value` column as written (`n/a` as null); undefined when the store has no such column. */
-  value?: string | null | undefined;
-}
+import type { EventMarker } from '../../signals/event-marks.js';
+
+export type { EventMarker };
 
 /** A decoded chunk: C-order data with its shape and strides. */
 export interface DecodedChunk {

@@ -3,8 +3,8 @@
  * combined by the montage, then filtered zero-phase over a span wider than the window (the margin), so the
  * filters' start-up lies outside what is drawn. Pure given the chunk lookup.
  */
-import { filtfiltInPlace, type Biquad } from './iir-filter.js';
-import { applyMontage, sourcesOf, type Derivation } from './montage.js';
+import { filtfiltInPlace, type Biquad } from '../../signals/iir-filter.js';
+import { applyMontage, sourcesOf, type Derivation } from '../../signals/montage.js';
 import type { ChannelMeta, DecodedChunk } from './recording-store.js';
 
 export interface RowSamplesInput {

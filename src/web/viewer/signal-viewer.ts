@@ -4,21 +4,21 @@
  * side as prefetch), and redraws. Its last frame is mirrored on `window.ndsViewer` and readiness on the root
  * element's `data-ready`, for people debugging and for the browser tests.
  */
-import { envelopeRange, sampleEnvelope, type ColumnEnvelope } from './column-envelope.js';
-import { badColour, formatScale, microvoltFactor, pixelsPerUnit, scaleOf, typeColour, typeKey, unitSymbol } from './channel-scale.js';
+import { envelopeRange, sampleEnvelope, type ColumnEnvelope } from '../../signals/column-envelope.js';
+import { badColour, formatScale, microvoltFactor, pixelsPerUnit, scaleOf, typeColour, typeKey, unitSymbol } from '../../signals/channel-scale.js';
 import { drawFrame, type DrawnRow } from './draw-traces.js';
-import { eventColours, placeEvents } from './event-marks.js';
-import { filterActive, filterMarginSamples, filterSections } from './iir-filter.js';
+import { eventColours, placeEvents } from '../../signals/event-marks.js';
+import { filterActive, filterMarginSamples, filterSections } from '../../signals/iir-filter.js';
 import { chooseLevel, chunksCovering, levelColumns, withPrefetch, type ChunkSpan } from './level-choice.js';
-import { derivations, formatReference, type Derivation, type SourceChannel } from './montage.js';
+import { derivations, formatReference, type Derivation, type SourceChannel } from '../../signals/montage.js';
 import type { EventMarker, GroupMeta, RecordingStore } from './recording-store.js';
 import { columnReader, viewLevelRow } from './view-level-rows.js';
 import type { FrameRow, ViewerState } from './viewer-state.js';
 import { LruCache } from './lru-cache.js';
 import { rowSamples, type RowSamples } from './row-samples.js';
-import { formatTime, type TimeFormat } from './time-format.js';
-import { autoRowScale, traceLayout, type RowScale, type TraceLayout } from './trace-layout.js';
-import { defaultSettings, type ViewSettings } from './view-settings.js';
+import { formatTime, type TimeFormat } from '../../signals/time-format.js';
+import { autoRowScale, traceLayout, type RowScale, type TraceLayout } from '../../signals/trace-layout.js';
+import { defaultSettings, type ViewSettings } from '../../signals/view-settings.js';
 import { clampWindow, type ViewWindow } from './view-window.js';
 
 export type { FrameRow, ViewerState } from './viewer-state.js';

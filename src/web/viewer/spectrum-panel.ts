@@ -3,7 +3,7 @@
  * filters — the filters' effect shows), on a log power axis, and the spectrogram of one chosen row.
  */
 import type { ViewerState } from './signal-viewer.js';
-import { segmentLength, spectrogram, welch } from './welch-psd.js';
+import { segmentLength, spectrogram, welch } from '../../signals/welch-psd.js';
 
 export interface SpectrumState {
   /** The window the spectra were computed over, in samples [start, end). */

@@ -2,7 +2,7 @@
  * Rows at a view level: the stored min/max envelope of each row's recorded channel, as pixel columns and as
  * the [min, max] pairs the frame exposes. Montages and filters need samples and do not apply here.
  */
-import { columnEnvelope, type ColumnEnvelope, type ColumnEnvelopeInput, type ColumnReader } from './column-envelope.js';
+import { columnEnvelope, type ColumnEnvelope, type ColumnEnvelopeInput, type ColumnReader } from '../../signals/column-envelope.js';
 import type { ChannelMeta, DecodedChunk } from './recording-store.js';
 
 export function viewLevelRow(

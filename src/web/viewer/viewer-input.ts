@@ -4,7 +4,7 @@
  * Keys typed into the toolbar's fields are theirs.
  */
 import type { SignalViewer } from './signal-viewer.js';
-import { labelGutter } from './trace-layout.js';
+import { labelGutter } from '../../signals/trace-layout.js';
 import { scrub, zoomAround } from './view-window.js';
 
 export const wheelStep = 1.25;

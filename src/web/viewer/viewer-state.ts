@@ -1,5 +1,5 @@
 /** What the viewer exposes of its last frame on `window.ndsViewer` (for people debugging and for the tests). */
-import type { EventPlacement } from './event-marks.js';
+import type { EventPlacement } from '../../signals/event-marks.js';
 import type { ChunkSpan } from './level-choice.js';
 
 /** One drawn row of the last frame, with the values drawn. */

@@ -3,12 +3,12 @@
  * time, the channel picker and the event list. Each control edits the viewer's settings; `sync` brings the
  * controls in line with a new frame.
  */
-import { defaultScales, formatScale, scaleOf, stepScale, typeKey } from './channel-scale.js';
-import { stepEvent } from './event-marks.js';
-import { chainAvailable, chainPairs, findChannel, formatReference, longitudinalChain, parseReference, transverseChain } from './montage.js';
+import { defaultScales, formatScale, scaleOf, stepScale, typeKey } from '../../signals/channel-scale.js';
+import { stepEvent } from '../../signals/event-marks.js';
+import { chainAvailable, chainPairs, findChannel, formatReference, longitudinalChain, parseReference, transverseChain } from '../../signals/montage.js';
 import type { SignalViewer, ViewerState } from './signal-viewer.js';
-import { parseTime, type TimeFormat } from './time-format.js';
-import type { ViewSettings } from './view-settings.js';
+import { parseTime, type TimeFormat } from '../../signals/time-format.js';
+import type { ViewSettings } from '../../signals/view-settings.js';
 
 export interface Toolbar {
   sync(state: ViewerState): void;

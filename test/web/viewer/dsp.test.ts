@@ -1,8 +1,8 @@
 /** The viewer's display filters and spectra against computed references. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { filterMarginSamples, filterSections, filtfilt, highPass, lowPass, magnitude, notch } from '../../../src/web/viewer/iir-filter.js';
-import { peakFrequency, segmentLength, spectrogram, welch } from '../../../src/web/viewer/welch-psd.js';
+import { filterMarginSamples, filterSections, filtfilt, highPass, lowPass, magnitude, notch } from '../../../src/signals/iir-filter.js';
+import { peakFrequency, segmentLength, spectrogram, welch } from '../../../src/signals/welch-psd.js';
 
 const rate = 256;
 const seconds = 20;

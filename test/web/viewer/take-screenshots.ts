@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { longitudinalChain } from '../../../src/web/viewer/montage.js';
+import { longitudinalChain } from '../../../src/signals/montage.js';
 import { createAccount } from '../../support/accounts.js';
 import { startTestServer } from '../../support/test-server.js';
 import { launchChromium, publishDataset } from '../viewer-support.js';

@@ -1,12 +1,12 @@
 /** The viewer's pure rules: montages, scales per type, the view in the address, time formats, event placement. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { columnEnvelope, sampleEnvelope } from '../../../src/web/viewer/column-envelope.js';
-import { formatScales, microvoltFactor, parseScales, pixelsPerUnit, scaleOf, stepScale, typeKey, unitSymbol } from '../../../src/web/viewer/channel-scale.js';
-import { eventColours, placeEvents, stepEvent } from '../../../src/web/viewer/event-marks.js';
-import { applyMontage, chainAvailable, chainPairs, derivations, electrodeName, formatReference, longitudinalChain, parseReference, splitPair, type SourceChannel } from '../../../src/web/viewer/montage.js';
-import { formatTime, parseTime, recordingEpoch } from '../../../src/web/viewer/time-format.js';
-import { parseViewQuery, writeViewQuery } from '../../../src/web/viewer/view-settings.js';
+import { columnEnvelope, sampleEnvelope } from '../../../src/signals/column-envelope.js';
+import { formatScales, microvoltFactor, parseScales, pixelsPerUnit, scaleOf, stepScale, typeKey, unitSymbol } from '../../../src/signals/channel-scale.js';
+import { eventColours, placeEvents, stepEvent } from '../../../src/signals/event-marks.js';
+import { applyMontage, chainAvailable, chainPairs, derivations, electrodeName, formatReference, longitudinalChain, parseReference, splitPair, type SourceChannel } from '../../../src/signals/montage.js';
+import { formatTime, parseTime, recordingEpoch } from '../../../src/signals/time-format.js';
+import { parseViewQuery, writeViewQuery } from '../../../src/signals/view-settings.js';
 
 const ch = (label: string, type = 'EEG', bad = false): SourceChannel => ({ label, type, unit: 'uV', bad });
 const channels = [ch('Fp1'), ch('F7'), ch('T3'), ch('EEG T5-REF'), ch('O1'), ch('Cz', 'EEG', true), ch('A1'), ch('A2'), ch('HEOG', 'EOG'), ch('EKG', 'ECG')];

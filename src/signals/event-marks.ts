@@ -3,7 +3,16 @@
  * screen; at coarse zoom, as ticks and a density strip in the band above the plot, so they never cover the
  * traces. Colours by event type. Pure.
  */
-import type { EventMarker } from './recording-store.js';
+
+/** One event as the viewer and the server's plots mark it. */
+export interface EventMarker {
+  onset: number;
+  duration: number;
+  /** The event's type (`trial_type`, else `value`, else the file's own marker text); filters and colours go by it. */
+  label: string;
+  /** The `_events.tsv` `value` column as written (`n/a` as null); undefined when the store has no such column. */
+  value?: string | null | undefined;
+}
 
 export const eventPalette = ['#e07b00', '#0a8f8f', '#c2185b', '#5e35b1', '#7cb342', '#6d4c41', '#1e88e5', '#f4511e'];
 

@@ -1,0 +1,87 @@
+/**
+ * The MCP server's read_window against the signal route it equals (issue 25): a synthetic 64-channel 256 Hz
+ * EDF converted into a public dataset on an in-process server, then, warm, 1,000,000 channel-samples (64 × 15,625)
+ * at random starts read alternately
+ *   - through streamable HTTP with the SDK's own client (`read_window`, format npy: base64 in JSON-RPC), and
+ *   - from `GET /datasets/:id/signal` (`.npy`, the baseline),
+ *   - and, for scale, the JSON-RPC envelope alone: the same bytes to base64, stringified, parsed, checked with
+ *     `atob` (as the SDK does on each side) and decoded, without a server,
+ * each timed from the call to the decoded bytes in hand; p50 and p95 of each, and their ratio. Client and
+ * server share this process and its thread. Goal: read_window p95 ≤ 150 ms.
+ * Run: npm run bench -- mcp   (NDS_BENCH_MCP_N: windows of each kind, default 60)
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createAccount } from '../test/support/accounts.js';
+import { startTestServer } from '../test/support/test-server.js';
+import { publishDataset } from '../test/web/viewer-support.js';
+import { writeSyntheticRecording } from './conversion-synthetic.js';
+
+const n = Number(process.env.NDS_BENCH_MCP_N ?? 60);
+const seconds = 120;
+const samples = 15_625;
+const id = 'nd000925';
+const work = await mkdtemp(join(tmpdir(), 'nds-bench-mcp-'));
+const server = await startTestServer({ env: { DATABASE_URL: `pglite:${join(work, 'db')}`, OBJECT_STORE_URL: `file:${join(work, 'objects')}` } });
+const client = new Client({ name: 'nds-bench', version: '1.0.0' });
+const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+try {
+  const bids = join(work, 'bids');
+  const path = 'sub-01/eeg/sub-01_task-bench_eeg.edf';
+  mkdirSync(join(bids, 'sub-01/eeg'), { recursive: true });
+  await writeSyntheticRecording({ path: join(bids, path), bdf: false, channels: 64, rate: 256, bytes: 256 * 65 + 64 * 256 * 2 * seconds });
+  writeFileSync(join(bids, 'dataset_description.json'), '{"Name":"mcp bench","BIDSVersion":"1.9.0"}');
+  const owner = await createAccount(server);
+  await publishDataset(server, { id, ownerId: owner.user.id, name: 'MCP bench', recordings: [{ file: join(bids, path), bidsRoot: bids, path, zarr: path.replace(/\.\w+$/, '.zarr') }] });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+
+  const viaMcp = async (start: number): Promise<number> => {
+    const result = (await client.callTool({ name: 'read_window', arguments: { dataset_id: id, path, start_sample: start, n_samples: samples, format: 'npy' } })) as CallToolResult;
+    const resource = result.content.find((c) => c.type === 'resource');
+    if (!resource || resource.type !== 'resource' || !('blob' in resource.resource)) throw new Error(`read_window: ${JSON.stringify(result.content).slice(0, 300)}`);
+    return Buffer.from(resource.resource.blob, 'base64').byteLength;
+  };
+  const viaRoute = async (start: number): Promise<number> => {
+    const res = await fetch(`${server.url}/datasets/${id}/signal?path=${encodeURIComponent(path)}&start_sample=${start}&n_samples=${samples}&format=npy`);
+    if (res.status !== 200) throw new Error(`signal: ${res.status} ${await res.text()}`);
+    return (await res.arrayBuffer()).byteLength;
+  };
+  const starts = Array.from({ length: n }, () => Math.floor(Math.random() * (seconds * 256 - samples)));
+  // Warm: every chunk decoded once and the code compiled, so the figures are of warm reads.
+  for (const start of starts.slice(0, 10)) {
+    const [a, b] = [await viaMcp(start), await viaRoute(start)];
+    if (a !== b) throw new Error(`read_window answered ${a} bytes, the signal route ${b}`);
+  }
+  const envelope = async (): Promise<number> => {
+    const blob = Buffer.alloc(64 * samples * 4 + 128, 7).toString('base64');
+    const text = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'resource', resource: { uri: 'x', blob } }] } });
+    const parsed = JSON.parse(text) as { result: { content: Array<{ resource: { blob: string } }> } };
+    atob(parsed.result.content[0]!.resource.blob);
+    return Buffer.from(parsed.result.content[0]!.resource.blob, 'base64').byteLength;
+  };
+  const mcp: number[] = [];
+  const route: number[] = [];
+  const floor: number[] = [];
+  for (const start of starts) {
+    for (const [run, into] of [[viaMcp, mcp], [viaRoute, route], [envelope, floor]] as const) {
+      const t0 = performance.now();
+      await run(start);
+      into.push(performance.now() - t0);
+    }
+  }
+  const line = (name: string, xs: number[]) => `${name.padEnd(34)} p50 ${percentile(xs, 50).toFixed(1).padStart(6)} ms   p95 ${percentile(xs, 95).toFixed(1).padStart(6)} ms`;
+  console.log(`load average ${loadavg()[0]!.toFixed(1)}; ${n} windows of 64 × ${samples} float32 (${((64 * samples * 4) / 2 ** 20).toFixed(1)} MiB) at random starts, warm`);
+  console.log(line('read_window (MCP, npy, base64)', mcp));
+  console.log(line('GET /datasets/:id/signal (npy)', route));
+  console.log(line('the envelope alone (no server)', floor));
+  console.log(`ratio MCP / route: p50 ${(percentile(mcp, 50) / percentile(route, 50)).toFixed(2)}, p95 ${(percentile(mcp, 95) / percentile(route, 95)).toFixed(2)}; goal p95 ≤ 150 ms: ${percentile(mcp, 95) <= 150 ? 'met' : 'missed'}`);
+} finally {
+  await client.close().catch(() => undefined);
+  await server.close();
+  await rm(work, { recursive: true, force: true });
+}
