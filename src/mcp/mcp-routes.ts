@@ -4,14 +4,12 @@
  * caller is whoever the request's credentials say, as for every API route: anonymous callers see public data,
  * a bearer key what its account may read. `GET /mcp` answers 405: this server opens no stream of its own.
  */
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
 import { jsonProblems, readBodyBytes } from '../http/request-input.js';
 import { route, type Route } from '../http/route.js';
 import { spendMcpRequests } from './mcp-limits.js';
-import { createMcpServer } from './mcp-server.js';
 
 /** Largest request body: tool arguments are small; a megabyte leaves room for long channel lists. */
 export const MCP_BODY_BYTES = 1024 * 1024;
@@ -52,6 +50,11 @@ async function answerMcp(c: Context<AppEnv>): Promise<Response> {
   if (!messages.ok) return messages.answer;
   const caller = c.var.caller;
   await spendMcpRequests(deps.mcpLimits, caller ? `user:${caller.user.id}` : `ip:${clientIp(c)}`, requestCount(messages.body));
+  // The SDK loads on the first MCP request, not when the server starts (about a second on a busy machine).
+  const [{ WebStandardStreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('./mcp-server.js'),
+  ]);
   const server = createMcpServer({ deps, user: caller?.user });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
