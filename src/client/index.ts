@@ -1,15 +1,20 @@
 /**
  * The nds client for ML code: list recordings, read exact signal windows, list training windows, and stream
  * batches of windows with a bounded number of requests in flight. HTTP only (global `fetch`), so it runs in
- * Node ≥ 20, Deno, Bun and browsers, and imports nothing of the server.
+ * Node ≥ 20, Deno, Bun and browsers, and imports nothing of the server. Where there is a `process` (Node,
+ * Bun, Deno's Node mode) it finds its server and key as the `nds` command does: `NDS_API_URL`,
+ * `NDS_API_KEY`, then what `nds auth login` stored (`server-identity.ts`, decision 0021).
  *
  * ```ts
  * import { NdsClient } from 'nds/client';
- * const nds = new NdsClient({ baseUrl: 'http://localhost:8080' });
+ * const nds = new NdsClient();   // or new NdsClient({ baseUrl: 'http://localhost:8080', apiKey: 'nds_...' })
  * const list = await nds.listWindows({ recordings: { task: 'rest' }, fixed: { length_s: 2 } });
  * for await (const batch of nds.batches(list.windows, { batchSize: 32 })) train(batch.data, batch.shape);
  * ```
  */
+import { credentialsFilePath, resolveServerIdentity, type ServerIdentity } from './server-identity.js';
+
+export { DEFAULT_API_URL, type ServerIdentity } from './server-identity.js';
 
 export interface RecordingFilters {
   dataset?: string;
@@ -125,10 +130,22 @@ export class NdsApiError extends Error {
 }
 
 export interface NdsClientOptions {
-  baseUrl: string;
+  /** The server; left out: `NDS_API_URL`, else the URL `nds auth login` stored, else `http://localhost:8080`. */
+  baseUrl?: string;
+  /** The key; left out: `NDS_API_KEY`, else the key stored for that server, else none (public data only). */
   apiKey?: string;
+  /**
+   * The environment those defaults come from; left out: `process.env` where there is one (nothing in a
+   * browser). The credentials file is read from it too (`XDG_CONFIG_HOME`, `HOME`); `{}` reads none.
+   */
+  env?: Record<string, string | undefined>;
   fetch?: typeof fetch;
   retries?: number;
+}
+
+/** `process.env` of Node.js, Bun or Deno's Node mode; `{}` in a browser. The client's one read of the environment. */
+function processEnv(): Record<string, string | undefined> {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -144,25 +161,41 @@ function query(params: Record<string, unknown>): string {
 }
 
 export class NdsClient {
-  readonly baseUrl: string;
-  readonly #apiKey: string | undefined;
+  readonly #options: NdsClientOptions;
   readonly #fetch: typeof fetch;
   readonly #retries: number;
+  #identity: Promise<ServerIdentity> | undefined;
 
-  constructor(options: NdsClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.#apiKey = options.apiKey;
+  constructor(options: NdsClientOptions = {}) {
+    this.#options = options;
     this.#fetch = options.fetch ?? fetch;
     this.#retries = options.retries ?? 3;
   }
 
+  /** The server this client talks to and where its URL and key came from (found once, on first use). */
+  identity(): Promise<ServerIdentity> {
+    if (!this.#identity) {
+      const env = this.#options.env ?? processEnv();
+      const home = env.XDG_CONFIG_HOME || env.HOME;
+      this.#identity = resolveServerIdentity({
+        baseUrl: this.#options.baseUrl,
+        apiKey: this.#options.apiKey,
+        envUrl: env.NDS_API_URL,
+        envKey: env.NDS_API_KEY,
+        credentialsFile: home ? credentialsFilePath(env) : undefined,
+      });
+    }
+    return this.#identity;
+  }
+
   async #request(path: string, init: RequestInit = {}, retries = this.#retries): Promise<Response> {
+    const { baseUrl, apiKey } = await this.identity();
     const headers = new Headers(init.headers);
-    if (this.#apiKey) headers.set('authorization', `Bearer ${this.#apiKey}`);
+    if (apiKey) headers.set('authorization', `Bearer ${apiKey}`);
     for (let attempt = 0; ; attempt++) {
       let res: Response | undefined;
       try {
-        res = await this.#fetch(`${this.baseUrl}${path}`, { ...init, headers });
+        res = await this.#fetch(`${baseUrl}${path}`, { ...init, headers });
       } catch (err) {
         if (attempt >= retries) throw err;
       }

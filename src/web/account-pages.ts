@@ -25,13 +25,13 @@ async function accountBody(c: Context<AppEnv>, user: User, notices: Array<SafeHt
   );
   const table = keys.length
     ? html`<table><thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
-    : html`<p class="muted">No live keys. Run <code>nds auth login</code> in a terminal to sign it in.</p>`;
+    : html`<p class="muted">No live keys. Run <code>npx nds auth login</code> in a terminal to sign it in.</p>`;
   const shown = minted
     ? html`<section class="card"><h2>Your new key</h2><p>Copy it now: it is shown only this once.</p><code class="secret" id="new-key">${minted.apiKey}</code></section>`
     : '';
   const newKey =
     user.kind === 'person'
-      ? html`<h2>New key</h2><p class="muted">Prefer <code>nds auth login</code>. A named key is for places where a terminal cannot open a browser.</p>
+      ? html`<h2>New key</h2><p class="muted">Prefer <code>npx nds auth login</code>. A named key is for places where a terminal cannot open a browser.</p>
 <form class="stack" method="post" action="/account/keys"><label>Name<input type="text" name="name" maxlength="100" required placeholder="lab server"></label><button class="secondary" type="submit">Create key</button></form>`
       : '';
   return html`<h1>Your account</h1>${notices}${shown}

@@ -125,7 +125,7 @@ export function neededActions(d: Dataset): string[] {
   const failed = zarrFailureCount(d);
   if (d.zarr_status === 'failed') out.push('The conversion failed: open the dataset to see why, fix the files and upload again.');
   if (failed) out.push(`${failed} recording${failed === 1 ? '' : 's'} could not be converted: the dataset page says why.`);
-  if (d.latest_version === null) out.push(`Empty: upload a BIDS folder with nds datasets upload ${d.id} <folder>.`);
+  if (d.latest_version === null) out.push(`Empty: upload a BIDS folder with npx nds datasets upload ${d.id} <folder>.`);
   else if (d.visibility === 'private' && !d.sandbox && d.publication_status !== 'pending') {
     out.push(d.publication_status === 'denied' ? 'Publication was denied: see the reason, fix and request again.' : 'Private: request publication when it is ready to share.');
   }
@@ -154,7 +154,7 @@ export function myDatasetsSection(datasets: Dataset[], more: boolean): SafeHtml 
 <h2 id="mine-heading">My datasets</h2>
 ${datasets.length
     ? html`<div class="table-scroll"><table class="mine"><thead><tr><th>Dataset</th><th>State</th><th>Needs your action</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>
-${more ? html`<p class="muted">Only the newest ${datasets.length} are listed: <code>nds datasets list --mine</code> lists all.</p>` : ''}`
-    : html`<p class="muted">You have no datasets yet. Create one with <code>nds datasets create "My study"</code>, then upload a BIDS folder with <code>nds datasets upload</code>.</p>`}
+${more ? html`<p class="muted">Only the newest ${datasets.length} are listed: <code>npx nds datasets list --mine</code> lists all.</p>` : ''}`
+    : html`<p class="muted">You have no datasets yet. Create one with <code>npx nds datasets create "My study"</code>, then upload a BIDS folder with <code>npx nds datasets upload</code>.</p>`}
 </section>`;
 }

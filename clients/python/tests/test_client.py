@@ -59,7 +59,7 @@ def _windows(server):
 
 def test_dataset_without_workers_yields_every_window_in_order(server, tmp_path):
     windows = _windows(server)
-    dataset = WindowDataset(windows, server["url"], channels=None, prefetch=4, cache_dir=str(tmp_path))
+    dataset = WindowDataset(windows, Client(server["url"]), channels=None, prefetch=4, cache_dir=str(tmp_path))
     seen = [example["index"] for example in dataset]
     assert seen == list(range(len(windows)))
     cached = len(os.listdir(tmp_path))
@@ -70,8 +70,8 @@ def test_dataset_without_workers_yields_every_window_in_order(server, tmp_path):
 
 def test_merged_reads_equal_one_request_a_window(server):
     windows = _windows(server)
-    merged = list(WindowDataset(windows, server["url"], channel_type="EEG", merge=32))
-    single = list(WindowDataset(windows, server["url"], channel_type="EEG", merge=1))
+    merged = list(WindowDataset(windows, Client(server["url"]), channel_type="EEG", merge=32))
+    single = list(WindowDataset(windows, Client(server["url"]), channel_type="EEG", merge=1))
     assert [e["index"] for e in merged] == [e["index"] for e in single] == list(range(len(windows)))
     for a, b in zip(merged, single):
         assert a["x"].shape == b["x"].shape and np.array_equal(a["x"], b["x"])
@@ -85,7 +85,7 @@ def test_dataloader_with_two_workers_yields_every_window_once_per_epoch(server, 
     windows = _windows(server)
     assert len(windows) > 20
     # The recordings have different montages: read every EEG channel of each.
-    dataset = WindowDataset(windows, server["url"], channel_type="EEG", prefetch=3)
+    dataset = WindowDataset(windows, Client(server["url"]), channel_type="EEG", prefetch=3)
     loader = DataLoader(dataset, batch_size=None, num_workers=2, multiprocessing_context=start_method, persistent_workers=True)
     for _epoch in range(2):
         counts = collections.Counter()
