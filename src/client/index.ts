@@ -70,10 +70,13 @@ export interface SignalWindow {
   startSample: number;
 }
 
+/** A window's label: as the events mapping gives it, a string or an integer class index (kept an integer). */
+export type WindowLabel = string | number;
+
 export interface WindowListRequest {
   recordings?: RecordingFilters;
   fixed?: { length_s: number; stride_s?: number };
-  events?: { mapping: Record<string, string>; by?: 'trial_type' | 'value'; offset_s?: number; length_s: number };
+  events?: { mapping: Record<string, WindowLabel>; by?: 'trial_type' | 'value'; offset_s?: number; length_s: number };
   split?: { by?: 'subject' | 'session' | 'recording'; fractions: { train: number; valid: number; test: number }; seed?: number | string };
   modality?: string;
 }
@@ -85,7 +88,7 @@ export interface TrainingWindow {
   start_sample: number;
   n_samples: number;
   start_s: number;
-  label: string | null;
+  label: WindowLabel | null;
   subject: string | null;
   session: string | null;
   split: 'train' | 'valid' | 'test' | null;
@@ -95,6 +98,16 @@ export interface WindowList {
   hash: string;
   source_commits: Record<string, string | null>;
   windows: TrainingWindow[];
+  /** What the list lacks, in sentences: no recording, no event of the mapping (and the event types there are), an empty split. */
+  warnings: string[];
+}
+
+/** `listWindows` found no window: `warnings` says why. Pass `{ allowEmpty: true }` to get the empty list instead. */
+export class EmptyWindowListError extends Error {
+  constructor(readonly warnings: string[]) {
+    super(`The window list is empty: ${warnings.length ? warnings.join(' ') : 'no recording matched.'}`);
+    this.name = 'EmptyWindowListError';
+  }
 }
 
 export interface Batch {
@@ -102,7 +115,7 @@ export interface Batch {
   /** One array per window, row-major [channels, samples]. */
   data: Float32Array[];
   shapes: Array<[number, number]>;
-  labels: Array<string | null>;
+  labels: Array<WindowLabel | null>;
 }
 
 export interface BatchOptions {
@@ -237,10 +250,17 @@ export class NdsClient {
     };
   }
 
-  /** A deterministic list of training windows (`POST /windows`). */
-  async listWindows(body: WindowListRequest): Promise<WindowList> {
+  /**
+   * A deterministic list of training windows (`POST /windows`). An empty list throws `EmptyWindowListError`
+   * with the server's warnings (what the recordings do have) unless `allowEmpty`; a list that is not empty
+   * still carries its warnings (a split left empty, a label that matched nothing) in `warnings`.
+   */
+  async listWindows(body: WindowListRequest, options: { allowEmpty?: boolean } = {}): Promise<WindowList> {
     const res = await this.#request('/windows', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', accept: 'application/json' } });
-    return (await res.json()) as WindowList;
+    const list = (await res.json()) as WindowList;
+    list.warnings ??= [];
+    if (list.windows.length === 0 && !options.allowEmpty) throw new EmptyWindowListError(list.warnings);
+    return list;
   }
 
   /**
