@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import { assertAccountUsable } from '../accounts/account-gates.js';
 import { listLiveApiKeys, mintApiKey, revokeApiKey, type MintedKey } from '../accounts/api-keys.js';
-import { recordUploadAccessRequest } from '../accounts/users.js';
+import { requestUploadAccess } from '../accounts/upload-access.js';
 import { FormFields, withQuery } from '../http/form-input.js';
 import { route, type Route } from '../http/route.js';
 import type { User } from '../db/accounts-tables.js';
@@ -151,7 +151,7 @@ export const accountPages: Route[] = [
       requireOwnOrigin(c);
       const user = await usableAccount(c);
       if (user instanceof Response) return user;
-      await recordUploadAccessRequest(c.var.deps.db, user, c.var.deps.clock.now());
+      await requestUploadAccess(c.var.deps, user);
       return c.redirect('/account?requested=1#upload-access', 303);
     },
   }),
