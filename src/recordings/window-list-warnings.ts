@@ -25,6 +25,8 @@ const MAX_NAMED = 20;
 const MAX_NAME = 60;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+/** "The recording has" or "The 3 recordings have". */
+const theRecordings = (n: number) => (n === 1 ? 'The recording has' : `The ${n} recordings have`);
 
 function namedCounts(counts: Map<string, number>): string {
   const sorted = [...counts].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0));
@@ -46,8 +48,8 @@ export function eventWarnings(events: { mapping: Record<string, WindowLabel>; by
     const wanted = Object.keys(events.mapping).map((k) => JSON.stringify(k)).join(', ');
     out.push(
       tally.keys.size
-        ? `No event matches the mapping (${wanted} by ${column}). The ${plural(tally.recordings, 'recording')} have these ${column} values: ${namedCounts(tally.keys)}.`
-        : `No event matches the mapping (${wanted} by ${column}): the ${plural(tally.recordings, 'recording')} have no ${column} values${tally.withoutEvents ? ` (${tally.withoutEvents} have no events at all)` : ''}.`,
+        ? `No event matches the mapping (${wanted} by ${column}). ${theRecordings(tally.recordings)} these ${column} values: ${namedCounts(tally.keys)}.`
+        : `No event matches the mapping (${wanted} by ${column}): ${theRecordings(tally.recordings).toLowerCase()} no ${column} values${tally.withoutEvents ? ` (${tally.withoutEvents} without any event)` : ''}.`,
     );
     return out;
   }
@@ -62,7 +64,7 @@ export function eventWarnings(events: { mapping: Record<string, WindowLabel>; by
 
 export function fixedWarnings(fixed: { length_s: number }, shorter: number, recordings: number): string[] {
   if (!shorter) return [];
-  return [`${shorter} of the ${plural(recordings, 'recording')} are shorter than fixed.length_s (${fixed.length_s} s) and give no window.`];
+  return [`${shorter === recordings && recordings === 1 ? 'The recording is' : `${shorter} of the ${plural(recordings, 'recording')} ${shorter === 1 ? 'is' : 'are'}`} shorter than fixed.length_s (${fixed.length_s} s) and give${shorter === 1 ? 's' : ''} no window.`];
 }
 
 /** One warning for each split that was asked for (a fraction above 0) and got no window. */
