@@ -125,6 +125,7 @@ describe('requests reach people: mails and the administrators\' page in chromium
     assert.match(await needs.innerText(), /Needs your action\n/);
     assert.match(await needs.innerText(), /2 requests for upload access: bea, cai/);
     assert.match(await needs.innerText(), new RegExp(`2 publication requests: ${FAILING_ID} v1\\.0\\.0 \\(dan\\), ${CLEAN_ID} v1\\.0\\.0 \\(dan\\)`));
+    await screenshot(page, 'admin-home.png');
     await needs.getByRole('link', { name: /administration page/ }).click();
     await page.waitForURL(`${server.url}/admin`);
     await context.close();
@@ -162,6 +163,7 @@ describe('requests reach people: mails and the administrators\' page in chromium
     const caiRow = page.locator('[data-username="cai"]');
     await caiRow.locator('summary', { hasText: 'Deny' }).click();
     await caiRow.locator('textarea[name=reason]').fill('Please use your institutional address.');
+    await screenshot(page, 'admin-page-deny.png');
     await caiRow.getByRole('button', { name: 'Deny cai' }).click();
     await page.waitForURL(/\/admin\?done=access-denied/);
     assert.match(await page.locator('#upload-access').innerText(), /No open request\./);
