@@ -20,6 +20,7 @@ import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
 import { unknownRoute } from '../http/error-handler.js';
 import { FormFields } from '../http/form-input.js';
+import { DEFAULT_BODY_BYTES, DEFAULT_BODY_KEYS, readBody, readParams, readQuery, validate } from '../http/request-input.js';
 import { route, type Route } from '../http/route.js';
 import { zarrState } from './dataset-cards.js';
 import { html, type SafeHtml } from './html.js';
@@ -131,19 +132,27 @@ ${await usersSection(c)}`;
   return renderPage(c, 'Administration', body, user.username, status);
 }
 
+/**
+ * The routes of this page read nothing of the request before they know the caller is an administrator
+ * (`rawTarget`, `rawBody`): a malformed query or body from anyone else gets the unknown path's answer too,
+ * not a refusal that would tell the page exists. The handler reads the input itself afterwards.
+ */
+const unseen = { access: 'page', undocumented: true, rawTarget: true, rawBody: 'a form, read once the caller is known to be an administrator' } as const;
+
 /** Runs a decision of the page for an administrator: on success back to the page with its notice, on a refusal the page with the reason. */
 function decision(path: string, act: (c: Context<AppEnv>, admin: User, target: string, reason: string | undefined) => Promise<string>, needsReason: boolean): Route {
   return route({
     method: 'post',
     path,
     summary: "The administrators' page: a decision on a request",
-    access: 'page',
-    undocumented: true,
-    body: { schema: FormFields, media: ['form'], optional: true },
-    handler: async (c, { body }) => {
+    ...unseen,
+    handler: async (c) => {
       const admin = await administrator(c);
       if (!admin) return unknownRoute(c);
       requireOwnOrigin(c);
+      readParams(c);
+      const raw = await readBody(c, ['form'], { maxBytes: DEFAULT_BODY_BYTES, maxKeys: DEFAULT_BODY_KEYS });
+      const body = raw === undefined ? undefined : validate(FormFields, raw, 'body');
       const reason = body?.reason?.trim().slice(0, 2000);
       try {
         if (needsReason && !reason) throw new NdsError('validation_failed', { message: 'A denial needs a reason: the requester reads it.' });
@@ -170,12 +179,12 @@ export const adminPages: Route[] = [
     method: 'get',
     path: '/admin',
     summary: "The administrators' page: open requests, conversion failures, accounts",
-    access: 'page',
-    undocumented: true,
+    ...unseen,
     handler: async (c) => {
       const admin = await administrator(c);
       if (!admin) return unknownRoute(c);
-      return adminPage(c, admin, [okNotice(DONE[c.req.query('done') ?? ''])]);
+      const done = readQuery(c).done;
+      return adminPage(c, admin, [okNotice(typeof done === 'string' ? DONE[done] : undefined)]);
     },
   }),
   decision('/admin/requests/upload-access/:target/approve', async (c, admin, username) => {

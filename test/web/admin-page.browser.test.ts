@@ -235,6 +235,9 @@ describe('requests reach people: mails and the administrators\' page in chromium
       assert.deepEqual(await unknown('GET', '/admin', { headers }), expected('GET', '/admin'));
       const target = `/admin/requests/publication/${cleanRequest}/approve`;
       assert.deepEqual(await unknown('POST', target, { headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: '' }), expected('POST', target));
+      // Malformed input is not read before the caller is known: still the unknown path's answer.
+      assert.deepEqual(await unknown('POST', target, { headers: { ...headers, 'content-type': 'application/json' }, body: '{' }), expected('POST', target));
+      assert.deepEqual(await unknown('GET', '/admin?done=%00'), expected('GET', '/admin'));
     }
     const browserPage = await (await contextOf(dan.user)).newPage();
     const answer = await browserPage.goto(`${server.url}/admin`);
