@@ -91,7 +91,7 @@ def main():
         # worker stacks its batch, and one tensor a batch crosses to this process (one a window, through shared
         # memory, costs more than reading the window). The start method is the platform's default (fork on Linux),
         # as a training script gets it; "spawn" is timed apart below.
-        loader = DataLoader(WindowDataset(windows, url, prefetch=8), batch_size=32, num_workers=2, persistent_workers=True)
+        loader = DataLoader(WindowDataset(windows, client, prefetch=8), batch_size=32, num_workers=2, persistent_workers=True)
         for batch in loader:
             n += batch["x"].shape[0]
         epoch1_s = time.perf_counter() - t
@@ -104,14 +104,14 @@ def main():
         # The same first epoch with workers started by "spawn" (macOS's and Windows' default): each worker is a
         # new Python that imports torch and the client before its first request.
         t3 = time.perf_counter()
-        spawned = DataLoader(WindowDataset(windows, url, prefetch=8), batch_size=32, num_workers=2, multiprocessing_context="spawn")
+        spawned = DataLoader(WindowDataset(windows, client, prefetch=8), batch_size=32, num_workers=2, multiprocessing_context="spawn")
         m3 = sum(batch["x"].shape[0] for batch in spawned)
         spawned_s = time.perf_counter() - t3
         assert m3 == len(windows)
         del spawned
         how = "DataLoader, batches of 32, 2 worker processes (fork), prefetch 8"
     except ImportError:
-        for example in WindowDataset(windows, url, prefetch=8):
+        for example in WindowDataset(windows, client, prefetch=8):
             n += 1
         epoch1_s = time.perf_counter() - t
         how = "WindowDataset, no torch, prefetch 8"
@@ -119,7 +119,7 @@ def main():
     assert n == len(windows) and n2 in (0, len(windows))
     # The same pass through WindowDataset in this process (no workers to spawn): the loader's own reading.
     t = time.perf_counter()
-    m = sum(1 for _ in WindowDataset(windows, url, prefetch=8))
+    m = sum(1 for _ in WindowDataset(windows, client, prefetch=8))
     assert m == len(windows)
     inproc_s = time.perf_counter() - t
     t = time.perf_counter()
@@ -140,10 +140,10 @@ def main():
     try:
         from torch.utils.data import DataLoader
 
-        for batch in DataLoader(WindowDataset(events, url, prefetch=8), batch_size=32, num_workers=2, multiprocessing_context="spawn"):
+        for batch in DataLoader(WindowDataset(events, client, prefetch=8), batch_size=32, num_workers=2, multiprocessing_context="spawn"):
             moved += batch["x"].numel() * 4
     except ImportError:
-        for example in WindowDataset(events, url, prefetch=8):
+        for example in WindowDataset(events, client, prefetch=8):
             moved += example["x"].size * 4
     events_s = time.perf_counter() - t
     out["events"] = {"windows": len(events), "seconds": events_s, "bytes": moved, "file_bytes": os.path.getsize(rec["file"])}

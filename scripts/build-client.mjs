@@ -13,6 +13,8 @@ await build({
   format: 'esm',
   // Global fetch only: the same file runs in Node.js ≥ 20, Deno, Bun and browsers.
   platform: 'neutral',
+  // Only Node.js-like runtimes read the credentials file (src/client/server-identity.ts, loaded when needed).
+  external: ['node:*'],
   target: 'es2022',
   sourcemap: 'linked',
   logLevel: 'warning',

@@ -6,9 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
 import { SESSION_COOKIE } from './accounts/sessions.js';
-import { NdsError } from './core/errors.js';
 import type { AppEnv, ServerDeps } from './http/app-env.js';
-import { handleError } from './http/error-handler.js';
+import { handleError, unknownRoute } from './http/error-handler.js';
 import { noStore } from './http/no-store.js';
 import { securityHeaders } from './http/security-headers.js';
 import { mountRoutes, route, type Route } from './http/route.js';
@@ -34,6 +33,7 @@ import { recordingRoutes } from './routes/recording-routes.js';
 import { signalRoutes } from './routes/signal-routes.js';
 import { windowRoutes } from './routes/window-routes.js';
 import { accountPages } from './web/account-pages.js';
+import { adminPages } from './web/admin-page.js';
 import { assetRoutes } from './web/assets.js';
 import { datasetPages } from './web/dataset-pages.js';
 import { datasetSettingsPages } from './web/dataset-settings-page.js';
@@ -70,6 +70,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...gitRoutes,
     ...signInPages,
     ...accountPages,
+    ...adminPages,
     ...devicePages,
     ...setupRoutes,
     ...assetRoutes,
@@ -127,7 +128,7 @@ export function createApp(deps: ServerDeps): Hono<AppEnv> {
     servers: [{ url: deps.config.publicUrl }],
   });
 
-  app.notFound((c) => c.json(new NdsError('not_found', { message: `No route for ${c.req.method} ${c.req.path}.` }).toBody(), 404));
+  app.notFound(unknownRoute);
   app.onError(handleError);
   return app;
 }

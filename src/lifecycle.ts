@@ -228,7 +228,7 @@ export function adminSocketPath(dataDir: string): string {
 /**
  * While `nds serve` holds the embedded database (PGlite: one process only), `nds admin bootstrap` cannot open
  * it; it asks the running server instead, over a Unix socket in the data folder that only the same user can
- * open (mode 0600, in a folder of mode 0700). The socket answers one request, `POST /bootstrap {username, email}` → `{api_key, created}`.
+ * open (mode 0600, in a folder of mode 0700). The socket answers one request, `POST /bootstrap {username, email}` → `{api_key, created, api_url}`.
  */
 export async function openAdminSocket(deps: Deps, dataDir: string, log: Logger): Promise<() => Promise<void>> {
   const file = adminSocketPath(dataDir);
@@ -249,7 +249,8 @@ export async function openAdminSocket(deps: Deps, dataDir: string, log: Logger):
         if (typeof input.username !== 'string' || typeof input.email !== 'string') return answer(400, { error: 'validation_failed', message: 'username and email are required' });
         const { apiKey, created } = await bootstrapOwner(deps.db, { username: input.username, email: input.email }, deps.clock.now());
         log.info({ username: input.username, created }, 'owner bootstrapped through the admin socket');
-        answer(200, { api_key: apiKey, created });
+        // The server's own address, so that the command prints the URL this server answers on.
+        answer(200, { api_key: apiKey, created, api_url: deps.config.publicUrl });
       })
       .catch((err: Error & { code?: string; details?: string[] }) => answer(400, { error: err.code ?? 'failed', message: err.message, details: err.details ?? [] }));
   });

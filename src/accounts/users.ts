@@ -81,6 +81,23 @@ export async function recordUploadAccessRequest(db: Kysely<Database>, user: User
   return updated ?? user;
 }
 
+/** Closes an open upload-access request (a denial); `undefined` when none was open (decided meanwhile). */
+export function closeUploadAccessRequest(db: Kysely<Database>, user: User, now: Date): Promise<User | undefined> {
+  return db
+    .updateTable('users')
+    .set({ upload_access_requested_at: null, updated_at: now })
+    .where('id', '=', user.id)
+    .where('upload_access_requested_at', 'is not', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The addresses of the people who decide requests: administrators and the owner, persons, not revoked. */
+export async function administratorAddresses(db: Kysely<Database>): Promise<string[]> {
+  const rows = await db.selectFrom('users').select('email').where('role', 'in', ['admin', 'owner']).where('kind', '=', 'person').where('status', '!=', 'revoked').orderBy('id').execute();
+  return rows.map((r) => r.email);
+}
+
 /** `a***@example.org`: enough for a person to recognise their address, not enough to harvest it. */
 export function maskEmail(email: string): string {
   const at = email.lastIndexOf('@');

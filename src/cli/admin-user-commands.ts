@@ -23,7 +23,7 @@ function printUser(user: Row): void {
 }
 
 function registerUserCommands(admin: Command): void {
-  const users = admin.command('users').description('accounts: list, show, approve, revoke, change kind');
+  const users = admin.command('users').description('accounts: list, show, approve or deny upload access, revoke, change kind');
 
   users
     .command('list')
@@ -62,12 +62,23 @@ function registerUserCommands(admin: Command): void {
 
   users
     .command('approve <username>')
-    .description('grant upload access to a verified account')
+    .description('grant upload access to a verified account (they get a mail)')
     .option('--json', 'machine output')
     .action(async (username: string, opts: { json?: boolean }) => {
       const user = await (await client()).request<Row>(`/admin/approve/${userPath(username)}`, { method: 'POST' });
       if (opts.json) return printJson(user);
       process.stdout.write(`approved ${username} (status ${String(user.status)}, tier ${String(user.tier)})\n`);
+    });
+
+  users
+    .command('deny <username>')
+    .description('deny an open request for upload access, with a reason they get by mail (they may ask again)')
+    .requiredOption('--reason <text>', 'why the request is denied')
+    .option('--json', 'machine output')
+    .action(async (username: string, opts: { reason: string; json?: boolean }) => {
+      const user = await (await client()).request<Row>(`/admin/deny/${userPath(username)}`, { method: 'POST', body: { reason: opts.reason } });
+      if (opts.json) return printJson(user);
+      process.stdout.write(`denied the upload-access request of ${username} (status ${String(user.status)})\n`);
     });
 
   users

@@ -1,10 +1,12 @@
 /**
- * The HTTP client of the client commands: base URL and key from `loadClientConfig` (NDS_API_URL, NDS_API_KEY
- * or the credentials file). A refusal from the server becomes a `CliError` carrying the server's message.
+ * The HTTP client of the client commands: base URL and key by the rule of `client/server-identity.ts`
+ * (NDS_API_URL and NDS_API_KEY, else what `nds auth login` stored, else the default URL). A refusal from the
+ * server becomes a `CliError` carrying the server's message.
  */
+import { resolveServerIdentity, type UrlSource } from '../client/server-identity.js';
 import { loadClientConfig, type ClientConfig } from '../core/config.js';
 import { CliError } from './cli-error.js';
-import { readCredentials } from './credentials.js';
+import { ndsCommand } from './command-name.js';
 
 export class ApiError extends CliError {
   readonly status: number;
@@ -34,24 +36,29 @@ export class ApiClient {
   readonly apiKey: string | undefined;
   /** Where the key came from (`NDS_API_KEY` or the credentials file), named when the server refuses it. */
   readonly keySource: string | undefined;
+  /** Where the URL came from: NDS_API_URL, the credentials file or the default (`nds auth status` says it). */
+  readonly urlSource: UrlSource;
+  /** `nds` or `npx nds`: how the hints of this client spell the command. */
+  readonly command: string;
 
-  constructor(baseUrl: string, apiKey: string | undefined, keySource?: string) {
+  constructor(baseUrl: string, apiKey: string | undefined, keySource?: string, urlSource: UrlSource = 'given', command = 'nds') {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.apiKey = apiKey;
     this.keySource = keySource;
+    this.urlSource = urlSource;
+    this.command = command;
   }
 
   /** A client from the environment and the credentials file (the environment wins). */
   static async fromEnvironment(config: ClientConfig = loadClientConfig()): Promise<ApiClient> {
-    if (config.apiKey) return new ApiClient(config.apiUrl, config.apiKey, 'NDS_API_KEY');
-    const stored = await readCredentials(config.credentialsFile);
-    const sameServer = stored && stored.api_url.replace(/\/+$/, '') === config.apiUrl;
-    return new ApiClient(config.apiUrl, sameServer ? stored.api_key : undefined, sameServer ? config.credentialsFile : undefined);
+    const identity = await resolveServerIdentity({ envUrl: config.apiUrl, envKey: config.apiKey, credentialsFile: config.credentialsFile });
+    const keySource = identity.keySource === 'credentials' ? config.credentialsFile : identity.keySource;
+    return new ApiClient(identity.baseUrl, identity.apiKey, keySource, identity.urlSource, ndsCommand(config.searchPath));
   }
 
   /** Throws a `CliError` telling how to sign in when no key is configured. */
   requireKey(): string {
-    if (!this.apiKey) throw new CliError('not signed in: run `nds auth login` or set NDS_API_KEY');
+    if (!this.apiKey) throw new CliError(`not signed in to ${this.baseUrl}: run \`${this.command} auth login\` or set NDS_API_KEY`);
     return this.apiKey;
   }
 
@@ -84,7 +91,7 @@ export class ApiClient {
       const error = new ApiError(res.status, (parsed ?? {}) as Record<string, unknown>);
       if (res.status === 401 && this.apiKey && !options.anonymous) {
         const source = this.keySource === 'NDS_API_KEY' ? 'the NDS_API_KEY environment variable' : this.keySource ? `the credentials file ${this.keySource}` : 'your configuration';
-        error.message = `${this.baseUrl} refused the API key from ${source} (${error.code}: it is wrong, revoked or expired). Run \`nds auth login\` to sign in again${this.keySource === 'NDS_API_KEY' ? ', and unset NDS_API_KEY (it takes precedence over the credentials file)' : ''}.`;
+        error.message = `${this.baseUrl} refused the API key from ${source} (${error.code}: it is wrong, revoked or expired). Run \`${this.command} auth login\` to sign in again${this.keySource === 'NDS_API_KEY' ? ', and unset NDS_API_KEY (it takes precedence over the credentials file)' : ''}.`;
       }
       throw error;
     }

@@ -1,16 +1,28 @@
 /** `nds auth ...`: device sign-in, sign-out, status, the account's keys, and git's credential helper. */
 import type { Command } from 'commander';
 import type { PresentedKey as Key } from '../accounts/api-keys.js';
+import { readStoredCredentials, type UrlSource } from '../client/server-identity.js';
 import { loadClientConfig } from '../core/config.js';
 import { ApiClient, ApiError } from './api-client.js';
 import { CliError } from './cli-error.js';
-import { deleteCredentials, readCredentials, writeCredentials } from './credentials.js';
+import { deleteCredentials, writeCredentials } from './credentials.js';
 import { deviceSignIn } from './device-sign-in.js';
 import { info, printJson, printTable } from './output.js';
 
+/** Where the server's URL came from, in words: `nds auth status` says it beside the URL. */
+function urlOrigin(source: UrlSource, credentialsFile: string): string {
+  if (source === 'NDS_API_URL') return 'from NDS_API_URL';
+  if (source === 'credentials') return `stored by \`nds auth login\` in ${credentialsFile}`;
+  if (source === 'default') return 'the default; set NDS_API_URL for another server';
+  return 'given';
+}
+
 async function signIn(purpose: 'login' | 'signup', opts: { json?: boolean }): Promise<void> {
   const config = loadClientConfig();
-  const api = new ApiClient(config.apiUrl, undefined);
+  // The server of this terminal: NDS_API_URL, else the one signed in to before, else the default.
+  const known = await ApiClient.fromEnvironment(config);
+  const api = new ApiClient(known.baseUrl, undefined, undefined, known.urlSource, known.command);
+  info(`signing in to ${api.baseUrl}`);
   const grant = await deviceSignIn(api, { purpose, openBrowser: config.openBrowser });
   await writeCredentials(config.credentialsFile, { api_url: api.baseUrl, api_key: grant.api_key, username: grant.user.username, saved_at: new Date().toISOString() });
   if (opts.json) return printJson({ username: grant.user.username, user: grant.user, key: grant.key, credentials_file: config.credentialsFile });
@@ -54,7 +66,7 @@ export function registerAuthCommands(program: Command): void {
     .option('--json', 'machine output')
     .action(async (opts: { json?: boolean }) => {
       const config = loadClientConfig();
-      const stored = await readCredentials(config.credentialsFile);
+      const stored = await readStoredCredentials(config.credentialsFile);
       if (!stored) {
         if (opts.json) return printJson({ signed_out: false, reason: 'not signed in' });
         return info(`not signed in (no ${config.credentialsFile})${config.apiKey ? '; NDS_API_KEY is set and left alone' : ''}`);
@@ -74,20 +86,21 @@ export function registerAuthCommands(program: Command): void {
 
   auth
     .command('status')
-    .description('show who the configured key signs in as')
+    .description('show which server this terminal talks to, and who the configured key signs in as')
     .option('--json', 'machine output')
     .action(async (opts: { json?: boolean }) => {
       const config = loadClientConfig();
       const api = await ApiClient.fromEnvironment(config);
-      const source = config.apiKey ? 'NDS_API_KEY' : config.credentialsFile;
+      const server = `${api.baseUrl} (${urlOrigin(api.urlSource, config.credentialsFile)})`;
       if (!api.apiKey) {
-        if (opts.json) printJson({ signed_in: false, api_url: api.baseUrl });
-        throw new CliError(`not signed in to ${api.baseUrl}: run \`nds auth login\``);
+        if (opts.json) printJson({ signed_in: false, api_url: api.baseUrl, api_url_source: api.urlSource });
+        else process.stdout.write(`server  ${server}\n`);
+        throw new CliError(`not signed in to ${api.baseUrl}: run \`${api.command} auth login\``);
       }
       const user = await api.request<Record<string, unknown>>('/users/me');
-      if (opts.json) return printJson({ signed_in: true, api_url: api.baseUrl, key_source: source, user });
+      if (opts.json) return printJson({ signed_in: true, api_url: api.baseUrl, api_url_source: api.urlSource, key_source: api.keySource, user });
       process.stdout.write(
-        `signed in to ${api.baseUrl} as ${String(user.username)}\nstatus  ${String(user.status)}\nrole    ${String(user.role)}\nkind    ${String(user.kind)}\nkey     from ${source}\n`,
+        `signed in to ${api.baseUrl} as ${String(user.username)}\nserver  ${server}\nstatus  ${String(user.status)}\ntier    ${String(user.tier)}\nrole    ${String(user.role)}\nkind    ${String(user.kind)}\nkey     from ${api.keySource}\n`,
       );
     });
 

@@ -1,22 +1,10 @@
-/** The stored API key of the client: `$XDG_CONFIG_HOME/nds/credentials.json`, mode 0600. */
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+/**
+ * Writing the stored API key of the client: `$XDG_CONFIG_HOME/nds/credentials.json`, mode 0600. Its format,
+ * its path and how it is read belong to `client/server-identity.ts`, shared with the ML clients.
+ */
+import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-
-export interface StoredCredentials {
-  api_url: string;
-  api_key: string;
-  username?: string;
-  saved_at: string;
-}
-
-export async function readCredentials(file: string): Promise<StoredCredentials | undefined> {
-  try {
-    const parsed = JSON.parse(await readFile(file, 'utf8')) as StoredCredentials;
-    return typeof parsed.api_key === 'string' ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
+import type { StoredCredentials } from '../client/server-identity.js';
 
 export async function writeCredentials(file: string, credentials: StoredCredentials): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });

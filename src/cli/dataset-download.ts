@@ -84,7 +84,7 @@ export async function downloadDataset(api: ApiClient, datasetId: string, folder:
       const dest = path.join(root, ...f.path.split('/'));
       if (await alreadyThere(dest, f)) {
         summary.kept++;
-        options.progress.advance(f.size);
+        options.progress.skip(f.size);
         continue;
       }
       await mkdir(path.dirname(dest), { recursive: true });

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { info, printJson, printTable } from './output.js';
+import { printFailedRecordings, type PublicationRequest } from './publication-commands.js';
 
 async function signedIn(): Promise<ApiClient> {
   const api = await ApiClient.fromEnvironment();
@@ -26,14 +27,6 @@ interface EditOptions {
   json?: boolean;
 }
 
-interface PublicationRequest {
-  id: number;
-  version: string;
-  status: string;
-  requested_at: string;
-  reason: string | null;
-  doi: string | null;
-}
 
 export function registerDatasetEditCommands(program: Command): void {
   const datasets = program.commands.find((c) => c.name() === 'datasets') ?? program.command('datasets');
@@ -85,10 +78,12 @@ export function registerDatasetEditCommands(program: Command): void {
     .option('--message <text>', 'a note for the administrators')
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: { message?: string; json?: boolean }) => {
-      const r = await (await signedIn()).request<PublicationRequest>(`/datasets/${encodeURIComponent(dataset)}/publish/request`, { method: 'POST', body: opts.message ? { message: opts.message } : {} });
+      const api = await signedIn();
+      const r = await api.request<PublicationRequest>(`/datasets/${encodeURIComponent(dataset)}/publish/request`, { method: 'POST', body: opts.message ? { message: opts.message } : {} });
       if (opts.json) return printJson(r);
       process.stdout.write(`request ${r.id} for ${dataset} v${r.version}: ${r.status}\n`);
-      info(`an administrator reviews it; follow it with \`nds datasets publish status ${dataset}\``);
+      printFailedRecordings(r);
+      info(`an administrator reviews it (they are told by mail); follow it with \`${api.command} datasets publish status ${dataset}\``);
     });
 
   publish
@@ -102,6 +97,7 @@ export function registerDatasetEditCommands(program: Command): void {
       if (opts.json) return printJson(s);
       process.stdout.write(`visibility   ${s.visibility}\npublication  ${s.publication_status ?? 'not requested'}\nDOI          ${s.doi ?? '-'}\nconcept DOI  ${s.concept_doi ?? '-'}\n`);
       for (const r of s.requests) process.stdout.write(`request ${r.id}  v${r.version}  ${r.status}  ${r.requested_at}${r.reason ? `  (${r.reason})` : ''}\n`);
+      for (const r of s.requests) printFailedRecordings(r, (line) => process.stdout.write(`${line}\n`));
     });
 }
 
@@ -128,8 +124,9 @@ export function registerRequestAccessCommand(program: Command): void {
     .description('ask an administrator for upload access (real datasets, beyond the sandbox)')
     .option('--json', 'machine output')
     .action(async (opts: { json?: boolean }) => {
-      const user = await (await signedIn()).request<Record<string, unknown>>('/users/me/upload-access', { method: 'POST' });
+      const api = await signedIn();
+      const user = await api.request<Record<string, unknown>>('/users/me/upload-access', { method: 'POST' });
       if (opts.json) return printJson(user);
-      process.stdout.write(`upload access requested for ${String(user.username)}; an administrator approves it (\`nds auth status\` shows your tier)\n`);
+      process.stdout.write(`upload access requested for ${String(user.username)}; the administrators are told by mail, and you get one when they decide (\`${api.command} auth status\` shows your tier)\n`);
     });
 }

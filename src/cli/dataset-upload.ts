@@ -370,7 +370,7 @@ async function queueBatch(api: ApiClient, id: string, hashed: LocalFile[], optio
     const target = targets[i];
     if (target.status === 'present' || seen.has(file.sha256)) {
       summary.present++;
-      options.progress.advance(file.size);
+      options.progress.skip(file.size);
       options.onFile?.(file, 'present');
       return;
     }
@@ -464,7 +464,7 @@ async function hashAll(listed: ListedFile[], options: UploadOptions, summary: Up
       options.hashCache?.set(f.abs, { size: f.size, mtimeMs: f.mtimeMs, ino: f.ino, sha256: h.sha256 });
       sha256 = h.sha256;
     }
-    options.progress.advance(f.size);
+    options.progress.skip(f.size);
     out[slot] = { path: f.path, abs: f.abs, size: f.size, sha256 };
   });
   return out;

@@ -1,9 +1,15 @@
 /** `nds admin publish list|approve|deny` and `nds admin doi show|concept|update`: publication and DOIs. */
 import type { Command } from 'commander';
 import { ApiClient } from './api-client.js';
-import { printJson, printTable } from './output.js';
+import { info, printJson, printTable } from './output.js';
 
-type PublicationRequest = {
+interface FailedRecording {
+  path: string;
+  code: string;
+  reason: string;
+}
+
+export type PublicationRequest = {
   id: number;
   dataset_id: string;
   dataset_name: string;
@@ -13,7 +19,17 @@ type PublicationRequest = {
   requested_at: string;
   reason: string | null;
   doi: string | null;
+  /** While pending: the recordings the dataset's conversion could not convert; null once decided. */
+  failed_recordings?: FailedRecording[] | null;
 };
+
+/** The failed recordings of a pending request, one a line, for the person who decides or asks. */
+export function printFailedRecordings(r: PublicationRequest, write: (line: string) => void = info): void {
+  const failed = r.failed_recordings ?? [];
+  if (!failed.length) return;
+  write(`warning: request ${r.id} (${r.dataset_id}): ${failed.length} recording${failed.length === 1 ? '' : 's'} could not be converted:`);
+  for (const f of failed) write(`  ${f.path}: ${f.code}: ${f.reason}`);
+}
 
 interface DoiInfo {
   dataset_id: string;
@@ -55,7 +71,11 @@ export function registerPublicationCommands(admin: Command): void {
       const query = opts.status ? `?status=${encodeURIComponent(opts.status)}` : '';
       const { requests } = await (await client()).request<{ requests: PublicationRequest[] }>(`/admin/publish/requests${query}`);
       if (opts.json) return printJson({ requests });
-      printTable(requests, ['id', 'dataset_id', 'dataset_name', 'version', 'status', 'requested_by', 'requested_at', 'doi']);
+      printTable(
+        requests.map((r) => ({ ...r, failed: r.failed_recordings ? r.failed_recordings.length : null })),
+        ['id', 'dataset_id', 'dataset_name', 'version', 'status', 'requested_by', 'requested_at', 'failed', 'doi'],
+      );
+      for (const r of requests) printFailedRecordings(r, (line) => process.stdout.write(`${line}\n`));
     });
   publish
     .command('approve <request_id>')

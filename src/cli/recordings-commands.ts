@@ -83,6 +83,24 @@ async function failOn(res: Response): Promise<Response> {
   throw new ApiError(res.status, body);
 }
 
+/** The warnings of `POST /windows` from its `X-NDS-Warnings` header (a percent-encoded JSON array). */
+function windowWarnings(header: string | null): string[] {
+  if (!header) return [];
+  try {
+    const parsed = JSON.parse(decodeURIComponent(header)) as unknown;
+    return Array.isArray(parsed) ? parsed.map(String) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** How many windows an answer of `POST /windows` holds, in the format asked for. */
+function windowCount(format: string, text: string): number {
+  if (format === 'json') return (JSON.parse(text) as { windows: unknown[] }).windows.length;
+  if (format === 'ndjson') return (JSON.parse(text.slice(0, text.indexOf('\n'))) as { n_windows: number }).n_windows;
+  return text.split('\n').filter((line) => line !== '').length - 1;
+}
+
 export function registerRecordingsCommands(program: Command): void {
   const recordings = program.command('recordings').description('the recording catalogue: converted recordings across datasets');
   filterOptions(recordings.command('list').description('list recordings you may read, filtered by entities, rate, channels, duration and events'))
@@ -122,7 +140,7 @@ export function registerRecordingsCommands(program: Command): void {
   filterOptions(windows.command('export').description('write a window list (fixed or event-locked, optionally split) to a file or stdout'))
     .option('--length <s>', 'window length, seconds', number('--length'))
     .option('--stride <s>', 'fixed windows: stride, seconds (default: the length)', number('--stride'))
-    .option('--events <mapping>', 'event-locked: trial_type=label pairs, comma-separated (e.g. left=L,right=R)')
+    .option('--events <mapping>', 'event-locked: trial_type=label pairs, comma-separated (e.g. eyes_open=open,eyes_closed=closed; whole-number labels stay numbers: eyes_open=0,eyes_closed=1)')
     .option('--by <column>', 'events: match trial_type or value', 'trial_type')
     .option('--offset <s>', 'events: window start relative to the onset, seconds', Number, 0)
     .option('--split <fractions>', 'train,valid,test fractions (e.g. 0.7,0.15,0.15)')
@@ -144,7 +162,8 @@ export function registerRecordingsCommands(program: Command): void {
           const mapping = Object.fromEntries(opts.events.split(',').map((pair) => {
             const [key, label] = pair.split('=');
             if (!key || !label) throw new CliError(`--events takes key=label pairs, got "${pair}"`);
-            return [key, label];
+            // A whole number is a class index and stays a number (left=0,right=1); anything else is a text label.
+            return [key, /^-?\d{1,9}$/.test(label) ? Number(label) : label];
           }));
           body.events = { mapping, by: opts.by, offset_s: opts.offset, length_s: opts.length };
         } else {
@@ -159,12 +178,16 @@ export function registerRecordingsCommands(program: Command): void {
       const api = await ApiClient.fromEnvironment();
       const res = await failOn(await api.raw('/windows', { method: 'POST', body, headers: { accept } }));
       const text = await res.text();
+      const warnings = windowWarnings(res.headers.get('x-nds-warnings'));
+      for (const w of warnings) info(`warning: ${w}`);
+      // A list of no window trains nothing: say so and fail, rather than write a header-only file.
+      if (windowCount(opts.format, text) === 0) throw new CliError(`no window: the list is empty${opts.out ? `; ${opts.out} was not written` : ''}${warnings.length ? '' : ' (no recording matched)'}`);
       if (!opts.out) {
         process.stdout.write(text);
         return;
       }
       await pipeline(Readable.from([text]), createWriteStream(opts.out));
-      info(`wrote ${opts.out} (hash ${res.headers.get('x-nds-windows-hash')})`);
+      info(`wrote ${opts.out}: ${windowCount(opts.format, text)} windows (hash ${res.headers.get('x-nds-windows-hash')})`);
     });
 
   const signal = program.command('signal').description('exact signal windows');

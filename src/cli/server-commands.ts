@@ -3,8 +3,10 @@ import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import type { Command } from 'commander';
 import { CliError } from './cli-error.js';
+import { ndsCommand } from './command-name.js';
+import { DEFAULT_API_URL } from '../client/server-identity.js';
 import { systemClock } from '../core/clock.js';
-import { loadConfig } from '../core/config.js';
+import { loadClientConfig, loadConfig, type Config } from '../core/config.js';
 import { createLogger } from '../core/log.js';
 
 // The server's modules take seconds to import; loaded in the actions, client commands never pay for them.
@@ -21,22 +23,29 @@ export function registerServerCommands(program: Command, admin: Command): void {
     .option('--demo', 'on an empty service, create a public demo dataset (synthetic EEG and EMG), convert it and print its viewer link')
     .action(async (opts: { demo?: boolean }) => {
       const started = performance.now();
-      const config = loadConfig();
+      // In a terminal the log holds warnings only (unless LOG_LEVEL says otherwise): the lines below are for people.
+      const config = loadConfig(undefined, { terminal: !!process.stdout.isTTY });
       const log = createLogger(config.logLevel);
+      const nds = ndsCommand(loadClientConfig().searchPath);
       const { startServer } = await serverModule();
       const { untilSignal } = await lifecycleModule();
-      const server = await startServer({ config, log });
+      const server = await startServer({ config, log }).catch((err: unknown) => {
+        throw portTaken(err, config, nds) ?? err;
+      });
       // Listening from here on: a signal that comes while the lines below are printed still shuts down cleanly.
       const signalled = untilSignal();
       const zstd = await zstdEncoderKind();
       log.info({ url: config.publicUrl, port: server.port, database: server.database.engine, objects: config.objectStoreUrl.split(':')[0], zstd_encoder: zstd, node: process.version }, 'nds is listening');
       process.stderr.write(`nds is listening on ${config.publicUrl} (port ${server.port})\n`);
       process.stderr.write(`home page: ${config.publicUrl}/\n`);
+      // The nds command talks to http://localhost:8080 unless told otherwise; `auth login` then remembers the URL.
+      const commandEnv = config.publicUrl === DEFAULT_API_URL ? '' : `NDS_API_URL=${config.publicUrl} `;
+      if (commandEnv) process.stderr.write(`the nds command: ${commandEnv}${nds} auth login (once; it remembers this server)\n`);
       const link = await server.deps.ownerSetup.open(server.deps.db);
       if (link) {
         process.stderr.write(
           `\nThis service has no owner yet. Open this one-time link (valid for an hour) to create the owner account:\n  ${config.publicUrl}/setup?token=${link.token}\n` +
-            `or, in another terminal: nds admin bootstrap --username <name> --email <address>\n\n`,
+            `or, in another terminal: ${commandEnv}${nds} admin bootstrap --username <name> --email <address>\n\n`,
         );
       }
       if (opts.demo) {
@@ -91,7 +100,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
       const config = loadConfig();
       const { connectDatabase, migrateToLatest } = await databaseModules();
       const { bootstrapOwner } = await import('../accounts/bootstrap-owner.js');
-      let result: { apiKey: string; created: boolean };
+      let result: { apiKey: string; created: boolean; apiUrl?: string };
       let database: Awaited<ReturnType<typeof connectDatabase>> | undefined;
       try {
         database = await connectDatabase(config.databaseUrl);
@@ -111,12 +120,29 @@ export function registerServerCommands(program: Command, admin: Command): void {
         }
       }
       const { apiKey, created } = result!;
-      process.stderr.write(`${created ? 'created' : 'promoted'} owner ${opts.username}; the key below is shown once. Use it with the nds command:\n  export NDS_API_URL=${config.publicUrl} NDS_API_KEY=<the key>\nor sign in through the browser instead with \`nds auth login\` (the key is then not needed).\n`);
+      // The running server knows its own address; without one, this terminal's settings are the best guess.
+      const url = result!.apiUrl ?? config.publicUrl;
+      const nds = ndsCommand(loadClientConfig().searchPath);
+      process.stderr.write(
+        `${created ? 'created' : 'promoted'} owner ${opts.username}; the key below is shown once. Use it with the nds command:\n  export NDS_API_URL=${url} NDS_API_KEY=<the key>\n` +
+          `or sign in through the browser instead with \`${url === DEFAULT_API_URL ? '' : `NDS_API_URL=${url} `}${nds} auth login\` (the key is then not needed).\n`,
+      );
       process.stdout.write(`${apiKey}\n`);
     });
 }
 
-function bootstrapThroughSocket(socketPath: string, input: { username: string; email: string }): Promise<{ apiKey: string; created: boolean }> {
+/** The port of `nds serve` is taken: which one, and how to choose another. */
+function portTaken(err: unknown, config: Config, nds: string): CliError | undefined {
+  if ((err as { code?: string })?.code !== 'EADDRINUSE') return undefined;
+  const other = config.port === 8080 ? 8081 : config.port + 1;
+  return new CliError(
+    `port ${config.port} is in use by another program (another nds serve?). Choose another port with PORT, for example:\n` +
+      `  PORT=${other} npm start        (or: PORT=${other} ${nds} serve)\n` +
+      `and point the nds command at it: NDS_API_URL=http://localhost:${other} ${nds} auth login`,
+  );
+}
+
+function bootstrapThroughSocket(socketPath: string, input: { username: string; email: string }): Promise<{ apiKey: string; created: boolean; apiUrl?: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ socketPath, path: '/bootstrap', method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
       let text = '';
@@ -124,8 +150,8 @@ function bootstrapThroughSocket(socketPath: string, input: { username: string; e
       res.on('data', (d: string) => (text += d));
       res.on('end', () => {
         try {
-          const body = JSON.parse(text) as { api_key?: string; created?: boolean; message?: string; details?: string[] };
-          if (res.statusCode === 200 && body.api_key) resolve({ apiKey: body.api_key, created: !!body.created });
+          const body = JSON.parse(text) as { api_key?: string; created?: boolean; api_url?: string; message?: string; details?: string[] };
+          if (res.statusCode === 200 && body.api_key) resolve({ apiKey: body.api_key, created: !!body.created, ...(typeof body.api_url === 'string' ? { apiUrl: body.api_url } : {}) });
           else reject(new CliError(`the running server refused: ${body.message ?? text}${body.details?.length ? ` (${body.details.join('; ')})` : ''}`));
         } catch {
           reject(new CliError(`the running server answered ${res.statusCode}: ${text.slice(0, 200)}`));

@@ -1,15 +1,20 @@
 /**
  * The nds client for ML code: list recordings, read exact signal windows, list training windows, and stream
  * batches of windows with a bounded number of requests in flight. HTTP only (global `fetch`), so it runs in
- * Node ≥ 20, Deno, Bun and browsers, and imports nothing of the server.
+ * Node ≥ 20, Deno, Bun and browsers, and imports nothing of the server. Where there is a `process` (Node,
+ * Bun, Deno's Node mode) it finds its server and key as the `nds` command does: `NDS_API_URL`,
+ * `NDS_API_KEY`, then what `nds auth login` stored (`server-identity.ts`, decision 0021).
  *
  * ```ts
  * import { NdsClient } from 'nds/client';
- * const nds = new NdsClient({ baseUrl: 'http://localhost:8080' });
+ * const nds = new NdsClient();   // or new NdsClient({ baseUrl: 'http://localhost:8080', apiKey: 'nds_...' })
  * const list = await nds.listWindows({ recordings: { task: 'rest' }, fixed: { length_s: 2 } });
  * for await (const batch of nds.batches(list.windows, { batchSize: 32 })) train(batch.data, batch.shape);
  * ```
  */
+import { credentialsFilePath, resolveServerIdentity, type ServerIdentity } from './server-identity.js';
+
+export { DEFAULT_API_URL, type ServerIdentity } from './server-identity.js';
 
 export interface RecordingFilters {
   dataset?: string;
@@ -65,10 +70,13 @@ export interface SignalWindow {
   startSample: number;
 }
 
+/** A window's label: as the events mapping gives it, a string or an integer class index (kept an integer). */
+export type WindowLabel = string | number;
+
 export interface WindowListRequest {
   recordings?: RecordingFilters;
   fixed?: { length_s: number; stride_s?: number };
-  events?: { mapping: Record<string, string>; by?: 'trial_type' | 'value'; offset_s?: number; length_s: number };
+  events?: { mapping: Record<string, WindowLabel>; by?: 'trial_type' | 'value'; offset_s?: number; length_s: number };
   split?: { by?: 'subject' | 'session' | 'recording'; fractions: { train: number; valid: number; test: number }; seed?: number | string };
   modality?: string;
 }
@@ -80,7 +88,7 @@ export interface TrainingWindow {
   start_sample: number;
   n_samples: number;
   start_s: number;
-  label: string | null;
+  label: WindowLabel | null;
   subject: string | null;
   session: string | null;
   split: 'train' | 'valid' | 'test' | null;
@@ -90,6 +98,16 @@ export interface WindowList {
   hash: string;
   source_commits: Record<string, string | null>;
   windows: TrainingWindow[];
+  /** What the list lacks, in sentences: no recording, no event of the mapping (and the event types there are), an empty split. */
+  warnings: string[];
+}
+
+/** `listWindows` found no window: `warnings` says why. Pass `{ allowEmpty: true }` to get the empty list instead. */
+export class EmptyWindowListError extends Error {
+  constructor(readonly warnings: string[]) {
+    super(`The window list is empty: ${warnings.length ? warnings.join(' ') : 'no recording matched.'}`);
+    this.name = 'EmptyWindowListError';
+  }
 }
 
 export interface Batch {
@@ -97,7 +115,7 @@ export interface Batch {
   /** One array per window, row-major [channels, samples]. */
   data: Float32Array[];
   shapes: Array<[number, number]>;
-  labels: Array<string | null>;
+  labels: Array<WindowLabel | null>;
 }
 
 export interface BatchOptions {
@@ -125,10 +143,22 @@ export class NdsApiError extends Error {
 }
 
 export interface NdsClientOptions {
-  baseUrl: string;
+  /** The server; left out: `NDS_API_URL`, else the URL `nds auth login` stored, else `http://localhost:8080`. */
+  baseUrl?: string;
+  /** The key; left out: `NDS_API_KEY`, else the key stored for that server, else none (public data only). */
   apiKey?: string;
+  /**
+   * The environment those defaults come from; left out: `process.env` where there is one (nothing in a
+   * browser). The credentials file is read from it too (`XDG_CONFIG_HOME`, `HOME`); `{}` reads none.
+   */
+  env?: Record<string, string | undefined>;
   fetch?: typeof fetch;
   retries?: number;
+}
+
+/** `process.env` of Node.js, Bun or Deno's Node mode; `{}` in a browser. The client's one read of the environment. */
+function processEnv(): Record<string, string | undefined> {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -144,25 +174,41 @@ function query(params: Record<string, unknown>): string {
 }
 
 export class NdsClient {
-  readonly baseUrl: string;
-  readonly #apiKey: string | undefined;
+  readonly #options: NdsClientOptions;
   readonly #fetch: typeof fetch;
   readonly #retries: number;
+  #identity: Promise<ServerIdentity> | undefined;
 
-  constructor(options: NdsClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.#apiKey = options.apiKey;
+  constructor(options: NdsClientOptions = {}) {
+    this.#options = options;
     this.#fetch = options.fetch ?? fetch;
     this.#retries = options.retries ?? 3;
   }
 
+  /** The server this client talks to and where its URL and key came from (found once, on first use). */
+  identity(): Promise<ServerIdentity> {
+    if (!this.#identity) {
+      const env = this.#options.env ?? processEnv();
+      const home = env.XDG_CONFIG_HOME || env.HOME;
+      this.#identity = resolveServerIdentity({
+        baseUrl: this.#options.baseUrl,
+        apiKey: this.#options.apiKey,
+        envUrl: env.NDS_API_URL,
+        envKey: env.NDS_API_KEY,
+        credentialsFile: home ? credentialsFilePath(env) : undefined,
+      });
+    }
+    return this.#identity;
+  }
+
   async #request(path: string, init: RequestInit = {}, retries = this.#retries): Promise<Response> {
+    const { baseUrl, apiKey } = await this.identity();
     const headers = new Headers(init.headers);
-    if (this.#apiKey) headers.set('authorization', `Bearer ${this.#apiKey}`);
+    if (apiKey) headers.set('authorization', `Bearer ${apiKey}`);
     for (let attempt = 0; ; attempt++) {
       let res: Response | undefined;
       try {
-        res = await this.#fetch(`${this.baseUrl}${path}`, { ...init, headers });
+        res = await this.#fetch(`${baseUrl}${path}`, { ...init, headers });
       } catch (err) {
         if (attempt >= retries) throw err;
       }
@@ -204,10 +250,17 @@ export class NdsClient {
     };
   }
 
-  /** A deterministic list of training windows (`POST /windows`). */
-  async listWindows(body: WindowListRequest): Promise<WindowList> {
+  /**
+   * A deterministic list of training windows (`POST /windows`). An empty list throws `EmptyWindowListError`
+   * with the server's warnings (what the recordings do have) unless `allowEmpty`; a list that is not empty
+   * still carries its warnings (a split left empty, a label that matched nothing) in `warnings`.
+   */
+  async listWindows(body: WindowListRequest, options: { allowEmpty?: boolean } = {}): Promise<WindowList> {
     const res = await this.#request('/windows', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', accept: 'application/json' } });
-    return (await res.json()) as WindowList;
+    const list = (await res.json()) as WindowList;
+    list.warnings ??= [];
+    if (list.windows.length === 0 && !options.allowEmpty) throw new EmptyWindowListError(list.warnings);
+    return list;
   }
 
   /**

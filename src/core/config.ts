@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { parseTrustedProxies, type TrustedProxies } from './client-address.js';
 import { parseCidr } from './address-ranges.js';
+import { credentialsFilePath } from '../client/server-identity.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -203,11 +204,16 @@ function optionalUrl(env: Env, name: string): string | undefined {
   return text(env, name) === undefined ? undefined : httpUrl(env, name, '');
 }
 
+export interface LoadOptions {
+  /** The process writes to a person's terminal (`nds serve` in a shell): LOG_LEVEL defaults to `warn`, not `info`. */
+  terminal?: boolean;
+}
+
 /**
  * Builds the configuration from an environment (by default `process.env` over `.env`).
  * Throws `ConfigError` naming the first malformed setting.
  */
-export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env }): Config {
+export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env }, options: LoadOptions = {}): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const dataDir = path.resolve(text(env, 'DATA_DIR') ?? './data');
   const publicUrl = httpUrl(env, 'PUBLIC_URL', `http://localhost:${port}`);
@@ -275,7 +281,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env })
     githubToken: text(env, 'GITHUB_TOKEN'),
     smtpUrl,
     mailFrom: text(env, 'MAIL_FROM') ?? `nds <no-reply@${serviceDomain}>`,
-    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, options.terminal ? 'warn' : 'info'),
     cacheRedisUrl,
     cacheRedisTimeoutMs: integer(env, 'CACHE_REDIS_TIMEOUT_MS', 500, 10, 60_000),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
@@ -310,13 +316,16 @@ export function executableSearchPath(env: Env = process.env): string {
 
 /** Settings of the client commands (`nds auth ...`, `nds datasets ...`). */
 export interface ClientConfig {
-  apiUrl: string;
+  /** NDS_API_URL; when unset, the URL stored by `nds auth login`, else the default (`client/server-identity.ts`). */
+  apiUrl: string | undefined;
   apiKey: string | undefined;
   credentialsFile: string;
   /** Where `nds datasets upload` remembers the SHA-256 of files it read (NDS_UPLOAD_HASH_CACHE; `off` = nowhere). */
   uploadHashCacheFile: string | undefined;
   /** Whether `nds auth login` may open a web browser: never with NDS_NO_BROWSER=1; else on macOS, or with a display. */
   openBrowser: boolean;
+  /** The folders of PATH: whether this `nds` is installed as a command there decides how hints spell it. */
+  searchPath: string[];
 }
 
 function uploadHashCache(env: Env): string | undefined {
@@ -328,12 +337,12 @@ function uploadHashCache(env: Env): string | undefined {
 }
 
 export function loadClientConfig(env: Env = process.env): ClientConfig {
-  const configHome = text(env, 'XDG_CONFIG_HOME') ?? path.join(text(env, 'HOME') ?? '.', '.config');
   return {
-    apiUrl: httpUrl(env, 'NDS_API_URL', 'http://localhost:8080'),
+    apiUrl: optionalUrl(env, 'NDS_API_URL'),
     apiKey: text(env, 'NDS_API_KEY'),
-    credentialsFile: path.join(configHome, 'nds', 'credentials.json'),
+    credentialsFile: path.resolve(credentialsFilePath({ XDG_CONFIG_HOME: text(env, 'XDG_CONFIG_HOME'), HOME: text(env, 'HOME') })),
     uploadHashCacheFile: uploadHashCache(env),
     openBrowser: text(env, 'NDS_NO_BROWSER') !== '1' && (process.platform === 'darwin' || !!text(env, 'DISPLAY') || !!text(env, 'WAYLAND_DISPLAY')),
+    searchPath: (text(env, 'PATH') ?? '').split(path.delimiter).filter(Boolean),
   };
 }

@@ -237,3 +237,16 @@ export function readableDatasetIds(db: Kysely<Database>, viewer: { id: number; a
   const q = db.selectFrom('datasets').select('datasets.id');
   return viewer ? q.where((eb) => eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', viewer.id)])) : q.where('datasets.visibility', '=', 'public');
 }
+
+/**
+ * Datasets whose last conversion failed as a whole or could not convert some recordings (the count recorded
+ * in `metadata.recording.failure_count`), most recently converted first: the administrators' page.
+ */
+export function listDatasetsWithConversionFailures(db: Kysely<Database>, limit: number): Promise<Dataset[]> {
+  return datasetsWithOwner(db)
+    .where((eb) => eb.or([eb('datasets.zarr_status', '=', 'failed'), eb(sql<number>`coalesce((datasets.metadata->'recording'->>'failure_count')::numeric, 0)`, '>', 0)]))
+    .orderBy(sql`coalesce(datasets.zarr_converted_at, datasets.updated_at)`, 'desc')
+    .orderBy('datasets.id', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -2,7 +2,8 @@
  * Publication requests (docs/datasets.md): the owner asks to publish the latest version → `pending` → an admin
  * approves (DOIs minted or updated, dataset made public) or denies with a reason. One pending request a
  * dataset at a time (a partial unique index, so concurrent requests cannot both win), and a request is
- * decided once (compare-and-set on `pending`).
+ * decided once (compare-and-set on `pending`). The administrators get a mail of each request, the owner one of
+ * each decision; a pending request carries the recordings the dataset's conversion could not convert.
  */
 import type { Kysely } from 'kysely';
 import type { Actor } from '../accounts/admin-users.js';
@@ -12,13 +13,30 @@ import type { PublicationRequest, PublicationStatus } from '../db/publication-ta
 import type { Database } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
+import { administratorAddresses } from '../accounts/users.js';
+import { readConversionFailures, type ConversionFailure } from '../formats/zarr/conversion-failures.js';
+import { notify } from '../mail/mailer.js';
 import { findDataset, manageableDataset } from './dataset-access.js';
+import { publicationApprovedMail, publicationDeniedMail, publicationRequestedMail } from './publication-mails.js';
 import { datasetNames, markPublished, setPublicationPending, settleDeniedPublication, type Dataset } from './dataset-queries.js';
 import { assertMetadataComplete, registerConceptDoi, registerVersionDoi } from './publication-doi.js';
 import { announceVisibilityChanged } from './update-dataset.js';
 
-/** A request with the names a person reads (dataset name, who asked, who decided). */
-export type PublicationRequestView = PublicationRequest & { dataset_name: string; requested_by_username: string | null; decided_by_username: string | null };
+/**
+ * A request with the names a person reads (dataset name, who asked, who decided), the asker's address (for
+ * the mails, never presented), and, while it is pending, the recordings the dataset's Zarr copy could not
+ * convert (null once decided: the copy it was decided on is not kept).
+ */
+export type PublicationRequestView = PublicationRequest & {
+  dataset_name: string;
+  requested_by_username: string | null;
+  requested_by_email: string | null;
+  decided_by_username: string | null;
+  failed_recordings: ConversionFailure[] | null;
+};
+
+type ViewDeps = Pick<Deps, 'db' | 'objects'>;
+type Row = Omit<PublicationRequestView, 'dataset_name' | 'failed_recordings'>;
 
 function requestsWithPeople(db: Kysely<Database>) {
   return db
@@ -26,28 +44,36 @@ function requestsWithPeople(db: Kysely<Database>) {
     .leftJoin('users as rq', 'rq.id', 'r.requested_by')
     .leftJoin('users as dc', 'dc.id', 'r.decided_by')
     .selectAll('r')
-    .select(['rq.username as requested_by_username', 'dc.username as decided_by_username']);
+    .select(['rq.username as requested_by_username', 'rq.email as requested_by_email', 'dc.username as decided_by_username']);
 }
 
-/** Adds each request's dataset name (the datasets table has its own owner); a request of no dataset is dropped. */
-async function withDatasetNames(db: Kysely<Database>, rows: Array<Omit<PublicationRequestView, 'dataset_name'>>): Promise<PublicationRequestView[]> {
-  const names = await datasetNames(db, rows.map((r) => r.dataset_id));
+/**
+ * Adds each request's dataset name (the datasets table has its own owner; a request of no dataset is
+ * dropped) and, to a pending one, its dataset's failed recordings.
+ */
+async function presentable(deps: ViewDeps, rows: Row[], withFailures = true): Promise<PublicationRequestView[]> {
+  const names = await datasetNames(deps.db, rows.map((r) => r.dataset_id));
+  const failures = new Map<string, ConversionFailure[]>();
+  const pending = withFailures ? rows.filter((r) => r.status === 'pending') : [];
+  for (const id of new Set(pending.map((r) => r.dataset_id))) failures.set(id, (await readConversionFailures(deps, id)) ?? []);
   return rows.flatMap((r) => {
     const name = names.get(r.dataset_id);
-    return name === undefined ? [] : [{ ...r, dataset_name: name }];
+    return name === undefined ? [] : [{ ...r, dataset_name: name, failed_recordings: r.status === 'pending' ? (failures.get(r.dataset_id) ?? []) : null }];
   });
 }
 
-async function requestView(db: Kysely<Database>, requestId: number): Promise<PublicationRequestView> {
-  const row = await requestsWithPeople(db).where('r.id', '=', requestId).executeTakeFirstOrThrow();
-  return (await withDatasetNames(db, [row]))[0];
+async function requestView(deps: ViewDeps, requestId: number): Promise<PublicationRequestView> {
+  const row = await requestsWithPeople(deps.db).where('r.id', '=', requestId).executeTakeFirstOrThrow();
+  return (await presentable(deps, [row]))[0];
 }
 
 function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: string })?.code === '23505';
 }
 
-export async function requestPublication(deps: Pick<Deps, 'db'>, actor: Actor, id: string, message?: string): Promise<PublicationRequestView> {
+type MailingDeps = ViewDeps & Pick<Deps, 'config' | 'mailer' | 'log'>;
+
+export async function requestPublication(deps: MailingDeps, actor: Actor, id: string, message?: string): Promise<PublicationRequestView> {
   const d = await manageableDataset(deps.db, id, actor.user);
   if (d.sandbox) throw new NdsError('not_publishable', { message: `${id} is a sandbox dataset; sandbox datasets are for practice and are never published.` });
   if (!d.latest_version) throw new NdsError('not_publishable', { message: `${id} has no version yet; create a version, then request publication.`, details: ['version: none'] });
@@ -67,7 +93,10 @@ export async function requestPublication(deps: Pick<Deps, 'db'>, actor: Actor, i
     if (isUniqueViolation(err)) throw new NdsError('publication_pending', { message: `${id} already has a pending publication request; wait for an administrator's decision.` });
     throw err;
   }
-  return requestView(deps.db, created.id);
+  const view = await requestView(deps, created.id);
+  const admins = await administratorAddresses(deps.db);
+  await notify(deps, admins.map((to) => publicationRequestedMail(deps.config.publicUrl, to, view, view.failed_recordings ?? [])));
+  return view;
 }
 
 export interface PublicationState {
@@ -76,16 +105,20 @@ export interface PublicationState {
 }
 
 /** The dataset's publication fields and its requests, newest first (owner and admins). */
-export async function publicationState(deps: Pick<Deps, 'db'>, user: User, id: string): Promise<PublicationState> {
+export async function publicationState(deps: ViewDeps, user: User, id: string): Promise<PublicationState> {
   const dataset = await manageableDataset(deps.db, id, user);
-  const requests = await withDatasetNames(deps.db, await requestsWithPeople(deps.db).where('r.dataset_id', '=', id).orderBy('r.id', 'desc').execute());
+  const requests = await presentable(deps, await requestsWithPeople(deps.db).where('r.dataset_id', '=', id).orderBy('r.id', 'desc').execute());
   return { dataset, requests };
 }
 
-export async function listPublicationRequests(deps: Pick<Deps, 'db'>, status: PublicationStatus | undefined, limit: number): Promise<PublicationRequestView[]> {
+/**
+ * Requests newest first, of one status or all. `withFailures: false` leaves each pending request's
+ * `failed_recordings` empty instead of reading its dataset's conversion results (a count on the home page).
+ */
+export async function listPublicationRequests(deps: ViewDeps, status: PublicationStatus | undefined, limit: number, options: { withFailures?: boolean } = {}): Promise<PublicationRequestView[]> {
   let q = requestsWithPeople(deps.db);
   if (status) q = q.where('r.status', '=', status);
-  return withDatasetNames(deps.db, await q.orderBy('r.id', 'desc').limit(limit).execute());
+  return presentable(deps, await q.orderBy('r.id', 'desc').limit(limit).execute(), options.withFailures ?? true);
 }
 
 async function pendingRequest(db: Kysely<Database>, requestId: number): Promise<PublicationRequest> {
@@ -111,7 +144,7 @@ async function decide(db: Kysely<Database>, requestId: number, actor: Actor, sta
  * decides the request and makes the dataset public. DOIs come first: if the provider fails nothing is
  * decided and the admin can retry (registration of the same DOI names is idempotent).
  */
-export async function approvePublication(deps: Pick<Deps, 'db' | 'config' | 'clock' | 'hooks' | 'log'>, actor: Actor, requestId: number): Promise<PublicationRequestView> {
+export async function approvePublication(deps: MailingDeps & Pick<Deps, 'clock' | 'hooks'>, actor: Actor, requestId: number): Promise<PublicationRequestView> {
   const request = await pendingRequest(deps.db, requestId);
   const d = (await findDataset(deps.db, request.dataset_id))!;
   const concept = await registerConceptDoi(deps, d, 'publish');
@@ -127,10 +160,12 @@ export async function approvePublication(deps: Pick<Deps, 'db' | 'config' | 'clo
   });
   // The gateway cached "not public" for this dataset; it must ask again.
   if (!wasPublic) await announceVisibilityChanged(deps, d.id);
-  return requestView(deps.db, requestId);
+  const view = await requestView(deps, requestId);
+  if (view.requested_by_email) await notify(deps, [publicationApprovedMail(deps.config.publicUrl, view.requested_by_email, view, doi)]);
+  return view;
 }
 
-export async function denyPublication(deps: Pick<Deps, 'db' | 'clock'>, actor: Actor, requestId: number, reason: string): Promise<PublicationRequestView> {
+export async function denyPublication(deps: MailingDeps & Pick<Deps, 'clock'>, actor: Actor, requestId: number, reason: string): Promise<PublicationRequestView> {
   const request = await pendingRequest(deps.db, requestId);
   await deps.db.transaction().execute(async (trx) => {
     if (!(await decide(trx, requestId, actor, 'denied', { reason }, deps.clock.now()))) {
@@ -140,5 +175,7 @@ export async function denyPublication(deps: Pick<Deps, 'db' | 'clock'>, actor: A
     await settleDeniedPublication(trx, request.dataset_id);
     await audit(trx, actor, 'publication.deny', request.dataset_id, { request_id: requestId, reason });
   });
-  return requestView(deps.db, requestId);
+  const view = await requestView(deps, requestId);
+  if (view.requested_by_email) await notify(deps, [publicationDeniedMail(deps.config.publicUrl, view.requested_by_email, view, reason)]);
+  return view;
 }

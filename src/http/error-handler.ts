@@ -21,3 +21,11 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
   c.var.deps?.log.error({ err, requestId, method: c.req.method, path: c.req.path }, 'unhandled error');
   return c.json({ error: 'internal_error', message: 'Something went wrong on our side.', details: [`request id ${requestId}`] }, 500);
 }
+
+/**
+ * The answer to a path no route takes. A page that some callers may not know exists (`/admin`, to anyone but
+ * an administrator) answers them this too, byte for byte, so it tells them nothing.
+ */
+export function unknownRoute(c: Context): Response {
+  return c.json(new NdsError('not_found', { message: `No route for ${c.req.method} ${c.req.path}.` }).toBody(), 404);
+}

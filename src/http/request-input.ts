@@ -87,6 +87,33 @@ export function readQuery(c: Context): Record<string, string | string[]> {
   return out;
 }
 
+/**
+ * Refuses a query parameter the route does not declare: a filter a route does not know must not be silently
+ * ignored (`?rate=512` once returned everything). The answer names the parameter and what the route takes.
+ */
+export function refuseUnknownQuery(query: Record<string, unknown>, allowed: ReadonlySet<string>): void {
+  const unknown = Object.keys(query).filter((name) => !allowed.has(name));
+  if (unknown.length === 0) return;
+  const takes = allowed.size ? `it takes ${[...allowed].join(', ')}` : 'it takes no query parameters';
+  throw new NdsError('validation_failed', {
+    message: `Unknown query parameter${unknown.length === 1 ? '' : 's'} ${unknown.map((n) => JSON.stringify(n.slice(0, 100))).join(', ')}: ${takes}.`,
+    details: unknown.map((name) => `${name.slice(0, 100)}: not a parameter of this route (${takes})`),
+  });
+}
+
+/** The keys of an object schema (through `.optional()`, `.default()`, pipes and transforms); `undefined` for any other schema. */
+export function objectKeys(schema: ZodType): string[] | undefined {
+  let current: unknown = schema;
+  for (let depth = 0; depth < 10; depth++) {
+    const def = (current as { _zod?: { def?: { type?: string; shape?: Record<string, unknown>; in?: unknown; innerType?: unknown } } })._zod?.def;
+    if (!def) return undefined;
+    if (def.type === 'object' && def.shape) return Object.keys(def.shape);
+    current = def.type === 'pipe' ? def.in : def.innerType;
+    if (current === undefined) return undefined;
+  }
+  return undefined;
+}
+
 /** The media type of the request body, among those a route takes; `undefined` when there is no body. */
 export function bodyMedia(c: Context, accepted: readonly BodyMedia[]): BodyMedia | undefined {
   const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();

@@ -3,6 +3,8 @@
  * and the handler, in one object. `mountRoutes` mounts the handler behind the access check and the input
  * reading of `request-input.ts`, and documents the same object in `/openapi.json`, so the document cannot
  * drift from what runs. When a page and the API share a path, it decides which answers (`wantsPage`).
+ * A documented route refuses a query parameter it does not declare (400, naming it), so that a filter is
+ * honoured or refused, never silently ignored; pages, protocols and signed URLs are exempt (`takesAnyQuery`).
  */
 import type { OpenAPIHono, RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
@@ -12,7 +14,7 @@ import { checkAccess, refusalsOf, securityOf, type Access } from './access.js';
 import { wantsPage } from './accept-preference.js';
 import type { AppEnv } from './app-env.js';
 import { errorResponses } from './openapi-helpers.js';
-import { DEFAULT_BODY_BYTES, DEFAULT_BODY_KEYS, readBody, readParams, readQuery, validate, type BodyMedia } from './request-input.js';
+import { DEFAULT_BODY_BYTES, DEFAULT_BODY_KEYS, objectKeys, readBody, readParams, readQuery, refuseUnknownQuery, validate, type BodyMedia } from './request-input.js';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -78,10 +80,34 @@ export function route<P extends ZodType | undefined = undefined, Q extends ZodTy
   return spec as Route;
 }
 
+/**
+ * Whether a route takes query parameters it does not declare, and ignores them. Every documented API route
+ * refuses them instead (docs/api.md, "Query parameters"). Exempt, each for its reason:
+ * - pages (`page` access or a page variant): a person's link may carry a tag a mail client or a reader added;
+ *   a page must open anyway;
+ * - the mounted gateway (`rawTarget`): it ignores the query by design, as `nds gateway` does alone
+ *   (docs/gateway.md);
+ * - the other undocumented routes, each a protocol with its own parameters: presigned object URLs
+ *   (`/objects/*`: `expires`, `sig`, `size`, `sha256` and those of S3 clients), git's smart HTTP
+ *   (`/git/*`: `service=`), git-lfs, and static assets (a cache-busting `?v=`).
+ */
+export function takesAnyQuery(r: Route): boolean {
+  return !!r.page || r.access === 'page' || !!r.rawTarget || !!r.undocumented;
+}
+
+/** The query parameters a route declares, for the check of `run`; a schema that is no object is a mistake of the declaration. */
+function declaredQuery(r: Route): ReadonlySet<string> {
+  if (!r.query) return new Set();
+  const keys = objectKeys(r.query as ZodType);
+  if (!keys) throw new Error(`${r.method.toUpperCase()} ${r.path}: its query schema must be an object (its keys are the parameters it takes)`);
+  return new Set(keys);
+}
+
 /** Mounts routes on `app` and documents them; a path with a page and an API variant is one Hono route. */
 export function mountRoutes(app: OpenAPIHono<AppEnv>, routes: readonly Route[]): void {
   const groups = new Map<string, Route[]>();
   for (const r of routes) {
+    if (!takesAnyQuery(r)) strictQuery.set(r, declaredQuery(r));
     const key = `${r.method} ${r.path}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
     if (!r.undocumented && !r.page && r.method !== 'all') app.openAPIRegistry.registerPath(documentation(r));
@@ -105,15 +131,22 @@ export function mountRoutes(app: OpenAPIHono<AppEnv>, routes: readonly Route[]):
 /** When the deprecated routes were deprecated (2026-11-23T00:00:00Z), as RFC 9745's `@<unix seconds>`. */
 export const DEPRECATED_SINCE = '@1795392000';
 
+/** The parameters each strict route takes (see `takesAnyQuery`), found once when it is mounted. */
+const strictQuery = new WeakMap<Route, ReadonlySet<string>>();
+
 async function run(c: Context<AppEnv>, r: Route): Promise<Response> {
   // First, so that refusals carry them too: RFC 9745 `Deprecation` and RFC 8288 `Link` to the successor.
   if (r.deprecated) {
     c.header('Deprecation', DEPRECATED_SINCE);
     c.header('Link', `<${c.var.deps.config.publicUrl}${r.deprecated.successor}>; rel="successor-version"`);
   }
+  const query = r.rawTarget ? {} : readQuery(c);
+  // Before the access check: the parameters a route takes are public (`/openapi.json`), and the answer is the
+  // same for every caller and every id, known or not.
+  const allowed = strictQuery.get(r);
+  if (allowed) refuseUnknownQuery(query, allowed);
   await checkAccess(c, r.access);
   const params = r.rawTarget ? {} : readParams(c);
-  const query = r.rawTarget ? {} : readQuery(c);
   const input: RouteInput<unknown, unknown, unknown> = {
     params: r.params ? validate(r.params, params, 'params') : undefined,
     query: r.query ? validate(r.query, query, 'query') : undefined,

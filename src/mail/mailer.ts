@@ -54,3 +54,18 @@ export function noMailer(): Mailer {
     async close() {},
   };
 }
+
+/**
+ * Sends mails that tell people about something already done (a request recorded, a decision taken): a mail
+ * that cannot go out is logged, never thrown, so the action it reports stands. Sent one after another, before
+ * the answer, so an outbox holds them when the request returns.
+ */
+export async function notify(deps: { mailer: Mailer; log: Logger }, messages: readonly MailMessage[]): Promise<void> {
+  for (const m of messages) {
+    try {
+      await deps.mailer.send(m);
+    } catch (err) {
+      deps.log.warn({ err, to: m.to, subject: m.subject }, 'a notification mail could not be sent');
+    }
+  }
+}

@@ -3,6 +3,8 @@
  * optionally split into train/valid/test by subject, session or recording. It reads the catalogue and the
  * events, never the signal. The same body over the same source commits gives the same `hash` and windows:
  * recordings come in (dataset, store) order, and splits are decided by a seeded SHA-256 of each unit.
+ * A list that misses what was asked says so in `warnings` (`window-list-warnings.ts`): no recording, no event
+ * of the mapping (with the event types the recordings do have), a split left empty.
  */
 import { createHash } from 'node:crypto';
 import type { Deps } from '../deps.js';
@@ -13,12 +15,14 @@ import { listRecordingRows, type RecordingFilters, type RecordingRow } from './c
 import { viewerOf } from './catalogue.js';
 import { readStoreEvents } from './store-events.js';
 import { readStoreMetadata } from './store-metadata.js';
-import type { TrainingWindow, WindowList } from '../client/index.js';
+import type { TrainingWindow, WindowLabel, WindowList } from '../client/index.js';
+import { emptySplitWarnings, eventWarnings, fixedWarnings, noRecordingWarning, type EventTally } from './window-list-warnings.js';
 
 export interface WindowSpec {
   recordings: RecordingFilters;
   fixed?: { length_s: number; stride_s?: number };
-  events?: { mapping: Record<string, string>; by: 'trial_type' | 'value'; offset_s: number; length_s: number };
+  /** `mapping`: an event's trial_type (or value) → its label, a string or an integer class index, kept as given. */
+  events?: { mapping: Record<string, WindowLabel>; by: 'trial_type' | 'value'; offset_s: number; length_s: number };
   split?: { by: 'subject' | 'session' | 'recording'; fractions: { train: number; valid: number; test: number }; seed: number | string };
   /** The channel group windows count samples in, by modality (e.g. `eeg`); the first group when left out. */
   modality?: string;
@@ -84,8 +88,13 @@ export async function listWindows(deps: Pick<Deps, 'db' | 'objects'>, user: User
   const splits = spec.split ? assignSplits(rows.map((r) => unitOf(spec.split!.by, r)), spec.split.fractions, spec.split.seed) : undefined;
 
   const windows: TrainingWindow[] = [];
-  const add = (row: RecordingRow, group: CatalogueGroup, start: number, length: number, label: string | null) => {
-    if (start < 0 || start + length > group.n_samples) return; // past either end: left out
+  const tally: EventTally = { keys: new Map(), matched: new Map(), withoutEvents: 0, outside: 0, recordings: rows.length };
+  let shorter = 0;
+  const add = (row: RecordingRow, group: CatalogueGroup, start: number, length: number, label: WindowLabel | null) => {
+    if (start < 0 || start + length > group.n_samples) {
+      tally.outside++; // past either end: left out
+      return;
+    }
     if (windows.length >= MAX_WINDOWS) throw new NdsError('validation_failed', { message: `The list would hold more than ${MAX_WINDOWS} windows.`, details: ['narrow the recordings, or lengthen the stride'] });
     windows.push({
       dataset_id: row.dataset_id,
@@ -107,23 +116,36 @@ export async function listWindows(deps: Pick<Deps, 'db' | 'objects'>, user: User
       const length = Math.round(spec.fixed.length_s * group.rate);
       const stride = Math.round((spec.fixed.stride_s ?? spec.fixed.length_s) * group.rate);
       if (length <= 0 || stride <= 0) throw new NdsError('validation_failed', { message: 'Windows need at least one sample.', details: [`fixed.length_s and stride_s: at least ${1 / group.rate} s at ${group.rate} Hz`] });
+      if (length > group.n_samples) shorter++;
       for (let start = 0; start + length <= group.n_samples; start += stride) add(row, group, start, length, null);
     } else {
       const ev = spec.events!;
-      if (row.events.n_events === 0) continue;
+      if (row.events.n_events === 0) {
+        tally.withoutEvents++;
+        continue;
+      }
       const store = await readStoreMetadata(deps.objects, row.dataset_id, row.zarr);
       if (!store) continue;
       const length = Math.round(ev.length_s * group.rate);
       if (length <= 0) throw new NdsError('validation_failed', { message: 'Windows need at least one sample.', details: [`events.length_s: at least ${1 / group.rate} s at ${group.rate} Hz`] });
       for (const event of await readStoreEvents(deps.objects, store, group.name)) {
         const key = ev.by === 'value' ? event.value : event.trial_type;
+        if (key !== null) tally.keys.set(key, (tally.keys.get(key) ?? 0) + 1);
         if (key === null || !Object.hasOwn(ev.mapping, key)) continue;
+        tally.matched.set(key, (tally.matched.get(key) ?? 0) + 1);
         add(row, group, Math.round((event.onset + ev.offset_s) * group.rate), length, ev.mapping[key]!);
       }
     }
   }
+  const warnings =
+    rows.length === 0
+      ? [noRecordingWarning(spec.recordings)]
+      : [
+          ...(spec.events ? eventWarnings(spec.events, tally) : fixedWarnings(spec.fixed!, shorter, rows.length)),
+          ...(spec.split && windows.length > 0 ? emptySplitWarnings(spec.split, windows, new Set(rows.map((r) => unitOf(spec.split!.by, r))).size) : []),
+        ];
   const hash = sha256(canonical({ spec, source_commits: sourceCommits }));
-  return { hash, source_commits: sourceCommits, windows };
+  return { hash, source_commits: sourceCommits, windows, warnings };
 }
 
 export const WINDOW_COLUMNS = ['dataset_id', 'path', 'group', 'start_sample', 'n_samples', 'start_s', 'label', 'subject', 'session', 'split'] as const;

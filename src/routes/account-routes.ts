@@ -2,7 +2,8 @@
 import { z } from '@hono/zod-openapi';
 import { assertAccountUsable } from '../accounts/account-gates.js';
 import { findApiKey, listLiveApiKeys, mintApiKey, presentApiKey, revokeApiKey } from '../accounts/api-keys.js';
-import { presentUser, recordUploadAccessRequest } from '../accounts/users.js';
+import { requestUploadAccess } from '../accounts/upload-access.js';
+import { presentUser } from '../accounts/users.js';
 import { NdsError } from '../core/errors.js';
 import { callerOf } from '../http/auth.js';
 import { jsonResponse } from '../http/openapi-helpers.js';
@@ -96,12 +97,9 @@ export const accountRoutes: Route[] = [
   route({
     method: 'post',
     path: '/users/me/upload-access',
-    summary: 'Ask an administrator for upload access (shows in GET /admin/users)',
+    summary: 'Ask an administrator for upload access (shows in GET /admin/users and on /admin; the administrators get a mail)',
     access: 'any',
     responses: { 200: jsonResponse(UserSchema, 'The user, with the request recorded') },
-    handler: async (c) => {
-      const { db, clock } = c.var.deps;
-      return c.json(presentUser(await recordUploadAccessRequest(db, callerOf(c).user, clock.now())), 200);
-    },
+    handler: async (c) => c.json(presentUser(await requestUploadAccess(c.var.deps, callerOf(c).user)), 200),
   }),
 ];

@@ -3,11 +3,12 @@
  * kind changes and the keys of other accounts are for the owner only.
  */
 import { z } from '@hono/zod-openapi';
-import { approveUser, changeUserKind, listAudit, listKeysOfAccount, listUsers, mintKeyForAccount, revokeKeyOfAccount, revokeUser } from '../accounts/admin-users.js';
+import { denyUploadAccess, grantUploadAccess } from '../accounts/upload-access.js';
+import { changeUserKind, listAudit, listKeysOfAccount, listUsers, mintKeyForAccount, revokeKeyOfAccount, revokeUser } from '../accounts/admin-users.js';
 import { presentApiKey } from '../accounts/api-keys.js';
 import { getUserByUsername, presentUser } from '../accounts/users.js';
 import { actorOf, callerOf } from '../http/auth.js';
-import { jsonResponse } from '../http/openapi-helpers.js';
+import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
 import { route, type Route } from '../http/route.js';
 import { KeyNameBody, KeySchema, UserSchema } from './account-schemas.js';
 
@@ -78,11 +79,22 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/approve/:username',
-    summary: 'Grant upload access to a verified user',
+    summary: 'Grant upload access to a verified user (the user gets a mail)',
     access: 'admin',
     params: Username,
     responses: { 200: jsonResponse(AdminUser, 'Approved') },
-    handler: async (c, { params }) => c.json(presentAdminUser(await approveUser(c.var.deps.db, actorOf(c), params.username, c.var.deps.clock.now())), 200),
+    handler: async (c, { params }) => c.json(presentAdminUser(await grantUploadAccess(c.var.deps, actorOf(c), params.username)), 200),
+  }),
+
+  route({
+    method: 'post',
+    path: '/admin/deny/:username',
+    summary: "Deny a user's open request for upload access, with a reason the user gets by mail (they may ask again)",
+    access: 'admin',
+    params: Username,
+    body: { schema: z.object({ reason: z.string().trim().min(1).max(2000) }) },
+    responses: { 200: jsonResponse(AdminUser, 'Denied: the request is closed'), 409: errorResponses[409] },
+    handler: async (c, { params, body }) => c.json(presentAdminUser(await denyUploadAccess(c.var.deps, actorOf(c), params.username, body.reason)), 200),
   }),
 
   route({

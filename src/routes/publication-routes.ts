@@ -28,6 +28,10 @@ const RequestSchema = z
     decided_at: z.string().nullable(),
     reason: z.string().nullable(),
     doi: z.string().nullable(),
+    failed_recordings: z
+      .array(z.object({ path: z.string(), code: z.string(), reason: z.string() }))
+      .nullable()
+      .openapi({ description: "While pending: the recordings the dataset's Zarr copy could not convert (a reviewer should see them); null once decided" }),
   })
   .openapi('PublicationRequest');
 
@@ -67,6 +71,7 @@ function presentRequest(r: PublicationRequestView) {
     decided_at: iso(r.decided_at),
     reason: r.reason,
     doi: r.doi,
+    failed_recordings: r.failed_recordings?.map((f) => ({ path: f.path, code: f.code, reason: f.reason })) ?? null,
   };
 }
 
@@ -89,7 +94,7 @@ export const publicationRoutes: Route[] = [
   route({
     method: 'post',
     path: `${DATASET_PATH}/publish/request`,
-    summary: 'Request publication of the latest version (owner); needs title, authors, license and description',
+    summary: 'Request publication of the latest version (owner); needs title, authors, license and description. The administrators get a mail; the answer lists recordings that could not be converted',
     access: 'any',
     params: IdParam,
     body: { schema: z.object({ message: z.string().trim().max(2000).optional() }), optional: true },
@@ -135,7 +140,7 @@ export const publicationRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/publish/:id/approve',
-    summary: 'Approve a request: mint or update the DOIs and make the dataset public (admin)',
+    summary: 'Approve a request: mint or update the DOIs and make the dataset public (admin); the owner gets a mail',
     access: 'admin',
     params: RequestId,
     responses: { 200: jsonResponse(RequestSchema, 'Approved'), 409: errorResponses[409], ...incomplete, 502: jsonResponse(z.object({ error: z.string() }), 'DOI provider failed') },
@@ -145,7 +150,7 @@ export const publicationRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/publish/:id/deny',
-    summary: 'Deny a request with a reason (admin)',
+    summary: 'Deny a request with a reason (admin); the owner gets it by mail',
     access: 'admin',
     params: RequestId,
     body: { schema: z.object({ reason: z.string().trim().min(1).max(2000) }) },

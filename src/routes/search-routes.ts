@@ -13,14 +13,15 @@ const SearchQuery = z.object({
   mode: z.enum(['fulltext', 'semantic']).default('fulltext'),
   modality: z.string().trim().toLowerCase().max(40).optional(),
   min_subjects: z.coerce.number().int().min(0).max(1_000_000).optional(),
-  sampling_rate: z.coerce.number().positive().max(1_000_000).optional(),
+  sampling_rate: z.coerce.number().positive().max(1_000_000).optional().openapi({ description: 'Only datasets with a recording at exactly this rate, Hz' }),
+  rate: z.coerce.number().positive().max(1_000_000).optional().openapi({ description: 'The same as sampling_rate, named as in GET /recordings' }),
   task: z.string().trim().min(1).max(100).optional().openapi({ description: 'Only datasets with a recording of this BIDS task' }),
   subject: z.string().trim().min(1).max(100).optional().openapi({ description: 'Only datasets with a converted recording of this subject (without `sub-`)' }),
   rate_min: z.coerce.number().positive().max(1_000_000).optional().openapi({ description: 'Only datasets with a recording at this rate or above, Hz' }),
   rate_max: z.coerce.number().positive().max(1_000_000).optional().openapi({ description: 'Only datasets with a recording at this rate or below, Hz' }),
   limit: z.coerce.number().int().min(1).max(100).default(25),
   offset: z.coerce.number().int().min(0).max(10_000).default(0),
-});
+}).refine((q) => q.rate === undefined || q.sampling_rate === undefined || q.rate === q.sampling_rate, { message: 'rate and sampling_rate are one filter: give one, or the same value', path: ['rate'] });
 
 const SearchAnswer = z
   .object({
@@ -56,7 +57,7 @@ export const searchRoutes: Route[] = [
         mode: q.mode,
         modality: q.modality,
         minSubjects: q.min_subjects,
-        samplingRate: q.sampling_rate,
+        samplingRate: q.rate ?? q.sampling_rate,
         task: q.task,
         subject: q.subject,
         rateMin: q.rate_min,

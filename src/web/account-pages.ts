@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import { assertAccountUsable } from '../accounts/account-gates.js';
 import { listLiveApiKeys, mintApiKey, revokeApiKey, type MintedKey } from '../accounts/api-keys.js';
-import { recordUploadAccessRequest } from '../accounts/users.js';
+import { requestUploadAccess } from '../accounts/upload-access.js';
 import { FormFields, withQuery } from '../http/form-input.js';
 import { route, type Route } from '../http/route.js';
 import type { User } from '../db/accounts-tables.js';
@@ -25,13 +25,13 @@ async function accountBody(c: Context<AppEnv>, user: User, notices: Array<SafeHt
   );
   const table = keys.length
     ? html`<table><thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
-    : html`<p class="muted">No live keys. Run <code>nds auth login</code> in a terminal to sign it in.</p>`;
+    : html`<p class="muted">No live keys. Run <code>npx nds auth login</code> in a terminal to sign it in.</p>`;
   const shown = minted
     ? html`<section class="card"><h2>Your new key</h2><p>Copy it now: it is shown only this once.</p><code class="secret" id="new-key">${minted.apiKey}</code></section>`
     : '';
   const newKey =
     user.kind === 'person'
-      ? html`<h2>New key</h2><p class="muted">Prefer <code>nds auth login</code>. A named key is for places where a terminal cannot open a browser.</p>
+      ? html`<h2>New key</h2><p class="muted">Prefer <code>npx nds auth login</code>. A named key is for places where a terminal cannot open a browser.</p>
 <form class="stack" method="post" action="/account/keys"><label>Name<input type="text" name="name" maxlength="100" required placeholder="lab server"></label><button class="secondary" type="submit">Create key</button></form>`
       : '';
   return html`<h1>Your account</h1>${notices}${shown}
@@ -151,7 +151,7 @@ export const accountPages: Route[] = [
       requireOwnOrigin(c);
       const user = await usableAccount(c);
       if (user instanceof Response) return user;
-      await recordUploadAccessRequest(c.var.deps.db, user, c.var.deps.clock.now());
+      await requestUploadAccess(c.var.deps, user);
       return c.redirect('/account?requested=1#upload-access', 303);
     },
   }),

@@ -67,6 +67,14 @@ dl.card-facts .card-doi { grid-column: 1 / -1; }
 nav.paging { display: flex; justify-content: space-between; align-items: center; margin: 1rem 0; }
 .table-scroll { overflow-x: auto; }
 ul.actions-needed { margin: 0; padding-left: 1.1rem; }
+.request { border-top: 1px solid var(--line); padding: .75rem 0; }
+.request:first-of-type { border-top: 0; }
+.request h3 { margin: 0 0 .25rem; font-size: 1rem; }
+.decide { display: flex; gap: .75rem; flex-wrap: wrap; align-items: start; margin-top: .5rem; }
+.decide details { flex: 1; min-width: 14rem; }
+.decide summary { cursor: pointer; color: var(--bad); }
+.decide details form { margin-top: .4rem; }
+ul.failures { margin: .25rem 0; padding-left: 1.1rem; font-size: .9rem; }
 @media (max-width: 40rem) {
   main { margin: 1rem auto; padding: 0 .75rem; }
   header.top { padding: .6rem .75rem; }

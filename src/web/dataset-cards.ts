@@ -119,13 +119,35 @@ ${paging}
 </section>`;
 }
 
+/** The open requests an administrator decides, named on the home page. */
+export interface AdminRequests {
+  access: Array<{ username: string }>;
+  publication: Array<{ id: number; dataset_id: string; version: string; requested_by_username: string | null }>;
+}
+
+/** An administrator's "Needs your action": the open requests, with the way to the page that decides them. */
+export function adminRequestsSection(open: AdminRequests): SafeHtml | string {
+  const { access, publication } = open;
+  if (!access.length && !publication.length) return '';
+  const names = (list: string[]) => (list.length > 5 ? `${list.slice(0, 5).join(', ')} and ${list.length - 5} more` : list.join(', '));
+  return html`<section class="card" id="admin-requests" aria-labelledby="admin-requests-heading">
+<h2 id="admin-requests-heading">Needs your action</h2>
+<ul class="actions-needed">
+${access.length ? html`<li>${access.length} request${access.length === 1 ? '' : 's'} for upload access: ${names(access.map((a) => a.username))}</li>` : ''}
+${publication.length ? html`<li>${publication.length} publication request${publication.length === 1 ? '' : 's'}: ${names(publication.map((p) => `${p.dataset_id} v${p.version}${p.requested_by_username ? ` (${p.requested_by_username})` : ''}`))}</li>` : ''}
+</ul>
+<p><a href="/admin">Approve or deny them on the administration page</a></p>
+</section>`;
+}
+
 /** What a dataset of the owner needs from them now, most urgent first; empty when nothing. */
-export function neededActions(d: Dataset): string[] {
+export function neededActions(d: Dataset, admin = false): string[] {
   const out: string[] = [];
   const failed = zarrFailureCount(d);
   if (d.zarr_status === 'failed') out.push('The conversion failed: open the dataset to see why, fix the files and upload again.');
   if (failed) out.push(`${failed} recording${failed === 1 ? '' : 's'} could not be converted: the dataset page says why.`);
-  if (d.latest_version === null) out.push(`Empty: upload a BIDS folder with nds datasets upload ${d.id} <folder>.`);
+  if (d.latest_version === null) out.push(`Empty: upload a BIDS folder with npx nds datasets upload ${d.id} <folder>.`);
+  else if (admin && d.publication_status === 'pending') out.push('Publication requested: as an administrator, approve or deny it on the administration page (/admin).');
   else if (d.visibility === 'private' && !d.sandbox && d.publication_status !== 'pending') {
     out.push(d.publication_status === 'denied' ? 'Publication was denied: see the reason, fix and request again.' : 'Private: request publication when it is ready to share.');
   }
@@ -140,9 +162,9 @@ function stateOf(d: Dataset): string {
   return parts.join(' · ');
 }
 
-export function myDatasetsSection(datasets: Dataset[], more: boolean): SafeHtml {
+export function myDatasetsSection(datasets: Dataset[], more: boolean, admin = false): SafeHtml {
   const rows = datasets.map((d) => {
-    const actions = neededActions(d);
+    const actions = neededActions(d, admin);
     return html`<tr>
 <td><a href="/datasets/${d.id}">${d.name}</a><br><span class="mono muted">${d.id}</span></td>
 <td>${stateOf(d)}</td>
@@ -154,7 +176,7 @@ export function myDatasetsSection(datasets: Dataset[], more: boolean): SafeHtml 
 <h2 id="mine-heading">My datasets</h2>
 ${datasets.length
     ? html`<div class="table-scroll"><table class="mine"><thead><tr><th>Dataset</th><th>State</th><th>Needs your action</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>
-${more ? html`<p class="muted">Only the newest ${datasets.length} are listed: <code>nds datasets list --mine</code> lists all.</p>` : ''}`
-    : html`<p class="muted">You have no datasets yet. Create one with <code>nds datasets create "My study"</code>, then upload a BIDS folder with <code>nds datasets upload</code>.</p>`}
+${more ? html`<p class="muted">Only the newest ${datasets.length} are listed: <code>npx nds datasets list --mine</code> lists all.</p>` : ''}`
+    : html`<p class="muted">You have no datasets yet. Create one with <code>npx nds datasets create "My study"</code>, then upload a BIDS folder with <code>npx nds datasets upload</code>.</p>`}
 </section>`;
 }

@@ -71,13 +71,13 @@ ${d.doi ? html`<p>Published as <a href="https://doi.org/${d.doi}">${d.doi}</a>. 
 <form class="stack wide" method="post" action="/datasets/${d.id}/settings/publish">
 <label>Message to the administrators (optional)<textarea name="message" maxlength="2000"></textarea></label>
 <button type="submit"${d.latest_version ? '' : html` disabled`}>Request publication${d.latest_version ? ` of ${d.latest_version}` : ''}</button>
-${d.latest_version ? '' : html`<p class="muted">Upload a version first: <code>nds datasets upload ${d.id} &lt;folder&gt;</code>.</p>`}
+${d.latest_version ? '' : html`<p class="muted">Upload a version first: <code>npx nds datasets upload ${d.id} &lt;folder&gt;</code>.</p>`}
 </form>`;
   const visibility = isAdmin(user)
     ? d.visibility === 'public'
       ? html`<p>This dataset is <strong>public</strong>. Making it private hides it, its page and its signals from everyone but its owner and administrators, at once.</p>
 <form method="post" action="/datasets/${d.id}/settings/visibility"><input type="hidden" name="visibility" value="private"><button class="danger" type="submit">Make private</button></form>`
-      : html`<p>This dataset is <strong>private</strong>. It becomes public only through an approved publication request (<code>nds admin publish approve</code>).</p>`
+      : html`<p>This dataset is <strong>private</strong>. It becomes public only through an approved publication request (<code>npx nds admin publish approve</code>).</p>`
     : html`<p>This dataset is <strong>${d.visibility}</strong>.${d.visibility === 'private' ? ' Only you and administrators see it; it becomes public when a publication request is approved.' : ''}</p>`;
   return html`<h1>Settings <span class="muted">· <a href="/datasets/${d.id}">${d.name}</a> <span class="mono">${d.id}</span></span></h1>
 ${view.notices ?? ''}

@@ -23,7 +23,7 @@ function shownCode(typed: string): string {
 
 function codeForm(code: string | undefined) {
   return html`<section class="card">
-<p>Type the code your terminal shows (for example after <code>nds auth login</code>).</p>
+<p>Type the code your terminal shows (for example after <code>npx nds auth login</code>).</p>
 <form class="stack" method="get" action="/device">
 <label>Code<input class="code" type="text" name="code" value="${code ?? ''}" placeholder="XXXX-XXXX" maxlength="32" autocomplete="off" required autofocus></label>
 <button type="submit">Continue</button>

@@ -1,7 +1,7 @@
 /**
  * The home page at `/`: search over public datasets (and the signed-in person's own), with the facets of
  * `GET /datasets/search`, result cards and paging; for a signed-in person, their datasets and what needs
- * their action. A plain GET form: it works without JavaScript.
+ * their action (for an administrator, the open requests too). A plain GET form: it works without JavaScript.
  */
 import type { Context } from 'hono';
 import { assertAccountUsable } from '../accounts/account-gates.js';
@@ -10,7 +10,10 @@ import { listDatasets } from '../datasets/list-datasets.js';
 import { searchDatasets } from '../datasets/search.js';
 import type { AppEnv } from '../http/app-env.js';
 import { route, type Route } from '../http/route.js';
-import { myDatasetsSection, PAGE_SIZE, resultsSection, searchForm, type HomeQuery } from './dataset-cards.js';
+import { pendingUploadAccessRequests } from '../accounts/upload-access.js';
+import { isAdmin } from '../datasets/dataset-access.js';
+import { listPublicationRequests } from '../datasets/publication.js';
+import { adminRequestsSection, myDatasetsSection, PAGE_SIZE, resultsSection, searchForm, type AdminRequests, type HomeQuery } from './dataset-cards.js';
 import { html } from './html.js';
 import { pageSession, renderPage } from './page-kit.js';
 
@@ -76,10 +79,15 @@ async function homePage(c: Context<AppEnv>): Promise<Response> {
     offset: (q.page - 1) * PAGE_SIZE,
   });
   const mine = user ? await listDatasets(deps.db, user, { scope: 'owned', limit: MY_DATASETS }) : undefined;
+  const admin = isAdmin(user);
+  const open: AdminRequests | undefined = admin
+    ? { access: await pendingUploadAccessRequests(deps.db), publication: (await listPublicationRequests(deps, 'pending', 500, { withFailures: false })).reverse() }
+    : undefined;
   const body = html`<h1 class="visually-hidden">nds datasets</h1>
 ${user ? '' : html`<p class="lead">Open EEG, EMG and iEEG datasets in BIDS, each recording streamable in the browser. <a href="/login">Sign in</a> to see and manage your own.</p>`}
 ${problems.map((p) => html`<p class="notice error" role="alert">${p}</p>`)}
-${mine ? myDatasetsSection(mine.datasets, mine.nextCursor !== null) : ''}
+${open ? adminRequestsSection(open) : ''}
+${mine ? myDatasetsSection(mine.datasets, mine.nextCursor !== null, admin) : ''}
 ${searchForm(q, found.facets)}
 ${resultsSection(q, found.hits.map((h) => h.dataset), found.total)}`;
   return renderPage(c, 'Datasets', body, user?.username);

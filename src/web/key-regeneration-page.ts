@@ -9,9 +9,9 @@ export function confirmKeyRegenerationPage(token: string, live: boolean): string
   const body = live
     ? html`<h1>Get a new API key</h1>
 <section class="card"><p>This link makes a new API key for your account and revokes the key you got earlier by
-email and password or by such a link. Keys from <code>nds auth login</code> stay valid.</p>
+email and password or by such a link. Keys from <code>npx nds auth login</code> stay valid.</p>
 <form method="post" action="/auth/confirm-key-regeneration"><input type="hidden" name="token" value="${token}"><button type="submit">Show my new key</button></form>
-<p class="muted">Better: run <code>nds auth login</code>, which needs no mail and no password.</p></section>`
+<p class="muted">Better: run <code>npx nds auth login</code>, which needs no mail and no password.</p></section>`
     : html`<h1>Get a new API key</h1><p class="notice error" role="alert">${errorSentence('link_invalid')}</p>`;
   return page({ title: 'New API key', body });
 }

@@ -20,7 +20,7 @@ Choose your username and give your email address; you are signed in on this brow
 <button type="submit">Create the owner account</button>
 </form>
 </section>
-<p class="muted">The link works once and for an hour. Without it, <code>nds admin bootstrap --username you --email you@example.org</code> in a terminal on this machine makes the owner too.</p>`;
+<p class="muted">The link works once and for an hour. Without it, <code>npx nds admin bootstrap --username you --email you@example.org</code> in a terminal on this machine makes the owner too.</p>`;
 }
 
 export function setupRefusedBody(sentence: string): SafeHtml {
@@ -35,10 +35,12 @@ export function setupDoneBody(username: string, publicUrl: string): SafeHtml {
 <section class="card">
 <h2>Next</h2>
 <ol>
-<li>Sign your terminal in: <code>NDS_API_URL=${publicUrl} nds auth login</code></li>
-<li>Create a dataset: <code>nds datasets create "My EEG study"</code></li>
-<li>Upload a BIDS folder and watch it convert: <code>nds datasets upload nd000001 ./my-study --wait</code></li>
+<li>Sign your terminal in (once: it remembers this server): <code>${publicUrl === 'http://localhost:8080' ? '' : `NDS_API_URL=${publicUrl} `}npx nds auth login</code></li>
+<li>Create a dataset: <code>npx nds datasets create "My EEG study"</code></li>
+<li>Upload a BIDS folder and watch it convert: <code>npx nds datasets upload nd000001 ./my-study --wait</code></li>
 </ol>
-<p><a href="/account">Your account</a> · <a href="/datasets">Datasets</a></p>
+<p class="muted"><code>npx nds</code> runs the command from the folder where nds is installed (the repository).
+For a plain <code>nds</code> everywhere, run <code>npm link</code> in that folder (or <code>npm install --global</code> of it).</p>
+<p><a href="/account">Your account</a> · <a href="/admin">Administration</a> · <a href="/datasets">Datasets</a></p>
 </section>`;
 }

@@ -94,7 +94,7 @@ export const signInPages: Route[] = [
 ${errorNotice(q.error)}
 <section class="card">
 <p>Choose a username and give your email address. We mail you a code to verify it; no password needed.
-Afterwards, <code>nds auth login</code> signs your terminal in through this browser.</p>
+Afterwards, <code>npx nds auth login</code> signs your terminal in through this browser.</p>
 <form class="stack" method="post" action="/auth/code/request">
 <input type="hidden" name="from" value="signup">
 <label>Username<input type="text" name="username" value="${q.username ?? ''}" pattern="[a-z0-9][a-z0-9\\-]{2,38}" title="3 to 39 lower-case letters, digits and hyphens" autocomplete="username" required></label>

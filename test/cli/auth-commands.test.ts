@@ -52,6 +52,26 @@ describe('nds auth and nds admin users/keys (CLI as a child process)', () => {
     assert.match(status.stdout, new RegExp(`as ${person.user.username}\\n`));
   });
 
+  it('a new terminal without NDS_API_URL talks to the server it signed in to, and auth status says which and why', async () => {
+    const stored = JSON.parse(await readFile(credentialsFile(), 'utf8'));
+    // A terminal opened later: no NDS_API_URL (the server is not on the default port).
+    const later = { XDG_CONFIG_HOME: configHome };
+    const status = await nds(['auth', 'status'], later);
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, new RegExp(`^signed in to ${server.url} as ${stored.username}\n`));
+    assert.ok(status.stdout.includes(`server  ${server.url} (stored by \`nds auth login\` in ${credentialsFile()})\n`), status.stdout);
+    assert.match(status.stdout, /^tier {4}(basic|uploader)$/m);
+    const json = JSON.parse((await nds(['auth', 'status', '--json'], later)).stdout);
+    assert.deepEqual([json.api_url, json.api_url_source, json.key_source], [server.url, 'credentials', credentialsFile()]);
+    const listed = await nds(['auth', 'keys', 'list', '--json'], later);
+    assert.equal(listed.code, 0, listed.stderr);
+    // NDS_API_URL still wins; the stored key is not sent to another server.
+    const elsewhere = await nds(['auth', 'status'], { ...later, NDS_API_URL: 'http://127.0.0.1:9' });
+    assert.equal(elsewhere.code, 1);
+    assert.ok(elsewhere.stdout.includes('server  http://127.0.0.1:9 (from NDS_API_URL)'), elsewhere.stdout);
+    assert.match(elsewhere.stderr, /^nds: not signed in to http:\/\/127\.0\.0\.1:9: run `npx nds auth login`\n$/);
+  });
+
   it('auth keys list/create/revoke, with the key of auth login marked current', async () => {
     const listed = JSON.parse((await nds(['auth', 'keys', 'list', '--json'], env)).stdout);
     const current = listed.keys.find((k: { current: boolean }) => k.current);

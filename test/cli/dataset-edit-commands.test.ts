@@ -68,15 +68,15 @@ describe('nds datasets edit, publish, and auth request-access', () => {
     assert.ok(row.upload_access_requested_at);
   });
 
-  it('names where a refused key came from and suggests nds auth login', async () => {
+  it('names where a refused key came from and suggests a sign-in command that runs (npx nds auth login: no nds on PATH)', async () => {
     const fromEnv = await nds(['datasets', 'list', '--mine'], { ...env, NDS_API_KEY: 'nds_wrong' });
     assert.equal(fromEnv.code, 1);
-    assert.match(fromEnv.stderr, /refused the API key from the NDS_API_KEY environment variable .*Run `nds auth login`.*unset NDS_API_KEY/);
+    assert.match(fromEnv.stderr, /refused the API key from the NDS_API_KEY environment variable .*Run `npx nds auth login`.*unset NDS_API_KEY/);
 
     const config = path.join(tmp, 'cfg');
     await writeCredentials(path.join(config, 'nds', 'credentials.json'), { api_url: server.url, api_key: 'nds_wrong', saved_at: new Date().toISOString() });
     const fromFile = await nds(['datasets', 'list', '--mine'], { NDS_API_URL: server.url, XDG_CONFIG_HOME: config });
     assert.equal(fromFile.code, 1);
-    assert.match(fromFile.stderr, /refused the API key from the credentials file .*credentials\.json .*Run `nds auth login` to sign in again\./);
+    assert.match(fromFile.stderr, /refused the API key from the credentials file .*credentials\.json .*Run `npx nds auth login` to sign in again\./);
   });
 });

@@ -105,12 +105,16 @@ for (const variant of storeVariants) {
       const third = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force']);
       assert.equal(third.code, 0, third.stderr);
       assert.match(third.stderr, /no change: the folder holds exactly the files of version 1\.0\.0; no version was made/);
+      // Nothing was sent, so no transfer rate (hashes from the cache once made it "42403.0 MB/s").
+      assert.match(third.stderr, /upload \[.*\] 100% [\d.]+\/[\d.]+ MB\n/);
+      assert.doesNotMatch(third.stderr, /MB\/s/);
       // One file more makes 1.0.1, sending only that file.
       contents.set('CHANGES', Buffer.from('1.0.1: a note\n'));
       writeFileSync(path.join(src, 'CHANGES'), contents.get('CHANGES')!);
       const fourth = await nds(server, owner.key, ['datasets', 'upload', id, src, '--force']);
       assert.equal(fourth.code, 0, fourth.stderr);
       assert.match(fourth.stderr, /1 uploaded .*42 already stored; version 1\.0\.1 created/);
+      assert.match(fourth.stderr, /upload \[.*\] 100% [\d.]+\/[\d.]+ MB, [\d.]+ MB\/s\n/);
     });
 
     it('shows versions and the manifest', async () => {

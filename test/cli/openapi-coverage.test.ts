@@ -25,6 +25,7 @@ export const commandOfRoute: Record<string, string> = {
   'GET /admin/users': 'admin users list',
   'GET /admin/users/{username}': 'admin users show',
   'POST /admin/approve/{username}': 'admin users approve',
+  'POST /admin/deny/{username}': 'admin users deny',
   'POST /admin/revoke/{username}': 'admin users revoke',
   'POST /admin/users/{username}/kind': 'admin users kind',
   'POST /admin/users/{username}/keys': 'admin keys create',

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 // Through the package's own exports, as a user's code imports it.
-import { NdsApiError, NdsClient } from 'nds/client';
+import { EmptyWindowListError, NdsApiError, NdsClient } from 'nds/client';
 import { apiFetch, createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { convertedDataset, makeRepo } from '../recordings/support.js';
@@ -93,5 +95,35 @@ describe('the TypeScript client (nds/client)', () => {
     }
     assert.deepEqual(seen, list.windows.map((w) => `${w.path}@${w.start_sample}`));
     assert.ok(most <= 3 && most >= 2, `at most ${most} in flight`);
+  });
+
+  it('finds its server and key as the nds command does: given, then NDS_API_URL and NDS_API_KEY, then the stored credentials', async () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'nds-ts-identity-'));
+    repos.push(home);
+    const none = new NdsClient({ env: { XDG_CONFIG_HOME: home } });
+    assert.deepEqual(await none.identity(), { baseUrl: 'http://localhost:8080', apiKey: undefined, urlSource: 'default', keySource: undefined });
+    mkdirSync(path.join(home, 'nds'));
+    writeFileSync(path.join(home, 'nds', 'credentials.json'), JSON.stringify({ api_url: `${server.url}/`, api_key: owner.key, saved_at: new Date().toISOString() }));
+    const stored = new NdsClient({ env: { XDG_CONFIG_HOME: home } });
+    assert.deepEqual(await stored.identity(), { baseUrl: server.url, apiKey: owner.key, urlSource: 'credentials', keySource: 'credentials' });
+    assert.equal((await stored.listRecordings({ dataset: privateId })).length, 1);
+    const fromEnv = new NdsClient({ env: { XDG_CONFIG_HOME: home, NDS_API_URL: server.url, NDS_API_KEY: 'nds_wrong' } });
+    assert.equal((await fromEnv.identity()).keySource, 'NDS_API_KEY');
+    await assert.rejects(fromEnv.listRecordings({ dataset: privateId }), (err: unknown) => err instanceof NdsApiError && err.status === 401);
+    const given = new NdsClient({ baseUrl: server.url, apiKey: owner.key, env: { NDS_API_KEY: 'nds_wrong' } });
+    assert.equal((await given.listRecordings({ dataset: privateId })).length, 1);
+    // Neither key goes to another server.
+    const other = new NdsClient({ baseUrl: 'http://127.0.0.1:9', env: { XDG_CONFIG_HOME: home, NDS_API_URL: server.url, NDS_API_KEY: 'nds_wrong' } });
+    assert.equal((await other.identity()).apiKey, undefined);
+  });
+
+  it('throws on an empty window list with the event types the recordings have, and keeps integer labels', async () => {
+    const nds = new NdsClient({ baseUrl: server.url });
+    const body = { recordings: { dataset: id }, events: { mapping: { standard: 0, target: 1 }, length_s: 0.5 } };
+    await assert.rejects(nds.listWindows(body), (err: unknown) => err instanceof EmptyWindowListError && /"left" \(4\), "right" \(2\)/.test(err.message));
+    assert.deepEqual((await nds.listWindows(body, { allowEmpty: true })).windows, []);
+    const ints = await nds.listWindows({ ...body, events: { mapping: { left: 0, right: 1 }, length_s: 0.5 } });
+    assert.deepEqual(ints.windows.map((w) => w.label), [0, 1, 0, 0, 1, 0]);
+    assert.deepEqual(ints.warnings, []);
   });
 });

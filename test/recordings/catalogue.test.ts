@@ -158,6 +158,18 @@ describe('the recording catalogue: GET /recordings and GET /datasets/:id/recordi
     assert.deepEqual(await ids('subject=77'), []);
     assert.deepEqual(await ids('rate_min=1&rate_max=100000'), [publicId, privateId].sort());
     assert.deepEqual(await ids('rate_min=100000'), []);
+    // `rate` as GET /recordings takes it: the datasets with a recording at exactly that rate (it was once ignored).
+    const recordings = await list('', owner.key);
+    const rates = [...new Set(recordings.flatMap((r) => r.groups.map((g) => g.rate)))];
+    assert.ok(rates.length >= 2, `rates ${rates}`);
+    for (const rate of rates) {
+      const expected = [...new Set(recordings.filter((r) => r.groups.some((g) => g.rate === rate)).map((r) => r.dataset_id))].sort();
+      assert.deepEqual(await ids(`rate=${rate}`), expected, `rate=${rate}`);
+      assert.deepEqual(await ids(`rate=${rate}&sampling_rate=${rate}`), expected);
+    }
+    assert.deepEqual(await ids('rate=1.5'), []);
+    const conflicting = await apiFetch(server, `/datasets/search?rate=${rates[0]}&sampling_rate=${rates[1]}`);
+    assert.equal(conflicting.status, 400);
     const strangers = await apiFetch(server, '/datasets/search?subject=09', stranger.key);
     assert.deepEqual(((await strangers.json()) as { results: unknown[] }).results, []);
   });

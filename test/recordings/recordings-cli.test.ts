@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -63,6 +63,18 @@ describe('nds recordings list, nds windows export, nds signal get, nds signal ev
     const direct = await apiFetch(server, '/windows', undefined, { method: 'POST', body: JSON.stringify(body), headers: { accept: 'text/csv' } });
     assert.equal(readFileSync(file, 'utf8'), await direct.text());
     assert.match(run.stderr, new RegExp(`hash ${direct.headers.get('x-nds-windows-hash')}`));
+  });
+
+  it('prints the warnings of an empty list and fails, writing nothing; integer labels stay integers', async () => {
+    const file = path.join(out, 'empty.csv');
+    const run = await nds(['windows', 'export', '--dataset', id, '--events', 'standard=0,target=1', '--length', '0.5', '--format', 'csv', '--out', file], anonymous());
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /warning: No event matches the mapping \("standard", "target" by trial_type\)\. The 2 recordings have these trial_type values: "left" \(1\), "right" \(1\)\./);
+    assert.match(run.stderr, /no window: the list is empty; .*empty\.csv was not written/);
+    assert.equal(existsSync(file), false);
+    const ints = await nds(['windows', 'export', '--dataset', id, '--events', 'left=0,right=1', '--length', '0.5', '--format', 'json'], anonymous());
+    assert.equal(ints.code, 0, ints.stderr);
+    assert.deepEqual((JSON.parse(ints.stdout) as { windows: Array<{ label: unknown }> }).windows.map((w) => w.label), [0, 1]);
   });
 
   it('writes one window to a .npy file', async () => {

@@ -109,6 +109,67 @@ describe('window lists: POST /windows', () => {
     assert.equal(rows.length, json.windows.length + 1);
   });
 
+  it('answers a mapping that matches no event with no window and warnings naming the event types there are, in every format', async () => {
+    const body = { recordings: { dataset: id, subject: '01' }, events: { mapping: { standard: 'S', target: 'T' }, length_s: 1 } };
+    const answer = await list(body);
+    assert.deepEqual(answer.windows, []);
+    assert.equal(answer.warnings.length, 1);
+    // 2 recordings of sub-01, each with 2 'left' and 2 'right' events.
+    assert.match(answer.warnings[0]!, /No event matches the mapping \("standard", "target" by trial_type\)\. The 2 recordings have these trial_type values: "left" \(4\), "right" \(4\)\./);
+    const nd = await windows(body, undefined, 'application/x-ndjson');
+    assert.deepEqual(JSON.parse((await nd.text()).split('\n')[0]!).warnings, answer.warnings);
+    const csv = await windows(body, undefined, 'text/csv');
+    assert.deepEqual(JSON.parse(decodeURIComponent(csv.headers.get('x-nds-warnings')!)), answer.warnings);
+    assert.equal((await csv.text()).trim().split('\n').length, 1);
+    const byValue = await list({ ...body, events: { ...body.events, by: 'value' } });
+    assert.match(byValue.warnings[0]!, /value values: "1" \(4\), "2" \(4\)/);
+  });
+
+  it('warns of a mapping key that matched nothing, of windows past the end, and of no recording at all', async () => {
+    const answer = await list({ recordings: { dataset: id, subject: '02', session: 'b' }, events: { mapping: { left: 'L', right: 'R', up: 'U' }, length_s: 1 } });
+    assert.equal(answer.windows.length, 3);
+    assert.deepEqual(answer.warnings, [
+      '"up" of the mapping matched no event by trial_type.',
+      '1 window of matched events fell past the start or end of its recording and was left out (check offset_s and length_s).',
+    ]);
+    const none = await list({ recordings: { dataset: 'nd999999', task: 'game' }, fixed: { length_s: 1 } });
+    assert.deepEqual(none.windows, []);
+    assert.deepEqual(none.warnings, ['No recording you may read matches the filters (dataset=nd999999, task=game); GET /recordings with the same filters lists what does.']);
+    const tooLong = await list({ recordings: { dataset: id, subject: '03' }, fixed: { length_s: 10 } });
+    assert.deepEqual(tooLong.warnings, ['2 of the 2 recordings are shorter than fixed.length_s (10 s) and give no window.']);
+    assert.deepEqual((await list({ recordings: { dataset: id, subject: '03' }, fixed: { length_s: 1 } })).warnings, []);
+  });
+
+  it('names each split left empty: one subject split 0.7/0.15/0.15 by subject fills only one', async () => {
+    const answer = await list({ recordings: { dataset: id, subject: '04' }, fixed: { length_s: 1 }, split: { by: 'subject', fractions: { train: 0.7, valid: 0.15, test: 0.15 }, seed: 42 } });
+    assert.ok(answer.windows.length > 0);
+    const used = new Set(answer.windows.map((w) => w.split));
+    assert.equal(used.size, 1);
+    const empty = (['train', 'valid', 'test'] as const).filter((s) => !used.has(s));
+    assert.deepEqual(
+      answer.warnings,
+      empty.map((s) => `Split "${s}" is empty: 1 subject cannot fill every split (train 0.7, valid 0.15, test 0.15); split by a finer unit (split.by "session" or "recording"), or select more subjects.`),
+    );
+    // By session, sub-04's two sessions fill two splits; a split asked with fraction 0 is not missed.
+    const two = await list({ recordings: { dataset: id, subject: '04' }, fixed: { length_s: 1 }, split: { by: 'session', fractions: { train: 0.5, valid: 0.5, test: 0 }, seed: 1 } });
+    assert.deepEqual(two.warnings, []);
+  });
+
+  it('takes integer labels and keeps them integers in JSON, NDJSON and CSV', async () => {
+    const body = { recordings: { dataset: id, subject: '02', session: 'b' }, events: { mapping: { left: 0, right: 1 }, length_s: 0.5 } };
+    const answer = await list(body);
+    assert.deepEqual(answer.windows.map((w) => w.label), [0, 1, 0, 1]);
+    const nd = await windows(body, undefined, 'application/x-ndjson');
+    assert.deepEqual((await nd.text()).trim().split('\n').slice(1).map((l) => (JSON.parse(l) as Win).label), [0, 1, 0, 1]);
+    const csv = await windows(body, undefined, 'text/csv');
+    assert.deepEqual((await csv.text()).trim().split('\n').slice(1).map((l) => l.split(',')[6]), ['0', '1', '0', '1']);
+    // A string label stays a string, and the two are different lists.
+    const strings = await list({ ...body, events: { ...body.events, mapping: { left: '0', right: '1' } } });
+    assert.deepEqual(strings.windows.map((w) => w.label), ['0', '1', '0', '1']);
+    assert.notEqual(strings.hash, answer.hash);
+    assert.equal((await windows({ ...body, events: { ...body.events, mapping: { left: 0.5 } } })).status, 400);
+  });
+
   it('lists no private recording for strangers, and refuses bodies that are not one kind of window', async () => {
     const body = { recordings: { dataset: privateId }, fixed: { length_s: 1 } };
     assert.equal((await list(body)).windows.length, 0);

@@ -7,9 +7,12 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
+
+from .identity import resolve_identity
 
 
 class NdsApiError(Exception):
@@ -19,6 +22,19 @@ class NdsApiError(Exception):
         super().__init__(f"{message} ({code}, HTTP {status})")
         self.status = status
         self.code = code
+
+
+class EmptyWindowListError(ValueError):
+    """`list_windows` found no window; `warnings` says why (the event types the recordings do have, empty splits).
+    Pass ``allow_empty=True`` to get the empty list instead."""
+
+    def __init__(self, warnings: List[str]):
+        super().__init__("the window list is empty: " + ("; ".join(warnings) if warnings else "no recording matched"))
+        self.warnings = warnings
+
+
+class WindowListWarning(UserWarning):
+    """A warning of the server about a window list that is not empty (a split left empty, a label that matched nothing)."""
 
 
 def _query(params: Dict[str, Any]) -> str:
@@ -34,13 +50,24 @@ def _query(params: Dict[str, Any]) -> str:
 
 
 class Client:
-    """One nds server. Holds no open connection, so it pickles (DataLoader workers, `spawn`)."""
+    """One nds server. Holds no open connection, so it pickles (DataLoader workers, `spawn`).
 
-    def __init__(self, base_url: str, api_key: Optional[str] = None, timeout: float = 60.0, retries: int = 3):
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
+    ``base_url`` left out: ``NDS_API_URL``, else the server ``nds auth login`` stored, else
+    ``http://localhost:8080``. ``api_key`` left out: ``NDS_API_KEY``, else the key stored for that server, else
+    none (public data only). ``url_source`` and ``key_source`` say where each came from.
+    """
+
+    def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, timeout: float = 60.0, retries: int = 3):
+        identity = resolve_identity(base_url, api_key)
+        self.base_url = identity.base_url
+        self.api_key = identity.api_key
+        self.url_source = identity.url_source
+        self.key_source = identity.key_source
         self.timeout = timeout
         self.retries = retries
+
+    def __repr__(self) -> str:
+        return f"Client({self.base_url!r}, key from {self.key_source or 'nowhere'})"
 
     def _request(self, path: str, body: Optional[dict] = None, accept: str = "application/json"):
         headers = {"accept": accept}
@@ -95,10 +122,21 @@ class Client:
         _, body = self._request(self.window_url(dataset_id, path, start_sample, n_samples, **options), accept="application/x-npy")
         return np.load(io.BytesIO(body), allow_pickle=False)
 
-    def list_windows(self, body: dict) -> dict:
-        """`POST /windows`: {hash, source_commits, windows: [...]}."""
+    def list_windows(self, body: dict, allow_empty: bool = False) -> dict:
+        """`POST /windows`: {hash, source_commits, windows: [...], warnings: [...]}.
+
+        An empty list raises `EmptyWindowListError` naming what the recordings do have (the event types of an
+        events mapping that matched nothing), unless ``allow_empty``; the warnings of a list that is not empty
+        (a split left empty, a mapping key that matched no event) are issued as `WindowListWarning`.
+        """
         _, answer = self._request("/windows", body=body)
-        return json.loads(answer)
+        listed = json.loads(answer)
+        notes = listed.get("warnings") or []
+        if not listed["windows"] and not allow_empty:
+            raise EmptyWindowListError(notes)
+        for note in notes:
+            warnings.warn(note, WindowListWarning, stacklevel=2)
+        return listed
 
     def events(self, dataset_id: str, path: str) -> List[dict]:
         _, body = self._request(f"/datasets/{dataset_id}/events?" + _query({"path": path}))

@@ -29,18 +29,28 @@ except ImportError:  # pragma: no cover - exercised where torch is absent
 
 
 class WindowDataset(_Base):  # type: ignore[misc, valid-type]
-    def __init__(self, windows: Sequence[dict], base_url: str, api_key: Optional[str] = None, *, channels: Optional[Sequence[str]] = None,
-                 channel_type: Optional[str] = None, rate: Optional[float] = None, prefetch: int = 8, retries: int = 3,
-                 cache_dir: Optional[str] = None, labels: Optional[Dict[str, int]] = None, merge: int = 32):
-        """`windows`: the `windows` of `Client.list_windows`; `labels` maps a label to a class index (yielded as `y`)."""
+    def __init__(self, windows: Sequence[dict], client: Optional[Client] = None, *, channels: Optional[Sequence[str]] = None,
+                 channel_type: Optional[str] = None, rate: Optional[float] = None, prefetch: int = 8, retries: Optional[int] = None,
+                 cache_dir: Optional[str] = None, labels: Optional[Dict[Any, int]] = None, merge: int = 32):
+        """`windows`: the `windows` of `Client.list_windows`; `client`: the `Client` that listed them, whose server
+        and key every read uses (left out: `Client()`, which finds them as the `nds` command does); `labels` maps
+        a label to a class index (yielded as `y`; integer labels of the mapping are yielded as they are).
+        Raises ValueError for an empty list: a loader over nothing would train on nothing without a word."""
+        if isinstance(client, str):
+            raise TypeError("WindowDataset(windows, client) takes the Client that listed the windows, not a URL: "
+                            "WindowDataset(windows, Client(url, api_key=...))")
         self.windows = [dict(w) for w in windows]
-        self.base_url = base_url
-        self.api_key = api_key
+        if not self.windows:
+            raise ValueError("WindowDataset of no windows: the window list is empty (see the warnings of list_windows)")
+        client = client if client is not None else Client()
+        self.base_url = client.base_url
+        self.api_key = client.api_key
+        self.timeout = client.timeout
         self.channels = list(channels) if channels else None
         self.channel_type = channel_type
         self.rate = rate
         self.prefetch = max(1, prefetch)
-        self.retries = retries
+        self.retries = client.retries if retries is None else retries
         self.cache_dir = cache_dir
         self.labels = labels
         self.merge = max(1, merge)
@@ -108,10 +118,12 @@ class WindowDataset(_Base):  # type: ignore[misc, valid-type]
         example: Dict[str, Any] = {"x": x, "index": index, "label": label if label is not None else ""}
         if self.labels is not None:
             example["y"] = self.labels[label]
+        elif isinstance(label, int) and not isinstance(label, bool):
+            example["y"] = label
         return example
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
-        client = Client(self.base_url, self.api_key, retries=self.retries)
+        client = Client(self.base_url, self.api_key, timeout=self.timeout, retries=self.retries)
         runs = self._runs(self._indices())
         with ThreadPoolExecutor(max_workers=self.prefetch) as pool:
             pending = []

@@ -1,4 +1,5 @@
 import collections
+import json
 import os
 
 import numpy as np
@@ -59,7 +60,7 @@ def _windows(server):
 
 def test_dataset_without_workers_yields_every_window_in_order(server, tmp_path):
     windows = _windows(server)
-    dataset = WindowDataset(windows, server["url"], channels=None, prefetch=4, cache_dir=str(tmp_path))
+    dataset = WindowDataset(windows, Client(server["url"]), channels=None, prefetch=4, cache_dir=str(tmp_path))
     seen = [example["index"] for example in dataset]
     assert seen == list(range(len(windows)))
     cached = len(os.listdir(tmp_path))
@@ -70,8 +71,8 @@ def test_dataset_without_workers_yields_every_window_in_order(server, tmp_path):
 
 def test_merged_reads_equal_one_request_a_window(server):
     windows = _windows(server)
-    merged = list(WindowDataset(windows, server["url"], channel_type="EEG", merge=32))
-    single = list(WindowDataset(windows, server["url"], channel_type="EEG", merge=1))
+    merged = list(WindowDataset(windows, Client(server["url"]), channel_type="EEG", merge=32))
+    single = list(WindowDataset(windows, Client(server["url"]), channel_type="EEG", merge=1))
     assert [e["index"] for e in merged] == [e["index"] for e in single] == list(range(len(windows)))
     for a, b in zip(merged, single):
         assert a["x"].shape == b["x"].shape and np.array_equal(a["x"], b["x"])
@@ -85,7 +86,7 @@ def test_dataloader_with_two_workers_yields_every_window_once_per_epoch(server, 
     windows = _windows(server)
     assert len(windows) > 20
     # The recordings have different montages: read every EEG channel of each.
-    dataset = WindowDataset(windows, server["url"], channel_type="EEG", prefetch=3)
+    dataset = WindowDataset(windows, Client(server["url"]), channel_type="EEG", prefetch=3)
     loader = DataLoader(dataset, batch_size=None, num_workers=2, multiprocessing_context=start_method, persistent_workers=True)
     for _epoch in range(2):
         counts = collections.Counter()
@@ -94,3 +95,90 @@ def test_dataloader_with_two_workers_yields_every_window_once_per_epoch(server, 
             assert isinstance(example["x"], torch.Tensor)
         assert sorted(counts) == list(range(len(windows)))
         assert set(counts.values()) == {1}
+
+
+def _private_windows(client, server):
+    return client.list_windows({"recordings": {"dataset": server["private_dataset"]}, "fixed": {"length_s": 0.25}})["windows"]
+
+
+def test_window_dataset_reads_a_private_dataset_with_the_key_of_its_client_in_every_worker(server):
+    # The loader once took its own api_key: a worker then read a private dataset without one (404).
+    torch = pytest.importorskip("torch")
+    from torch.utils.data import DataLoader
+
+    client = Client(server["url"], api_key=server["key"])
+    windows = _private_windows(client, server)
+    assert len(windows) > 0
+    loader = DataLoader(WindowDataset(windows, client, channel_type="EEG"), batch_size=8, num_workers=2, multiprocessing_context="spawn")
+    batches = list(loader)
+    assert len(batches) > 0 and sum(int(b["x"].shape[0]) for b in batches) == len(windows)
+    assert all(isinstance(b["x"], torch.Tensor) for b in batches)
+
+
+def _clean_env(monkeypatch, tmp_path):
+    for name in ("NDS_API_URL", "NDS_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+
+
+def _store_credentials(tmp_path, url, key):
+    folder = tmp_path / "nds"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "credentials.json").write_text(json.dumps({"api_url": url + "/", "api_key": key, "saved_at": "2026-11-27T00:00:00Z"}))
+
+
+def test_client_takes_url_and_key_from_the_environment_then_the_stored_credentials(server, monkeypatch, tmp_path):
+    _clean_env(monkeypatch, tmp_path)
+    bare = Client()
+    assert (bare.base_url, bare.api_key, bare.url_source, bare.key_source) == ("http://localhost:8080", None, "default", None)
+
+    _store_credentials(tmp_path, server["url"], server["key"])
+    stored = Client()
+    assert (stored.base_url, stored.url_source, stored.key_source) == (server["url"], "credentials", "credentials")
+    assert len(stored.list_recordings(dataset=server["private_dataset"])) == 1
+    assert len(_private_windows(stored, server)) > 0
+
+    monkeypatch.setenv("NDS_API_URL", server["url"])
+    monkeypatch.setenv("NDS_API_KEY", "nds_wrong")
+    env = Client()
+    assert (env.url_source, env.key_source, env.api_key) == ("NDS_API_URL", "NDS_API_KEY", "nds_wrong")
+    given = Client(server["url"], api_key=server["key"])
+    assert given.key_source == "given" and len(given.list_recordings(dataset=server["private_dataset"])) == 1
+
+    # A key goes only to its own server: neither NDS_API_KEY nor the stored key to another URL.
+    other = Client("http://127.0.0.1:9")
+    assert other.api_key is None
+
+
+def test_window_dataset_without_a_client_finds_the_stored_credentials(server, monkeypatch, tmp_path):
+    _clean_env(monkeypatch, tmp_path)
+    _store_credentials(tmp_path, server["url"], server["key"])
+    windows = _private_windows(Client(), server)
+    assert len(list(WindowDataset(windows, channel_type="EEG"))) == len(windows)
+    with pytest.raises(TypeError):
+        WindowDataset(windows, server["url"])
+
+
+def test_an_empty_window_list_raises_with_the_event_types_the_recordings_have(server):
+    from nds_client import EmptyWindowListError, WindowListWarning
+
+    client = Client(server["url"])
+    body = {"recordings": {"dataset": server["dataset"]}, "events": {"mapping": {"standard": 0, "target": 1}, "length_s": 0.5}}
+    with pytest.raises(EmptyWindowListError) as empty:
+        client.list_windows(body)
+    assert '"left"' in str(empty.value) and '"right"' in str(empty.value)
+    assert client.list_windows(body, allow_empty=True)["windows"] == []
+    with pytest.raises(ValueError):
+        WindowDataset([], client)
+    # One subject split three ways by subject: a warning for each empty split.
+    with pytest.warns(WindowListWarning, match='Split "'):
+        client.list_windows({"recordings": {"dataset": server["dataset"], "subject": "01"}, "fixed": {"length_s": 0.5},
+                             "split": {"by": "subject", "fractions": {"train": 0.7, "valid": 0.15, "test": 0.15}}})
+
+
+def test_integer_labels_stay_integers_and_become_y(server):
+    client = Client(server["url"])
+    windows = client.list_windows({"recordings": {"dataset": server["dataset"], "subject": "01"}, "events": {"mapping": {"left": 0, "right": 1}, "length_s": 0.25}})["windows"]
+    assert [w["label"] for w in windows] == [0, 1]
+    examples = list(WindowDataset(windows, client, channel_type="EEG"))
+    assert [e["y"] for e in examples] == [0, 1] and all(isinstance(e["y"], int) for e in examples)

@@ -1,0 +1,71 @@
+/**
+ * The mails of publication requests: to the administrators when an owner asks (with the recordings the last
+ * conversion could not convert, which a reviewer must see), and to the owner when the request is approved
+ * (with the DOI) or denied (with the reason).
+ */
+import type { ConversionFailure } from '../formats/zarr/conversion-failures.js';
+import type { MailMessage } from '../mail/mailer.js';
+
+interface RequestFacts {
+  id: number;
+  dataset_id: string;
+  dataset_name: string;
+  version: string;
+  requested_by_username: string | null;
+  message: string | null;
+}
+
+/** Most failed recordings a mail lists one by one; the rest are counted. */
+const LISTED = 20;
+
+export function failureLines(failures: readonly ConversionFailure[]): string[] {
+  const lines = failures.slice(0, LISTED).map((f) => `  ${f.path}: ${f.code}: ${f.reason}`);
+  if (failures.length > LISTED) lines.push(`  and ${failures.length - LISTED} more`);
+  return lines;
+}
+
+export function publicationRequestedMail(publicUrl: string, to: string, r: RequestFacts, failures: readonly ConversionFailure[]): MailMessage {
+  return {
+    to,
+    subject: `nds: ${r.requested_by_username ?? 'an owner'} asks to publish ${r.dataset_id} v${r.version}`,
+    text: [
+      `${r.requested_by_username ?? 'The owner'} asks to publish ${r.dataset_id} "${r.dataset_name}", version ${r.version} (request ${r.id}).`,
+      ...(r.message ? ['', 'Their message:', ...r.message.split('\n').map((l) => `    ${l}`)] : []),
+      ...(failures.length
+        ? ['', `Warning: ${failures.length} recording${failures.length === 1 ? '' : 's'} of this dataset could not be converted:`, ...failureLines(failures)]
+        : []),
+      '',
+      `The dataset: ${publicUrl}/datasets/${r.dataset_id}`,
+      `Approve or deny it (with a reason) on ${publicUrl}/admin`,
+      `or in a terminal: npx nds admin publish approve ${r.id}`,
+      `                  npx nds admin publish deny ${r.id} --reason "..."`,
+    ].join('\n'),
+  };
+}
+
+export function publicationApprovedMail(publicUrl: string, to: string, r: RequestFacts, doi: string | null): MailMessage {
+  return {
+    to,
+    subject: `nds: ${r.dataset_id} v${r.version} is published`,
+    text: [
+      `Your request ${r.id} is approved: ${r.dataset_id} "${r.dataset_name}", version ${r.version}, is public now.`,
+      ...(doi ? [`Its DOI: ${doi}`] : []),
+      '',
+      `${publicUrl}/datasets/${r.dataset_id}`,
+    ].join('\n'),
+  };
+}
+
+export function publicationDeniedMail(publicUrl: string, to: string, r: RequestFacts, reason: string): MailMessage {
+  return {
+    to,
+    subject: `nds: publication of ${r.dataset_id} v${r.version} was denied`,
+    text: [
+      `Your request ${r.id} to publish ${r.dataset_id} "${r.dataset_name}", version ${r.version}, was denied, for this reason:`,
+      '',
+      ...reason.split('\n').map((line) => `    ${line}`),
+      '',
+      `Fix what it says and request publication again: ${publicUrl}/datasets/${r.dataset_id}/settings`,
+    ].join('\n'),
+  };
+}
