@@ -25,6 +25,7 @@ import { emptyHooks, type Deps } from './deps.js';
 import { edgePurger } from './gateway/edge-purge.js';
 import { createGateway, type Gateway } from './gateway/gateway.js';
 import type { DropChannel } from './gateway/relayed-cache.js';
+import { VisibilityGate } from './gateway/visibility-gate.js';
 import type { ServerDeps } from './http/app-env.js';
 import { createMailer, noMailer } from './mail/mailer.js';
 import { openObjectStore } from './objects/open-object-store.js';
@@ -141,12 +142,14 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   const { deps, keyCache } = opened;
   registerConversionHooks(deps);
   const gateway = openGateway(opened);
+  const objectVisibility = new VisibilityGate(deps.db, () => deps.clock.now().getTime());
+  deps.hooks.datasetVisibilityChanged.push((id) => objectVisibility.forget(id));
   // Copies converted before the recording catalogue existed are catalogued once, in the background.
   const backfill = backfillCatalogue(deps);
   opened.closers.push(() => backfill.then(() => undefined));
   return {
     opened,
-    deps: { ...deps, keyCache: keyCache!, signInLimits: createSignInLimits(deps.clock), deviceLimits: createDeviceLimits(deps.clock), gateway, ownerSetup: new OwnerSetup(deps.clock) },
+    deps: { ...deps, keyCache: keyCache!, signInLimits: createSignInLimits(deps.clock), deviceLimits: createDeviceLimits(deps.clock), gateway, objectVisibility, ownerSetup: new OwnerSetup(deps.clock) },
   };
 }
 
