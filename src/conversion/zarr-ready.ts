@@ -1,7 +1,9 @@
 /**
  * The completion callback (`POST /webhooks/zarr-ready`): records a conversion's outcome in the dataset's
  * `zarr_*` fields, then has stale cached metadata purged. Replays are harmless, and a callback for a commit
- * older than the recorded one does not move the fields back.
+ * older than the recorded one does not move the fields back. The objects a conversion of a public dataset
+ * wrote (untagged, so not public) are then opened at the store's public base: the stores it converted and
+ * `index.json` when it is ready, the whole copy when it failed half-way (`copy-exposure.ts`).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +11,7 @@ import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { findDatasetRow, setZarrReady, setZarrStatus } from '../datasets/dataset-queries.js';
 import { isAncestor } from '../git/run-git.js';
+import { sweepCopy, wantCopySweep } from './copy-exposure.js';
 
 export interface ZarrReadyPayload {
   dataset_id: string;
@@ -52,6 +55,12 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload): Pr
     await setZarrReady(db, dataset.id, { commit: payload.commit, storeCount: payload.store_count ?? 0, indexEtag: payload.index_etag ?? null }, now);
   } else {
     await setZarrStatus(db, dataset.id, payload.status, now);
+  }
+
+  if (payload.status !== 'converting' && dataset.visibility === 'public') {
+    const scope = payload.status === 'ready' ? ['index.json', ...(payload.converted ?? []).map((z) => `${z}/`)] : null;
+    await wantCopySweep(deps, dataset.id, scope);
+    await sweepCopy(deps, dataset.id);
   }
 
   if (payload.status !== 'ready') return { applied: true, purged: [] };

@@ -10,6 +10,7 @@ import * as conversionJobs from './2026-11-23-0301-conversion-jobs.js';
 import * as datasetSearch from './2026-11-23-0400-dataset-search.js';
 import * as publication from './2026-11-23-0401-publication.js';
 import * as recordings from './2026-11-24-2200-recordings.js';
+import * as copyExposures from './2026-11-27-1630-copy-exposures.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23-0400-dataset-search': datasetSearch,
   '2026-11-23-0401-publication': publication,
   '2026-11-24-2200-recordings': recordings,
+  '2026-11-27-1630-copy-exposures': copyExposures,
 };
