@@ -86,12 +86,14 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
 async function getObject(c: Context<AppEnv>): Promise<Response> {
   const { objects } = c.var.deps;
   const key = keyOf(c);
-  await authorizeRead(c, key);
+  const reach = await authorizeRead(c, key);
   const info = await objects.head(key);
   if (!info) throw noObject(key);
   const range = parseSingleRange(c.req.header('range'), info.size);
+  // What only some may read is never kept by a shared cache (a session cookie does not stop one).
+  const privacy: Record<string, string> = reach === 'credentialed' ? { 'Cache-Control': 'private, no-store' } : {};
   if (range === 'unsatisfiable') {
-    return c.body(null, 416, { 'Content-Range': `bytes */${info.size}` });
+    return c.body(null, 416, { 'Content-Range': `bytes */${info.size}`, ...privacy });
   }
   const found = await objects.get(key, range ?? undefined);
   if (!found) throw noObject(key);
@@ -100,6 +102,7 @@ async function getObject(c: Context<AppEnv>): Promise<Response> {
     'Accept-Ranges': 'bytes',
     ETag: info.etag,
     'Content-Length': String(range ? range.end - range.start + 1 : info.size),
+    ...privacy,
   };
   if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`;
   return c.body(Readable.toWeb(found.body) as ReadableStream, range ? 206 : 200, headers);
@@ -110,21 +113,23 @@ function noObject(key: string): NdsError {
 }
 
 /**
- * Lets a read through, or throws what an unknown id gets: for a Zarr copy the 404 of a missing object (so a
- * private copy cannot be told from no copy), for anything else 403 `signature_invalid`.
+ * Lets a read through, saying whether anyone may read the object (`public`: a public dataset's copy) or only
+ * this request's credential or caller; or throws what an unknown id gets: for a Zarr copy the 404 of a
+ * missing object (so a private copy cannot be told from no copy), for anything else 403 `signature_invalid`.
  */
-async function authorizeRead(c: Context<AppEnv>, key: string): Promise<void> {
+async function authorizeRead(c: Context<AppEnv>, key: string): Promise<'public' | 'credentialed'> {
   const { db, objectVisibility } = c.var.deps;
   const [, datasetId, copy] = DATASET_KEY.exec(key) ?? [];
   const inCopy = copy !== undefined;
   // The public copy first: no credential is looked at, nothing is queried once the answer is remembered.
-  if (datasetId !== undefined && inCopy && (await objectVisibility.isPublic(datasetId))) return;
+  if (datasetId !== undefined && inCopy && (await objectVisibility.isPublic(datasetId))) return 'public';
   const reader = await readerOf(c, key, datasetId, inCopy);
   const refused = () => (inCopy ? noObject(key) : new NdsError('signature_invalid'));
   if (reader === undefined) throw refused();
   // A key of no dataset (none is written today) is read with a signature alone, as the store signed it.
-  if (datasetId === undefined) return;
+  if (datasetId === undefined) return 'credentialed';
   if (reader.user === undefined || !(await mayStillRead(db, datasetId, reader.user))) throw refused();
+  return 'credentialed';
 }
 
 /**

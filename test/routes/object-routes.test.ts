@@ -98,6 +98,7 @@ describe('/objects of a private copy', () => {
     for (const [who, id, headers] of readers) {
       const r = await get(id, CHUNK, headers);
       assert.equal(r.status, 200, who);
+      assert.equal(r.headers.get('cache-control'), 'private, no-store', `${who}: kept by no shared cache`);
       assert.deepEqual(Buffer.from(await r.arrayBuffer()), chunk, who);
       const ranged = await get(id, CHUNK, { ...headers, range: 'bytes=10-19' });
       assert.equal(ranged.status, 206, who);
