@@ -3,7 +3,8 @@
  * `zarr_*` fields, then has stale cached metadata purged. Replays are harmless, and a callback for a commit
  * older than the recorded one does not move the fields back. The objects a conversion of a public dataset
  * wrote (untagged, so not public) are then opened at the store's public base: the stores it converted and
- * `index.json` when it is ready, the whole copy when it failed half-way (`copy-exposure.ts`).
+ * `index.json` when it is ready, the whole copy when it failed half-way; a private copy's `index.json` is
+ * checked to name no `data_base` and to be closed (`copy-exposure.ts`).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -57,8 +58,10 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload): Pr
     await setZarrStatus(db, dataset.id, payload.status, now);
   }
 
-  if (payload.status !== 'converting' && dataset.visibility === 'public') {
-    const scope = payload.status === 'ready' ? ['index.json', ...(payload.converted ?? []).map((z) => `${z}/`)] : null;
+  if (payload.status === 'failed' || payload.status === 'ready') {
+    // A private copy's new index is settled too (no data_base, not public-read), whoever wrote it.
+    const scope =
+      dataset.visibility !== 'public' ? ['index.json'] : payload.status === 'ready' ? ['index.json', ...(payload.converted ?? []).map((z) => `${z}/`)] : null;
     await wantCopySweep(deps, dataset.id, scope);
     await sweepCopy(deps, dataset.id);
   }

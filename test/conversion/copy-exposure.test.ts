@@ -13,6 +13,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GetObjectCommand, PutBucketPolicyCommand, S3Client } from '@aws-sdk/client-s3';
 import { startCopySweeper } from '../../src/conversion/copy-exposure.js';
+import { findSweepWant } from '../../src/conversion/copy-exposure-queries.js';
+import { recordZarrReady } from '../../src/conversion/zarr-ready.js';
 import { updateDatasetFields } from '../../src/datasets/dataset-queries.js';
 import { parseS3Url } from '../../src/objects/s3-object-store.js';
 import { publicReadPolicy } from '../../src/objects/public-read.js';
@@ -162,24 +164,40 @@ for (const variant of storeVariants) {
       assert.equal(await dataBase(), null);
     });
 
+    /** A process that died holding the copy's lease: no sweep runs until it expires, a minute on. */
+    async function deadHolder(): Promise<void> {
+      await server.deps.db.updateTable('copy_exposures').set({ lease_holder: 'dead', lease_until: new Date(server.clock.now().getTime() + 60_000) }).where('dataset_id', '=', id).execute();
+    }
+
+    /** Until every wanted sweep of the copy is done (by whichever sweeper holds it). */
+    async function settled(): Promise<void> {
+      for (let i = 0; i < 200; i++) {
+        const want = await findSweepWant(server.deps.db, id);
+        if (want && want.doneSeq >= want.wantSeq) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.fail('the wanted sweep was not done within 20 s');
+    }
+
     it('finishes at start-up a sweep that a crash interrupted, in either direction, once its lease has expired', async () => {
-      // Published, then the process died before its sweep: the visibility is public, the copy is still closed.
+      // Published, and the process died before its sweep: the visibility is public, the copy still closed.
+      await deadHolder();
       await updateDatasetFields(server.deps.db, id, { visibility: 'public' }, server.clock.now());
       await assertClosed('public, not swept yet');
-      // A dead process held the copy's lease: it is left alone until the lease expires.
-      await server.deps.db.updateTable('copy_exposures').set({ lease_holder: 'dead', lease_until: new Date(server.clock.now().getTime() + 60_000) }).where('dataset_id', '=', id).execute();
       const early = startCopySweeper(server.deps, 3_600_000);
       await early.tick();
       await early.stop();
-      await assertClosed('a live lease of another holder');
+      await assertClosed('the lease of a dead holder, not expired yet');
       server.clock.advance(61_000);
       const sweeper = startCopySweeper(server.deps, 3_600_000);
       await sweeper.tick();
       await sweeper.stop();
+      await settled();
       await assertOpen('swept at start-up');
       assert.notEqual(await dataBase(), null);
 
-      // Made private, then the process died: the start-up sweep closes it.
+      // Made private, and the process died: the start-up sweep closes it.
+      await deadHolder();
       await updateDatasetFields(server.deps.db, id, { visibility: 'private' }, server.clock.now());
       if (anonymous) await assertOpen('private, not swept yet');
       // Without the hook of this process, /objects answers "public" from memory for 60 s at most.
@@ -187,8 +205,20 @@ for (const variant of storeVariants) {
       const again = startCopySweeper(server.deps, 3_600_000);
       await again.tick();
       await again.stop();
+      await settled();
       await assertClosed('swept at start-up');
       assert.equal(await dataBase(), null);
+    });
+
+    it("settles a private copy's index.json that another runner wrote public, when it reports ready", async () => {
+      const index = JSON.parse((await stored(keys.index)).toString()) as Record<string, unknown>;
+      await server.deps.objects.put(keys.index, JSON.stringify({ ...index, data_base: 'https://runner.example/copy' }), { contentType: 'application/json', publicRead: true });
+      if (anonymous) assert.equal((await publicRead(keys.index)).status, 200, 'written public by the runner');
+      const commit = index.source_commit as string;
+      await recordZarrReady(server.deps, { dataset_id: id, status: 'ready', commit, store_count: 1, converted: [] });
+      await settled();
+      assert.equal(await dataBase(), null);
+      await assertClosed('after the report');
     });
   });
 }
