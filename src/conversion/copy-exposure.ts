@@ -202,9 +202,16 @@ export function startCopySweeper(deps: ExposureDeps, intervalMs: number): CopySw
   const tick = () => {
     running = running.then(async () => {
       try {
-        for (const id of await listDueSweeps(deps.db, deps.clock.now(), 100)) {
-          if (stopped) return;
-          await sweepCopy(deps, id);
+        // Every due copy once a round, a hundred at a time (after an upgrade, every converted copy is due).
+        const tried = new Set<string>();
+        for (;;) {
+          const due = (await listDueSweeps(deps.db, deps.clock.now(), 100 + tried.size)).filter((id) => !tried.has(id));
+          if (due.length === 0) return;
+          for (const id of due) {
+            if (stopped) return;
+            tried.add(id);
+            await sweepCopy(deps, id);
+          }
         }
       } catch (err) {
         deps.log.warn({ err }, 'copy sweeper could not list due sweeps');
