@@ -78,28 +78,29 @@ function takeLease(deps: ExposureDeps, datasetId: string, holder: string): Promi
  */
 export async function sweepCopy(deps: ExposureDeps, datasetId: string, options: { waitMs?: number } = {}): Promise<void> {
   try {
-    const want = await findSweepWant(deps.db, datasetId);
-    if (!want || want.wantSeq <= want.doneSeq) return;
-    const holder = randomUUID();
     const deadline = Date.now() + (options.waitMs ?? 0);
     for (;;) {
+      const want = await findSweepWant(deps.db, datasetId);
+      if (!want || want.wantSeq <= want.doneSeq) return;
+      const holder = randomUUID();
       const taken = await takeLease(deps, datasetId, holder);
       if (taken === undefined) return;
-      if (taken) break;
-      const now = await findSweepWant(deps.db, datasetId);
-      if (!now || now.doneSeq >= want.wantSeq) return;
+      if (taken) {
+        try {
+          await sweepWhileWanted(deps, datasetId, async () => {
+            if ((await takeLease(deps, datasetId, holder)) !== true) throw new Error(`the lease of ${datasetId}'s copy was lost`);
+          });
+        } finally {
+          await releaseCopyLease(deps.db, datasetId, holder);
+        }
+        // A want that came while the lease was being given back finds nobody holding it: look again.
+        continue;
+      }
       if (Date.now() >= deadline) {
         if (options.waitMs) deps.log.warn({ dataset: datasetId }, 'copy sweep still held by another process; its holder or the sweeper finishes it');
         return;
       }
       await sleep(POLL_MS);
-    }
-    try {
-      await sweepWhileWanted(deps, datasetId, async () => {
-        if ((await takeLease(deps, datasetId, holder)) !== true) throw new Error(`the lease of ${datasetId}'s copy was lost`);
-      });
-    } finally {
-      await releaseCopyLease(deps.db, datasetId, holder);
     }
   } catch (err) {
     deps.log.warn({ err, dataset: datasetId }, 'copy sweep failed; it is tried again');
