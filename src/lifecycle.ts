@@ -12,6 +12,7 @@ import { KeyCache } from './accounts/key-cache.js';
 import { createDeviceLimits } from './accounts/device-limits.js';
 import { createSignInLimits } from './accounts/sign-in-limits.js';
 import { OwnerSetup } from './accounts/owner-setup.js';
+import { startCopySweeper, sweepCopy } from './conversion/copy-exposure.js';
 import { startWorker, type RunningWorker } from './conversion/worker.js';
 import { systemClock, type Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
@@ -28,6 +29,7 @@ import { emptyHooks, type Deps } from './deps.js';
 import { edgePurger } from './gateway/edge-purge.js';
 import { createGateway, type Gateway } from './gateway/gateway.js';
 import type { DropChannel } from './gateway/relayed-cache.js';
+import { VisibilityGate } from './gateway/visibility-gate.js';
 import type { ServerDeps } from './http/app-env.js';
 import { createMailer, noMailer } from './mail/mailer.js';
 import { openObjectStore } from './objects/open-object-store.js';
@@ -154,11 +156,23 @@ export async function openRateLimits(opened: OpenedDeps): Promise<RateLimits> {
   return limits;
 }
 
+/** How long a visibility change waits for another process's sweep of the same copy to finish. */
+const COPY_SWEEP_WAIT_MS = 10 * 60_000;
+/** How often `nds serve` looks for copy sweeps that a crash or a failure left undone. */
+const COPY_SWEEPER_INTERVAL_MS = 30_000;
+
 /** Everything `nds serve` runs on: the deps, the key cache, rate limits, the gateway, and the conversion hooks. */
 export async function openServerDeps(options: OpenOptions): Promise<{ opened: OpenedDeps; deps: ServerDeps }> {
   const opened = await openDeps(options, PROCESS_PARTS.serve);
   const { deps, keyCache } = opened;
   registerConversionHooks(deps);
+  // A dataset made private is refused by /objects here at once, then its copy is closed at the store's
+  // public base (the change answers only then), then the gateway drops what it cached; published, the same.
+  const objectVisibility = new VisibilityGate(deps.db, () => deps.clock.now().getTime());
+  deps.hooks.datasetVisibilityChanged.push((id) => objectVisibility.forget(id));
+  deps.hooks.datasetVisibilityChanged.push((id) => sweepCopy(deps, id, { waitMs: COPY_SWEEP_WAIT_MS }));
+  const sweeper = startCopySweeper(deps, COPY_SWEEPER_INTERVAL_MS);
+  opened.closers.push(() => sweeper.stop());
   const gateway = openGateway(opened);
   const rateLimits = await openRateLimits(opened);
   // Copies converted before the recording catalogue existed are catalogued once, in the background.
@@ -173,6 +187,7 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
       signInLimits: createSignInLimits(rateLimits),
       deviceLimits: createDeviceLimits(rateLimits),
       gateway,
+      objectVisibility,
       ownerSetup: new OwnerSetup(deps.clock),
       mcpLimits: createMcpLimits(rateLimits),
     },

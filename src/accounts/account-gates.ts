@@ -11,6 +11,11 @@ export function assertAccountUsable(user: User): void {
   if (user.status === 'pending') throw new NdsError('account_pending');
 }
 
+/** Whether an account may act at all (`assertAccountUsable` would let it through). */
+export function isAccountUsable(user: User): boolean {
+  return user.status !== 'revoked' && user.status !== 'pending' && !user.identity_conflict;
+}
+
 const roleRank = { member: 0, admin: 1, owner: 2 } as const;
 
 export function hasRole(user: User, role: keyof typeof roleRank): boolean {

@@ -16,6 +16,10 @@ export function findUserByUsername(db: Kysely<Database>, username: string): Prom
   return db.selectFrom('users').selectAll().where('username', '=', username.toLowerCase()).executeTakeFirst();
 }
 
+export function findUserById(db: Kysely<Database>, id: number): Promise<User | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 export function findUserByEmail(db: Kysely<Database>, email: string): Promise<User | undefined> {
   return db.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
 }

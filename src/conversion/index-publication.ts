@@ -1,12 +1,17 @@
 /**
  * The last step of a conversion: write the new `index.json` (after every store it names), then report the
  * copy ready, which records it on the dataset and has the stale cached metadata purged (`hooks.zarrChanged`).
- * Until the index is written, readers keep the previous index and its stores.
+ * Until the index is written, readers keep the previous index and its stores. The index is written holding
+ * the copy's lease (`copy-exposure.ts`), so no sweep rewrites it meanwhile, and it names a public `data_base`
+ * (and is public-read) only when the dataset is public at that moment.
  */
 import type { Deps } from '../deps.js';
+import { datasetVisibility } from '../datasets/dataset-queries.js';
+import { publicDataBase, withCopyLease } from './copy-exposure.js';
 import { buildStoreIndex, type IndexFailure, type IndexStore, type StoreIndexEntry } from '../formats/zarr/store-index.js';
 import { writeStoreIndex } from '../formats/zarr/store-index-object.js';
 import { reportZarrReady } from './zarr-ready-report.js';
+import { NdsError } from '../core/errors.js';
 import { syncCatalogue } from '../recordings/catalogue-sync.js';
 
 export interface JobResult {
@@ -30,29 +35,26 @@ export interface NewIndex {
   removed: string[];
 }
 
-/**
- * Where the copy's objects can be read without the gateway: ZARR_PUBLIC_BASE_URL when set (a CDN, a bucket
- * website), else the object store's own public base: the folder store's `/objects/` route of this server,
- * which serves the Zarr copy to anyone, or the S3 bucket's path-style URL (public when the bucket is).
- */
-export function publicDataBase(deps: Pick<Deps, 'config' | 'objects'>, datasetId: string): string {
-  const { config, objects } = deps;
-  if (config.zarrPublicBaseUrl) return `${config.zarrPublicBaseUrl}/${datasetId}/zarr`;
-  return objects.publicUrl(`${datasetId}/zarr`);
-}
+/** How long the index waits for a sweep of the same copy to let go of it. */
+const INDEX_LEASE_WAIT_MS = 10 * 60_000;
 
 export async function publishIndex(deps: Deps, next: NewIndex): Promise<JobResult> {
   const { config } = deps;
-  const index = buildStoreIndex({
-    datasetId: next.datasetId,
-    contractBase: `${config.zarrCacheBaseUrl}/${next.datasetId}/zarr`,
-    dataBase: publicDataBase(deps, next.datasetId),
-    sourceCommit: next.commit,
-    stores: next.stores,
-    failures: next.failures,
-    now: deps.clock.now(),
+  const published = await withCopyLease(deps, next.datasetId, INDEX_LEASE_WAIT_MS, async () => {
+    const isPublic = (await datasetVisibility(deps.db, next.datasetId)) === 'public';
+    const built = buildStoreIndex({
+      datasetId: next.datasetId,
+      contractBase: `${config.zarrCacheBaseUrl}/${next.datasetId}/zarr`,
+      dataBase: isPublic ? publicDataBase(deps, next.datasetId) : null,
+      sourceCommit: next.commit,
+      stores: next.stores,
+      failures: next.failures,
+      now: deps.clock.now(),
+    });
+    return { index: built, written: await writeStoreIndex(deps.objects, next.datasetId, built, { publicRead: isPublic }) };
   });
-  const written = await writeStoreIndex(deps.objects, next.datasetId, index);
+  if (!published) throw new NdsError('dataset_not_found', { message: `Dataset ${next.datasetId} was deleted during its conversion.` });
+  const { index, written } = published;
   // The recording catalogue follows the index it was read from; a failure leaves the rows of the previous
   // copy (the next conversion or the startup backfill mends them) and never fails the conversion.
   try {

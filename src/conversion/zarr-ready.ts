@@ -1,7 +1,10 @@
 /**
  * The completion callback (`POST /webhooks/zarr-ready`): records a conversion's outcome in the dataset's
  * `zarr_*` fields, then has stale cached metadata purged. Replays are harmless, and a callback for a commit
- * older than the recorded one does not move the fields back.
+ * older than the recorded one does not move the fields back. The objects a conversion of a public dataset
+ * wrote (untagged, so not public) are then opened at the store's public base: the stores it converted and
+ * `index.json` when it is ready, the whole copy when it failed half-way; a private copy's `index.json` is
+ * checked to name no `data_base` and to be closed (`copy-exposure.ts`).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +12,7 @@ import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { findDatasetRow, setZarrReady, setZarrStatus } from '../datasets/dataset-queries.js';
 import { isAncestor } from '../git/run-git.js';
+import { sweepCopy, wantCopySweep } from './copy-exposure.js';
 
 export interface ZarrReadyPayload {
   dataset_id: string;
@@ -53,6 +57,14 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload): Pr
   } else {
     // A failure's reason is shown to the dataset's owner (`zarr_error`): senders write it for them.
     await setZarrStatus(db, dataset.id, payload.status, now, payload.error?.slice(0, 2000));
+  }
+
+  if (payload.status === 'failed' || payload.status === 'ready') {
+    // A private copy's new index is settled too (no data_base, not public-read), whoever wrote it.
+    const scope =
+      dataset.visibility !== 'public' ? ['index.json'] : payload.status === 'ready' ? ['index.json', ...(payload.converted ?? []).map((z) => `${z}/`)] : null;
+    await wantCopySweep(deps, dataset.id, scope);
+    await sweepCopy(deps, dataset.id);
   }
 
   if (payload.status !== 'ready') return { applied: true, purged: [] };

@@ -3,12 +3,13 @@
  * they get `dataset_not_found` (404), never 403, so a private id cannot be probed.
  */
 import type { Kysely } from 'kysely';
-import { hasRole } from '../accounts/account-gates.js';
+import { hasRole, isAccountUsable } from '../accounts/account-gates.js';
+import { findUserById } from '../accounts/users.js';
 import type { User } from '../db/accounts-tables.js';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
-import { findDatasetWithOwner, type Dataset } from './dataset-queries.js';
+import { findDatasetRow, findDatasetWithOwner, type Dataset } from './dataset-queries.js';
 
 export const DATASET_ID = /^(nd|sb)\d{6}$/;
 
@@ -39,6 +40,23 @@ export async function visibleDataset(db: Kysely<Database>, id: string, user: Use
   const dataset = await findDataset(db, id);
   if (!dataset || !canSee(user, dataset)) throw notFound(id);
   return dataset;
+}
+
+/**
+ * Whether a credential minted for `userId` (null: minted for anyone) reads dataset `id` now: the dataset
+ * exists and `canSee` lets the account, as it is now, see it. A revoked, pending or conflicted account reads
+ * what anyone reads. Download credentials, signed read URLs and read grants carry the account they were
+ * minted for and ask this on every use, so none outlives the dataset's publicity, its existence or its
+ * holder's access.
+ */
+export async function mayStillRead(db: Kysely<Database>, id: string, userId: number | null): Promise<boolean> {
+  if (!DATASET_ID.test(id)) return false;
+  const dataset = await findDatasetRow(db, id);
+  if (!dataset) return false;
+  if (dataset.visibility === 'public') return true;
+  if (userId === null) return false;
+  const user = await findUserById(db, userId);
+  return !!user && isAccountUsable(user) && canSee(user, dataset);
 }
 
 /** The dataset when `user` owns it or is an admin; a visible dataset of someone else answers 403. */

@@ -229,6 +229,14 @@ export async function setZarrReady(db: Kysely<Database>, id: string, ready: { co
 }
 
 /**
+ * Moves the recorded entity tag of `index.json` from `from` to `to` (a sweep rewrote its `data_base`); a
+ * conversion that recorded another one since keeps its own.
+ */
+export async function replaceZarrIndexEtag(db: Kysely<Database>, id: string, from: string, to: string): Promise<void> {
+  await db.updateTable('datasets').set({ zarr_index_etag: to }).where('id', '=', id).where('zarr_index_etag', '=', from).execute();
+}
+
+/**
  * The ids of the datasets a viewer may read, as a subquery for other tables' filters (`where dataset_id in
  * (...)`): public ones and the viewer's own; `undefined` for an admin, who may read every dataset.
  */

@@ -1,13 +1,13 @@
 /**
  * The git-lfs batch API of a hosted repository (git-lfs `docs/api/batch.md`): a git-lfs client names objects
- * by SHA-256 and size, and gets for each a presigned URL of the dataset's content object
- * `<id>/objects/<sha256>`, the same object `nds datasets upload` fills and conversions read. Only the
+ * by SHA-256 and size, and gets for each a signed URL of the dataset's content object
+ * `<id>/objects/<sha256>` (a read URL of this server for a download, the store's presigned PUT for an upload), the same object `nds datasets upload` fills and conversions read. Only the
  * `basic` transfer is offered; the object store checks every upload's size and hash, so a pointer can only
  * ever name its own bytes.
  */
 import type { Deps } from '../deps.js';
 import { contentKey } from './manifest.js';
-import { mapLimit, UPLOAD_URL_TTL_S, uploadUrls } from './uploads.js';
+import { mapLimit, readUrl, UPLOAD_URL_TTL_S, uploadUrls } from './uploads.js';
 
 export const LFS_MEDIA_TYPE = 'application/vnd.git-lfs+json';
 export const LFS_URL_TTL_S = UPLOAD_URL_TTL_S;
@@ -43,15 +43,18 @@ function actionHeaders(headers: Record<string, string>): Record<string, string> 
   return kept.length > 0 ? Object.fromEntries(kept) : undefined;
 }
 
-/** Download actions: a presigned GET of each stored object; a 404 error for an object the store lacks. */
-export async function lfsDownloads(deps: Pick<Deps, 'objects'>, datasetId: string, objects: LfsObjectRequest[]): Promise<LfsBatchAnswer> {
+/**
+ * Download actions: a signed read URL of each stored object (served by this server, honoured while `userId`,
+ * null for anyone, may still read the dataset); a 404 error for an object the store lacks.
+ */
+export async function lfsDownloads(deps: Pick<Deps, 'objects' | 'config' | 'clock'>, datasetId: string, userId: number | null, objects: LfsObjectRequest[]): Promise<LfsBatchAnswer> {
   const answers = await mapLimit(objects, 16, async ({ oid, size }): Promise<LfsObjectAnswer> => {
     const key = contentKey(datasetId, oid);
     const stored = await deps.objects.head(key);
     if (!stored) return { oid, size, error: { code: 404, message: `Object ${oid} is not stored for ${datasetId}.` } };
     if (stored.size !== size) return { oid, size, error: { code: 422, message: `Object ${oid} has ${stored.size} bytes, not ${size}.` } };
-    const signed = await deps.objects.presignGet(key, { expiresIn: LFS_URL_TTL_S });
-    return { oid, size, authenticated: true, actions: { download: { href: signed.url, header: actionHeaders(signed.headers), expires_in: LFS_URL_TTL_S } } };
+    const signed = readUrl(deps, key, userId, LFS_URL_TTL_S);
+    return { oid, size, authenticated: true, actions: { download: { href: signed.url, expires_in: LFS_URL_TTL_S } } };
   });
   return { transfer: 'basic', objects: answers, hash_algo: 'sha256' };
 }

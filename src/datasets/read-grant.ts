@@ -1,21 +1,19 @@
 /**
- * Read grants: short-lived tokens that let a browser read a private dataset's Zarr copy through the gateway
- * (the owner's and admins' private previews). A grant is signed, never stored: an HMAC with the server's
- * object signing secret over the dataset id, the expiry and the dataset's visibility when it was issued.
+ * Read grants: short-lived tokens that let a browser read a dataset's Zarr copy through the gateway or
+ * `/objects/` (the owner's and admins' private previews). A grant is signed, never stored: an HMAC with the
+ * server's object signing secret over the dataset id, the expiry and the account it was issued to (`-`
+ * when issued to someone not signed in, for a public dataset).
  *
- * A grant issued for a private dataset (only its owner and admins can get one) reads it while it exists.
- * A grant issued while the dataset was public names `public`, and the gateway honours only `private`
- * grants: so a stranger's grant for a public dataset reads nothing once the dataset is made private, and no
- * grant reads a deleted dataset (the gateway checks the dataset's current state on every read).
+ * A grant reads its dataset only while that account may read it (`dataset-access.ts` `mayStillRead`, asked
+ * at every use): a grant a stranger got while the dataset was public reads nothing once it is private, no
+ * grant reads a deleted dataset, and an owner or admin who loses access loses their grants with it.
  */
 import type { User } from '../db/accounts-tables.js';
 import type { Config } from '../core/config.js';
 import type { Deps } from '../deps.js';
 import { objectUrlSigner } from '../objects/signing-secret.js';
 import { sameText } from '../objects/object-url-signer.js';
-import { visibleDataset } from './dataset-access.js';
-import { DATASET_ID } from './dataset-access.js';
-import { datasetVisibility } from './dataset-queries.js';
+import { DATASET_ID, mayStillRead, visibleDataset } from './dataset-access.js';
 
 /** How long a grant reads: long enough for a viewing session's refresh cycle, short enough to leak little. */
 export const READ_GRANT_SECONDS = 600;
@@ -27,19 +25,23 @@ export interface ReadGrant {
   expiresAt: Date;
 }
 
-type Scope = 'private' | 'public';
+/** What a valid grant says: which dataset, and for whom (null: anyone). */
+export interface ReadGrantClaims {
+  datasetId: string;
+  user: number | null;
+}
 
 type SigningConfig = Pick<Config, 'dataDir' | 'objectSigningSecret'>;
 
-function signature(config: SigningConfig, datasetId: string, expires: number, scope: Scope): string {
-  return objectUrlSigner({ dataDir: config.dataDir, objectSigningSecret: config.objectSigningSecret }).mac(['read-grant', datasetId, expires, scope].join('\n'));
+function signature(config: SigningConfig, datasetId: string, expires: number, holder: string): string {
+  return objectUrlSigner({ dataDir: config.dataDir, objectSigningSecret: config.objectSigningSecret }).mac(['read-grant', datasetId, expires, holder].join('\n'));
 }
 
-/** The grant of `datasetId`, as of `now`, for a dataset of this visibility (pure apart from the secret). */
-export function signReadGrant(config: SigningConfig, datasetId: string, visibility: 'public' | 'private', now: Date): ReadGrant {
+/** The grant of `datasetId` for account `userId` (null: anyone), as of `now` (pure apart from the secret). */
+export function signReadGrant(config: SigningConfig, datasetId: string, userId: number | null, now: Date): ReadGrant {
   const expires = Math.floor(now.getTime() / 1000) + READ_GRANT_SECONDS;
-  const scope: Scope = visibility;
-  return { grant: [PREFIX, datasetId, expires, scope, signature(config, datasetId, expires, scope)].join('.'), expiresAt: new Date(expires * 1000) };
+  const holder = userId === null ? '-' : String(userId);
+  return { grant: [PREFIX, datasetId, expires, holder, signature(config, datasetId, expires, holder)].join('.'), expiresAt: new Date(expires * 1000) };
 }
 
 /**
@@ -48,29 +50,33 @@ export function signReadGrant(config: SigningConfig, datasetId: string, visibili
  */
 export async function issueReadGrant(deps: Pick<Deps, 'db' | 'config' | 'clock'>, id: string, user: User | undefined): Promise<ReadGrant> {
   const dataset = await visibleDataset(deps.db, id, user);
-  return signReadGrant(deps.config, dataset.id, dataset.visibility, deps.clock.now());
+  return signReadGrant(deps.config, dataset.id, user?.id ?? null, deps.clock.now());
 }
 
 /**
- * True when `token` is a valid, unexpired grant of `datasetId` that reads it while private. Every check
- * runs whatever the token, and the signature is compared in constant time.
+ * The claims of `token` when it is a grant this server signed and it has not expired; undefined otherwise.
+ * Every check runs whatever the token, and the signature is compared in constant time. Whether the grant
+ * still reads is the caller's question to `mayStillRead`, with these claims.
  */
-export function grantReadsPrivate(config: SigningConfig, token: string, datasetId: string, now: Date): boolean {
+export function readGrantClaims(config: SigningConfig, token: string, now: Date): ReadGrantClaims | undefined {
   const parts = token.split('.');
-  if (parts.length !== 5 || parts[0] !== PREFIX) return false;
-  const [, id, expiresText, scope, sig] = parts as [string, string, string, string, string];
-  if (!DATASET_ID.test(id) || !/^\d{1,12}$/.test(expiresText) || (scope !== 'private' && scope !== 'public')) return false;
+  if (parts.length !== 5 || parts[0] !== PREFIX) return undefined;
+  const [, id, expiresText, holder, sig] = parts as [string, string, string, string, string];
+  if (!DATASET_ID.test(id) || !/^\d{1,12}$/.test(expiresText) || !/^(-|[1-9]\d{0,15})$/.test(holder)) return undefined;
   const expires = Number(expiresText);
-  const signed = sameText(signature(config, id, expires, scope), sig);
-  return signed && id === datasetId && scope === 'private' && expires * 1000 > now.getTime();
+  const signed = sameText(signature(config, id, expires, holder), sig);
+  if (!signed || expires * 1000 <= now.getTime()) return undefined;
+  return { datasetId: id, user: holder === '-' ? null : Number(holder) };
 }
 
 /**
- * True when `token` is a grant that reads `datasetId` now (`grantReadsPrivate`) and the dataset still exists: a
- * deletion is never outlived by a grant. Any other token reads as no grant at all.
+ * True when `token` is a valid grant of `datasetId` whose account may still read it (`mayStillRead`): a grant
+ * outlives neither the dataset's publicity, nor its existence, nor its holder's access. Any other token reads
+ * as no grant at all.
  */
 export async function grantReadsDataset(deps: Pick<Deps, 'config' | 'db' | 'clock'>, token: string, datasetId: string): Promise<boolean> {
-  return grantReadsPrivate(deps.config, token, datasetId, deps.clock.now()) && (await datasetVisibility(deps.db, datasetId)) !== undefined;
+  const claims = readGrantClaims(deps.config, token, deps.clock.now());
+  return !!claims && claims.datasetId === datasetId && (await mayStillRead(deps.db, datasetId, claims.user));
 }
 
 /** The bearer token of an `Authorization` header when it looks like a read grant; undefined otherwise. */

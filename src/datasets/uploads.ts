@@ -5,7 +5,10 @@
  * - prefix-scoped temporary credentials (`ndso_` tokens, `src/objects/prefix-token.ts`), honoured by the
  *   server's `/objects/<key>` routes for both stores. Upload credentials cover `<id>/objects/` only (there,
  *   every key must hash to its name), so a holder cannot rewrite manifests or the Zarr copy; download
- *   credentials cover `<id>/`.
+ *   credentials cover `<id>/`;
+ * - signed read URLs of one object (`readUrl`, for git-lfs downloads), served by the same routes.
+ * Credentials and read URLs name the account they were minted for (null: anyone), and the routes honour a
+ * read only while that account may still read the dataset (`dataset-access.ts` `mayStillRead`).
  */
 import type { Deps } from '../deps.js';
 import { mintPrefixToken, type TokenAccess } from '../objects/prefix-token.js';
@@ -55,9 +58,22 @@ export interface ObjectCredentials {
   expires_at: string;
 }
 
-export function objectCredentials(deps: Pick<Deps, 'config' | 'clock'>, datasetId: string, access: TokenAccess): ObjectCredentials {
+/** Credentials for `userId` (null: anyone, for a public dataset read without signing in). */
+export function objectCredentials(deps: Pick<Deps, 'config' | 'clock'>, datasetId: string, access: TokenAccess, userId: number | null): ObjectCredentials {
   const expires = Math.floor(deps.clock.now().getTime() / 1000) + CREDENTIALS_TTL_S;
   const prefix = access === 'write' ? `${datasetId}/objects/` : `${datasetId}/`;
-  const token = mintPrefixToken(objectUrlSigner(deps.config), { prefix, access, expires });
+  const token = mintPrefixToken(objectUrlSigner(deps.config), { prefix, access, expires, user: userId });
   return { type: 'nds-object-token', access, prefix, token, endpoint: `${deps.config.publicUrl}/objects/`, expires_at: new Date(expires * 1000).toISOString() };
+}
+
+/**
+ * A URL that reads one object of a dataset through this server's `/objects/` routes for `expiresIn` seconds,
+ * while `userId` (null: anyone) may still read the dataset. Never a store's own presigned URL: an S3 URL
+ * could not be refused when the dataset becomes private.
+ */
+export function readUrl(deps: Pick<Deps, 'config' | 'clock'>, key: string, userId: number | null, expiresIn: number): { url: string; expiresAt: Date } {
+  const expires = Math.floor(deps.clock.now().getTime() / 1000) + expiresIn;
+  const sig = objectUrlSigner(deps.config).signUrl({ method: 'GET', key, expires, user: userId });
+  const query = new URLSearchParams({ expires: String(expires), u: userId === null ? '-' : String(userId), sig });
+  return { url: `${deps.config.publicUrl}/objects/${key.split('/').map(encodeURIComponent).join('/')}?${query}`, expiresAt: new Date(expires * 1000) };
 }

@@ -1,4 +1,4 @@
-import type { Generated, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { Json, Timestamp } from './accounts-tables.js';
 
 export type ConversionJobState = 'queued' | 'running' | 'done' | 'failed';
@@ -32,6 +32,20 @@ export interface GithubDeliveriesTable {
 export interface ConversionTables {
   conversion_jobs: ConversionJobsTable;
   github_deliveries: GithubDeliveriesTable;
+  copy_exposures: CopyExposuresTable;
 }
 
 export type ConversionJob = Selectable<ConversionJobsTable>;
+
+/**
+ * Sweeps of a Zarr copy's public-read tags (decision 0016): wanted while `want_seq > done_seq`, over `scope`
+ * (paths under `<id>/zarr/`, `/`-ended for folders; null: the whole copy), by one lease holder at a time.
+ */
+export interface CopyExposuresTable {
+  dataset_id: string;
+  want_seq: Generated<number>;
+  done_seq: Generated<number>;
+  scope: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  lease_until: Timestamp | null;
+  lease_holder: string | null;
+}

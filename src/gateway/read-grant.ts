@@ -1,11 +1,12 @@
 /**
  * The gateway's side of read grants (`datasets/read-grant.ts`): a GET or HEAD of a non-public dataset's
  * object carrying `Authorization: Bearer <grant>` is answered when the grant is valid for that dataset and
- * the dataset still exists, straight from the store, never cached, with `Cache-Control: private, no-store`.
- * Anything else is answered exactly as an unknown dataset (404), so a grant cannot probe other datasets.
+ * the account it was issued to may still read it, straight from the store, never cached, with
+ * `Cache-Control: private, no-store`. Anything else is answered exactly as an unknown dataset (404), so a
+ * grant cannot probe other datasets.
  */
-import { datasetVisibility } from '../datasets/dataset-queries.js';
-import { grantReadsPrivate, readGrantOf } from '../datasets/read-grant.js';
+import { mayStillRead } from '../datasets/dataset-access.js';
+import { readGrantClaims, readGrantOf } from '../datasets/read-grant.js';
 import type { Deps } from '../deps.js';
 import type { GatewayAnswer } from './object-answers.js';
 
@@ -17,14 +18,16 @@ export class ReadGrantGate {
   }
 
   /**
-   * True when `authorization` holds a valid grant of `datasetId` and the dataset exists now. The dataset's
-   * current state is read on every call (not remembered): a deletion is never outlived by a grant.
+   * True when `authorization` holds a valid grant of `datasetId` whose account may read the dataset now. The
+   * dataset and the account are read on every call (not remembered): no grant outlives a deletion, the
+   * dataset's publicity, or its holder's access.
    */
   async allows(authorization: string | undefined, datasetId: string): Promise<boolean> {
     const grant = readGrantOf(authorization);
     if (grant === undefined) return false;
-    if (!grantReadsPrivate(this.#deps.config, grant, datasetId, this.#deps.clock.now())) return false;
-    return (await datasetVisibility(this.#deps.db, datasetId)) !== undefined;
+    const claims = readGrantClaims(this.#deps.config, grant, this.#deps.clock.now());
+    if (claims === undefined || claims.datasetId !== datasetId) return false;
+    return mayStillRead(this.#deps.db, datasetId, claims.user);
   }
 }
 

@@ -7,6 +7,7 @@ import type { ApiKey, User } from '../db/accounts-tables.js';
 import type { Deps } from '../deps.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { RateLimiter } from '../core/rate-limiter.js';
+import type { VisibilityGate } from '../gateway/visibility-gate.js';
 
 /**
  * What the HTTP server's routes receive: the `Deps` every service takes, plus the server's own long-lived
@@ -21,6 +22,11 @@ export interface ServerDeps extends Deps {
   deviceLimits: DeviceLimits;
   /** The process's one browser gateway: the `/zarrproxy` mount and the gateway host share its cache. */
   gateway: Gateway;
+  /**
+   * Which datasets' Zarr copies `/objects/` serves to anyone: remembered for 60 s at most, forgotten at once
+   * (in this process) when a dataset's visibility changes or it is deleted.
+   */
+  objectVisibility: VisibilityGate;
   /** The one-time setup link of a service without an owner (`/setup`). */
   ownerSetup: OwnerSetup;
   /** Requests to `/mcp` per caller (`mcp/mcp-limits.ts`). */

@@ -64,8 +64,9 @@ export async function readWindowTool({ deps, user }: ToolContext, args: ReadWind
   if (args.format === 'npy' && values > MAX_NPY_VALUES) {
     throw new NdsError('validation_failed', { message: `read_window answers at most ${MAX_NPY_VALUES} values as npy; this window holds ${values}.`, details: ['split the window in time or ask for fewer channels'] });
   }
-  // The link must read without the caller's key: a private dataset's carries a read grant (its owner's or an admin's).
-  const grant = (await datasetVisibility(deps.db, plan.datasetId)) === 'private' ? signReadGrant(deps.config, plan.datasetId, 'private', deps.clock.now()).grant : undefined;
+  // The link must read without the caller's key: a private dataset's carries a read grant of the caller's, which
+  // reads only while the caller may (`mayStillRead`).
+  const grant = user && (await datasetVisibility(deps.db, plan.datasetId)) !== 'public' ? signReadGrant(deps.config, plan.datasetId, user.id, deps.clock.now()).grant : undefined;
   const facts = { ...windowFacts(args, plan), format: args.format, signal_url: signalUrl(deps.config.publicUrl, args, plan, grant) };
   if (args.format === 'json') return answer({ ...facts, data: await windowJson(deps, plan, 'float32') });
   const npy = await windowNpy(deps, plan, 'float32');

@@ -32,6 +32,11 @@ export interface PutOptions {
   contentLength?: number;
   /** Hex SHA-256 the body must have; on a mismatch the store keeps nothing and throws `ContentMismatchError`. */
   sha256?: string;
+  /**
+   * Open the object to anonymous reads at the store's public base (an S3 store tags it, `public-read.ts`);
+   * left out, it is not public there. A folder store has no anonymous base of its own and ignores it.
+   */
+  publicRead?: boolean;
 }
 
 export interface PresignOptions {
@@ -92,8 +97,14 @@ export interface ObjectStore {
   presignPut(key: string, options: PresignOptions): Promise<PresignedRequest>;
   /** A URL that reads one object (Range allowed) without other credentials. */
   presignGet(key: string, options: PresignOptions): Promise<PresignedRequest>;
-  /** Where the object can be read without signing when its bucket or folder is public-read. */
+  /** Where the object can be read without signing when it is public (`publicRead`). */
   publicUrl(key: string): string;
+  /**
+   * Opens an object to anonymous reads at the store's public base, or closes it again; a missing object is
+   * no error. Only a store whose public base serves objects by such a mark has it (S3: the object's tag);
+   * without it, the public base is the nds server's `/objects/` routes, which ask the database.
+   */
+  setPublicRead?(key: string, publicRead: boolean): Promise<void>;
   /** Releases connections and handles. */
   close(): Promise<void>;
 }

@@ -11,6 +11,11 @@ export interface UrlClaims {
   expires: number;
   size?: number;
   sha256?: string;
+  /**
+   * The account a read URL was minted for (null: for anyone), which the server asks about at use; left out
+   * for URLs bound to no account (the folder store's own presigned URLs).
+   */
+  user?: number | null;
 }
 
 export class ObjectUrlSigner {
@@ -23,7 +28,10 @@ export class ObjectUrlSigner {
 
   /** The signature of a URL's claims (hex HMAC-SHA256). */
   signUrl(claims: UrlClaims): string {
-    return this.mac(['url', claims.method, claims.key, claims.expires, claims.size ?? '', claims.sha256 ?? ''].join('\n'));
+    const fields: Array<string | number> = ['url', claims.method, claims.key, claims.expires, claims.size ?? '', claims.sha256 ?? ''];
+    // A seventh line only for URLs bound to an account, so the MAC of an unbound URL is what it always was.
+    if (claims.user !== undefined) fields.push(`user:${claims.user ?? '-'}`);
+    return this.mac(fields.join('\n'));
   }
 
   /** True when `signature` is this signer's for exactly these claims (constant-time compare). */

@@ -1,8 +1,9 @@
 /**
  * Temporary object credentials scoped to one key prefix (`<dataset id>/`), for reading or for writing:
- * `ndso_<payload>.<hmac>`, where the payload names the prefix, the access and the expiry. The nds server
- * honours them on `/objects/<key>`; a key outside the prefix, another access, a later time or any change
- * to the token is refused.
+ * `ndso_<payload>.<hmac>`, where the payload names the prefix, the access, the expiry and the account the
+ * token was minted for. The nds server honours them on `/objects/<key>`; a key outside the prefix, another
+ * access, a later time or any change to the token is refused, and a read is honoured only while that account
+ * may still read the dataset (`datasets/dataset-access.ts` `mayStillRead`).
  */
 import type { ObjectUrlSigner } from './object-url-signer.js';
 import { sameText } from './object-url-signer.js';
@@ -14,21 +15,27 @@ export interface PrefixTokenClaims {
   access: TokenAccess;
   /** Unix seconds. */
   expires: number;
+  /** The account the token was minted for; null when minted for anyone (a public dataset, no sign-in). */
+  user: number | null;
 }
 
 export function mintPrefixToken(signer: ObjectUrlSigner, claims: PrefixTokenClaims): string {
-  const payload = Buffer.from(JSON.stringify({ p: claims.prefix, a: claims.access, e: claims.expires })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ p: claims.prefix, a: claims.access, e: claims.expires, u: claims.user })).toString('base64url');
   return `ndso_${payload}.${signer.mac(`token\n${payload}`)}`;
 }
 
-/** The claims of a token this signer minted; `undefined` for anything else (forged, altered, malformed). */
+/**
+ * The claims of a token this signer minted; `undefined` for anything else (forged, altered, malformed, or
+ * minted before tokens named their account).
+ */
 export function readPrefixToken(signer: ObjectUrlSigner, token: string): PrefixTokenClaims | undefined {
   const m = /^ndso_([A-Za-z0-9_-]+)\.([0-9a-f]{64})$/.exec(token);
   if (!m || !sameText(signer.mac(`token\n${m[1]}`), m[2])) return undefined;
   try {
-    const { p, a, e } = JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8')) as { p: unknown; a: unknown; e: unknown };
+    const { p, a, e, u } = JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8')) as { p: unknown; a: unknown; e: unknown; u: unknown };
     if (typeof p !== 'string' || (a !== 'read' && a !== 'write') || typeof e !== 'number') return undefined;
-    return { prefix: p, access: a, expires: e };
+    if (u !== null && !Number.isSafeInteger(u)) return undefined;
+    return { prefix: p, access: a, expires: e, user: u as number | null };
   } catch {
     return undefined;
   }

@@ -13,6 +13,7 @@ import {
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
+  PutObjectTaggingCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -20,6 +21,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { sha256Hex } from '../core/secrets.js';
 import { readBody } from './read-object.js';
+import { PRIVATE_READ_VALUE, PUBLIC_READ_TAG } from './public-read.js';
 import {
   checkObjectKey,
   ContentMismatchError,
@@ -123,10 +125,12 @@ export class S3ObjectStore implements ObjectStore {
 
   async put(key: string, body: Readable | Uint8Array | string, options: PutOptions = {}): Promise<ObjectInfo> {
     checkObjectKey(key);
+    // The tag comes with the write itself (x-amz-tagging): the object is never public untagged, nor the reverse.
+    const Tagging = options.publicRead ? `${PUBLIC_READ_TAG.key}=${PUBLIC_READ_TAG.value}` : undefined;
     if (typeof body === 'string' || body instanceof Uint8Array) {
       const bytes = Buffer.from(body);
       checkContent(options, bytes.length, options.sha256 ? sha256Hex(bytes) : undefined);
-      await this.#client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length, ContentType: options.contentType }));
+      await this.#client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length, ContentType: options.contentType, Tagging }));
     } else {
       // Streamed: hash and count on the way through, and take the object back out if it is not what was promised.
       const hash = createHash('sha256');
@@ -140,7 +144,7 @@ export class S3ObjectStore implements ObjectStore {
       });
       const upload = new Upload({
         client: this.#client,
-        params: { Bucket: this.bucket, Key: key, Body: body.pipe(meter), ContentType: options.contentType },
+        params: { Bucket: this.bucket, Key: key, Body: body.pipe(meter), ContentType: options.contentType, Tagging },
         partSize: PART_SIZE,
         queueSize: 2,
       });
@@ -156,6 +160,16 @@ export class S3ObjectStore implements ObjectStore {
     const info = await this.head(key);
     if (!info) throw new Error(`object ${key} vanished right after it was written`);
     return info;
+  }
+
+  async setPublicRead(key: string, publicRead: boolean): Promise<void> {
+    checkObjectKey(key);
+    const Value = publicRead ? PUBLIC_READ_TAG.value : PRIVATE_READ_VALUE;
+    try {
+      await this.#client.send(new PutObjectTaggingCommand({ Bucket: this.bucket, Key: key, Tagging: { TagSet: [{ Key: PUBLIC_READ_TAG.key, Value }] } }));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 
   async delete(key: string): Promise<void> {

@@ -36,7 +36,7 @@ export const contentRoutes: Route[] = [
     responses: { 200: jsonResponse(CredentialsSchema, 'Credentials') },
     handler: async (c, { params }) => {
       const dataset = await uploadableDataset(c.var.deps.db, params.id, callerOf(c).user);
-      return c.json(objectCredentials(c.var.deps, dataset.id, 'write'), 200);
+      return c.json(objectCredentials(c.var.deps, dataset.id, 'write', callerOf(c).user.id), 200);
     },
   }),
 
@@ -49,7 +49,7 @@ export const contentRoutes: Route[] = [
     responses: { 200: jsonResponse(CredentialsSchema, 'Credentials') },
     handler: async (c, { params }) => {
       const dataset = await visibleDataset(c.var.deps.db, params.id, c.var.caller?.user);
-      return c.json(objectCredentials(c.var.deps, dataset.id, 'read'), 200);
+      return c.json(objectCredentials(c.var.deps, dataset.id, 'read', c.var.caller?.user.id ?? null), 200);
     },
   }),
 

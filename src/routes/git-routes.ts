@@ -111,7 +111,7 @@ const lfsBatchRoute = route({
     if (body.hash_algo !== undefined && body.hash_algo !== 'sha256') {
       return c.json({ error: 'conflict', message: `Objects are named by sha256, not ${body.hash_algo}.` }, 409, { 'content-type': LFS_MEDIA_TYPE });
     }
-    const answer = uploading ? await lfsUploads(c.var.deps, caller.dataset.id, body.objects) : await lfsDownloads(c.var.deps, caller.dataset.id, body.objects);
+    const answer = uploading ? await lfsUploads(c.var.deps, caller.dataset.id, body.objects) : await lfsDownloads(c.var.deps, caller.dataset.id, caller.user?.id ?? null, body.objects);
     return c.json(answer, 200, { 'content-type': LFS_MEDIA_TYPE });
   },
 });

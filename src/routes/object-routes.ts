@@ -3,15 +3,24 @@
  * - presigned URLs of the folder store (`?expires=..&sig=..`, with `size`/`sha256` for a PUT);
  * - prefix-scoped credentials (`Authorization: Bearer ndso_...`, from upload-/download-credentials), for
  *   either store;
- * - unsigned GETs of the public Zarr copy (`<dataset>/zarr/...`), open to anyone as docs/gateway.md says.
- * Anything else is refused with 403 `signature_invalid`. A PUT is stored only when its size and hash are
- * what was signed (content-addressed keys `<dataset>/objects/<sha256>` must hash to their name).
+ * - signed read URLs of one object (`?expires=..&u=..&sig=..`, git-lfs downloads) and read grants
+ *   (`Authorization: Bearer ndsg...`, the Zarr copy only);
+ * - unsigned GETs of the Zarr copy (`<dataset>/zarr/...`): open to anyone for a public dataset, to its owner
+ *   and admins (API key or browser session) for a private or sandbox one.
+ * A read of a dataset's object is honoured only while the account the credential was minted for (or the
+ * caller) may read the dataset now (`mayStillRead`). A Zarr copy nobody here may read answers exactly as an
+ * unknown id's (404); any other refused read or write answers 403 `signature_invalid`. A PUT is stored only
+ * when its size and hash are what was signed (content-addressed keys `<dataset>/objects/<sha256>` must hash
+ * to their name).
  */
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { NdsError } from '../core/errors.js';
+import { mayStillRead } from '../datasets/dataset-access.js';
+import { readGrantClaims, readGrantOf } from '../datasets/read-grant.js';
+import { resolveCaller } from '../http/auth.js';
 import { route, type Route } from '../http/route.js';
 import { checkObjectKey, ContentMismatchError } from '../objects/object-store.js';
 import type { ObjectUrlSigner } from '../objects/object-url-signer.js';
@@ -19,7 +28,8 @@ import { readPrefixToken, tokenAllows, type TokenAccess } from '../objects/prefi
 import { objectUrlSigner } from '../objects/signing-secret.js';
 import { parseSingleRange } from '../objects/byte-range.js';
 
-const PUBLIC_ZARR = /^(nd|sb)\d{6}\/zarr\//;
+/** A dataset's key: its id, and whether the key is in its Zarr copy. */
+const DATASET_KEY = /^((?:nd|sb)\d{6})\/(zarr\/)?/;
 const CONTENT_KEY = /\/objects\/([0-9a-f]{64})$/;
 
 export const objectRoutes: Route[] = [
@@ -36,7 +46,7 @@ export const objectRoutes: Route[] = [
   route({
     method: 'get',
     path: '/objects/*',
-    summary: 'Read an object (Range): the public Zarr copy for anyone, the rest with a signature or a credential',
+    summary: "Read an object (Range): a public dataset's Zarr copy for anyone, the rest with a signature, a credential or a read grant",
     access: 'none',
     undocumented: true,
     handler: getObject,
@@ -46,7 +56,7 @@ export const objectRoutes: Route[] = [
 async function putObject(c: Context<AppEnv>): Promise<Response> {
   const { objects, config } = c.var.deps;
   const key = keyOf(c);
-  const signed = authorize(c, objectUrlSigner(config), key, 'write');
+  const signed = authorizeWrite(c, objectUrlSigner(config), key);
   const declared = Number(c.req.header('content-length'));
   const size = signed.size ?? (Number.isFinite(declared) && c.req.header('content-length') !== undefined ? declared : undefined);
   const sha256 = signed.sha256 ?? CONTENT_KEY.exec(key)?.[1] ?? c.req.header('x-nds-sha256')?.toLowerCase();
@@ -74,25 +84,90 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
 }
 
 async function getObject(c: Context<AppEnv>): Promise<Response> {
-  const { objects, config } = c.var.deps;
+  const { objects } = c.var.deps;
   const key = keyOf(c);
-  if (!PUBLIC_ZARR.test(key)) authorize(c, objectUrlSigner(config), key, 'read');
+  const reach = await authorizeRead(c, key);
   const info = await objects.head(key);
-  if (!info) throw new NdsError('not_found', { message: `No object ${key}.` });
+  if (!info) throw noObject(key);
   const range = parseSingleRange(c.req.header('range'), info.size);
+  // What only some may read is never kept by a shared cache (a session cookie does not stop one).
+  const privacy: Record<string, string> = reach === 'credentialed' ? { 'Cache-Control': 'private, no-store' } : {};
   if (range === 'unsatisfiable') {
-    return c.body(null, 416, { 'Content-Range': `bytes */${info.size}` });
+    return c.body(null, 416, { 'Content-Range': `bytes */${info.size}`, ...privacy });
   }
   const found = await objects.get(key, range ?? undefined);
-  if (!found) throw new NdsError('not_found', { message: `No object ${key}.` });
+  if (!found) throw noObject(key);
   const headers: Record<string, string> = {
     'Content-Type': info.contentType ?? 'application/octet-stream',
     'Accept-Ranges': 'bytes',
     ETag: info.etag,
     'Content-Length': String(range ? range.end - range.start + 1 : info.size),
+    ...privacy,
   };
   if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`;
   return c.body(Readable.toWeb(found.body) as ReadableStream, range ? 206 : 200, headers);
+}
+
+function noObject(key: string): NdsError {
+  return new NdsError('not_found', { message: `No object ${key}.` });
+}
+
+/**
+ * Lets a read through, saying whether anyone may read the object (`public`: a public dataset's copy) or only
+ * this request's credential or caller; or throws what an unknown id gets: for a Zarr copy the 404 of a
+ * missing object (so a private copy cannot be told from no copy), for anything else 403 `signature_invalid`.
+ */
+async function authorizeRead(c: Context<AppEnv>, key: string): Promise<'public' | 'credentialed'> {
+  const { db, objectVisibility } = c.var.deps;
+  const [, datasetId, copy] = DATASET_KEY.exec(key) ?? [];
+  const inCopy = copy !== undefined;
+  // The public copy first: no credential is looked at, nothing is queried once the answer is remembered.
+  if (datasetId !== undefined && inCopy && (await objectVisibility.isPublic(datasetId))) return 'public';
+  const reader = await readerOf(c, key, datasetId, inCopy);
+  const refused = () => (inCopy ? noObject(key) : new NdsError('signature_invalid'));
+  if (reader === undefined) throw refused();
+  // A key of no dataset (none is written today) is read with a signature alone, as the store signed it.
+  if (datasetId === undefined) return 'credentialed';
+  if (reader.user === undefined || !(await mayStillRead(db, datasetId, reader.user))) throw refused();
+  return 'credentialed';
+}
+
+/**
+ * Who reads: the account a valid credential for this key was minted for (null: anyone), or the signed-in
+ * caller for a Zarr copy. `user` is undefined for a valid signature bound to no account (a store's own
+ * presigned URL), which reads no dataset's object. Undefined when the request carries nothing valid for
+ * this key: a bad credential reads as none, whatever the dataset, so it tells nothing about it.
+ */
+async function readerOf(c: Context<AppEnv>, key: string, datasetId: string | undefined, inCopy: boolean): Promise<{ user: number | null | undefined } | undefined> {
+  const { config, clock } = c.var.deps;
+  const signer = objectUrlSigner(config);
+  const nowS = Math.floor(clock.now().getTime() / 1000);
+  const authorization = c.req.header('authorization');
+  const bearer = /^Bearer\s+(ndso_\S+)$/i.exec(authorization ?? '')?.[1];
+  if (bearer) {
+    const claims = readPrefixToken(signer, bearer);
+    return claims && tokenAllows(claims, 'read', key, nowS) ? { user: claims.user } : undefined;
+  }
+  const grant = readGrantOf(authorization);
+  if (grant) {
+    const claims = readGrantClaims(config, grant, clock.now());
+    return claims && inCopy && claims.datasetId === datasetId ? { user: claims.user } : undefined;
+  }
+  const q = c.req.query();
+  if (q.sig) {
+    const user = q.u === undefined ? undefined : q.u === '-' ? null : /^[1-9]\d{0,15}$/.test(q.u) ? Number(q.u) : NaN;
+    if (Number.isNaN(user) || !q.expires || !/^\d+$/.test(q.expires)) return undefined;
+    const claims = { method: 'GET' as const, key, expires: Number(q.expires), user };
+    return nowS < claims.expires && signer.verifyUrl(claims, q.sig) ? { user } : undefined;
+  }
+  if (!inCopy) return undefined;
+  try {
+    await resolveCaller(c, 'optional');
+  } catch {
+    // A bad or revoked key, a session of a locked account: read as no one.
+    return undefined;
+  }
+  return c.var.caller ? { user: c.var.caller.user.id } : undefined;
 }
 
 /**
@@ -119,24 +194,24 @@ function keyOf(c: Context<AppEnv>): string {
   return key;
 }
 
-interface Grant {
+interface WriteGrant {
   size?: number;
   sha256?: string;
 }
 
-/** Checks the request's signature or bearer token for `access` to `key`; throws 403 otherwise. */
-function authorize(c: Context<AppEnv>, signer: ObjectUrlSigner, key: string, access: TokenAccess): Grant {
+/** Checks the request's signature or write credential for `key`; throws 403 otherwise. */
+function authorizeWrite(c: Context<AppEnv>, signer: ObjectUrlSigner, key: string): WriteGrant {
   const nowS = Math.floor(c.var.deps.clock.now().getTime() / 1000);
   const bearer = /^Bearer\s+(ndso_\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
   if (bearer) {
     const claims = readPrefixToken(signer, bearer);
-    if (!claims || !tokenAllows(claims, access, key, nowS)) throw new NdsError('signature_invalid');
+    if (!claims || !tokenAllows(claims, 'write' satisfies TokenAccess, key, nowS)) throw new NdsError('signature_invalid');
     return {};
   }
   const q = c.req.query();
   if (q.sig && q.expires && /^\d+$/.test(q.expires)) {
     const claims = {
-      method: access === 'write' ? ('PUT' as const) : ('GET' as const),
+      method: 'PUT' as const,
       key,
       expires: Number(q.expires),
       size: q.size !== undefined && /^\d+$/.test(q.size) ? Number(q.size) : undefined,

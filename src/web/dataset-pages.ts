@@ -36,8 +36,8 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
   let metadata: StoreMetadata | undefined;
   // A private dataset is seen here only by its owner and admins: its viewer reads through a read grant.
   const readGrant =
-    dataset.visibility === 'private' && index
-      ? { grant: signReadGrant(config, id, 'private', c.var.deps.clock.now()).grant, expires_in: READ_GRANT_SECONDS, refresh: `/datasets/${id}/read-grant` }
+    dataset.visibility === 'private' && index && user
+      ? { grant: signReadGrant(config, id, user.id, c.var.deps.clock.now()).grant, expires_in: READ_GRANT_SECONDS, refresh: `/datasets/${id}/read-grant` }
       : undefined;
   if (selected && group) {
     metadata = await readStoreMetadata(objects, id, selected.zarr, group);

@@ -1,13 +1,15 @@
 /**
- * `data_base` of a dataset's `index.json` is where its Zarr copy is public without the gateway: by default
- * the object store's own public base (the folder store's `/objects/` under PUBLIC_URL; an S3 bucket's
- * path-style URL), so that a client reads a chunk straight from it.
+ * `data_base` of a public dataset's `index.json` is where its Zarr copy is public without the gateway: by
+ * default the object store's own public base (the folder store's `/objects/` under PUBLIC_URL; an S3 bucket's
+ * path-style URL, under the bucket policy of docs/install.md), so that a client reads a chunk straight from
+ * it. A private dataset's `index.json` names none.
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { PutBucketPolicyCommand, S3Client } from '@aws-sdk/client-s3';
 import { parseS3Url } from '../../src/objects/s3-object-store.js';
+import { publicReadPolicy } from '../../src/objects/public-read.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { storeVariants } from '../datasets/support.js';
@@ -29,12 +31,11 @@ async function readBytes(server: TestServer, key: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Makes a fresh test bucket public-read, as a bucket behind `data_base` is meant to be. */
+/** Gives a fresh test bucket the policy a bucket behind `data_base` has: public copies are readable. */
 async function makeBucketPublic(objectStoreUrl: string): Promise<void> {
   const loc = parseS3Url(objectStoreUrl);
   const client = new S3Client({ region: loc.region, endpoint: loc.endpoint, forcePathStyle: true, credentials: { accessKeyId: loc.accessKeyId!, secretAccessKey: loc.secretAccessKey! } });
-  const policy = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: '*', Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${loc.bucket}/*`] }] };
-  await client.send(new PutBucketPolicyCommand({ Bucket: loc.bucket, Policy: JSON.stringify(policy) }));
+  await client.send(new PutBucketPolicyCommand({ Bucket: loc.bucket, Policy: JSON.stringify(publicReadPolicy(loc.bucket)) }));
   client.destroy();
 }
 
@@ -125,5 +126,19 @@ describe('index.json data_base: ZARR_PUBLIC_BASE_URL wins when set', () => {
     await server.worker!.idle();
     const index = JSON.parse(await readText(server, `${id}/zarr/index.json`));
     assert.equal(index.data_base, `https://cdn.example.org/nds/${id}/zarr`);
+  });
+
+  it('a private copy names no data_base, the setting notwithstanding', async () => {
+    const privateId = 'nd000173';
+    await server.deps.db
+      .insertInto('datasets')
+      .values({ id: privateId, name: 'private data_base', owner_id: admin.user.id, visibility: 'private', source_repo: repo, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
+      .execute();
+    const res = await admin.api(`/admin/datasets/${privateId}/zarr/regenerate`, { method: 'POST', body: JSON.stringify({ full: true }) });
+    assert.equal(res.status, 202);
+    await server.worker!.idle();
+    const index = JSON.parse(await readText(server, `${privateId}/zarr/index.json`));
+    assert.equal(index.store_count, 2);
+    assert.equal(index.data_base, null);
   });
 });

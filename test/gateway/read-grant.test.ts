@@ -162,6 +162,10 @@ describe('read grants at a standalone nds gateway', () => {
       .values({ id: ID, name: 'Standalone grant', owner_id: owner.user.id, visibility: 'private', source_repo: null, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: 'ready', zarr_converted_at: null, zarr_store_count: 1, zarr_index_etag: null, zarr_source_commit: null })
       .execute();
     await insertDataset(gw.deps.db, ID, 'private');
+    // The two databases stand for the one a real API and gateway share: a grant names its account by id, and
+    // the gateway asks whether that account may read the dataset, so the owner must be the same row in both.
+    const gwOwner = await gw.deps.db.selectFrom('datasets').select('owner_id').where('id', '=', ID).executeTakeFirstOrThrow();
+    assert.equal(gwOwner.owner_id, owner.user.id, 'the first account of each database');
     await putZarrCopy(gw.deps.objects, ID);
   });
   after(async () => {

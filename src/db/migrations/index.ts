@@ -14,6 +14,7 @@ import * as rateLimits from './2026-11-27-1017-rate-limits.js';
 import * as githubDeliveries from './2026-11-27-1400-github-deliveries.js';
 import * as hostedSourceMarker from './2026-11-27-1537-hosted-source-marker.js';
 import * as datasetZarrError from './2026-11-27-1538-dataset-zarr-error.js';
+import * as copyExposures from './2026-11-27-1630-copy-exposures.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-1400-github-deliveries': githubDeliveries,
   '2026-11-27-1537-hosted-source-marker': hostedSourceMarker,
   '2026-11-27-1538-dataset-zarr-error': datasetZarrError,
+  '2026-11-27-1630-copy-exposures': copyExposures,
 };

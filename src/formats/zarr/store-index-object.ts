@@ -18,7 +18,10 @@ export async function readStoreIndex(objects: Pick<ObjectStore, 'readAll'>, data
   return bytes && parseStoreIndex(bytes);
 }
 
-/** Writes the dataset's index whole (readers see the old one or the new one); its entity tag comes back. */
-export function writeStoreIndex(objects: Pick<ObjectStore, 'put'>, datasetId: string, index: StoreIndex): Promise<ObjectInfo> {
-  return objects.put(storeIndexKey(datasetId), serializeStoreIndex(index), { contentType: 'application/json' });
+/**
+ * Writes the dataset's index whole (readers see the old one or the new one); its entity tag comes back.
+ * With `publicRead`, it is readable at the store's anonymous public base from its first byte.
+ */
+export function writeStoreIndex(objects: Pick<ObjectStore, 'put'>, datasetId: string, index: StoreIndex, options: { publicRead?: boolean } = {}): Promise<ObjectInfo> {
+  return objects.put(storeIndexKey(datasetId), serializeStoreIndex(index), { contentType: 'application/json', publicRead: options.publicRead });
 }
