@@ -156,6 +156,8 @@ export async function openRateLimits(opened: OpenedDeps): Promise<RateLimits> {
   return limits;
 }
 
+/** How long `/objects/` remembers that a dataset is public (another process's change is seen after this). */
+const OBJECT_VISIBILITY_TTL_MS = 1000;
 /** How long a visibility change waits for another process's sweep of the same copy to finish. */
 const COPY_SWEEP_WAIT_MS = 10 * 60_000;
 /** How often `nds serve` looks for copy sweeps that a crash or a failure left undone. */
@@ -168,7 +170,8 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   registerConversionHooks(deps);
   // A dataset made private is refused by /objects here at once, then its copy is closed at the store's
   // public base (the change answers only then), then the gateway drops what it cached; published, the same.
-  const objectVisibility = new VisibilityGate(deps.db, () => deps.clock.now().getTime());
+  // The origin: a dataset made private through another process is closed here within a second.
+  const objectVisibility = new VisibilityGate(deps.db, () => deps.clock.now().getTime(), OBJECT_VISIBILITY_TTL_MS);
   deps.hooks.datasetVisibilityChanged.push((id) => objectVisibility.forget(id));
   deps.hooks.datasetVisibilityChanged.push((id) => sweepCopy(deps, id, { waitMs: COPY_SWEEP_WAIT_MS }));
   const sweeper = startCopySweeper(deps, COPY_SWEEPER_INTERVAL_MS);

@@ -1,25 +1,29 @@
 /**
- * Which datasets the gateway may serve: only `public` ones (docs/gateway.md). The answer for a dataset is
- * remembered for at most 60 s and forgotten at once when its visibility changes or it is deleted.
+ * Which datasets may be served to anyone: only `public` ones (docs/gateway.md). The answer for a dataset is
+ * remembered for at most `ttlMs` (the gateway's 60 s by default; `/objects/`, the origin, 1 s) and forgotten at
+ * once in this process when its visibility changes or it is deleted.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import { datasetVisibility } from '../datasets/dataset-queries.js';
 
-const TTL_MS = 60_000;
+/** The gateway's memory of an answer: its caches and the CDN's keep data of this age anyway. */
+export const GATEWAY_VISIBILITY_TTL_MS = 60_000;
 const MAX_REMEMBERED = 10_000;
 
 export class VisibilityGate {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;
+  readonly #ttlMs: number;
   readonly #answers = new Map<string, { isPublic: boolean; until: number }>();
   /** One query per dataset at a time, however many misses arrive together. */
   readonly #pending = new Map<string, Promise<boolean>>();
   #generation = 0;
 
-  constructor(db: Kysely<Database>, now: () => number = Date.now) {
+  constructor(db: Kysely<Database>, now: () => number = Date.now, ttlMs = GATEWAY_VISIBILITY_TTL_MS) {
     this.#db = db;
     this.#now = now;
+    this.#ttlMs = ttlMs;
   }
 
   async isPublic(datasetId: string): Promise<boolean> {
@@ -34,7 +38,7 @@ export class VisibilityGate {
         // A `forget` while the query ran means its answer may already be stale: use it once, keep it not.
         if (generation === this.#generation) {
           if (this.#answers.size >= MAX_REMEMBERED) this.#answers.clear();
-          this.#answers.set(datasetId, { isPublic, until: this.#now() + TTL_MS });
+          this.#answers.set(datasetId, { isPublic, until: this.#now() + this.#ttlMs });
         }
         return isPublic;
       })

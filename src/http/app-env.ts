@@ -23,7 +23,7 @@ export interface ServerDeps extends Deps {
   /** The process's one browser gateway: the `/zarrproxy` mount and the gateway host share its cache. */
   gateway: Gateway;
   /**
-   * Which datasets' Zarr copies `/objects/` serves to anyone: remembered for 60 s at most, forgotten at once
+   * Which datasets' Zarr copies `/objects/` serves to anyone: remembered for 1 s at most, forgotten at once
    * (in this process) when a dataset's visibility changes or it is deleted.
    */
   objectVisibility: VisibilityGate;

@@ -124,6 +124,17 @@ describe('/objects of a private copy', () => {
     for (const p of COPY_PATHS) await assertAsUnknown(id, p, {}, 'made private');
     assert.equal((await get(id, CHUNK, { authorization: `Bearer ${owner.key}` })).status, 200, 'its owner still reads');
   });
+
+  it('stops serving it within a second when another process made it private', async () => {
+    const id = 'nd000705';
+    await insertDatasetRows(server.deps.db, { id, name: 'private elsewhere', owner_id: owner.user.id, visibility: 'public', zarr_status: 'ready' });
+    await putZarrCopy(server.deps.objects, id);
+    assert.equal((await get(id, CHUNK)).status, 200, 'while public');
+    // Another node's change reaches this process only through the database: no hook runs here.
+    await server.deps.db.updateTable('datasets').set({ visibility: 'private' }).where('id', '=', id).execute();
+    server.clock.advance(1001);
+    for (const p of COPY_PATHS) await assertAsUnknown(id, p, {}, 'made private by another process');
+  });
 });
 
 for (const variant of storeVariants) {
