@@ -94,7 +94,8 @@ export function bidsFolderOnDisk(root: string, files: BidsFolderFile[]): BidsFol
     // Only regular files inside the folder are read, as the conversion will (a link out of it is refused).
     async read(rel, length) {
       tree ??= SourceTree.at(root);
-      const handle = await (await tree).open(path.join(root, ...rel.split('/')));
+      // Relative to the tree's root: `root` itself may be relative (`./my-study`), and the tree resolves it once.
+      const handle = await (await tree).open(path.join(...rel.split('/')));
       try {
         const buffer = Buffer.alloc(length);
         const { bytesRead } = await handle.read(buffer, 0, length, 0);

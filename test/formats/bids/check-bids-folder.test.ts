@@ -43,6 +43,19 @@ describe('the BIDS check of an upload', () => {
     });
   }
 
+  it('reads a folder named relative to the working directory, as `nds datasets upload ./my-study` names it', async () => {
+    const parent = path.join(fixturesDir, 'bids');
+    const cwd = process.cwd();
+    process.chdir(parent);
+    try {
+      const check = await checkBidsFolder(onDisk('./emg_CustomBipolar'));
+      assert.deepEqual(check.errors, []);
+      assert.ok(check.recordings.length >= 1);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   it('refuses a folder with no dataset_description.json', async () => {
     const check = await checkBidsFolder(inMemory({ 'notes.txt': 'hello' }));
     assert.match(check.errors.map((e) => e.message).join('\n'), /no dataset_description\.json/);
