@@ -2,7 +2,7 @@
  * One conversion of a dataset's Zarr copy (the `generate-zarr` job): check the source out at `ref`, plan
  * against the commit recorded in `index.json` (`conversion-plan.ts`), convert the recordings whose data or
  * sidecars changed into their stores in place (`recording-conversions.ts`), delete stores whose source is
- * gone, then write `index.json` last and report through the zarr-ready callback (`index-publication.ts`).
+ * gone, then write `index.json` last and record the outcome in the database (`index-publication.ts`).
  * A crash at any point leaves the previous `index.json` and its stores readable; a re-run finishes the work.
  */
 import type { Deps } from '../deps.js';
@@ -14,7 +14,7 @@ import { diffBase, planConversion } from './conversion-plan.js';
 import { publishIndex, type JobResult } from './index-publication.js';
 import { convertPlannedRecordings } from './recording-conversions.js';
 import { changedPaths, checkoutSource, SourceError } from './source-checkout.js';
-import { reportZarrReady } from './zarr-ready-report.js';
+import { recordZarrReady } from './zarr-ready.js';
 
 export interface JobRequest {
   datasetId: string;
@@ -37,7 +37,7 @@ export async function runConversionJob(deps: Deps, req: JobRequest, onProgress?:
   if (!dataset) throw new SourceError(`dataset ${req.datasetId} no longer exists`);
   const checkout = await checkoutSource(deps, dataset, req.ref);
   try {
-    await reportZarrReady(deps, { dataset_id: dataset.id, status: 'converting', commit: checkout.commit });
+    await recordZarrReady(deps, { dataset_id: dataset.id, status: 'converting', commit: checkout.commit });
     const recordings = await findRecordings(checkout.dir);
     const previous = req.full ? undefined : await readPreviousIndex(deps, dataset.id);
     const base = diffBase(previous, checkout.commit, req.full);
@@ -63,5 +63,5 @@ export async function runConversionJob(deps: Deps, req: JobRequest, onProgress?:
 
 /** Reports a job that could not run at all (no source, git failure): `zarr_status` becomes `failed`. */
 export async function reportJobFailure(deps: Deps, datasetId: string, commit: string | undefined, error: string): Promise<void> {
-  await reportZarrReady(deps, { dataset_id: datasetId, status: 'failed', commit: commit ?? '0'.repeat(40), error });
+  await recordZarrReady(deps, { dataset_id: datasetId, status: 'failed', commit: commit ?? '0'.repeat(40), error });
 }

@@ -1,6 +1,7 @@
 /**
  * The last step of a conversion: write the new `index.json` (after every store it names), then report the
- * copy ready, which records it on the dataset and has the stale cached metadata purged (`hooks.zarrChanged`).
+ * copy ready (`recordZarrReady`), which records it on the dataset, catalogues its recordings and has the stale
+ * cached metadata purged (`hooks.zarrChanged`).
  * Until the index is written, readers keep the previous index and its stores. The index is written holding
  * the copy's lease (`copy-exposure.ts`), so no sweep rewrites it meanwhile, and it names a public `data_base`
  * (and is public-read) only when the dataset is public at that moment.
@@ -10,9 +11,8 @@ import { datasetVisibility } from '../datasets/dataset-queries.js';
 import { publicDataBase, withCopyLease } from './copy-exposure.js';
 import { buildStoreIndex, type IndexFailure, type IndexStore, type StoreIndexEntry } from '../formats/zarr/store-index.js';
 import { writeStoreIndex } from '../formats/zarr/store-index-object.js';
-import { reportZarrReady } from './zarr-ready-report.js';
+import { recordZarrReady } from './zarr-ready.js';
 import { NdsError } from '../core/errors.js';
-import { syncCatalogue } from '../recordings/catalogue-sync.js';
 
 export interface JobResult {
   commit: string;
@@ -55,13 +55,6 @@ export async function publishIndex(deps: Deps, next: NewIndex): Promise<JobResul
   });
   if (!published) throw new NdsError('dataset_not_found', { message: `Dataset ${next.datasetId} was deleted during its conversion.` });
   const { index, written } = published;
-  // The recording catalogue follows the index it was read from; a failure leaves the rows of the previous
-  // copy (the next conversion or the startup backfill mends them) and never fails the conversion.
-  try {
-    await syncCatalogue(deps, next.datasetId, index, next.converted);
-  } catch (err) {
-    deps.log.warn({ err, dataset: next.datasetId }, 'recording catalogue update failed');
-  }
   const result: JobResult = {
     commit: next.commit,
     store_count: next.stores.length,
@@ -71,15 +64,21 @@ export async function publishIndex(deps: Deps, next: NewIndex): Promise<JobResul
     unchanged: next.stores.length - next.converted.length,
     index_etag: written.etag,
   };
-  await reportZarrReady(deps, {
-    dataset_id: next.datasetId,
-    status: 'ready',
-    commit: next.commit,
-    store_count: result.store_count,
-    index_etag: result.index_etag,
-    converted: result.converted,
-    removed: result.removed,
-    failure_count: result.failure_count,
-  });
+  // Recorded in the database by this process, as an external runner's callback is (no HTTP to PUBLIC_URL):
+  // the dataset's fields, the recording catalogue from this index, the search fields, the purges.
+  await recordZarrReady(
+    deps,
+    {
+      dataset_id: next.datasetId,
+      status: 'ready',
+      commit: next.commit,
+      store_count: result.store_count,
+      index_etag: result.index_etag,
+      converted: result.converted,
+      removed: result.removed,
+      failure_count: result.failure_count,
+    },
+    index,
+  );
   return result;
 }

@@ -1,6 +1,8 @@
 /**
- * The completion callback (`POST /webhooks/zarr-ready`): records a conversion's outcome in the dataset's
- * `zarr_*` fields, then has stale cached metadata purged. Replays are harmless, and a callback for a commit
+ * A conversion's outcome, recorded: by the worker that ran it, directly, and by the completion callback
+ * (`POST /webhooks/zarr-ready`) of an external runner; both the same way. It sets the dataset's `zarr_*`
+ * fields, brings the recording catalogue in line with the new `index.json` (before the hooks, so the search
+ * fields derived after it see it), then has stale cached metadata purged. Replays are harmless, and a callback for a commit
  * older than the recorded one does not move the fields back. The objects a conversion of a public dataset
  * wrote (untagged, so not public) are then opened at the store's public base: the stores it converted and
  * `index.json` when it is ready, the whole copy when it failed half-way; a private copy's `index.json` is
@@ -13,6 +15,9 @@ import { NdsError } from '../core/errors.js';
 import { findDatasetRow, setZarrReady, setZarrStatus } from '../datasets/dataset-queries.js';
 import { isAncestor } from '../git/run-git.js';
 import { sweepCopy, wantCopySweep } from './copy-exposure.js';
+import type { StoreIndex } from '../formats/zarr/store-index.js';
+import { readStoreIndex } from '../formats/zarr/store-index-object.js';
+import { syncCatalogue } from '../recordings/catalogue-sync.js';
 
 export interface ZarrReadyPayload {
   dataset_id: string;
@@ -37,7 +42,8 @@ export function sourceMirrorDir(dataDir: string, datasetId: string): string {
   return path.join(dataDir, 'sources', `${datasetId}.git`);
 }
 
-export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload): Promise<ZarrReadyOutcome> {
+/** `index`: the index the caller just wrote (a worker); read from the object store when left out (a callback). */
+export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload, index?: StoreIndex): Promise<ZarrReadyOutcome> {
   const { db, config, log } = deps;
   const dataset = await findDatasetRow(db, payload.dataset_id);
   if (!dataset) throw new NdsError('dataset_not_found', { message: `No dataset ${payload.dataset_id}.` });
@@ -50,6 +56,8 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload): Pr
       return { applied: false, reason: 'older_commit', purged: [] };
     }
   }
+
+  if (payload.status === 'ready') await catalogueCopy(deps, dataset.id, payload, index);
 
   const now = deps.clock.now();
   if (payload.status === 'ready') {
@@ -78,4 +86,21 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload): Pr
     }
   }
   return { applied: true, purged: stale };
+}
+
+/**
+ * The recording catalogue follows the copy's index; a failure leaves the rows of the previous copy (the next
+ * conversion or the startup backfill mends them) and never fails the recording of the outcome.
+ */
+async function catalogueCopy(deps: Deps, datasetId: string, payload: ZarrReadyPayload, written: StoreIndex | undefined): Promise<void> {
+  try {
+    const index = written ?? (await readStoreIndex(deps.objects, datasetId));
+    if (!index) {
+      deps.log.warn({ dataset: datasetId }, 'zarr-ready for a copy without index.json: the recording catalogue is left as it is');
+      return;
+    }
+    await syncCatalogue(deps, datasetId, index, payload.converted);
+  } catch (err) {
+    deps.log.warn({ err, dataset: datasetId }, 'recording catalogue update failed');
+  }
 }
