@@ -14,6 +14,7 @@ import { createSignInLimits } from './accounts/sign-in-limits.js';
 import { OwnerSetup } from './accounts/owner-setup.js';
 import { startCopySweeper, sweepCopy } from './conversion/copy-exposure.js';
 import { startWorker, type RunningWorker } from './conversion/worker.js';
+import { QUEUE_CHANNEL } from './conversion/job-queue.js';
 import { systemClock, type Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { FallbackLimitStore } from './core/fallback-limit-store.js';
@@ -23,6 +24,7 @@ import { searchFieldsRefresher } from './datasets/search-fields.js';
 import { backfillCatalogue } from './recordings/catalogue-sync.js';
 import { vectorSimilarityOf } from './datasets/search-semantic.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
+import { listenTo } from './db/notifications.js';
 import { assertMigrated, migrateToLatest } from './db/migrate.js';
 import { DatabaseLimitStore } from './db/rate-limit-store.js';
 import { emptyHooks, type Deps } from './deps.js';
@@ -133,9 +135,17 @@ export function openGateway(opened: OpenedDeps, peers?: DropChannel): Gateway {
   return gateway;
 }
 
-/** An in-process conversion worker, woken by every job queued here and stopped (after its job) at close. */
+/**
+ * An in-process conversion worker, woken by every job queued here and, on PostgreSQL, by every job or task
+ * queued anywhere (`LISTEN`); stopped (after its work in hand) at close.
+ */
 export function openWorker(opened: OpenedDeps): RunningWorker {
-  const worker = startWorker(opened.deps);
+  const { deps } = opened;
+  const listen =
+    deps.dbEngine === 'postgres'
+      ? (wake: () => void) => listenTo(deps.config.databaseUrl, QUEUE_CHANNEL, wake, (err) => deps.log.warn({ err }, 'the queue listener lost its connection; polling meanwhile'))
+      : undefined;
+  const worker = startWorker(deps, { listen });
   opened.deps.hooks.jobQueued.push(() => worker.wake());
   opened.closers.push(() => worker.stop());
   return worker;

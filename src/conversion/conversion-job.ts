@@ -1,8 +1,9 @@
 /**
- * One conversion of a dataset's Zarr copy (the `generate-zarr` job): check the source out at `ref`, plan
- * against the commit recorded in `index.json` (`conversion-plan.ts`), convert the recordings whose data or
- * sidecars changed into their stores in place (`recording-conversions.ts`), delete stores whose source is
- * gone, then write `index.json` last and record the outcome in the database (`index-publication.ts`).
+ * One conversion of a dataset's Zarr copy (the `generate-zarr` job), in three steps that may run on
+ * different workers (decision 0024): plan (check the source out at `ref`, plan against the commit recorded in
+ * `index.json`, `conversion-plan.ts`); convert each changed recording into its store in place (a task,
+ * `recording-conversions.ts`); and once every task is done, delete stores whose source is gone, write
+ * `index.json` last and record the outcome in the database (`index-publication.ts`).
  * A crash at any point leaves the previous `index.json` and its stores readable; a re-run finishes the work.
  */
 import type { Deps } from '../deps.js';
@@ -12,7 +13,8 @@ import type { StoreIndex } from '../formats/zarr/store-index.js';
 import { readStoreIndex } from '../formats/zarr/store-index-object.js';
 import { diffBase, planConversion } from './conversion-plan.js';
 import { publishIndex, type JobResult } from './index-publication.js';
-import { convertPlannedRecordings } from './recording-conversions.js';
+import { assembleCopy, storedPlanOf, type StoredPlan, type TaskOutcome } from './job-plan.js';
+import { openSource, type OpenSource } from './recording-conversions.js';
 import { changedPaths, checkoutSource, SourceError } from './source-checkout.js';
 import { recordZarrReady } from './zarr-ready.js';
 
@@ -32,33 +34,36 @@ async function readPreviousIndex(deps: Deps, datasetId: string): Promise<StoreIn
   }
 }
 
-export async function runConversionJob(deps: Deps, req: JobRequest, onProgress?: (done: number, total: number) => void): Promise<JobResult> {
-  const dataset = await findDatasetRow(deps.db, req.datasetId);
-  if (!dataset) throw new SourceError(`dataset ${req.datasetId} no longer exists`);
-  const checkout = await checkoutSource(deps, dataset, req.ref);
+/** The dataset's source checked out at `ref` (a worker's tasks pass the plan's commit), ready for conversions. */
+export async function checkoutForConversion(deps: Deps, datasetId: string, ref: string): Promise<OpenSource> {
+  const dataset = await findDatasetRow(deps.db, datasetId);
+  if (!dataset) throw new SourceError(`dataset ${datasetId} no longer exists`);
+  const checkout = await checkoutSource(deps, dataset, ref);
   try {
-    await recordZarrReady(deps, { dataset_id: dataset.id, status: 'converting', commit: checkout.commit });
-    const recordings = await findRecordings(checkout.dir);
-    const previous = req.full ? undefined : await readPreviousIndex(deps, dataset.id);
-    const base = diffBase(previous, checkout.commit, req.full);
-    const changed = base && checkout.mirror ? await changedPaths(checkout.mirror, base, checkout.commit) : undefined;
-    const plan = planConversion({ recordings, previous, commit: checkout.commit, changed, full: req.full });
-
-    const outcome = await convertPlannedRecordings(deps, dataset.id, checkout, plan, onProgress);
-    // Latest-only: stores whose source is gone are deleted, after the new ones were written.
-    for (const zarr of plan.remove) await deps.objects.deletePrefix(`${dataset.id}/zarr/${zarr}/`);
-
-    return await publishIndex(deps, {
-      datasetId: dataset.id,
-      commit: checkout.commit,
-      stores: outcome.stores,
-      failures: outcome.failures,
-      converted: outcome.converted,
-      removed: [...plan.remove, ...outcome.failed],
-    });
-  } finally {
+    return await openSource(checkout);
+  } catch (err) {
     await checkout.cleanup();
+    throw err;
   }
+}
+
+/** Plans the job on a checkout of its source: which recordings to convert (the tasks), keep and delete. */
+export async function planConversionJob(deps: Deps, req: JobRequest, source: OpenSource): Promise<StoredPlan> {
+  const { checkout } = source;
+  await recordZarrReady(deps, { dataset_id: req.datasetId, status: 'converting', commit: checkout.commit });
+  const recordings = await findRecordings(checkout.dir);
+  const previous = req.full ? undefined : await readPreviousIndex(deps, req.datasetId);
+  const base = diffBase(previous, checkout.commit, req.full);
+  const changed = base && checkout.mirror ? await changedPaths(checkout.mirror, base, checkout.commit) : undefined;
+  return storedPlanOf(planConversion({ recordings, previous, commit: checkout.commit, changed, full: req.full }), checkout.commit);
+}
+
+/** Once every task has its outcome: delete the stores whose source is gone, then write `index.json` and record it. */
+export async function publishConversion(deps: Deps, datasetId: string, plan: StoredPlan, outcomes: ReadonlyMap<number, TaskOutcome>): Promise<JobResult> {
+  const copy = assembleCopy(plan, outcomes);
+  // Latest-only: stores whose source is gone are deleted, after the new ones were written.
+  for (const zarr of plan.remove) await deps.objects.deletePrefix(`${datasetId}/zarr/${zarr}/`);
+  return publishIndex(deps, { datasetId, commit: plan.commit, ...copy });
 }
 
 /** Reports a job that could not run at all (no source, git failure): `zarr_status` becomes `failed`. */

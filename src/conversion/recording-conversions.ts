@@ -1,5 +1,5 @@
 /**
- * The conversions of a planned job: each recording to convert is materialized from the checkout, written
+ * The conversion of one recording of a job (a task, decision 0024): materialized from the checkout, written
  * into its store in place (`ObjectStoreSink`: chunks first, metadata last) and released again, so the disk
  * holds one recording's data at a time. A recording that fails becomes a failure of the index, and its
  * half-written store is removed with the old one.
@@ -10,80 +10,67 @@ import { folderLister } from '../formats/bids/sidecar-files.js';
 import type { FoundRecording } from '../formats/bids/find-recordings.js';
 import { convertRecording, failureOf } from '../formats/convert-recording.js';
 import { SourceTree } from '../formats/source-tree.js';
-import type { IndexFailure, IndexStore, StoreIndexEntry } from '../formats/zarr/store-index.js';
-import type { ConversionPlan } from './conversion-plan.js';
+import type { TaskOutcome } from './job-plan.js';
 import { ObjectStoreSink } from './object-store-sink.js';
 import { listFolder, SourceError, type SourceCheckout } from './source-checkout.js';
-
-export interface ConversionOutcome {
-  /** Every store of the new index, in source order: converted now or kept. */
-  stores: Array<IndexStore | StoreIndexEntry>;
-  failures: IndexFailure[];
-  /** Store folders written now. */
-  converted: string[];
-  /** Store folders whose conversion failed now (their old store is gone too). */
-  failed: string[];
-}
 
 function stemOf(name: string): string {
   return name.replace(/\.[^.]+$/, '');
 }
 
 /** Files of a recording's folder that share its stem: the data file and its companions (.vmrk, .eeg, .fdt). */
-async function recordingFiles(checkout: SourceCheckout, recording: FoundRecording): Promise<string[]> {
+async function recordingFiles(checkout: SourceCheckout, recording: Pick<FoundRecording, 'path'>): Promise<string[]> {
   const dir = path.posix.dirname(recording.path);
   const stem = stemOf(path.posix.basename(recording.path));
   const names = await listFolder(path.join(checkout.dir, dir));
   return names.filter((n) => stemOf(n) === stem || n.startsWith(`${stem}.`)).map((n) => `${dir}/${n}`);
 }
 
-export async function convertPlannedRecordings(
+/** A checked-out source, ready for conversions: the tree a recording may read, and its sidecar lister. */
+export interface OpenSource {
+  checkout: SourceCheckout;
+  tree: SourceTree;
+  lister: ReturnType<typeof folderLister>;
+}
+
+export async function openSource(checkout: SourceCheckout): Promise<OpenSource> {
+  // Every file a recording reads must be a regular file of the checkout; the entries it refused say why not.
+  return { checkout, tree: await SourceTree.at(checkout.dir, checkout.refused), lister: folderLister(checkout.dir) };
+}
+
+/** Converts one recording into its store (in place); a recording that fails is a failure of the index. */
+export async function convertOneRecording(
   deps: Pick<Deps, 'objects' | 'clock' | 'log'>,
   datasetId: string,
-  checkout: SourceCheckout,
-  plan: ConversionPlan,
-  onProgress?: (done: number, total: number) => void,
-): Promise<ConversionOutcome> {
-  const outcome: ConversionOutcome = { stores: [], failures: [], converted: [], failed: [] };
-  const lister = folderLister(checkout.dir);
-  // Every file a recording reads must be a regular file of the checkout; the entries it refused say why not.
-  const tree = await SourceTree.at(checkout.dir, checkout.refused);
+  source: OpenSource,
+  r: Pick<FoundRecording, 'path' | 'zarr' | 'modality'>,
+): Promise<TaskOutcome> {
+  const { checkout } = source;
   const now = () => deps.clock.now();
-  let done = 0;
-  for (const step of plan.steps) {
-    if (step.action === 'keep_store') outcome.stores.push(step.store);
-    else if (step.action === 'keep_failure') outcome.failures.push(step.failure);
-    if (step.action !== 'convert') continue;
-    const r = step.recording;
-    const files = await recordingFiles(checkout, r);
-    const sink = new ObjectStoreSink(deps.objects, `${datasetId}/zarr/${r.zarr}/`);
-    try {
-      await checkout.materialize(files);
-      const summary = await convertRecording({
-        dataPath: path.join(checkout.dir, r.path),
-        bidsRoot: checkout.dir,
-        modality: r.modality,
-        sourceCommit: checkout.commit,
-        sink,
-        lister,
-        now,
-        tree,
-      });
-      await sink.commit();
-      outcome.stores.push({ path: r.path, zarr: r.zarr, updated_utc: now().toISOString(), summary });
-      outcome.converted.push(r.zarr);
-    } catch (err) {
-      // Whatever the sink wrote is no longer a copy of the source: remove it with the old store.
-      await sink.discard();
-      const failure = err instanceof SourceError ? { code: 'file_read_error' as const, reason: err.message } : failureOf(err);
-      outcome.failures.push({ path: r.path, zarr: r.zarr, ...failure });
-      outcome.failed.push(r.zarr);
-      // Not `code`: the logger redacts that field everywhere (device codes).
-      deps.log.info({ dataset: datasetId, path: r.path, failure: failure.code, reason: failure.reason }, 'recording not converted');
-    } finally {
-      await checkout.release(files);
-    }
-    onProgress?.(++done, plan.convertCount);
+  const files = await recordingFiles(checkout, r);
+  const sink = new ObjectStoreSink(deps.objects, `${datasetId}/zarr/${r.zarr}/`);
+  try {
+    await checkout.materialize(files);
+    const summary = await convertRecording({
+      dataPath: path.join(checkout.dir, r.path),
+      bidsRoot: checkout.dir,
+      modality: r.modality,
+      sourceCommit: checkout.commit,
+      sink,
+      lister: source.lister,
+      now,
+      tree: source.tree,
+    });
+    await sink.commit();
+    return { store: { path: r.path, zarr: r.zarr, updated_utc: now().toISOString(), summary } };
+  } catch (err) {
+    // Whatever the sink wrote is no longer a copy of the source: remove it with the old store.
+    await sink.discard();
+    const failure = err instanceof SourceError ? { code: 'file_read_error' as const, reason: err.message } : failureOf(err);
+    // Not `code`: the logger redacts that field everywhere (device codes).
+    deps.log.info({ dataset: datasetId, path: r.path, failure: failure.code, reason: failure.reason }, 'recording not converted');
+    return { failure: { path: r.path, zarr: r.zarr, ...failure } };
+  } finally {
+    await checkout.release(files);
   }
-  return outcome;
 }

@@ -1,18 +1,26 @@
 /**
- * The conversion worker: takes jobs from the database queue one at a time and runs them. Runs inside
+ * The conversion worker: takes work from the database queue one piece at a time and runs it. Runs inside
  * `nds serve` or alone as `nds worker`; any number of workers can share one PostgreSQL queue.
  *
- * A running job carries its worker's id (`worker-identity.ts`) and a heartbeat, renewed every third of the
- * lease (CONVERSION_LEASE_S). Before each claim a worker reclaims lost jobs: those of a dead process of its
- * own host at once (a killed `nds serve` is running its job again as soon as it restarts), any other whose
- * heartbeat is older than the lease.
+ * Work comes in two kinds (decision 0024). A job is planned by the worker that claims it, which then
+ * converts the job's recording tasks alongside any other worker, waits for the last one and publishes the
+ * index. A task of any running job is taken by any idle worker. Each piece carries its worker's id
+ * (`worker-identity.ts`) and a heartbeat, renewed every third of the lease (CONVERSION_LEASE_S). Before each
+ * claim a worker reclaims lost work (a dead process of its own host at once, any other past the lease), gives
+ * up what was started CONVERSION_MAX_ATTEMPTS times or ran past CONVERSION_MAX_S, and hourly prunes finished
+ * jobs older than CONVERSION_JOBS_KEEP_DAYS. It wakes on `LISTEN` where the database has it, polls otherwise.
  */
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
+import type { ConversionJob, ConversionTask } from '../db/conversion-tables.js';
 import { datasetExists } from '../datasets/dataset-queries.js';
-import { reportJobFailure, runConversionJob } from './conversion-job.js';
+import { checkoutForConversion, planConversionJob, publishConversion, reportJobFailure } from './conversion-job.js';
+import { plannedTasks, type StoredPlan } from './job-plan.js';
 import { SourceError } from './source-checkout.js';
-import { claimNextJob, finishJob, heartbeat, reclaimLostJobs } from './job-queue.js';
+import { announceWork, claimNextJob, countPublishAttempt, finishJob, heartbeat, jobPlan, planJob, pruneFinishedJobs, reclaimLostJobs, type QueueLimits } from './job-queue.js';
+import type { OpenSource } from './recording-conversions.js';
+import { convertOneRecording } from './recording-conversions.js';
+import { claimTask, finishTask, heartbeatTask, openTaskCount, reclaimLostTasks, taskOutcomes } from './task-queue.js';
 import { ownerIsGone, pidIsAlive, thisProcess, workerIdOf } from './worker-identity.js';
 
 export interface WorkerOptions {
@@ -20,6 +28,8 @@ export interface WorkerOptions {
   pollMs?: number;
   /** A running job whose heartbeat is older than this is taken to be lost and re-queued (ms); default CONVERSION_LEASE_S. */
   leaseMs?: number;
+  /** Subscribes to announcements of new work (PostgreSQL `LISTEN`); returns the unsubscribe. */
+  listen?: (wake: () => void) => Promise<() => Promise<void>>;
 }
 
 export interface RunningWorker {
@@ -27,42 +37,193 @@ export interface RunningWorker {
   wake(): void;
   /** Resolves when there is no queued job left and none running here (tests, `backfill --wait`). */
   idle(): Promise<void>;
-  /** Finishes the job in hand, then stops. */
+  /** Finishes the piece of work in hand, then stops. */
   stop(): Promise<void>;
 }
 
+/** How often a worker prunes finished jobs. */
+const PRUNE_EVERY_MS = 3_600_000;
+
+/** A job's work taken from this worker (reclaimed, given up, its dataset deleted): it stops working on it. */
+class JobTaken extends Error {}
+
 export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWorker {
   const pollMs = options.pollMs ?? 2000;
-  const leaseMs = options.leaseMs ?? deps.config.conversionLeaseS * 1000;
+  const limits: QueueLimits = {
+    leaseMs: options.leaseMs ?? deps.config.conversionLeaseS * 1000,
+    maxAttempts: deps.config.conversionMaxAttempts,
+    maxS: deps.config.conversionMaxS,
+  };
   const identity = thisProcess();
   const workerId = workerIdOf(identity, randomBytes(3).toString('hex'));
   const ownerGone = (owner: string | null) => ownerIsGone(owner, identity, pidIsAlive);
+  const { db, clock, log } = deps;
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
   let wakeUp: (() => void) | undefined;
+  let woken = false;
   let idleWaiters: Array<() => void> = [];
   let busy = false;
+  let prunedAt = 0;
+  /** Checkouts of the jobs this worker converts tasks of, by job id; dropped when it runs out of work. */
+  const sources = new Map<number, Promise<OpenSource>>();
 
-  async function runOnce(): Promise<boolean> {
-    const { db, clock, log } = deps;
-    const reclaimed = await reclaimLostJobs(db, clock.now(), leaseMs, ownerGone);
-    if (reclaimed > 0) log.warn({ jobs: reclaimed }, 'conversion jobs of a lost worker put back in the queue');
-    const job = await claimNextJob(db, workerId, clock.now());
-    if (!job) return false;
-    busy = true;
-    log.info({ job: job.id, dataset: job.dataset_id, ref: job.ref, full: job.full, attempt: job.attempts }, 'conversion started');
-    const beat = setInterval(() => void heartbeat(db, job.id, workerId, clock.now()).catch(() => {}), leaseMs / 3);
+  /** Sleeps until woken or `ms` passed. */
+  async function rest(ms: number): Promise<void> {
+    if (woken) {
+      woken = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      wakeUp = resolve;
+      timer = setTimeout(resolve, ms);
+    });
+    wakeUp = undefined;
+    woken = false;
+    clearTimeout(timer);
+  }
+
+  /** Reclaims lost work, ends what was given up (telling the owner why), prunes old jobs now and then. */
+  async function housekeeping(): Promise<void> {
+    const now = clock.now();
+    const tasks = await reclaimLostTasks(db, now, limits, ownerGone);
+    if (tasks.requeued > 0) log.warn({ tasks: tasks.requeued }, 'recording tasks of a lost worker put back in the queue');
+    for (const t of tasks.givenUp) log.error({ task: t.id, job: t.job_id, path: t.path, attempts: t.attempts }, 'recording task given up');
+    const jobs = await reclaimLostJobs(db, now, limits, ownerGone);
+    if (jobs.requeued > 0) log.warn({ jobs: jobs.requeued }, 'conversion jobs of a lost worker put back in the queue');
+    for (const { job, reason } of jobs.givenUp) {
+      log.error({ job: job.id, dataset: job.dataset_id, attempts: job.attempts, reason }, 'conversion job given up');
+      await reportJobFailure(deps, job.dataset_id, job.plan ? (job.plan as unknown as StoredPlan).commit : undefined, reason).catch((e) => log.warn({ err: e }, 'could not record the failure'));
+    }
+    if (now.getTime() - prunedAt >= PRUNE_EVERY_MS) {
+      prunedAt = now.getTime();
+      const pruned = await pruneFinishedJobs(db, now, deps.config.conversionJobsKeepDays);
+      if (pruned > 0) log.info({ jobs: pruned }, 'finished conversion jobs pruned');
+    }
+  }
+
+  function sourceOf(jobId: number, datasetId: string, commit: string): Promise<OpenSource> {
+    let source = sources.get(jobId);
+    if (!source) {
+      source = checkoutForConversion(deps, datasetId, commit);
+      sources.set(jobId, source);
+      source.catch(() => sources.delete(jobId));
+    }
+    return source;
+  }
+
+  async function dropSource(jobId: number): Promise<void> {
+    const source = sources.get(jobId);
+    sources.delete(jobId);
+    await source?.then((s) => s.checkout.cleanup()).catch(() => {});
+  }
+
+  /** Converts one recording task and records its outcome. */
+  async function runTask(task: ConversionTask): Promise<void> {
+    const beat = setInterval(() => void heartbeatTask(db, task.id, workerId, clock.now()).catch(() => {}), limits.leaseMs / 3);
     try {
-      const result = await runConversionJob(deps, { datasetId: job.dataset_id, ref: job.ref, full: job.full });
+      const planned = await jobPlan(db, task.job_id);
+      const recording = planned?.plan.recordings[task.position];
+      if (!planned || !recording) return;
+      log.info({ task: task.id, job: task.job_id, dataset: planned.datasetId, path: recording.path, attempt: task.attempts }, 'recording conversion started');
+      let outcome;
+      try {
+        const source = await sourceOf(task.job_id, planned.datasetId, planned.plan.commit);
+        if (source.checkout.commit !== planned.plan.commit) throw new SourceError(`the source no longer has the planned commit ${planned.plan.commit}`);
+        outcome = await convertOneRecording(deps, planned.datasetId, source, recording);
+      } catch (err) {
+        // The source could not be opened here: the recording fails; the job carries on with the others.
+        log.error({ err, task: task.id, job: task.job_id }, 'recording task failed');
+        outcome = { failure: { path: recording.path, zarr: recording.zarr, code: 'file_read_error' as const, reason: err instanceof SourceError ? err.message : 'The source could not be read for this recording.' } };
+      }
+      if (await finishTask(db, task.id, workerId, outcome, clock.now())) await announceWork(db);
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  /** Plans the job (unless a lost run did), converts its tasks with the other workers, then publishes. */
+  async function runJob(job: ConversionJob): Promise<void> {
+    let owned = true;
+    const beat = setInterval(() => {
+      heartbeat(db, job.id, workerId, clock.now())
+        .then((still) => {
+          if (!still) owned = false;
+        })
+        .catch(() => {});
+    }, limits.leaseMs / 3);
+    const checkOwned = () => {
+      if (!owned) throw new JobTaken();
+      if (job.started_at && clock.now().getTime() - job.started_at.getTime() > limits.maxS * 1000) throw new JobTaken();
+    };
+    let commit: string | undefined;
+    try {
+      let plan = job.plan as unknown as StoredPlan | null;
+      if (!plan) {
+        const source = await checkoutForConversion(deps, job.dataset_id, job.ref);
+        sources.set(job.id, Promise.resolve(source));
+        commit = source.checkout.commit;
+        plan = await planConversionJob(deps, { datasetId: job.dataset_id, ref: job.ref, full: job.full }, source);
+        const tasks = plannedTasks(plan);
+        checkOwned();
+        if (!(await planJob(db, job.id, workerId, plan, tasks))) throw new JobTaken();
+        log.info({ job: job.id, dataset: job.dataset_id, commit: plan.commit, tasks: tasks.length, recordings: plan.recordings.length }, 'conversion planned');
+      }
+      commit = plan.commit;
+      for (;;) {
+        checkOwned();
+        const task = await claimTask(db, workerId, clock.now(), job.id);
+        if (task) {
+          await runTask(task);
+          continue;
+        }
+        if ((await openTaskCount(db, job.id)) === 0) break;
+        // Other workers hold the rest: wait for them (a task finished is announced), and take back lost ones.
+        await rest(Math.min(pollMs, 1000));
+        await housekeeping();
+      }
+      checkOwned();
+      await countPublishAttempt(db, job.id, workerId);
+      const result = await publishConversion(deps, job.dataset_id, plan, await taskOutcomes(db, job.id));
       await finishJob(db, job.id, workerId, { state: 'done', result: { ...result } }, clock.now());
       log.info({ job: job.id, dataset: job.dataset_id, stores: result.store_count, failures: result.failure_count, converted: result.converted.length }, 'conversion finished');
     } catch (err) {
+      if (err instanceof JobTaken) {
+        log.warn({ job: job.id, dataset: job.dataset_id }, 'conversion job taken from this worker (given up, reclaimed or deleted); left as it is');
+        return;
+      }
       log.error({ err, job: job.id, dataset: job.dataset_id }, 'conversion failed');
       await finishJob(db, job.id, workerId, { state: 'failed', error: jobError(err) }, clock.now());
-      await reportJobFailure(deps, job.dataset_id, undefined, ownerReason(err)).catch((e) => log.warn({ err: e }, 'could not record the failure'));
+      await reportJobFailure(deps, job.dataset_id, commit, ownerReason(err)).catch((e) => log.warn({ err: e }, 'could not record the failure'));
     } finally {
       clearInterval(beat);
+      await dropSource(job.id);
       await removeCopyIfDeleted(job.dataset_id);
+    }
+  }
+
+  async function runOnce(): Promise<boolean> {
+    await housekeeping();
+    const task = await claimTask(db, workerId, clock.now());
+    if (task) {
+      busy = true;
+      try {
+        await runTask(task);
+      } finally {
+        busy = false;
+      }
+      return true;
+    }
+    const job = await claimNextJob(db, workerId, clock.now());
+    if (!job) {
+      for (const id of [...sources.keys()]) await dropSource(id);
+      return false;
+    }
+    busy = true;
+    log.info({ job: job.id, dataset: job.dataset_id, ref: job.ref, full: job.full, attempt: job.attempts, planned: job.plan !== null }, 'conversion started');
+    try {
+      await runJob(job);
+    } finally {
       busy = false;
     }
     return true;
@@ -77,6 +238,15 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
     }
   }
 
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
+  const unlisten = options.listen?.(wake).catch((err: unknown) => {
+    log.warn({ err }, 'could not listen for queued conversions; polling only');
+    return undefined;
+  });
+
   const loop = (async () => {
     while (!stopping) {
       let worked = false;
@@ -89,28 +259,23 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       for (const w of idleWaiters) w();
       idleWaiters = [];
       if (stopping) break;
-      await new Promise<void>((resolve) => {
-        wakeUp = resolve;
-        timer = setTimeout(resolve, pollMs);
-      });
-      wakeUp = undefined;
-      clearTimeout(timer);
+      await rest(pollMs);
     }
+    const close = await unlisten;
+    await close?.().catch(() => {});
   })();
 
   return {
-    wake() {
-      wakeUp?.();
-    },
+    wake,
     idle() {
       return new Promise<void>((resolve) => {
         idleWaiters.push(resolve);
-        if (!busy) wakeUp?.();
+        if (!busy) wake();
       });
     },
     async stop() {
       stopping = true;
-      wakeUp?.();
+      wake();
       for (const w of idleWaiters) w();
       await loop;
     },

@@ -65,6 +65,15 @@ export interface Config {
    * it, any worker takes the job over. A dead worker of the same host is replaced at once, whatever this is.
    */
   conversionLeaseS: number;
+  /**
+   * Times a conversion job, and each recording task of it, is started before it is given up (a worker that
+   * died or was lost mid-way counts as a start): the job then ends `failed`, the recording becomes a failure.
+   */
+  conversionMaxAttempts: number;
+  /** Seconds a conversion job may run, from its first start; past it the job is ended `failed`. */
+  conversionMaxS: number;
+  /** Days a finished (done or failed) conversion job is kept before it is pruned. */
+  conversionJobsKeepDays: number;
   /** How long a bearer-key look-up is reused, in ms (0 = never); other processes' revocations wait this long. */
   apiKeyCacheMs: number;
   /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */
@@ -295,6 +304,9 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     githubApiUrl: httpUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
     inProcessWorker: oneOf(env, 'IN_PROCESS_WORKER', ['true', 'false'] as const, 'true') === 'true',
     conversionLeaseS: integer(env, 'CONVERSION_LEASE_S', 30, 3, 3600),
+    conversionMaxAttempts: integer(env, 'CONVERSION_MAX_ATTEMPTS', 3, 1, 100),
+    conversionMaxS: integer(env, 'CONVERSION_MAX_S', 86_400, 1, 365 * 86_400),
+    conversionJobsKeepDays: integer(env, 'CONVERSION_JOBS_KEEP_DAYS', 30, 1, 36_500),
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),

@@ -19,6 +19,31 @@ export interface ConversionJobsTable {
   finished_at: Timestamp | null;
   result: Json<Record<string, unknown>> | null;
   error: string | null;
+  /** What the job converts and keeps (`conversion/job-plan.ts` `StoredPlan`), once a worker planned it. */
+  plan: Json<Record<string, unknown>> | null;
+}
+
+export type ConversionTaskState = 'queued' | 'running' | 'done' | 'failed';
+
+/** One recording of a job to convert (decision 0024); `conversion/task-queue.ts` owns the table. */
+export interface ConversionTasksTable {
+  id: Generated<number>;
+  job_id: number;
+  /** Its place among the job's recordings (source order), so the index lists them as the source does. */
+  position: number;
+  path: string;
+  zarr: string;
+  state: ConversionTaskState;
+  attempts: Generated<number>;
+  worker_id: string | null;
+  started_at: Timestamp | null;
+  heartbeat_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  /** The index entry of the store written (`StoreIndexEntry`). */
+  store: Json<Record<string, unknown>> | null;
+  /** The index failure (`IndexFailure`): the converter refused the file, or the task was given up. */
+  failure: Json<Record<string, unknown>> | null;
+  error: string | null;
 }
 
 /** A GitHub delivery already taken (`conversion/github-deliveries.ts` owns the table). */
@@ -31,11 +56,13 @@ export interface GithubDeliveriesTable {
 
 export interface ConversionTables {
   conversion_jobs: ConversionJobsTable;
+  conversion_tasks: ConversionTasksTable;
   github_deliveries: GithubDeliveriesTable;
   copy_exposures: CopyExposuresTable;
 }
 
 export type ConversionJob = Selectable<ConversionJobsTable>;
+export type ConversionTask = Selectable<ConversionTasksTable>;
 
 /**
  * Sweeps of a Zarr copy's public-read tags (decision 0016): wanted while `want_seq > done_seq`, over `scope`
