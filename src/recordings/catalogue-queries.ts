@@ -133,8 +133,24 @@ export async function listRecordingRows(
   filters: RecordingFilters,
   page: { limit: number; after?: CatalogueCursor },
 ): Promise<RecordingPageRow[]> {
-  let q = db.selectFrom('recordings as r').select(PAGE_COLUMNS);
   const candidates = candidateDatasets(db, viewer, filters, page.after);
+  if (!candidates) return pageOf(db, filters, page);
+  // The planner cannot know the candidates' number (an InitPlan's array) and guesses a bitmap scan of all
+  // their rows and a sort: for a candidate set of thousands of datasets, every row of them. The ordered walk
+  // of the primary key stops at the page's last row; told to leave bitmaps out, the planner takes it.
+  return db.transaction().execute(async (trx) => {
+    await sql`set local enable_bitmapscan = off`.execute(trx);
+    return pageOf(trx, filters, page, candidates);
+  });
+}
+
+async function pageOf(
+  db: Kysely<Database>,
+  filters: RecordingFilters,
+  page: { limit: number; after?: CatalogueCursor },
+  candidates?: ReturnType<typeof candidateDatasets>,
+): Promise<RecordingPageRow[]> {
+  let q = db.selectFrom('recordings as r').select(PAGE_COLUMNS);
   if (candidates) q = q.where(sql<boolean>`r.dataset_id = any(array(${candidates}))`);
   if (filters.dataset) q = q.where('r.dataset_id', '=', filters.dataset);
   for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
