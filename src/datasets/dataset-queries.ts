@@ -247,6 +247,16 @@ export function readableDatasetIds(db: Kysely<Database>, viewer: { id: number; a
 }
 
 /**
+ * The ids of the datasets `viewer` may read (every one for an admin), as a query of `datasets as d` that a
+ * caller narrows further: the recording catalogue adds its fences to it (decision 0023).
+ */
+export function readableDatasetsQuery(db: Kysely<Database>, viewer: { id: number; admin: boolean } | undefined) {
+  const q = db.selectFrom('datasets as d').select('d.id');
+  if (viewer?.admin) return q;
+  return viewer ? q.where((eb) => eb.or([eb('d.visibility', '=', 'public'), eb('d.owner_id', '=', viewer.id)])) : q.where('d.visibility', '=', 'public');
+}
+
+/**
  * Datasets whose last conversion failed as a whole or could not convert some recordings (the count recorded
  * in `metadata.recording.failure_count`), most recently converted first: the administrators' page.
  */

@@ -50,8 +50,9 @@ export function searchConditions(viewer: User | undefined, filters: SearchFilter
   if (filters.minSubjects !== undefined) where.push(sql`d.n_subjects >= ${filters.minSubjects}`);
   if (filters.samplingRate !== undefined) where.push(sql`${filters.samplingRate}::double precision = any(d.sampling_rates)`);
   if (filters.task) where.push(sql`${filters.task} = any(d.tasks)`);
-  // The recording catalogue (recordings/, which owns the table) knows each recording's subject.
-  if (filters.subject) where.push(sql`exists (select 1 from recordings r where r.dataset_id = d.id and r.subject = ${filters.subject})`);
+  // The recording catalogue's fences (recordings/, which owns the table; decision 0023) know each
+  // dataset's subjects: one index probe a dataset.
+  if (filters.subject) where.push(sql`exists (select 1 from recording_facets f where f.kind = 'subject' and f.value = ${filters.subject} and f.dataset_id = d.id)`);
   if (filters.rateMin !== undefined || filters.rateMax !== undefined) {
     where.push(sql`exists (select 1 from unnest(d.sampling_rates) rate where rate >= ${filters.rateMin ?? 0}::double precision and rate <= ${filters.rateMax ?? Number.MAX_VALUE}::double precision)`);
   }

@@ -110,10 +110,14 @@ async function retryingKysely(dialect: PostgresDialect): Promise<Kysely<Database
   return new Kysely<Database>({ config: { dialect }, dialect, driver, executor });
 }
 
-/** Extensions every embedded database loads: pgvector, for semantic search (as on a server that has it). */
+/**
+ * Extensions every embedded database loads, as on a server that has them: pgvector, for semantic search, and
+ * pg_trgm, for the catalogue's word search (decision 0023).
+ */
 export async function pgliteExtensions() {
   const { vector } = await import('@electric-sql/pglite-pgvector');
-  return { vector };
+  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
+  return { vector, pg_trgm };
 }
 
 /**

@@ -50,6 +50,27 @@ export interface RecordingsTable {
   updated_at: Timestamp;
 }
 
+/**
+ * A fence of the catalogue (decision 0023): a value some recording of the dataset holds for one filter.
+ * Rebuilt with the dataset's rows by the SQL function `refresh_recording_fences`; exactly one of `value`
+ * (subject, session, task, run, datatype, channel, channel_type, event_type) and `num` (rate; the least and
+ * greatest n_channels and duration) is set.
+ */
+export interface RecordingFacetsTable {
+  dataset_id: string;
+  kind: string;
+  value: string | null;
+  num: number | null;
+}
+
+/** The distinct words of a dataset's recordings' search text, space-separated, under a trigram index. */
+export interface RecordingWordsTable {
+  dataset_id: string;
+  words: string;
+}
+
 export interface RecordingsTables {
   recordings: RecordingsTable;
+  recording_facets: RecordingFacetsTable;
+  recording_words: RecordingWordsTable;
 }

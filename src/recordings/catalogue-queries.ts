@@ -1,11 +1,12 @@
 /**
- * Every read and write of `recordings` rows: the one module that queries the table. Rows are replaced per
- * dataset by the catalogue sync (`catalogue-sync.ts`); the filters of `GET /recordings` are composed here.
+ * Every read and write of `recordings` rows and of their fences (`recording_facets`, `recording_words`,
+ * decision 0023): the one module that queries those tables. Rows are replaced per dataset by the catalogue
+ * sync (`catalogue-sync.ts`), fences with them; the filters of `GET /recordings` are composed here.
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { RecordingsTable } from '../db/recordings-tables.js';
-import { readableDatasetIds } from '../datasets/dataset-queries.js';
+import { readableDatasetIds, readableDatasetsQuery } from '../datasets/dataset-queries.js';
 import type { RecordingFilters } from '../client/index.js';
 
 export type RecordingRow = Selectable<RecordingsTable>;
@@ -41,7 +42,16 @@ export async function replaceRecordings(db: Kysely<Database>, datasetId: string,
     }
     // Stores kept unchanged belong to the new commit too.
     if (sourceCommit !== null) await trx.updateTable('recordings').set({ source_commit: sourceCommit }).where('dataset_id', '=', datasetId).execute();
+    await refreshFences(trx, [datasetId]);
   });
+}
+
+/**
+ * Rebuilds the fences (`recording_facets`, `recording_words`) of `datasetIds` from their rows; the SQL is the
+ * migration's function, so one definition serves the catalogue, the migration's backfill and the bench.
+ */
+export async function refreshFences(db: Kysely<Database>, datasetIds: string[]): Promise<void> {
+  await sql`select refresh_recording_fences(${sql.val(datasetIds)}::text[])`.execute(db);
 }
 
 /** The store folders that have a row, for one dataset. */
@@ -55,39 +65,111 @@ export async function countCatalogued(db: Kysely<Database>, datasetId: string): 
   return Number(row.n);
 }
 
-/** One page of the recordings `viewer` may read that match `filters`, in (dataset, store) order. */
+/** What a page presents of a row: not the filter arrays nor the search text. */
+const PAGE_COLUMNS = ['r.dataset_id', 'r.zarr', 'r.path', 'r.source_commit', 'r.subject', 'r.session', 'r.task', 'r.run', 'r.acquisition', 'r.datatype', 'r.groups', 'r.events'] as const;
+
+export type RecordingPageRow = Pick<RecordingRow, 'dataset_id' | 'zarr' | 'path' | 'source_commit' | 'subject' | 'session' | 'task' | 'run' | 'acquisition' | 'datatype' | 'groups' | 'events'>;
+
+/** The words of `q`, each with its `%word%` pattern, LIKE's own characters escaped. */
+function wordPatterns(q: string | undefined): Array<{ word: string; pattern: string }> {
+  return (q ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((word) => ({ word, pattern: `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%` }));
+}
+
+/**
+ * The datasets whose recordings may match `filters` (decision 0023): visible to `viewer`, at or after the
+ * cursor's dataset, and admitted by the fence of every filter. `undefined` when nothing narrows (an admin's
+ * unfiltered list walks the whole catalogue).
+ */
+function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, filters: RecordingFilters, after: CatalogueCursor | undefined) {
+  let d = readableDatasetsQuery(db, viewer);
+  let narrowed = !viewer?.admin;
+  if (filters.dataset) {
+    d = d.where('d.id', '=', filters.dataset);
+    narrowed = true;
+  }
+  const text = (kind: string, value: string) => {
+    d = d.where((eb) => eb.exists(eb.selectFrom('recording_facets as f').select(sql`1`.as('one')).whereRef('f.dataset_id', '=', 'd.id').where('f.kind', '=', kind).where('f.value', '=', value)));
+    narrowed = true;
+  };
+  const num = (kind: string, op: '=' | '>=' | '<=', value: number) => {
+    d = d.where((eb) => eb.exists(eb.selectFrom('recording_facets as f').select(sql`1`.as('one')).whereRef('f.dataset_id', '=', 'd.id').where('f.kind', '=', kind).where('f.num', op, value)));
+    narrowed = true;
+  };
+  for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
+    const value = filters[key];
+    if (value !== undefined) text(key, value);
+  }
+  for (const label of filters.channel ?? []) text('channel', label);
+  if (filters.channel_type) text('channel_type', filters.channel_type.toUpperCase());
+  if (filters.event_type) text('event_type', filters.event_type);
+  if (filters.rate !== undefined) num('rate', '=', filters.rate);
+  if (filters.rate_min !== undefined) num('rate', '>=', filters.rate_min);
+  if (filters.rate_max !== undefined) num('rate', '<=', filters.rate_max);
+  if (filters.channels_min !== undefined) num('n_channels', '>=', filters.channels_min);
+  if (filters.channels_max !== undefined) num('n_channels', '<=', filters.channels_max);
+  if (filters.duration_min !== undefined) num('duration', '>=', filters.duration_min);
+  if (filters.duration_max !== undefined) num('duration', '<=', filters.duration_max);
+  // A trigram index cannot narrow a word under three characters; its rows are tested on the walk alone.
+  for (const { pattern } of wordPatterns(filters.q).filter(({ word }) => [...word].length >= 3)) {
+    d = d.where((eb) => eb.exists(eb.selectFrom('recording_words as w').select(sql`1`.as('one')).whereRef('w.dataset_id', '=', 'd.id').where('w.words', 'ilike', pattern)));
+    narrowed = true;
+  }
+  if (!narrowed) return undefined;
+  if (after) d = d.where('d.id', '>=', after.dataset_id);
+  return d;
+}
+
+/**
+ * One page of the recordings `viewer` may read that match `filters`, in (dataset, store) order: the
+ * candidate datasets are fixed first (an array, so the walk is an ordered scan of the primary key over
+ * them alone), then each row is tested against every filter.
+ */
 export async function listRecordingRows(
   db: Kysely<Database>,
   viewer: Viewer | undefined,
   filters: RecordingFilters,
   page: { limit: number; after?: CatalogueCursor },
-): Promise<RecordingRow[]> {
-  let q = db.selectFrom('recordings').selectAll();
-  const readable = readableDatasetIds(db, viewer);
-  if (readable) q = q.where('dataset_id', 'in', readable);
-  if (filters.dataset) q = q.where('dataset_id', '=', filters.dataset);
+): Promise<RecordingPageRow[]> {
+  const candidates = candidateDatasets(db, viewer, filters, page.after);
+  if (!candidates) return pageOf(db, filters, page);
+  // The planner cannot know the candidates' number (an InitPlan's array) and guesses a bitmap scan of all
+  // their rows and a sort: for a candidate set of thousands of datasets, every row of them. The ordered walk
+  // of the primary key stops at the page's last row; told to leave bitmaps out, the planner takes it.
+  return db.transaction().execute(async (trx) => {
+    await sql`set local enable_bitmapscan = off`.execute(trx);
+    return pageOf(trx, filters, page, candidates);
+  });
+}
+
+async function pageOf(
+  db: Kysely<Database>,
+  filters: RecordingFilters,
+  page: { limit: number; after?: CatalogueCursor },
+  candidates?: ReturnType<typeof candidateDatasets>,
+): Promise<RecordingPageRow[]> {
+  let q = db.selectFrom('recordings as r').select(PAGE_COLUMNS);
+  if (candidates) q = q.where(sql<boolean>`r.dataset_id = any(array(${candidates}))`);
+  if (filters.dataset) q = q.where('r.dataset_id', '=', filters.dataset);
   for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
     const value = filters[key];
-    if (value !== undefined) q = q.where(key, '=', value);
+    if (value !== undefined) q = q.where(`r.${key}`, '=', value);
   }
-  if (filters.rate !== undefined) q = q.where(sql<boolean>`${filters.rate}::float8 = any(rates)`);
-  if (filters.rate_min !== undefined) q = q.where(sql<boolean>`${filters.rate_min}::float8 <= any(rates)`);
-  if (filters.rate_max !== undefined) q = q.where(sql<boolean>`${filters.rate_max}::float8 >= any(rates)`);
-  if (filters.channels_min !== undefined) q = q.where('n_channels', '>=', filters.channels_min);
-  if (filters.channels_max !== undefined) q = q.where('n_channels', '<=', filters.channels_max);
-  if (filters.duration_min !== undefined) q = q.where('duration_s', '>=', filters.duration_min);
-  if (filters.duration_max !== undefined) q = q.where('duration_s', '<=', filters.duration_max);
-  if (filters.channel && filters.channel.length > 0) q = q.where(sql<boolean>`channel_labels @> ${sql.val(filters.channel)}::text[]`);
-  if (filters.channel_type) q = q.where(sql<boolean>`${filters.channel_type.toUpperCase()} = any(channel_types)`);
-  if (filters.event_type) q = q.where(sql<boolean>`${filters.event_type} = any(trial_types)`);
-  for (const word of (filters.q ?? '').split(/\s+/).filter(Boolean)) {
-    q = q.where('search_text', 'ilike', `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-  }
-  if (page.after) {
-    const { dataset_id, zarr } = page.after;
-    q = q.where((eb) => eb.or([eb('dataset_id', '>', dataset_id), eb.and([eb('dataset_id', '=', dataset_id), eb('zarr', '>', zarr)])]));
-  }
-  return (await q.orderBy('dataset_id').orderBy('zarr').limit(page.limit).execute()) as RecordingRow[];
+  if (filters.rate !== undefined) q = q.where(sql<boolean>`${filters.rate}::float8 = any(r.rates)`);
+  if (filters.rate_min !== undefined) q = q.where(sql<boolean>`${filters.rate_min}::float8 <= any(r.rates)`);
+  if (filters.rate_max !== undefined) q = q.where(sql<boolean>`${filters.rate_max}::float8 >= any(r.rates)`);
+  if (filters.channels_min !== undefined) q = q.where('r.n_channels', '>=', filters.channels_min);
+  if (filters.channels_max !== undefined) q = q.where('r.n_channels', '<=', filters.channels_max);
+  if (filters.duration_min !== undefined) q = q.where('r.duration_s', '>=', filters.duration_min);
+  if (filters.duration_max !== undefined) q = q.where('r.duration_s', '<=', filters.duration_max);
+  if (filters.channel && filters.channel.length > 0) q = q.where(sql<boolean>`r.channel_labels @> ${sql.val(filters.channel)}::text[]`);
+  if (filters.channel_type) q = q.where(sql<boolean>`${filters.channel_type.toUpperCase()} = any(r.channel_types)`);
+  if (filters.event_type) q = q.where(sql<boolean>`${filters.event_type} = any(r.trial_types)`);
+  for (const { pattern } of wordPatterns(filters.q)) q = q.where('r.search_text', 'ilike', pattern);
+  if (page.after) q = q.where(sql<boolean>`(r.dataset_id, r.zarr) > (${page.after.dataset_id}, ${page.after.zarr})`);
+  return (await q.orderBy('r.dataset_id').orderBy('r.zarr').limit(page.limit).execute()) as RecordingPageRow[];
 }
 
 /** The row of the store whose data file is `path` (or whose store folder is `path`) in one dataset. */
@@ -98,12 +180,6 @@ export async function findRecordingRow(db: Kysely<Database>, datasetId: string, 
     .where('dataset_id', '=', datasetId)
     .where((eb) => eb.or([eb('path', '=', path), eb('zarr', '=', path)]))
     .executeTakeFirst()) as RecordingRow | undefined;
-}
-
-/** Ids of datasets with a recording of `subject` (dataset search's `subject` filter). */
-export async function datasetsWithSubject(db: Kysely<Database>, subject: string): Promise<string[]> {
-  const rows = await db.selectFrom('recordings').select('dataset_id').distinct().where('subject', '=', subject).execute();
-  return rows.map((r) => r.dataset_id);
 }
 
 /**

@@ -7,7 +7,7 @@ import type { User } from '../db/accounts-tables.js';
 import type { CatalogueEvents, CatalogueGroup } from '../db/recordings-tables.js';
 import { NdsError } from '../core/errors.js';
 import { isAdmin, visibleDataset } from '../datasets/dataset-access.js';
-import { findRecordingRow, listRecordingRows, type CatalogueCursor, type RecordingFilters, type RecordingRow, type Viewer } from './catalogue-queries.js';
+import { findRecordingRow, listRecordingRows, type CatalogueCursor, type RecordingFilters, type RecordingPageRow, type Viewer } from './catalogue-queries.js';
 import { readConversionFailures, type ConversionFailure } from '../formats/zarr/conversion-failures.js';
 
 export interface Recording {
@@ -27,7 +27,7 @@ export function viewerOf(user: User | undefined): Viewer | undefined {
   return user ? { id: user.id, admin: isAdmin(user) } : undefined;
 }
 
-export function presentRecording(row: RecordingRow, config: Deps['config']): Recording {
+export function presentRecording(row: RecordingPageRow, config: Deps['config']): Recording {
   return {
     dataset_id: row.dataset_id,
     path: row.path,

@@ -11,7 +11,7 @@ import type { Deps } from '../deps.js';
 import type { User } from '../db/accounts-tables.js';
 import { NdsError } from '../core/errors.js';
 import type { CatalogueGroup } from '../db/recordings-tables.js';
-import { listRecordingRows, type RecordingFilters, type RecordingRow } from './catalogue-queries.js';
+import { listRecordingRows, type RecordingFilters, type RecordingPageRow } from './catalogue-queries.js';
 import { viewerOf } from './catalogue.js';
 import { readStoreEvents } from './store-events.js';
 import { readStoreMetadata } from './store-metadata.js';
@@ -49,7 +49,7 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function unitOf(by: 'subject' | 'session' | 'recording', row: RecordingRow): string {
+function unitOf(by: 'subject' | 'session' | 'recording', row: RecordingPageRow): string {
   if (by === 'recording') return `${row.dataset_id}/${row.zarr}`;
   const subject = `${row.dataset_id}/sub-${row.subject ?? row.zarr}`;
   return by === 'subject' ? subject : `${subject}/ses-${row.session ?? ''}`;
@@ -75,7 +75,7 @@ function chooseGroup(groups: CatalogueGroup[], modality: string | undefined): Ca
 
 export async function listWindows(deps: Pick<Deps, 'db' | 'objects'>, user: User | undefined, spec: WindowSpec): Promise<WindowList> {
   if (!spec.fixed === !spec.events) throw new NdsError('validation_failed', { message: 'Give either fixed or events windows.', details: ['fixed: {length_s, stride_s} or events: {mapping, by, offset_s, length_s}'] });
-  const rows: RecordingRow[] = [];
+  const rows: RecordingPageRow[] = [];
   for (;;) {
     const last = rows.at(-1);
     const page = await listRecordingRows(deps.db, viewerOf(user), spec.recordings, { limit: 1000, ...(last ? { after: { dataset_id: last.dataset_id, zarr: last.zarr } } : {}) });
@@ -90,7 +90,7 @@ export async function listWindows(deps: Pick<Deps, 'db' | 'objects'>, user: User
   const windows: TrainingWindow[] = [];
   const tally: EventTally = { keys: new Map(), matched: new Map(), withoutEvents: 0, outside: 0, recordings: rows.length };
   let shorter = 0;
-  const add = (row: RecordingRow, group: CatalogueGroup, start: number, length: number, label: WindowLabel | null) => {
+  const add = (row: RecordingPageRow, group: CatalogueGroup, start: number, length: number, label: WindowLabel | null) => {
     if (start < 0 || start + length > group.n_samples) {
       tally.outside++; // past either end: left out
       return;

@@ -137,6 +137,64 @@ describe('the recording catalogue: GET /recordings and GET /datasets/:id/recordi
     assert.equal(((await mine.json()) as { recordings: Item[] }).recordings.length, 1);
   });
 
+  // Decision 0023: every filter first picks candidate datasets through the fences, then walks their rows;
+  // visibility is part of the candidates, so each filter's shape is tried with the private recording's values.
+  it('never shows a stranger a private recording through any filter, alone or combined, on any page', async () => {
+    const [secret] = await list(`dataset=${privateId}`, owner.key);
+    assert.ok(secret, 'the owner sees the private recording');
+    const group = secret.groups[0]!;
+    const label = encodeURIComponent(group.channels[0]!.label);
+    const queries = [
+      '',
+      `dataset=${privateId}`,
+      'subject=09',
+      'task=secret',
+      'datatype=eeg',
+      `q=${privateId}`,
+      'q=secret',
+      'q=sub-09_task-secret',
+      `q=${label}`,
+      `channel=${label}`,
+      `channel_type=${group.channels[0]!.type}`,
+      `rate=${group.rate}`,
+      `rate_min=${group.rate}`,
+      `rate_max=${group.rate}`,
+      `channels_min=${group.n_channels}`,
+      `channels_max=${group.n_channels}`,
+      'duration_min=0',
+      'duration_max=100000',
+      'subject=09&task=secret',
+      `task=secret&channel=${label}`,
+      `q=secret&rate=${group.rate}`,
+      `dataset=${privateId}&q=secret`,
+    ];
+    for (const query of queries) {
+      assert.ok((await list(query, owner.key)).some((i) => i.dataset_id === privateId) || query === '', `the owner finds it by ${query}`);
+      assert.ok((await list(query, admin.key)).some((i) => i.dataset_id === privateId) || query === '', `an admin finds it by ${query}`);
+      for (const [who, key] of [['anonymous', undefined], ['a stranger', stranger.key]] as const) {
+        const seen = await list(query, key);
+        assert.deepEqual(seen.filter((i) => i.dataset_id === privateId), [], `${who} sees nothing private by ${query}`);
+      }
+    }
+    // Page by page (one recording a page), the cursor walks past the private dataset's rows without showing one.
+    for (const key of [undefined, stranger.key]) {
+      let cursor: string | null = null;
+      do {
+        const res = await apiFetch(server, `/recordings?limit=1${cursor ? `&cursor=${cursor}` : ''}`, key);
+        const page = (await res.json()) as { recordings: Item[]; next_cursor: string | null };
+        assert.ok(page.recordings.every((i) => i.dataset_id !== privateId));
+        cursor = page.next_cursor;
+      } while (cursor);
+    }
+    for (const query of ['subject=09', 'task=secret', `rate=${group.rate}`, 'q=secret']) {
+      for (const key of [undefined, stranger.key]) {
+        const res = await apiFetch(server, `/datasets/search?${query}`, key);
+        const ids = ((await res.json()) as { results: Array<{ id: string }> }).results.map((r) => r.id);
+        assert.ok(!ids.includes(privateId), `dataset search by ${query}`);
+      }
+    }
+  });
+
   it('GET /datasets/:id/recordings lists one dataset with its failures', async () => {
     const res = await apiFetch(server, `/datasets/${publicId}/recordings`);
     const body = (await res.json()) as { recordings: Item[]; failures: unknown[] };
