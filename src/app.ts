@@ -15,6 +15,7 @@ import { accountRoutes } from './routes/account-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { browserSignInRoutes } from './routes/browser-sign-in-routes.js';
 import { contentRoutes } from './routes/content-routes.js';
+import { multipartUploadRoutes } from './routes/multipart-upload-routes.js';
 import { conversionRoutes } from './routes/conversion-routes.js';
 import { datasetRoutes } from './routes/dataset-routes.js';
 import { deprecatedRoutes } from './routes/deprecated-routes.js';
@@ -62,6 +63,7 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...homePages,
     ...datasetSettingsPages,
     ...contentRoutes,
+    ...multipartUploadRoutes,
     ...publicationRoutes,
     ...readGrantRoutes,
     ...sandboxRoutes,

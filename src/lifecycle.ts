@@ -13,6 +13,7 @@ import { createDeviceLimits } from './accounts/device-limits.js';
 import { createSignInLimits } from './accounts/sign-in-limits.js';
 import { OwnerSetup } from './accounts/owner-setup.js';
 import { startCopySweeper, sweepCopy } from './conversion/copy-exposure.js';
+import { startUploadSweeper } from './datasets/multipart-uploads.js';
 import { startWorker, type RunningWorker } from './conversion/worker.js';
 import { QUEUE_CHANNEL } from './conversion/job-queue.js';
 import { systemClock, type Clock } from './core/clock.js';
@@ -170,6 +171,8 @@ export async function openRateLimits(opened: OpenedDeps): Promise<RateLimits> {
 const OBJECT_VISIBILITY_TTL_MS = 1000;
 /** How long a visibility change waits for another process's sweep of the same copy to finish. */
 const COPY_SWEEP_WAIT_MS = 10 * 60_000;
+/** How often `nds serve` aborts multipart uploads older than UPLOAD_STALE_AFTER_S. */
+const UPLOAD_SWEEPER_INTERVAL_MS = 3600_000;
 /** How often `nds serve` looks for copy sweeps that a crash or a failure left undone. */
 const COPY_SWEEPER_INTERVAL_MS = 30_000;
 
@@ -186,6 +189,8 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   deps.hooks.datasetVisibilityChanged.push((id) => sweepCopy(deps, id, { waitMs: COPY_SWEEP_WAIT_MS }));
   const sweeper = startCopySweeper(deps, COPY_SWEEPER_INTERVAL_MS);
   opened.closers.push(() => sweeper.stop());
+  const uploadSweeper = startUploadSweeper(deps, UPLOAD_SWEEPER_INTERVAL_MS);
+  opened.closers.push(() => uploadSweeper.stop());
   const gateway = openGateway(opened);
   const rateLimits = await openRateLimits(opened);
   // Copies converted before the recording catalogue existed are catalogued once, in the background.

@@ -80,6 +80,12 @@ export interface Config {
   sandboxDatasetsMax: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
   objectSigningSecret: string | undefined;
+  /** Files of at least this many bytes are uploaded in parts (UPLOAD_PART_THRESHOLD). */
+  uploadPartThreshold: number;
+  /** The smallest part of a multipart upload (UPLOAD_PART_SIZE); larger files get larger parts, at most 10,000. */
+  uploadPartSize: number;
+  /** Seconds after which an unfinished multipart upload is aborted and its parts deleted (UPLOAD_STALE_AFTER_S). */
+  uploadStaleAfterS: number;
   /** Proxies whose `X-Forwarded-For` names the client (TRUSTED_PROXIES); empty = the socket's peer is the client. */
   trustedProxies: TrustedProxies;
   /** Where rate limits are counted (RATE_LIMIT_REDIS_URL); undefined = the database. */
@@ -310,6 +316,9 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
+    uploadPartThreshold: integer(env, 'UPLOAD_PART_THRESHOLD', 64 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
+    uploadPartSize: integer(env, 'UPLOAD_PART_SIZE', 16 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
+    uploadStaleAfterS: integer(env, 'UPLOAD_STALE_AFTER_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
     trustedProxies,
     rateLimitRedisUrl,
     viewerFrameAncestors: frameAncestors(env, 'VIEWER_FRAME_ANCESTORS'),

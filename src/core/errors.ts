@@ -32,6 +32,8 @@ const catalog = {
   user_not_found: { status: 404, shape: 'general', message: 'No such user.' },
   dataset_not_found: { status: 404, shape: 'general', message: 'No such dataset.' },
   version_not_found: { status: 404, shape: 'general', message: 'No such version.' },
+  upload_not_found: { status: 404, shape: 'general', message: 'No such multipart upload: it was completed, aborted, or left unfinished too long.' },
+  upload_incomplete: { status: 409, shape: 'general', message: 'The multipart upload lacks parts; send them before completing it.' },
   request_not_found: { status: 404, shape: 'general', message: 'No such publication request.' },
   method_not_allowed: { status: 405, shape: 'general', message: 'Method not allowed.' },
   conflict: { status: 409, shape: 'general', message: 'The request conflicts with the current state.' },

@@ -70,6 +70,28 @@ export class ContentMismatchError extends Error {
   }
 }
 
+/** A part of a multipart upload the store holds. */
+export interface PartInfo {
+  partNumber: number;
+  size: number;
+  etag: string;
+}
+
+/** Where a multipart upload's assembled bytes go, and what they must be. */
+export interface MultipartTarget {
+  key: string;
+  size: number;
+  /** Hex SHA-256 of the whole object, checked over the assembled bytes before anything appears at `key`. */
+  sha256: string;
+}
+
+/** Most parts of one multipart upload (S3's limit), and the range of part sizes S3 takes. */
+export const MAX_PARTS = 10_000;
+export const MIN_PART_BYTES = 5 * 1024 ** 2;
+export const MAX_PART_BYTES = 5 * 1024 ** 3;
+/** The largest object (S3's limit): 5 TiB. */
+export const MAX_OBJECT_BYTES = 5 * 1024 ** 4;
+
 export interface ObjectStore {
   readonly kind: 'file' | 's3';
   /** Metadata of an object; `undefined` when there is none. */
@@ -105,6 +127,23 @@ export interface ObjectStore {
    * without it, the public base is the nds server's `/objects/` routes, which ask the database.
    */
   setPublicRead?(key: string, publicRead: boolean): Promise<void>;
+  /**
+   * Starts a multipart upload whose parts are kept under `key` (which nothing reads until completion);
+   * returns the store's id of it. S3: a multipart upload of `key`; folder store: a folder beside `key`.
+   */
+  createMultipart(key: string): Promise<string>;
+  /** A URL that writes part `partNumber` (1-based); with `contentLength`/`sha256` the store refuses other bytes. */
+  presignPart(key: string, uploadId: string, partNumber: number, options: PresignOptions): Promise<PresignedRequest>;
+  /** The parts stored so far, by part number; `undefined` when the store knows no such upload. */
+  listParts(key: string, uploadId: string): Promise<PartInfo[] | undefined>;
+  /**
+   * Assembles parts 1..`partCount` and puts the result at `target.key` only when it has `target.size` bytes
+   * and SHA-256 `target.sha256` (otherwise `ContentMismatchError`, and nothing at `target.key`); readers of
+   * `target.key` see no object or the whole one. The upload is gone afterwards, either way.
+   */
+  completeMultipart(key: string, uploadId: string, partCount: number, target: MultipartTarget): Promise<ObjectInfo>;
+  /** Drops an upload and its parts; an unknown upload is no error. */
+  abortMultipart(key: string, uploadId: string): Promise<void>;
   /** Releases connections and handles. */
   close(): Promise<void>;
 }

@@ -7,14 +7,20 @@
 import { createHash } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
+  ListPartsCommand,
   PutObjectTaggingCommand,
   S3Client,
+  UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -26,7 +32,11 @@ import {
   checkObjectKey,
   ContentMismatchError,
   type ByteRange,
+  MAX_PART_BYTES,
+  MAX_PARTS,
+  type MultipartTarget,
   type ObjectBody,
+  type PartInfo,
   type ObjectInfo,
   type ObjectStore,
   type PresignedRequest,
@@ -219,12 +229,19 @@ export class S3ObjectStore implements ObjectStore {
       });
       return { url, method: 'PUT', headers: {}, expiresAt };
     }
-    // The S3 presigner always signs UNSIGNED-PAYLOAD; signing the body's own SHA-256 instead makes the server
-    // (SigV4: x-amz-content-sha256) refuse any other content, and signing Content-Length any other size.
+    return this.#presignSha256Put(key, {}, options.sha256, options.contentLength, options.expiresIn);
+  }
+
+  /**
+   * The S3 presigner always signs UNSIGNED-PAYLOAD; signing the body's own SHA-256 instead makes the server
+   * (SigV4: x-amz-content-sha256) refuse any other content, and signing Content-Length any other size.
+   */
+  async #presignSha256Put(key: string, query: Record<string, string>, sha256: string, contentLength: number | undefined, expiresIn: number): Promise<PresignedRequest> {
+    const expiresAt = new Date(Date.now() + expiresIn * 1000);
     const endpoint = new URL(this.#location.endpoint ?? `https://s3.${this.#location.region}.amazonaws.com`);
     const pathName = `${endpoint.pathname.replace(/\/+$/, '')}/${this.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
-    const headers: Record<string, string> = { host: endpoint.host, 'x-amz-content-sha256': options.sha256.toLowerCase() };
-    if (options.contentLength !== undefined) headers['content-length'] = String(options.contentLength);
+    const headers: Record<string, string> = { host: endpoint.host, 'x-amz-content-sha256': sha256.toLowerCase() };
+    if (contentLength !== undefined) headers['content-length'] = String(contentLength);
     const signer = new SignatureV4({
       credentials: this.#client.config.credentials,
       region: this.#location.region,
@@ -233,12 +250,115 @@ export class S3ObjectStore implements ObjectStore {
       uriEscapePath: false,
     });
     const signed = await signer.presign(
-      { method: 'PUT', protocol: endpoint.protocol, hostname: endpoint.hostname, port: endpoint.port ? Number(endpoint.port) : undefined, path: pathName, headers, query: {} },
-      { expiresIn: options.expiresIn, unhoistableHeaders: new Set(['x-amz-content-sha256']), signableHeaders: new Set(['content-length']) },
+      { method: 'PUT', protocol: endpoint.protocol, hostname: endpoint.hostname, port: endpoint.port ? Number(endpoint.port) : undefined, path: pathName, headers, query },
+      { expiresIn, unhoistableHeaders: new Set(['x-amz-content-sha256']), signableHeaders: new Set(['content-length']) },
     );
-    const query = new URLSearchParams(signed.query as Record<string, string>).toString();
+    const search = new URLSearchParams(signed.query as Record<string, string>).toString();
     const { host: _host, ...mustSend } = headers;
-    return { url: `${endpoint.origin}${pathName}?${query}`, method: 'PUT', headers: mustSend, expiresAt };
+    return { url: `${endpoint.origin}${pathName}?${search}`, method: 'PUT', headers: mustSend, expiresAt };
+  }
+
+  async createMultipart(key: string): Promise<string> {
+    checkObjectKey(key);
+    const r = await this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+    if (!r.UploadId) throw new Error(`the store gave no upload id for ${key}`);
+    return r.UploadId;
+  }
+
+  /** A part's URL signs its SHA-256 and length: the store refuses a part damaged on the way. */
+  async presignPart(key: string, uploadId: string, partNumber: number, options: PresignOptions): Promise<PresignedRequest> {
+    checkObjectKey(key);
+    if (!options.sha256) throw new RangeError('a part URL needs the part\'s SHA-256');
+    return this.#presignSha256Put(key, { partNumber: String(partNumber), uploadId }, options.sha256, options.contentLength, options.expiresIn);
+  }
+
+  async listParts(key: string, uploadId: string): Promise<PartInfo[] | undefined> {
+    checkObjectKey(key);
+    const parts: PartInfo[] = [];
+    let marker: string | undefined;
+    try {
+      for (;;) {
+        const r = await this.#client.send(new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }));
+        for (const p of r.Parts ?? []) parts.push({ partNumber: p.PartNumber ?? 0, size: p.Size ?? 0, etag: p.ETag ?? '""' });
+        if (!r.IsTruncated) break;
+        marker = r.NextPartNumberMarker;
+      }
+    } catch (err) {
+      if (isNoSuchUpload(err)) return undefined;
+      throw err;
+    }
+    return parts;
+  }
+
+  /**
+   * S3 assembles the parts at `key` (a staging key nothing reads); nds then reads the whole object once to
+   * hash it, and only a match is copied to the target (a copy within the bucket, in ranges past 5 GiB) and
+   * the staging object deleted. Per-part checksums would not give the file's SHA-256.
+   */
+  async completeMultipart(key: string, uploadId: string, partCount: number, target: MultipartTarget): Promise<ObjectInfo> {
+    checkObjectKey(key);
+    checkObjectKey(target.key);
+    const parts = (await this.listParts(key, uploadId)) ?? [];
+    const byNumber = new Map(parts.map((p) => [p.partNumber, p]));
+    const chosen = Array.from({ length: partCount }, (_, i) => byNumber.get(i + 1));
+    if (chosen.some((p) => !p)) throw new Error(`upload of ${key} lacks parts`);
+    await this.#client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: chosen.map((p) => ({ PartNumber: p!.partNumber, ETag: p!.etag })) },
+      }),
+    );
+    try {
+      const found = await this.get(key);
+      if (!found) throw new Error(`object ${key} vanished right after it was assembled`);
+      const hash = createHash('sha256');
+      let size = 0;
+      for await (const chunk of found.body) {
+        hash.update(chunk as Buffer);
+        size += (chunk as Buffer).length;
+      }
+      checkContent({ contentLength: target.size, sha256: target.sha256 }, size, hash.digest('hex'));
+      await this.#copy(key, target.key, size);
+    } finally {
+      await this.delete(key);
+    }
+    const info = await this.head(target.key);
+    if (!info) throw new Error(`object ${target.key} vanished right after it was written`);
+    return info;
+  }
+
+  /** A copy within the bucket: one CopyObject up to 5 GiB, ranges of a multipart copy beyond. */
+  async #copy(from: string, to: string, size: number): Promise<void> {
+    const CopySource = `${this.bucket}/${from.split('/').map(encodeURIComponent).join('/')}`;
+    if (size <= MAX_PART_BYTES) {
+      await this.#client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource }));
+      return;
+    }
+    const rangeBytes = Math.max(512 * 1024 ** 2, Math.ceil(size / MAX_PARTS));
+    const uploadId = await this.createMultipart(to);
+    try {
+      const Parts: Array<{ PartNumber: number; ETag: string | undefined }> = [];
+      for (let start = 0, n = 1; start < size; start += rangeBytes, n++) {
+        const end = Math.min(size, start + rangeBytes) - 1;
+        const r = await this.#client.send(new UploadPartCopyCommand({ Bucket: this.bucket, Key: to, UploadId: uploadId, PartNumber: n, CopySource, CopySourceRange: `bytes=${start}-${end}` }));
+        Parts.push({ PartNumber: n, ETag: r.CopyPartResult?.ETag });
+      }
+      await this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: to, UploadId: uploadId, MultipartUpload: { Parts } }));
+    } catch (err) {
+      await this.abortMultipart(to, uploadId).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async abortMultipart(key: string, uploadId: string): Promise<void> {
+    checkObjectKey(key);
+    try {
+      await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }));
+    } catch (err) {
+      if (!isNoSuchUpload(err)) throw err;
+    }
   }
 
   async presignGet(key: string, options: PresignOptions): Promise<PresignedRequest> {
@@ -260,6 +380,11 @@ export class S3ObjectStore implements ObjectStore {
 function checkContent(options: PutOptions, size: number, sha256: string | undefined): void {
   if (options.contentLength !== undefined && size !== options.contentLength) throw new ContentMismatchError({ size: options.contentLength }, { size, sha256 });
   if (options.sha256 !== undefined && sha256 !== options.sha256.toLowerCase()) throw new ContentMismatchError({ sha256: options.sha256 }, { size, sha256 });
+}
+
+function isNoSuchUpload(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e?.name === 'NoSuchUpload' || e?.$metadata?.httpStatusCode === 404;
 }
 
 function isNotFound(err: unknown): boolean {

@@ -1,0 +1,170 @@
+/**
+ * Uploads in parts over real HTTP, on the folder store and on radosgw (when TEST_S3_URL is set): parts bound
+ * to their size and hash, the whole file's SHA-256 checked over the assembled bytes before it is stored, the
+ * routes closed to anyone who may not write the dataset, and stale uploads swept.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { partSizeFor, sweepStaleUploads } from '../../src/datasets/multipart-uploads.js';
+import { MAX_OBJECT_BYTES, MAX_PARTS } from '../../src/objects/object-store.js';
+import type { TestAccount } from '../support/accounts.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { createUploader, json, storeVariants } from './support.js';
+
+const MIB = 1024 ** 2;
+const post = (body?: unknown) => ({ method: 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
+const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+describe('partSizeFor', () => {
+  it('keeps the configured size while it fits 10,000 parts, and grows it in whole MiB so that 5 TiB fits', () => {
+    assert.equal(partSizeFor(4 * 1024 ** 3, 16 * MIB), 16 * MIB);
+    const big = partSizeFor(MAX_OBJECT_BYTES, 16 * MIB);
+    assert.equal(big % MIB, 0);
+    assert.ok(Math.ceil(MAX_OBJECT_BYTES / big) <= MAX_PARTS);
+    assert.equal(big, 525 * MIB);
+    assert.ok(Math.ceil((200 * 1024 ** 3) / partSizeFor(200 * 1024 ** 3, 5 * MIB)) <= MAX_PARTS);
+  });
+});
+
+for (const variant of storeVariants) {
+  describe(`uploads in parts on the ${variant.name}`, { skip: variant.skip }, () => {
+    let server: TestServer;
+    let cleanup: () => Promise<void>;
+    let owner: TestAccount;
+    let stranger: TestAccount;
+    let id: string;
+    let otherId: string;
+    before(async () => {
+      const s = await variant.setup();
+      cleanup = s.cleanup;
+      server = await startTestServer({ env: { ...s.env, UPLOAD_PART_SIZE: String(5 * MIB), UPLOAD_PART_THRESHOLD: String(5 * MIB) } });
+      owner = await createUploader(server);
+      stranger = await createUploader(server);
+      id = (await json(await owner.api('/datasets', post({ name: 'parts' })), 201)).id;
+      otherId = (await json(await stranger.api('/datasets', post({ name: 'theirs' })), 201)).id;
+    });
+    after(async () => {
+      await server?.close();
+      await cleanup?.();
+    });
+
+    const put = (target: { url: string; headers: Record<string, string> }, body: Uint8Array) =>
+      fetch(target.url, { method: 'PUT', headers: { ...target.headers, 'content-length': String(body.length) }, body: new Uint8Array(body) });
+    const partOf = (file: Buffer, start: { part_size: number }, n: number) => file.subarray((n - 1) * start.part_size, n * start.part_size);
+    const start = async (file: Buffer, path: string, extra: Record<string, unknown> = {}) => json(await owner.api(`/datasets/${id}/multipart-uploads`, post({ path, size: file.length, ...extra })), 200);
+    const urls = async (upload: string, file: Buffer, started: { part_size: number }, numbers: number[]) =>
+      (await json(await owner.api(`/datasets/${id}/multipart-uploads/${upload}/part-urls`, post({ parts: numbers.map((n) => ({ part_number: n, sha256: sha(partOf(file, started, n)) })) })), 200)).parts;
+
+    it('tells the threshold and part size; stores a file sent in parts out of order, verified, byte for byte', async () => {
+      const settings = await json(await owner.api(`/datasets/${id}/multipart-uploads`), 200);
+      assert.equal(settings.part_threshold, 5 * MIB);
+      assert.equal(settings.part_size, 5 * MIB);
+      assert.deepEqual(settings.uploads, []);
+      const file = randomBytes(12 * MIB + 123);
+      const started = await start(file, 'sub-01/eeg/big.edf');
+      assert.equal(started.status, 'parts');
+      assert.equal(started.part_count, 3);
+      assert.match(started.upload_id, /^[0-9a-f]{32}$/);
+      const listed = await json(await owner.api(`/datasets/${id}/multipart-uploads`), 200);
+      assert.deepEqual(listed.uploads.map((u: { upload_id: string }) => u.upload_id), [started.upload_id]);
+      const targets = await urls(started.upload_id, file, started, [3, 1, 2]);
+      assert.deepEqual(targets.map((t: { size: number }) => t.size), [2 * MIB + 123, 5 * MIB, 5 * MIB]);
+      await Promise.all(targets.map(async (t: { part_number: number; url: string; headers: Record<string, string> }) => {
+        const res = await put(t, partOf(file, started, t.part_number));
+        assert.ok(res.ok, `${res.status} ${await res.text()}`);
+      }));
+      const status = await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}`), 200);
+      assert.deepEqual(status.parts, [1, 2, 3].map((n) => ({ part_number: n, size: partOf(file, started, n).length })));
+      const done = await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}/complete`, post({ sha256: sha(file) })), 200);
+      assert.deepEqual(done, { path: 'sub-01/eeg/big.edf', size: file.length, sha256: sha(file), status: 'stored' });
+      assert.ok((await server.deps.objects.readAll(`${id}/objects/${sha(file)}`))!.equals(file));
+      // The upload is gone, and no part or staging object is left behind.
+      await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}`), 404);
+      const left: string[] = [];
+      for await (const o of server.deps.objects.list(`uploads/${id}/`)) left.push(o.key);
+      assert.deepEqual(left, []);
+      // A version made of it, and a download of it, equal to the source.
+      await json(await owner.api(`/datasets/${id}/versions`, post({ version: '1.0.0', manifest: [{ path: 'sub-01/eeg/big.edf', size: file.length, sha256: sha(file) }] })), 201);
+      const again = await start(file, 'copy.edf', { sha256: sha(file) });
+      assert.deepEqual(again, { status: 'present', path: 'copy.edf', size: file.length, sha256: sha(file) });
+    });
+
+    it('refuses a part damaged on the way, keeps nothing of it, and takes it sent again', async () => {
+      const file = randomBytes(6 * MIB);
+      const started = await start(file, 'damaged.edf');
+      const [first] = await urls(started.upload_id, file, started, [1]);
+      const damaged = Buffer.from(partOf(file, started, 1));
+      damaged[12345] ^= 0xff;
+      const refused = await put(first, damaged);
+      assert.ok(refused.status >= 400 && refused.status < 500, `a damaged part answered ${refused.status}`);
+      const status = await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}`), 200);
+      assert.deepEqual(status.parts, []);
+      assert.ok((await put(first, partOf(file, started, 1))).ok);
+      const [second] = await urls(started.upload_id, file, started, [2]);
+      assert.ok((await put(second, partOf(file, started, 2))).ok);
+      const done = await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}/complete`, post({ sha256: sha(file) })), 200);
+      assert.equal(done.status, 'stored');
+    });
+
+    it('refuses to complete with parts missing, and refuses a whole-file hash that is not the bytes, naming the path and both hashes', async () => {
+      const file = randomBytes(6 * MIB);
+      const started = await start(file, 'sub-02/eeg/wrong.edf');
+      const [first] = await urls(started.upload_id, file, started, [1]);
+      assert.ok((await put(first, partOf(file, started, 1))).ok);
+      const incomplete = await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}/complete`, post({ sha256: sha(file) })), 409);
+      assert.equal(incomplete.error, 'upload_incomplete');
+      const [second] = await urls(started.upload_id, file, started, [2]);
+      assert.ok((await put(second, partOf(file, started, 2))).ok);
+      const claimed = sha(Buffer.from('not these bytes'));
+      const refused = await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}/complete`, post({ sha256: claimed })), 400);
+      assert.equal(refused.error, 'content_mismatch');
+      assert.match(refused.message, /sub-02\/eeg\/wrong\.edf/);
+      assert.ok(refused.message.includes(sha(file)) && refused.message.includes(claimed), refused.message);
+      assert.equal(await server.deps.objects.head(`${id}/objects/${claimed}`), undefined);
+      assert.equal(await server.deps.objects.head(`${id}/objects/${sha(file)}`), undefined);
+      // Nothing partial: a version naming either hash is refused.
+      const version = await owner.api(`/datasets/${id}/versions`, post({ version: '1.0.1', manifest: [{ path: 'sub-02/eeg/wrong.edf', size: file.length, sha256: claimed }] }));
+      assert.ok(version.status >= 400, `a version of unstored content answered ${version.status}`);
+      await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}`), 404);
+    });
+
+    it('answers anyone who may not write the dataset as for an unknown dataset, and bounds part numbers', async () => {
+      const file = randomBytes(6 * MIB);
+      const started = await start(file, 'private.edf');
+      const base = `/datasets/${id}/multipart-uploads/${started.upload_id}`;
+      const unknown = await json(await stranger.api(`/datasets/nd999999/multipart-uploads/${started.upload_id}`), 404);
+      for (const [path, init] of [[base, undefined], [`${base}/part-urls`, post({ parts: [{ part_number: 1, sha256: sha(file) }] })], [`${base}/complete`, post({ sha256: sha(file) })], [`/datasets/${id}/multipart-uploads`, undefined]] as const) {
+        const body = await json(await stranger.api(path, init), 404);
+        assert.deepEqual({ ...body, message: undefined }, { ...unknown, message: undefined }, path);
+      }
+      assert.equal((await stranger.api(base, { method: 'DELETE' })).status, 404);
+      // Its upload id named under the stranger's own dataset is no upload of theirs.
+      assert.equal((await json(await stranger.api(`/datasets/${otherId}/multipart-uploads/${started.upload_id}`), 404)).error, 'upload_not_found');
+      // Part numbers past the file's parts, zero, or past 10,000; ids that are not 32 hex digits.
+      for (const n of [3, 0, 10_001]) {
+        const res = await owner.api(`${base}/part-urls`, post({ parts: [{ part_number: n, sha256: sha(file) }] }));
+        assert.equal(res.status, 400, `part ${n}`);
+      }
+      for (const bad of ['..%2F..%2Fetc', 'A'.repeat(32), '0'.repeat(31)]) assert.equal((await owner.api(`/datasets/${id}/multipart-uploads/${bad}`)).status, 404, bad);
+      // A file past 5 TiB is refused before anything is made.
+      assert.equal((await owner.api(`/datasets/${id}/multipart-uploads`, post({ path: 'huge', size: MAX_OBJECT_BYTES + 1 }))).status, 400);
+      assert.ok((await owner.api(base, { method: 'DELETE' })).ok);
+      await json(await owner.api(base), 404);
+    });
+
+    it('forgets an upload left unfinished past UPLOAD_STALE_AFTER_S, and the sweep deletes its parts', async () => {
+      const file = randomBytes(6 * MIB);
+      const started = await start(file, 'stale.edf');
+      const [first] = await urls(started.upload_id, file, started, [1]);
+      assert.ok((await put(first, partOf(file, started, 1))).ok);
+      assert.equal(await sweepStaleUploads(server.deps), 0);
+      server.clock.advance(server.config.uploadStaleAfterS * 1000 + 1000);
+      await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}`), 404);
+      assert.ok((await sweepStaleUploads(server.deps)) >= 1);
+      const left: string[] = [];
+      for await (const o of server.deps.objects.list(`uploads/${id}/`)) left.push(o.key);
+      assert.deepEqual(left, []);
+    });
+  });
+}
