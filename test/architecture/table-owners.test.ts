@@ -39,6 +39,17 @@ describe('the github_deliveries table', () => {
   });
 });
 
+describe('the dataset_members table', () => {
+  // Decision 0028: who may read a dataset is decided with its members, so their rows are read and written in
+  // one file; the search SQL reads them in its visibility condition.
+  it('is queried only by datasets/dataset-members-queries.ts (and read by the search SQL)', () => {
+    assert.deepEqual(
+      checkTableOwnership(src, { table: 'dataset_members', owner: 'datasets/dataset-members-queries.ts', rawReaders: ['datasets/search-filters.ts'], exemptFolders: ['db/migrations/'] }),
+      [],
+    );
+  });
+});
+
 describe('the table-owner check itself', () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'nds-owners-'));
   after(() => rmSync(root, { recursive: true, force: true }));
