@@ -17,6 +17,8 @@ import { browserSignInRoutes } from './routes/browser-sign-in-routes.js';
 import { contentRoutes } from './routes/content-routes.js';
 import { conversionRoutes } from './routes/conversion-routes.js';
 import { datasetRoutes } from './routes/dataset-routes.js';
+import { memberRoutes } from './routes/member-routes.js';
+import { annotationRoutes } from './routes/annotation-routes.js';
 import { deprecatedRoutes } from './routes/deprecated-routes.js';
 import { deviceRoutes } from './routes/device-routes.js';
 import { setupRoutes } from './routes/setup-routes.js';
@@ -62,6 +64,8 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...homePages,
     ...datasetSettingsPages,
     ...contentRoutes,
+    ...memberRoutes,
+    ...annotationRoutes,
     ...publicationRoutes,
     ...readGrantRoutes,
     ...sandboxRoutes,

@@ -50,6 +50,15 @@ describe('the dataset_members table', () => {
   });
 });
 
+describe('the annotation tables', () => {
+  // Decision 0028: a recording's revision and its kept changes move together, in one file's transactions.
+  for (const table of ['annotations', 'annotation_revisions', 'annotation_changes']) {
+    it(`${table} is queried only by annotations/annotation-queries.ts`, () => {
+      assert.deepEqual(checkTableOwnership(src, { table, owner: 'annotations/annotation-queries.ts', rawReaders: [], exemptFolders: ['db/migrations/'] }), []);
+    });
+  }
+});
+
 describe('the table-owner check itself', () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'nds-owners-'));
   after(() => rmSync(root, { recursive: true, force: true }));
