@@ -18,6 +18,8 @@ import { contentRoutes } from './routes/content-routes.js';
 import { multipartUploadRoutes } from './routes/multipart-upload-routes.js';
 import { conversionRoutes } from './routes/conversion-routes.js';
 import { datasetRoutes } from './routes/dataset-routes.js';
+import { memberRoutes } from './routes/member-routes.js';
+import { annotationRoutes } from './routes/annotation-routes.js';
 import { deprecatedRoutes } from './routes/deprecated-routes.js';
 import { deviceRoutes } from './routes/device-routes.js';
 import { setupRoutes } from './routes/setup-routes.js';
@@ -64,6 +66,8 @@ export function appRoutes(gateway: Hono<AppEnv>): Route[] {
     ...datasetSettingsPages,
     ...contentRoutes,
     ...multipartUploadRoutes,
+    ...memberRoutes,
+    ...annotationRoutes,
     ...publicationRoutes,
     ...readGrantRoutes,
     ...sandboxRoutes,

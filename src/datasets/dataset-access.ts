@@ -1,17 +1,47 @@
 /**
- * Who may see and change a dataset. A private dataset is invisible to everyone but its owner and admins:
- * they get `dataset_not_found` (404), never 403, so a private id cannot be probed.
+ * Who may see and change a dataset: the one rule. A caller's standing towards a dataset (`standingOf`) is an
+ * administrator, its owner, a member with a role (decision 0028), anyone (public dataset) or nobody; each right
+ * needs a standing. A private dataset is invisible to everyone without one: they get `dataset_not_found`
+ * (404), never 403, so a private id cannot be probed. A caller who sees the dataset but lacks the right gets 403.
  */
 import type { Kysely } from 'kysely';
 import { hasRole, isAccountUsable } from '../accounts/account-gates.js';
 import { findUserById } from '../accounts/users.js';
 import type { User } from '../db/accounts-tables.js';
-import type { DatasetRow } from '../db/datasets-tables.js';
+import type { DatasetRow, MemberRole } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
 import { findDatasetRow, findDatasetWithOwner, type Dataset } from './dataset-queries.js';
+import { findMemberRole } from './dataset-members-queries.js';
 
 export const DATASET_ID = /^(nd|sb)\d{6}$/;
+
+/** What a caller is to a dataset, strongest first; `public` is anyone at a public dataset, `none` sees nothing. */
+export type Standing = 'admin' | 'owner' | MemberRole | 'public' | 'none';
+
+/**
+ * What a standing allows:
+ * - `read`: the dataset wherever it is read (pages, viewer, catalogue, signal, events, windows, git, downloads);
+ * - `annotate`: write annotations (an annotator edits their own);
+ * - `maintain`: upload, push, edit metadata, request publication, commit annotations, edit anyone's
+ *   annotations and manage members;
+ * - `own`: what only the owner and admins do (the dataset's visibility and owner; deletion is the admins').
+ */
+export type DatasetRight = 'read' | 'annotate' | 'maintain' | 'own';
+
+const RIGHTS: Record<Standing, readonly DatasetRight[]> = {
+  admin: ['read', 'annotate', 'maintain', 'own'],
+  owner: ['read', 'annotate', 'maintain', 'own'],
+  maintainer: ['read', 'annotate', 'maintain'],
+  annotator: ['read', 'annotate'],
+  reader: ['read'],
+  public: ['read'],
+  none: [],
+};
+
+export function allows(standing: Standing, right: DatasetRight): boolean {
+  return RIGHTS[standing].includes(right);
+}
 
 /** The dataset with its owner's username; `undefined` for an id of another shape or no such dataset. */
 export function findDataset(db: Kysely<Database>, id: string): Promise<Dataset | undefined> {
@@ -23,31 +53,54 @@ export function isAdmin(user: User | undefined): boolean {
   return !!user && hasRole(user, 'admin');
 }
 
-export function canSee(user: User | undefined, dataset: Pick<DatasetRow, 'visibility' | 'owner_id'>): boolean {
-  return dataset.visibility === 'public' || (!!user && (user.id === dataset.owner_id || isAdmin(user)));
+/** The caller's standing towards `dataset`; the member row is read only when nothing else settles it. */
+export async function standingOf(db: Kysely<Database>, user: User | undefined, dataset: Pick<DatasetRow, 'id' | 'visibility' | 'owner_id'>): Promise<Standing> {
+  if (user && isAdmin(user)) return 'admin';
+  if (user && user.id === dataset.owner_id) return 'owner';
+  const role = user ? await findMemberRole(db, dataset.id, user.id) : undefined;
+  if (role) return role;
+  return dataset.visibility === 'public' ? 'public' : 'none';
 }
 
-export function canManage(user: User | undefined, dataset: DatasetRow): boolean {
-  return !!user && (user.id === dataset.owner_id || isAdmin(user));
+/** Whether `user` may read `dataset`: public, or theirs as owner, member or administrator. */
+export async function canSee(db: Kysely<Database>, user: User | undefined, dataset: Pick<DatasetRow, 'id' | 'visibility' | 'owner_id'>): Promise<boolean> {
+  return allows(await standingOf(db, user, dataset), 'read');
 }
 
 function notFound(id: string): NdsError {
   return new NdsError('dataset_not_found', { message: `No dataset ${id}.` });
 }
 
+const REFUSALS: Record<Exclude<DatasetRight, 'read'>, string> = {
+  annotate: 'Only annotators, maintainers and the owner of %s, or an administrator, may annotate it.',
+  maintain: 'Only maintainers and the owner of %s, or an administrator, may do this.',
+  own: 'Only the owner of %s or an administrator may do this.',
+};
+
+/**
+ * The dataset and the caller's standing when the standing grants `right`. A caller who may not read it gets
+ * `dataset_not_found`, whether it exists or not; one who reads it but lacks the right gets `forbidden` (403).
+ */
+export async function datasetFor(db: Kysely<Database>, id: string, user: User | undefined, right: DatasetRight): Promise<{ dataset: Dataset; standing: Standing }> {
+  const dataset = await findDataset(db, id);
+  if (!dataset) throw notFound(id);
+  const standing = await standingOf(db, user, dataset);
+  if (!allows(standing, 'read')) throw notFound(id);
+  if (right !== 'read' && !allows(standing, right)) throw new NdsError('forbidden', { message: REFUSALS[right].replace('%s', id) });
+  return { dataset, standing };
+}
+
 /** The dataset when `user` may see it; otherwise `dataset_not_found`, whether it exists or not. */
 export async function visibleDataset(db: Kysely<Database>, id: string, user: User | undefined): Promise<Dataset> {
-  const dataset = await findDataset(db, id);
-  if (!dataset || !canSee(user, dataset)) throw notFound(id);
-  return dataset;
+  return (await datasetFor(db, id, user, 'read')).dataset;
 }
 
 /**
  * Whether a credential minted for `userId` (null: minted for anyone) reads dataset `id` now: the dataset
- * exists and `canSee` lets the account, as it is now, see it. A revoked, pending or conflicted account reads
- * what anyone reads. Download credentials, signed read URLs and read grants carry the account they were
- * minted for and ask this on every use, so none outlives the dataset's publicity, its existence or its
- * holder's access.
+ * exists and the account, as it is now, may read it (`standingOf`: a member removed reads no more). A revoked,
+ * pending or conflicted account reads what anyone reads. Download credentials, signed read URLs and read
+ * grants carry the account they were minted for and ask this on every use, so none outlives the dataset's
+ * publicity, its existence or its holder's access.
  */
 export async function mayStillRead(db: Kysely<Database>, id: string, userId: number | null): Promise<boolean> {
   if (!DATASET_ID.test(id)) return false;
@@ -56,14 +109,12 @@ export async function mayStillRead(db: Kysely<Database>, id: string, userId: num
   if (dataset.visibility === 'public') return true;
   if (userId === null) return false;
   const user = await findUserById(db, userId);
-  return !!user && isAccountUsable(user) && canSee(user, dataset);
+  return !!user && isAccountUsable(user) && (await canSee(db, user, dataset));
 }
 
-/** The dataset when `user` owns it or is an admin; a visible dataset of someone else answers 403. */
-export async function manageableDataset(db: Kysely<Database>, id: string, user: User): Promise<Dataset> {
-  const dataset = await visibleDataset(db, id, user);
-  if (!canManage(user, dataset)) throw new NdsError('forbidden', { message: `Only the owner of ${id} or an administrator may do this.` });
-  return dataset;
+/** The dataset when `user` maintains it (owner, maintainer or admin); a visible dataset of someone else answers 403. */
+export async function maintainableDataset(db: Kysely<Database>, id: string, user: User): Promise<Dataset> {
+  return (await datasetFor(db, id, user, 'maintain')).dataset;
 }
 
 /**
@@ -77,9 +128,12 @@ export function assertMayUseRealDatasets(user: User): void {
   if (user.sandbox_completed_at === null && user.kind !== 'service') throw new NdsError('sandbox_required');
 }
 
-/** Uploads and versions: the owner or an admin; for a real dataset the owner still needs upload access. */
+/**
+ * Uploads and versions: the owner, a maintainer or an admin. For a real dataset the owner still needs upload
+ * access; a maintainer's membership is their upload access for that dataset (decision 0028).
+ */
 export async function uploadableDataset(db: Kysely<Database>, id: string, user: User): Promise<Dataset> {
-  const dataset = await manageableDataset(db, id, user);
-  if (!dataset.sandbox && !isAdmin(user)) assertMayUseRealDatasets(user);
+  const { dataset, standing } = await datasetFor(db, id, user, 'maintain');
+  if (!dataset.sandbox && standing === 'owner') assertMayUseRealDatasets(user);
   return dataset;
 }

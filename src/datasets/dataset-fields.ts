@@ -26,7 +26,7 @@ export async function assertExternalIdsFree(db: Kysely<Database>, ids: string[],
     const other = await datasetClaimingExternalId(db, externalId, exceptId);
     if (!other) continue;
     throw new NdsError('conflict', {
-      message: canSee(user, other) ? `The external id ${externalId} already names dataset ${other.id}.` : `The external id ${externalId} is taken by another dataset.`,
+      message: (await canSee(db, user, other)) ? `The external id ${externalId} already names dataset ${other.id}.` : `The external id ${externalId} is taken by another dataset.`,
     });
   }
 }

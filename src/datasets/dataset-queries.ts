@@ -5,9 +5,10 @@
  * first, and a transaction is a `db`, so the caller decides what runs together. Writes that move
  * `updated_at` take `now` from the caller's clock.
  */
-import { sql, type Insertable, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Insertable, type Kysely } from 'kysely';
 import type { DatasetRow, DatasetsTable, RecordingFacts, Visibility, ZarrStatus } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
+import { memberDatasetIds } from './dataset-members-queries.js';
 
 /** A dataset row with its owner's username, as the API's dataset queries return it. */
 export type Dataset = DatasetRow & { owner_username: string };
@@ -41,25 +42,34 @@ export async function lockDatasetRow(trx: Kysely<Database>, id: string): Promise
   await trx.selectFrom('datasets').select('id').where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
 }
 
-/** Pages of datasets, newest id first: `owned` ones of `viewerId`, or `visible` ones (public or theirs). */
+/**
+ * The condition "`viewerId` may read the row" of `datasets`: public, theirs, or one they are a member of. The
+ * SQL form of `canSee` (`dataset-access.ts`) without the administrators, whom callers let through before.
+ */
+function readableBy(db: Kysely<Database>, viewerId: number | undefined) {
+  return (eb: ExpressionBuilder<Database & { datasets: DatasetsTable }, 'datasets'>) =>
+    viewerId !== undefined
+      ? eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', viewerId), eb('datasets.id', 'in', memberDatasetIds(db, viewerId))])
+      : eb('datasets.visibility', '=', 'public');
+}
+
+/** Pages of datasets, newest id first: `owned` ones of `viewerId`, or `visible` ones (public, theirs, or shared with them). */
 export function listDatasetRows(db: Kysely<Database>, options: { scope: 'visible' | 'owned'; viewerId: number | undefined; beforeId?: string; limit: number }): Promise<Dataset[]> {
   const { viewerId } = options;
   let q = datasetsWithOwner(db);
   if (options.scope === 'owned') {
     q = q.where('datasets.owner_id', '=', viewerId ?? -1);
   } else {
-    q = q.where((eb) => (viewerId !== undefined ? eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', viewerId)]) : eb('datasets.visibility', '=', 'public')));
+    q = q.where(readableBy(db, viewerId));
   }
   if (options.beforeId) q = q.where('datasets.id', '<', options.beforeId);
   return q.orderBy('datasets.id', 'desc').limit(options.limit).execute();
 }
 
-/** Public datasets and `viewerId`'s own, most recently created first (the dataset pages). */
+/** Public datasets, `viewerId`'s own and those shared with them, most recently created first (the dataset pages). */
 export function listRecentVisibleDatasets(db: Kysely<Database>, viewerId: number | undefined, limit: number): Promise<Dataset[]> {
-  const q = datasetsWithOwner(db);
-  const visible =
-    viewerId !== undefined ? q.where((eb) => eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', viewerId)])) : q.where('datasets.visibility', '=', 'public');
-  return visible.orderBy('datasets.created_at', 'desc').orderBy('datasets.id', 'desc').limit(limit).execute();
+  return datasetsWithOwner(db)
+    .where(readableBy(db, viewerId)).orderBy('datasets.created_at', 'desc').orderBy('datasets.id', 'desc').limit(limit).execute();
 }
 
 /** Datasets whose `source_repo` ends in `/<repo>`, `/<repo>.git` or `:<repo>.git` (`repo` is `owner/name`), by id. */
@@ -238,12 +248,12 @@ export async function replaceZarrIndexEtag(db: Kysely<Database>, id: string, fro
 
 /**
  * The ids of the datasets a viewer may read, as a subquery for other tables' filters (`where dataset_id in
- * (...)`): public ones and the viewer's own; `undefined` for an admin, who may read every dataset.
+ * (...)`): public ones, the viewer's own and those shared with them; `undefined` for an admin, who may read
+ * every dataset.
  */
 export function readableDatasetIds(db: Kysely<Database>, viewer: { id: number; admin: boolean } | undefined) {
   if (viewer?.admin) return undefined;
-  const q = db.selectFrom('datasets').select('datasets.id');
-  return viewer ? q.where((eb) => eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', viewer.id)])) : q.where('datasets.visibility', '=', 'public');
+  return db.selectFrom('datasets').select('datasets.id').where(readableBy(db, viewer?.id));
 }
 
 /**

@@ -43,7 +43,7 @@ export async function listDatasets(db: Kysely<Database>, viewer: User | undefine
  * (matched against the end of `source_repo`, with or without `.git`), or its own id. Only datasets the
  * viewer may see are found.
  */
-export async function resolveDataset(db: Kysely<Database>, sourceId: string, canSee: (d: Dataset) => boolean): Promise<Dataset | undefined> {
+export async function resolveDataset(db: Kysely<Database>, sourceId: string, canSee: (d: Dataset) => Promise<boolean>): Promise<Dataset | undefined> {
   let candidates: Dataset[];
   if (DATASET_ID.test(sourceId)) {
     const found = await findDatasetWithOwner(db, sourceId);
@@ -53,5 +53,6 @@ export async function resolveDataset(db: Kysely<Database>, sourceId: string, can
   } else {
     candidates = await findDatasetsByExternalId(db, sourceId);
   }
-  return candidates.find(canSee);
+  for (const candidate of candidates) if (await canSee(candidate)) return candidate;
+  return undefined;
 }

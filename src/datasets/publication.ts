@@ -16,7 +16,7 @@ import { NdsError } from '../core/errors.js';
 import { administratorAddresses } from '../accounts/users.js';
 import { readConversionFailures, type ConversionFailure } from '../formats/zarr/conversion-failures.js';
 import { notify } from '../mail/mailer.js';
-import { findDataset, manageableDataset } from './dataset-access.js';
+import { findDataset, maintainableDataset } from './dataset-access.js';
 import { publicationApprovedMail, publicationDeniedMail, publicationRequestedMail } from './publication-mails.js';
 import { datasetNames, markPublished, setPublicationPending, settleDeniedPublication, type Dataset } from './dataset-queries.js';
 import { assertMetadataComplete, registerConceptDoi, registerVersionDoi } from './publication-doi.js';
@@ -74,7 +74,7 @@ function isUniqueViolation(err: unknown): boolean {
 type MailingDeps = ViewDeps & Pick<Deps, 'config' | 'mailer' | 'log'>;
 
 export async function requestPublication(deps: MailingDeps, actor: Actor, id: string, message?: string): Promise<PublicationRequestView> {
-  const d = await manageableDataset(deps.db, id, actor.user);
+  const d = await maintainableDataset(deps.db, id, actor.user);
   if (d.sandbox) throw new NdsError('not_publishable', { message: `${id} is a sandbox dataset; sandbox datasets are for practice and are never published.` });
   if (!d.latest_version) throw new NdsError('not_publishable', { message: `${id} has no version yet; create a version, then request publication.`, details: ['version: none'] });
   assertMetadataComplete(d);
@@ -104,9 +104,9 @@ export interface PublicationState {
   requests: PublicationRequestView[];
 }
 
-/** The dataset's publication fields and its requests, newest first (owner and admins). */
+/** The dataset's publication fields and its requests, newest first (owner, maintainers and admins). */
 export async function publicationState(deps: ViewDeps, user: User, id: string): Promise<PublicationState> {
-  const dataset = await manageableDataset(deps.db, id, user);
+  const dataset = await maintainableDataset(deps.db, id, user);
   const requests = await presentable(deps, await requestsWithPeople(deps.db).where('r.dataset_id', '=', id).orderBy('r.id', 'desc').execute());
   return { dataset, requests };
 }

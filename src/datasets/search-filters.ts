@@ -45,7 +45,12 @@ const SUBJECT_STEPS = [1, 5, 10, 20, 50, 100];
 
 /** The WHERE of every search query: visibility first, then the facet filters. */
 export function searchConditions(viewer: User | undefined, filters: SearchFilters): RawBuilder<unknown>[] {
-  const where: RawBuilder<unknown>[] = [viewer ? sql`(d.visibility = 'public' or d.owner_id = ${viewer.id})` : sql`d.visibility = 'public'`];
+  // As `canSee` (dataset-access.ts): public, the viewer's own, or shared with them (`dataset_members`).
+  const where: RawBuilder<unknown>[] = [
+    viewer
+      ? sql`(d.visibility = 'public' or d.owner_id = ${viewer.id} or exists (select 1 from dataset_members m where m.dataset_id = d.id and m.user_id = ${viewer.id}))`
+      : sql`d.visibility = 'public'`,
+  ];
   if (filters.modality) where.push(sql`${filters.modality.toLowerCase()} = any(d.modalities)`);
   if (filters.minSubjects !== undefined) where.push(sql`d.n_subjects >= ${filters.minSubjects}`);
   if (filters.samplingRate !== undefined) where.push(sql`${filters.samplingRate}::double precision = any(d.sampling_rates)`);

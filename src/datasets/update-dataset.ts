@@ -1,5 +1,5 @@
 /**
- * PATCH of a dataset by its owner or an admin. Visibility only moves public → private here, by an admin,
+ * PATCH of a dataset by its owner, a maintainer or an admin. Visibility only moves public → private here, by an admin,
  * and then the gateway drops what it cached (`hooks.datasetVisibilityChanged`); private → public happens only through
  * publication approval.
  */
@@ -7,7 +7,7 @@ import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
-import { findDataset, isAdmin, manageableDataset } from './dataset-access.js';
+import { findDataset, isAdmin, maintainableDataset } from './dataset-access.js';
 import { updateDatasetFields, type Dataset } from './dataset-queries.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
 import { sourceRepoToStore, type HostLookup } from './source-repo.js';
@@ -18,7 +18,7 @@ export interface DatasetPatch extends DatasetFields {
 
 export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 'log' | 'config'>, actor: Actor, id: string, patch: DatasetPatch, lookup?: HostLookup): Promise<Dataset> {
   const { db } = deps;
-  const dataset = await manageableDataset(db, id, actor.user);
+  const dataset = await maintainableDataset(db, id, actor.user);
   let madePrivate = false;
   if (patch.visibility !== undefined && patch.visibility !== dataset.visibility) {
     if (patch.visibility === 'public') {

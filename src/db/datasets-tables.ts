@@ -74,10 +74,26 @@ export interface RecordingFacts {
   duration_s?: number;
 }
 
+/** A role a dataset's member holds (decision 0028): each includes the ones before it. */
+export type MemberRole = 'reader' | 'annotator' | 'maintainer';
+
+/** A person a dataset is shared with (`datasets/dataset-members-queries.ts` owns the table). */
+export interface DatasetMembersTable {
+  dataset_id: string;
+  user_id: number;
+  role: MemberRole;
+  /** Who added them, or last changed their role; null once that account is gone. */
+  added_by: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface DatasetsTables {
   datasets: DatasetsTable;
   dataset_versions: DatasetVersionsTable;
+  dataset_members: DatasetMembersTable;
 }
 
 export type DatasetRow = Selectable<DatasetsTable>;
 export type DatasetVersionRow = Selectable<DatasetVersionsTable>;
+export type DatasetMemberRow = Selectable<DatasetMembersTable>;

@@ -69,7 +69,7 @@ export const datasetRoutes: Route[] = [
       // Decoded once already, by the router: decoding again would turn `%2500` into a NUL past the input checks.
       const sourceId = params.sourceId;
       const viewer = c.var.caller?.user;
-      const found = await resolveDataset(c.var.deps.db, sourceId, (d) => canSee(viewer, d));
+      const found = await resolveDataset(c.var.deps.db, sourceId, (d) => canSee(c.var.deps.db, viewer, d));
       if (!found) throw new NdsError('dataset_not_found', { message: `No dataset is known as ${sourceId}.` });
       return c.json({ id: found.id }, 200);
     },

@@ -1,11 +1,12 @@
 /**
  * Git smart HTTP for datasets' repositories: `<PUBLIC_URL>/git/<id>.git`. HTTP Basic with any user name and an
  * API key as the password (what `nds auth git-credential` answers). Read: anyone for a public dataset, the
- * owner and admins for a private one. Push: the owner. The git-lfs batch API of the same repositories
+ * owner, its members and admins for a private one. Push: the owner and its maintainers (decision 0028). The git-lfs batch API of the same repositories
  * (`<id>.git/info/lfs/objects/batch`) takes the same credentials: download as read, upload as push.
  */
 import type { Context } from 'hono';
-import { assertAccountUsable, hasRole } from '../accounts/account-gates.js';
+import { assertAccountUsable } from '../accounts/account-gates.js';
+import { allows, standingOf } from '../datasets/dataset-access.js';
 import { findApiKey } from '../accounts/api-keys.js';
 import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
@@ -62,16 +63,16 @@ async function repositoryCaller(
     throw err;
   }
   const dataset = await findDatasetRow(c.var.deps.db, datasetId);
-  const isOwner = !!user && !!dataset && dataset.owner_id === user.id;
-  const canRead = !!dataset && (dataset.visibility === 'public' || isOwner || (!!user && hasRole(user, 'admin')));
-  if (!dataset || !canRead) {
+  const standing = dataset ? await standingOf(c.var.deps.db, user, dataset) : 'none';
+  if (!dataset || !allows(standing, 'read')) {
     // Git asks for credentials only after a 401; a signed-in stranger gets the same 404 as for no dataset.
     if (!user) return refuse('Sign in to reach this repository.');
     throw new NdsError('dataset_not_found');
   }
-  if (pushing && !isOwner) {
+  // The owner and maintainers push (decision 0028); an administrator reads, as before.
+  if (pushing && standing !== 'owner' && standing !== 'maintainer') {
     if (!user) return refuse('Sign in to push.');
-    throw new NdsError('forbidden', { message: 'Only the dataset owner may push.' });
+    throw new NdsError('forbidden', { message: 'Only the dataset owner and its maintainers may push.' });
   }
   return { user, dataset };
 }

@@ -41,16 +41,18 @@ export interface DatasetPageInput {
   failures?: ConversionFailure[];
   /** A private dataset's read grant for the viewer (owner and admins): the gateway reads it only with one. */
   readGrant?: { grant: string; expires_in: number; refresh: string } | undefined;
-  /** The viewer may change the dataset (owner, admin): a link to its settings. */
+  /** The viewer maintains the dataset (owner, maintainer, admin): a link to its settings. */
   manage?: boolean;
+  /** The viewer may annotate the dataset's recordings (annotators and up; `docs/workspace.md`). */
+  annotate?: boolean;
 }
 
 export function datasetDetailBody(input: DatasetPageInput): SafeHtml {
   const { dataset: d, index, selected } = input;
   const viewable = d.visibility === 'public' || input.readGrant !== undefined;
   return html`<h1>${d.name} <span class="muted mono">${d.id}</span></h1>
-${d.visibility === 'private' ? html`<p class="notice private" role="status">Private: only its owner and administrators see this dataset and its signals.</p>` : ''}
-${input.manage ? html`<p><a href="/datasets/${d.id}/settings">Settings</a> · metadata, publication${d.visibility === 'private' ? ', visibility' : ''}</p>` : ''}
+${d.visibility === 'private' ? html`<p class="notice private" role="status">Private: only its owner, its members and administrators see this dataset and its signals.</p>` : ''}
+${input.manage ? html`<p><a href="/datasets/${d.id}/settings">Settings</a> · metadata, members, publication${d.visibility === 'private' ? ', visibility' : ''}</p>` : ''}
 ${d.description ? html`<p>${d.description}</p>` : ''}
 <dl class="facts">
 <dt>Owner</dt><dd>${d.owner_username}</dd>

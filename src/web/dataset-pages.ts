@@ -8,7 +8,7 @@ import { DATASET_PATH } from '../http/paths.js';
 import { servesViewer } from '../http/security-headers.js';
 import { route, type Route } from '../http/route.js';
 import { conversionFailuresOf } from '../formats/zarr/conversion-failures.js';
-import { canManage } from '../datasets/dataset-access.js';
+import { allows } from '../datasets/dataset-access.js';
 import { READ_GRANT_SECONDS, signReadGrant } from '../datasets/read-grant.js';
 import { findPageDataset, listPageDatasets, readStoreMetadata, readZarrIndex, type StoreMetadata } from './dataset-page-data.js';
 import { datasetDetailBody, datasetListBody, embeddedViewerPage, viewerStyle } from './dataset-page-views.js';
@@ -24,17 +24,18 @@ async function listPage(c: Context<AppEnv>): Promise<Response> {
 async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
   const { db, objects, config } = c.var.deps;
   const user = c.var.caller?.user;
-  const dataset = await findPageDataset(db, id, user);
-  if (!dataset) {
+  const found = await findPageDataset(db, id, user);
+  if (!found) {
     return c.html(page({ title: 'Not found', username: user?.username, body: html`<h1>Not found</h1><p>No dataset ${id}.</p><p><a href="/datasets">All datasets</a></p>` }), 404);
   }
+  const { dataset, standing } = found;
   const index = await readZarrIndex(objects, id);
   const wanted = c.req.query('recording');
   const selected = index?.stores.find((s) => s.zarr === wanted) ?? index?.stores[0];
   const group = selected && (selected.groups.find((g) => g.name === c.req.query('group')) ?? selected.groups[0])?.name;
   let head = viewerStyle;
   let metadata: StoreMetadata | undefined;
-  // A private dataset is seen here only by its owner and admins: its viewer reads through a read grant.
+  // A private dataset is seen here only by its owner, members and admins: its viewer reads through a read grant.
   const readGrant =
     dataset.visibility === 'private' && index && user
       ? { grant: signReadGrant(config, id, user.id, c.var.deps.clock.now()).grant, expires_in: READ_GRANT_SECONDS, refresh: `/datasets/${id}/read-grant` }
@@ -45,7 +46,7 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
     head = html`${viewerStyle}${preloads.map((href) => html`<link rel="modulepreload" href="${href}">`)}`;
   }
   const failures = conversionFailuresOf(index);
-  const input = { dataset, index, selected, group, metadata, failures, readGrant, manage: canManage(user, dataset), zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` };
+  const input = { dataset, index, selected, group, metadata, failures, readGrant, manage: allows(standing, 'maintain'), annotate: allows(standing, 'annotate'), zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` };
   // A private page carries a grant: never kept by a shared cache.
   if (dataset.visibility === 'private') c.header('Cache-Control', 'private, no-store');
   if (c.req.query('embed') === '1' && (dataset.visibility === 'public' || readGrant)) {

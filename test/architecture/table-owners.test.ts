@@ -49,6 +49,26 @@ describe('the recording catalogue and its fences', () => {
   }
 });
 
+describe('the dataset_members table', () => {
+  // Decision 0028: who may read a dataset is decided with its members, so their rows are read and written in
+  // one file; the search SQL reads them in its visibility condition.
+  it('is queried only by datasets/dataset-members-queries.ts (and read by the search SQL)', () => {
+    assert.deepEqual(
+      checkTableOwnership(src, { table: 'dataset_members', owner: 'datasets/dataset-members-queries.ts', rawReaders: ['datasets/search-filters.ts'], exemptFolders: ['db/migrations/'] }),
+      [],
+    );
+  });
+});
+
+describe('the annotation tables', () => {
+  // Decision 0028: a recording's revision and its kept changes move together, in one file's transactions.
+  for (const table of ['annotations', 'annotation_revisions', 'annotation_changes']) {
+    it(`${table} is queried only by annotations/annotation-queries.ts`, () => {
+      assert.deepEqual(checkTableOwnership(src, { table, owner: 'annotations/annotation-queries.ts', rawReaders: [], exemptFolders: ['db/migrations/'] }), []);
+    });
+  }
+});
+
 describe('the table-owner check itself', () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'nds-owners-'));
   after(() => rmSync(root, { recursive: true, force: true }));

@@ -15,6 +15,8 @@ import * as githubDeliveries from './2026-11-27-1400-github-deliveries.js';
 import * as hostedSourceMarker from './2026-11-27-1537-hosted-source-marker.js';
 import * as datasetZarrError from './2026-11-27-1538-dataset-zarr-error.js';
 import * as copyExposures from './2026-11-27-1630-copy-exposures.js';
+import * as datasetMembers from './2026-11-27-1700-dataset-members.js';
+import * as annotations from './2026-11-27-1701-annotations.js';
 import * as conversionTasks from './2026-11-27-1800-conversion-tasks.js';
 import * as recordingFences from './2026-11-27-1800-recording-fences.js';
 
@@ -31,6 +33,8 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-1537-hosted-source-marker': hostedSourceMarker,
   '2026-11-27-1538-dataset-zarr-error': datasetZarrError,
   '2026-11-27-1630-copy-exposures': copyExposures,
+  '2026-11-27-1700-dataset-members': datasetMembers,
+  '2026-11-27-1701-annotations': annotations,
   '2026-11-27-1800-conversion-tasks': conversionTasks,
   '2026-11-27-1800-recording-fences': recordingFences,
 };

@@ -1,0 +1,78 @@
+/**
+ * The people a dataset is shared with (decision 0028): listed by anyone who holds a place in it, added, moved
+ * and removed by those who maintain it (its owner, maintainers, administrators); any member may leave. A
+ * removal takes effect at once everywhere: every read, credential and grant asks `standingOf` again.
+ */
+import { audit, type Actor } from '../accounts/admin-users.js';
+import { findUserByUsername } from '../accounts/users.js';
+import type { User } from '../db/accounts-tables.js';
+import type { MemberRole } from '../db/datasets-tables.js';
+import type { Deps } from '../deps.js';
+import { NdsError } from '../core/errors.js';
+import { notify } from '../mail/mailer.js';
+import { datasetFor } from './dataset-access.js';
+import { deleteMember, listMembers, upsertMember, type MemberListing } from './dataset-members-queries.js';
+import { memberAddedMail } from './member-mails.js';
+
+export const MEMBER_ROLES: readonly MemberRole[] = ['reader', 'annotator', 'maintainer'];
+
+export interface PresentedMember {
+  username: string;
+  role: MemberRole;
+  added_by: string | null;
+  added_at: string;
+  updated_at: string;
+}
+
+export function presentMember(m: MemberListing): PresentedMember {
+  return { username: m.username, role: m.role, added_by: m.added_by_username, added_at: new Date(m.created_at).toISOString(), updated_at: new Date(m.updated_at).toISOString() };
+}
+
+/** The members, by username. Anyone with a place in the dataset lists them; a reader of a public dataset gets 403. */
+export async function datasetMembers(deps: Pick<Deps, 'db'>, user: User | undefined, id: string): Promise<{ owner: string; members: PresentedMember[] }> {
+  const { dataset, standing } = await datasetFor(deps.db, id, user, 'read');
+  if (standing === 'public') throw new NdsError('forbidden', { message: `Only the owner, members and administrators list the members of ${id}.` });
+  return { owner: dataset.owner_username, members: (await listMembers(deps.db, id)).map(presentMember) };
+}
+
+async function memberAccount(deps: Pick<Deps, 'db'>, username: string): Promise<User> {
+  const user = await findUserByUsername(deps.db, username);
+  if (!user) throw new NdsError('user_not_found', { message: `No account ${username}.` });
+  return user;
+}
+
+/**
+ * Adds `username` with `role`, or changes their role (maintainers, the owner, administrators). A new member is
+ * told by mail. The owner holds the dataset already and is never a member.
+ */
+export async function setMember(
+  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'mailer' | 'log'>,
+  actor: Actor,
+  id: string,
+  username: string,
+  role: MemberRole,
+): Promise<{ member: PresentedMember; created: boolean }> {
+  const { dataset } = await datasetFor(deps.db, id, actor.user, 'maintain');
+  const person = await memberAccount(deps, username);
+  if (person.id === dataset.owner_id) throw new NdsError('conflict', { message: `${username} owns ${id}; the owner is not a member.` });
+  const { created } = await upsertMember(deps.db, { datasetId: id, userId: person.id, role, addedBy: actor.user.id }, deps.clock.now());
+  await audit(deps.db, actor, created ? 'dataset.member_added' : 'dataset.member_changed', id, { username, role });
+  if (created) await notify(deps, [memberAddedMail(deps.config.publicUrl, person.email, { datasetId: id, datasetName: dataset.name, role, addedBy: actor.user.username })]);
+  const member = (await listMembers(deps.db, id)).find((m) => m.user_id === person.id)!;
+  return { member: presentMember(member), created };
+}
+
+/**
+ * Removes `username` (maintainers, the owner, administrators; or the member themselves, leaving). A stranger
+ * to a private dataset gets the unknown-id answer; a reader of it removing someone else 403; removing
+ * someone who is no member, 404.
+ */
+export async function removeMember(deps: Pick<Deps, 'db'>, actor: Actor, id: string, username: string): Promise<void> {
+  const leaving = actor.user.username === username;
+  const { standing } = await datasetFor(deps.db, id, actor.user, leaving ? 'read' : 'maintain');
+  const person = await memberAccount(deps, username);
+  if (!(await deleteMember(deps.db, id, person.id))) {
+    throw new NdsError('not_found', { message: leaving && standing === 'public' ? `You are no member of ${id}.` : `${username} is no member of ${id}.` });
+  }
+  await audit(deps.db, actor, leaving ? 'dataset.member_left' : 'dataset.member_removed', id, { username });
+}
