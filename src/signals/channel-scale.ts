@@ -23,7 +23,12 @@ export const defaultScales: Readonly<Scales> = { eeg: 100, ieeg: 500, eog: 300, 
 /** The sensitivity steps the keys and buttons move through (1-2-5). */
 export const scaleSteps = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000];
 
-export function scaleOf(scales: Scales, type: string): TypeScale {
+/**
+ * The scale of a row of `type` in `unit`. A row whose unit is not a voltage (ARU, µS, °C…) is on its own scale
+ * whatever its type says: a sensitivity in µV per division means nothing for it.
+ */
+export function scaleOf(scales: Scales, type: string, unit?: string): TypeScale {
+  if (unit !== undefined && !isVoltage(unit)) return 'auto';
   const key = typeKey(type);
   return scales[key] ?? defaultScales[key] ?? 'auto';
 }
@@ -64,9 +69,17 @@ export function microvoltFactor(unit: string): number | undefined {
   return microvoltsPer[unit.trim().toLowerCase()];
 }
 
-/** The unit as printed: `uV` → `µV`. */
+/** A voltage unit, or none given (a recording that does not say is taken to be in µV). */
+export function isVoltage(unit: string): boolean {
+  return unit.trim() === '' || microvoltFactor(unit) !== undefined;
+}
+
+const symbols: Record<string, string> = { degc: '°C', celsius: '°C', degf: '°F', ohm: 'Ω', kohm: 'kΩ' };
+
+/** The unit as printed: `uV` → `µV`, `uS` → `µS`, `degC` → `°C`. */
 export function unitSymbol(unit: string): string {
-  return microvoltFactor(unit) === 1 ? 'µV' : unit.replace(/^u(?=[A-Za-z])/, 'µ');
+  if (microvoltFactor(unit) === 1) return 'µV';
+  return symbols[unit.trim().toLowerCase()] ?? unit.replace(/^u(?=[A-Za-z])/, 'µ');
 }
 
 /** Scale as printed for a type and one of its units: `50 µV`, `2 mV` for large voltages, or the own unit. */

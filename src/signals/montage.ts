@@ -114,12 +114,14 @@ export function derivations(channels: readonly SourceChannel[], shown: readonly 
   const own = (i: number): Derivation => ({ ...channels[i]!, plus: i, minus: [] });
   if (ref.kind === 'own') return shown.map(own);
   if (ref.kind === 'bipolar') {
-    return ref.pairs.map(([a, b]) => {
+    const pairs = ref.pairs.map(([a, b]): Derivation => {
       const ia = findChannel(channels, a);
       const ib = findChannel(channels, b);
       const ca = channels[ia]!;
       return { label: `${ca.label}-${channels[ib]!.label}`, type: ca.type, unit: ca.unit, bad: ca.bad || channels[ib]!.bad, plus: ia, minus: [ib] };
     });
+    // EOG, ECG, EMG and the other non-scalp rows picked keep their own reference, after the chain.
+    return [...pairs, ...shown.filter((i) => !referenced.has(typeKey(channels[i]!.type))).map(own)];
   }
   if (ref.kind === 'avg') {
     const byType = new Map<string, number[]>();
@@ -139,6 +141,44 @@ export function derivations(channels: readonly SourceChannel[], shown: readonly 
   return shown.map((i) =>
     referenced.has(typeKey(channels[i]!.type)) && !refs.includes(i) ? { ...channels[i]!, label: `${channels[i]!.label}-${name}`, plus: i, minus: refs } : own(i),
   );
+}
+
+/** The 19 electrodes of the 10-20 system (10-10 names for the temporal ones; `electrodeName` maps T3…T6). */
+const tenTwenty = ['fp1', 'fp2', 'f7', 'f3', 'fz', 'f4', 'f8', 't7', 'c3', 'cz', 'c4', 't8', 'p7', 'p3', 'pz', 'p4', 'p8', 'o1', 'o2'];
+
+/**
+ * The linked references worth offering: mastoids by their names (`M1+M2`, `TP9+TP10`), and `A1+A2` only when
+ * something says A1 and A2 are the ears — `channels.tsv` types them `REF`, or the recording is laid out in the
+ * 10-20 system (at least 8 of its 19 scalp names) and has no other electrode of a lettered bank (A3, B1…).
+ * BioSemi caps name their scalp electrodes A1…A32, B1…B32: there A1 and A2 are at the vertex, not the ears.
+ */
+export function linkedReferences(channels: readonly SourceChannel[]): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const has = (name: string) => findChannel(channels, name) >= 0;
+  const names = new Set(channels.map((c) => electrodeName(c.label)));
+  const isRef = (name: string) => typeKey(channels[findChannel(channels, name)]?.type ?? '') === 'ref';
+  const tenTwentyLayout = tenTwenty.filter((n) => names.has(n)).length >= 8;
+  const bankElectrodes = [...names].some((n) => /^[a-h]\d{1,2}$/.test(n) && n !== 'a1' && n !== 'a2');
+  if (has('A1') && has('A2') && ((isRef('A1') && isRef('A2')) || (tenTwentyLayout && !bankElectrodes))) out.push(['A1', 'A2']);
+  if (has('M1') && has('M2')) out.push(['M1', 'M2']);
+  if (has('TP9') && has('TP10')) out.push(['TP9', 'TP10']);
+  return out;
+}
+
+/**
+ * What a derivation can be over one column of a view level, from its sources' stored [min, max]: `plus − mean(minus)`
+ * lies within [min(plus) − mean(max(minus)), max(plus) − mean(min(minus))]. A bound, not the envelope itself (the
+ * extremes of two channels need not fall on the same sample): zoomed out, a montage row is drawn no narrower than it is.
+ */
+export function derivationBound(plus: readonly [number, number], minus: ReadonlyArray<readonly [number, number]>): [number, number] {
+  if (minus.length === 0) return [plus[0], plus[1]];
+  let lo = 0;
+  let hi = 0;
+  for (const m of minus) {
+    lo += m[0];
+    hi += m[1];
+  }
+  return [plus[0] - hi / minus.length, plus[1] - lo / minus.length];
 }
 
 /** Source channels the derivations read. */

@@ -72,14 +72,14 @@ ${index && selected && viewable ? viewerSection(input, index, selected) : ''}`;
 
 function recordingsSection(index: StoreIndex, selected: StoreIndexEntry | undefined): SafeHtml {
   return html`<h2>Recordings</h2>
-<table class="recordings">
+<div class="recordings-scroll"><table class="recordings">
 <thead><tr><th>Recording</th><th>Channels</th><th>Rate</th><th>Duration</th><th>Events</th></tr></thead>
 <tbody>${index.stores.map((s) => {
     const g = s.groups[0];
     return html`<tr${s === selected ? html` aria-current="true"` : ''}><td><a href="?recording=${encodeURIComponent(s.zarr)}">${s.path}</a></td>
 <td>${s.groups.reduce((n, x) => n + x.n_channels, 0)}</td><td>${s.groups.map((x) => `${x.rate} Hz`).join(', ')}</td><td>${g ? formatDuration(g.duration_s) : ''}</td><td>${s.n_events}</td></tr>`;
   })}</tbody>
-</table>
+</table></div>
 `;
 }
 
@@ -137,7 +137,7 @@ ${input.embed ? html`<input type="hidden" name="embed" value="1">` : ''}
 </form>
 <div class="viewer-lines"><span class="viewer-status">Loading…</span> <span class="viewer-note"></span> <span class="viewer-readout"></span></div>
 <div class="viewer-main"><div class="viewer-plot"><canvas class="viewer-traces"></canvas><canvas class="viewer-overlay"></canvas></div><aside class="viewer-panel" hidden></aside></div>
-<div class="viewer-spectrum" hidden><div class="viewer-spectrum-head">Power spectral density (Welch) of the rows on screen · spectrogram of <select name="spectrogram"></select> · <span class="viewer-spectrum-note"></span></div><canvas class="viewer-psd"></canvas><canvas class="viewer-spectrogram"></canvas></div>
+<div class="viewer-spectrum" hidden><div class="viewer-spectrum-head">Power spectral density (Welch) of the rows on screen · spectrogram of <select name="spectrogram"></select> · <span class="viewer-spectrum-note"></span></div><figure class="viewer-psd-box"><canvas class="viewer-psd"></canvas><ul class="viewer-spectrum-legend" aria-label="Legend"></ul></figure><canvas class="viewer-spectrogram"></canvas></div>
 <div class="viewer-help" hidden role="dialog" aria-label="Keys"><h3>Keys</h3><dl>
 <dt>drag · wheel</dt><dd>scrub · zoom around the pointer</dd><dt>Shift + drag</dt><dd>ruler: interval and amplitude</dd>
 <dt>← → (Shift)</dt><dd>scrub a tenth (a whole screen)</dd><dt>+ −</dt><dd>zoom</dd><dt>PageUp PageDown</dt><dd>rows</dd><dt>Home End</dt><dd>start, end</dd>

@@ -25,13 +25,21 @@ main { max-width: 82rem; }
 .viewer-traces { cursor: grab; }
 .viewer-overlay { position: absolute; inset: 0; pointer-events: none; }
 .viewer-panel { width: 17rem; max-height: 560px; overflow: auto; font-size: .85rem; border-left: 1px solid var(--line, #d8dee4); padding-left: .5rem; }
-.viewer-panel table { width: 100%; border-collapse: collapse; }
+.viewer-panel table { width: 100%; border-collapse: collapse; table-layout: auto; }
 .viewer-panel td { padding: .1rem .3rem; cursor: pointer; white-space: nowrap; }
+/* The type and value columns give way (ellipsis), so time and duration are read whole in a 17 rem panel. */
+.viewer-events .clip { display: block; max-width: 6rem; overflow: hidden; text-overflow: ellipsis; }
+.viewer-events td:last-child { text-align: right; font-variant-numeric: tabular-nums; }
 .viewer-panel tr[aria-current] td { background: #fff3e0; }
 .viewer-panel label { display: block; }
 .viewer-spectrum { display: flex; flex-wrap: wrap; gap: .5rem; margin-top: .4rem; }
 .viewer-spectrum-head { width: 100%; font-size: .85rem; }
 .viewer-spectrum canvas { height: 260px; flex: 1 1 20rem; min-width: 0; }
+.viewer-psd-box { flex: 1 1 20rem; min-width: 0; margin: 0; display: flex; flex-direction: column; }
+.viewer-psd-box canvas { flex: none; width: 100%; }
+.viewer-spectrum-legend { list-style: none; margin: .2rem 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: .1rem .8rem; font-size: .8rem; }
+.viewer-spectrum-legend li { display: inline-flex; align-items: center; gap: .3rem; white-space: nowrap; }
+.viewer-spectrum-legend .swatch { display: inline-block; width: 1.2em; height: 3px; }
 .viewer-help { position: absolute; top: 3rem; left: 50%; transform: translateX(-50%); background: #fff; border: 1px solid #888; border-radius: 6px; padding: .5rem 1rem; box-shadow: 0 4px 20px #0003; z-index: 5; }
 .viewer-help dl { display: grid; grid-template-columns: auto auto; gap: .1rem 1rem; margin: 0; }
 .viewer-help dt { font-family: monospace; }
@@ -41,6 +49,15 @@ main { max-width: 82rem; }
 .viewer-embed { margin: 0; }
 .viewer-embed .viewer { border: 0; }
 .viewer [hidden] { display: none !important; }
+/* The recordings table scrolls inside its own box on a narrow screen instead of widening the page; long paths break. */
+.recordings-scroll { max-width: 100%; overflow-x: auto; }
+.recordings { width: 100%; }
+.recordings td:first-child { overflow-wrap: anywhere; word-break: break-word; }
+@media (max-width: 40rem) {
+  .recordings th, .recordings td { padding: .2rem .3rem; font-size: .85rem; }
+  .viewer-panel { width: 100%; border-left: 0; padding-left: 0; }
+  .viewer-main { flex-wrap: wrap; }
+}
 .notice.private { color: #6b4e00; border-color: #d4a72c; background: #fff8e1; }
 .failures { background: #fff; border: 1px solid var(--bad, #b42318); border-radius: 6px; padding: .25rem 1rem; margin: 1rem 0; }
 .failures h2 { color: var(--bad, #b42318); }

@@ -247,16 +247,18 @@ describe('viewer reading tools in chromium', () => {
 
     page = await open('&t=5&span=10&ref=bipolar:Fp1-F7,F7-T7,C4-P4');
     s = await state(page);
-    assert.deepEqual(s.rows.map((r) => [r.label, r.bad]), [['Fp1-F7', false], ['F7-T7', false], ['C4-P4', true]]);
+    // The pairs, then the EOG and ECG rows on their own reference (docs/viewer.md).
+    assert.deepEqual(s.rows.map((r) => [r.label, r.bad]), [['Fp1-F7', false], ['F7-T7', false], ['C4-P4', true], ['EOG', false], ['ECG', false]]);
     for (const row of s.rows) {
-      const [a, b] = row.label.split('-') as [string, string];
-      for (let i = 0; i < n; i++) assert.ok(Math.abs(row.values[i]! - (source.get(a)![s.valuesStart + i]! - source.get(b)![s.valuesStart + i]!)) < 1e-6);
+      const [a, b] = row.label.split('-') as [string, string | undefined];
+      const expected = (i: number) => source.get(a)![s.valuesStart + i]! - (b ? source.get(b)![s.valuesStart + i]! : 0);
+      for (let i = 0; i < n; i++) assert.ok(Math.abs(row.values[i]! - expected(i)) < 1e-6, `${row.label}[${i}]`);
     }
     // Hiding bad channels drops the pair that uses C4.
     await page.locator('#nds-viewer').focus();
     await page.keyboard.press('b');
     await waitReady(page, s.renders);
-    assert.deepEqual((await state(page)).rows.map((r) => r.label), ['Fp1-F7', 'F7-T7']);
+    assert.deepEqual((await state(page)).rows.map((r) => r.label), ['Fp1-F7', 'F7-T7', 'EOG', 'ECG']);
     // The toolbar offers the longitudinal chain this montage's labels allow.
     const options = await page.locator('#nds-viewer select[name=ref] option').allTextContents();
     assert.ok(options.includes('bipolar longitudinal') && options.includes('bipolar transverse') && options.includes('common average'));

@@ -4,15 +4,24 @@ import { placeEventLabels, tickStep, type TraceLayout } from '../../signals/trac
 
 export type { DrawnRow, FrameInput } from '../../signals/plot-pixels.js';
 
-export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): void {
+/** A time label of the axis as drawn: its text and the pixel columns [left, right] it covers. */
+export interface AxisLabel {
+  text: string;
+  left: number;
+  right: number;
+}
+
+/** Paints the frame; returns where the axis' time labels landed (each wholly inside the canvas). */
+export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): AxisLabel[] {
   const { layout: l } = f;
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(0, 0, l.width, l.height);
   drawPlotPixels(ctx, f);
-  drawTimeLabels(ctx, f);
+  const axis = drawTimeLabels(ctx, f);
   drawRowLabels(ctx, f);
   drawEventsOver(ctx, f);
   if (f.scaleBar !== undefined && f.rows.length > 0) drawScaleBar(ctx, l, f.scaleBar);
+  return axis;
 }
 
 let labels: { key: string; canvas: HTMLCanvasElement } | undefined;
@@ -64,19 +73,29 @@ function drawPlotPixels(ctx: CanvasRenderingContext2D, f: FrameInput): void {
   ctx.putImageData(buffer, l.plotLeft, top0);
 }
 
-function drawTimeLabels(ctx: CanvasRenderingContext2D, f: FrameInput): void {
+/**
+ * Time labels centred under their ticks; a label that would run past the canvas' right edge (the last tick
+ * sits a few pixels from it) is moved left to end at the edge, so it is read whole.
+ */
+function drawTimeLabels(ctx: CanvasRenderingContext2D, f: FrameInput): AxisLabel[] {
   const l = f.layout;
   const step = tickStep(f.secondsPerPixel);
   const end = f.startSeconds + l.plotWidth * f.secondsPerPixel;
   ctx.font = '11px system-ui, sans-serif';
   ctx.textBaseline = 'top';
-  ctx.textAlign = 'center';
+  ctx.textAlign = 'left';
   ctx.fillStyle = '#444444';
+  const placed: AxisLabel[] = [];
   for (let t = Math.ceil(f.startSeconds / step) * step; t <= end; t += step) {
     const x = Math.round(l.plotLeft + (t - f.startSeconds) / f.secondsPerPixel);
-    ctx.fillText(f.formatTime(Number(t.toFixed(9)), step), x, l.plotTop + l.plotHeight + 5);
+    const text = f.formatTime(Number(t.toFixed(9)), step);
+    const width = ctx.measureText(text).width;
+    const left = Math.max(0, Math.min(x - width / 2, l.width - 1 - width));
+    ctx.fillText(text, left, l.plotTop + l.plotHeight + 5);
+    placed.push({ text, left, right: left + width });
   }
   ctx.textAlign = 'start';
+  return placed;
 }
 
 /**

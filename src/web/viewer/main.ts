@@ -118,7 +118,7 @@ function computeSpectrum(state: ViewerState): void {
       if (labels.includes(keep)) spectrumPick.value = keep;
     }
   }
-  const spectrum = drawSpectrum(state, spectrumBox.querySelector('canvas.viewer-psd')!, spectrumBox.querySelector('canvas.viewer-spectrogram')!, spectrumPick?.value ?? '', spectrumBox.querySelector('.viewer-spectrum-note'));
+  const spectrum = drawSpectrum(state, spectrumBox.querySelector('canvas.viewer-psd')!, spectrumBox.querySelector('canvas.viewer-spectrogram')!, spectrumPick?.value ?? '', spectrumBox.querySelector('.viewer-spectrum-note'), spectrumBox.querySelector<HTMLElement>('.viewer-spectrum-legend'));
   lastSpectrum = spectrum;
   if (window.ndsViewer === state) window.ndsViewer = { ...state, spectrum };
 }

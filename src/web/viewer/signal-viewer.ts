@@ -5,14 +5,14 @@
  * element's `data-ready`, for people debugging and for the browser tests.
  */
 import { envelopeRange, sampleEnvelope, type ColumnEnvelope } from '../../signals/column-envelope.js';
-import { badColour, formatScale, microvoltFactor, pixelsPerUnit, scaleOf, typeColour, typeKey, unitSymbol } from '../../signals/channel-scale.js';
-import { drawFrame, type DrawnRow } from './draw-traces.js';
-import { eventColours, placeEvents } from '../../signals/event-marks.js';
-import { filterActive, filterMarginSamples, filterSections } from '../../signals/iir-filter.js';
+import { badColour, formatScale, isVoltage, microvoltFactor, pixelsPerUnit, scaleOf, typeColour, typeKey, unitSymbol } from '../../signals/channel-scale.js';
+import { drawFrame, type AxisLabel, type DrawnRow } from './draw-traces.js';
+import { eventColours, placeEvents, type EventPlacement } from '../../signals/event-marks.js';
+import { filterActive, filterMarginSamples, filterSections, type Biquad } from '../../signals/iir-filter.js';
 import { chooseLevel, chunksCovering, levelColumns, withPrefetch, type ChunkSpan } from './level-choice.js';
 import { derivations, formatReference, type Derivation, type SourceChannel } from '../../signals/montage.js';
 import type { EventMarker, GroupMeta, RecordingStore } from './recording-store.js';
-import { columnReader, viewLevelRow } from './view-level-rows.js';
+import { columnReader, derivationReader, physicalReader, viewLevelRow } from './view-level-rows.js';
 import type { FrameRow, ViewerState } from './viewer-state.js';
 import { LruCache } from './lru-cache.js';
 import { rowSamples, type RowSamples } from './row-samples.js';
@@ -60,6 +60,8 @@ export class SignalViewer {
   hiddenEventTypes = new Set<string>();
   #generation = 0;
   #renders = 0;
+  /** The commit asked for and not yet run (one per animation frame). */
+  #scheduled: Promise<void> | undefined;
   /** Renders waiting for chunks. */
   #loading = 0;
   /** Markers that arrived while a render waited and no frame has drawn yet. */
@@ -188,9 +190,72 @@ export class SignalViewer {
     return traceLayout(width, height, rows);
   }
 
-  /** Draws what is in memory at once, then fetches the missing chunks on screen and draws again. */
-  async render(): Promise<void> {
+  /**
+   * Asks for a frame: setters only record what changed and call this, and one commit runs per animation frame
+   * however many setters ran before it (a wheel burst, a key held down). Resolves when that commit has drawn
+   * what is in memory (not when its chunks have arrived).
+   */
+  render(): Promise<void> {
+    if (!this.#scheduled) {
+      this.#scheduled = new Promise<void>((resolve) => {
+        const run = () => {
+          this.#scheduled = undefined;
+          void this.#commit(resolve);
+        };
+        // A hidden page gets no animation frames; it still commits (the tests and a background tab's first frame).
+        if (document.visibilityState === 'hidden') setTimeout(run, 0);
+        else requestAnimationFrame(run);
+      });
+    }
+    return this.#scheduled;
+  }
+
+  /** One commit: plan, draw what is in memory, fetch what is missing, draw again. */
+  async #commit(drawn: () => void): Promise<void> {
     const generation = ++this.#generation;
+    let plan: FramePlan;
+    try {
+      plan = await this.#plan();
+    } catch (err) {
+      drawn();
+      throw err;
+    }
+    if (generation !== this.#generation) return drawn();
+    const { store } = this.#o;
+    const g = this.#g;
+    const missing = plan.wanted.filter(([cc, tc]) => !store.cached(g.name, plan.level, cc, tc));
+    const loading = Promise.all(missing.map(([cc, tc]) => store.chunk(g.name, plan.level, cc, tc)));
+    if (missing.length > 0) {
+      // The requests leave before a partial frame is drawn: zarrita sends each a few promise steps after
+      // `chunk()`. With nothing of the window in memory (the first frame, a jump) a partial frame would be
+      // empty rows, and the first frames take longer than the requests (the drawing code is not yet compiled):
+      // it is drawn only if the data is slow to come.
+      const blank = missing.length === plan.wanted.length;
+      const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      await (blank ? Promise.race([loading.catch(() => undefined), delay(blankFrameDelayMs)]) : delay(0));
+    }
+    if (generation === this.#generation && this.#frame(plan)) {
+      drawn();
+      return this.#prefetch(plan);
+    }
+    drawn();
+    this.#loading++;
+    try {
+      await loading;
+    } finally {
+      this.#loading--;
+    }
+    if (generation !== this.#generation) {
+      // A newer commit may have drawn before the markers came and finished without waiting.
+      if (this.#loading === 0 && this.#eventsPending) void this.render();
+      return;
+    }
+    this.#frame(plan);
+    this.#prefetch(plan);
+  }
+
+  /** Plan: which level, rows, chunks and filter sections this frame needs. No samples are touched. */
+  async #plan(): Promise<FramePlan> {
     const g = this.#g;
     const s = this.#settings;
     const all = this.allRows();
@@ -205,14 +270,13 @@ export class SignalViewer {
         ? Math.min(s.level, g.viewLevels)
         : chooseLevel({ windowSamples: w.span, pixelWidth: layout.plotWidth, viewLevels: g.viewLevels, downsample: g.downsample, ...(processing ? { level0SamplesPerPixel: processedSamplesPerPixel } : {}) });
     const array = await this.#o.store.level(g.name, level);
-    if (generation !== this.#generation) return;
     const channelsPerChunk = level === 0 ? array.chunks[0]! : array.chunks[1]!;
     const columns = levelColumns(g.nSamples, level, g.downsample);
     const chunkColumns = level === 0 ? array.chunks[1]! : array.chunks[2]!;
     const nChunks = Math.ceil(columns / chunkColumns);
     const covering = (start: number) => chunksCovering({ start, end: start + w.span, level, downsample: g.downsample, chunkColumns, levelColumns: columns });
     const visible = covering(w.start);
-    // Level 0 reads the montage's sources over the window and the filters' margin; view levels the rows' own channels.
+    // Level 0 reads the montage's sources over the window and the filters' margin; view levels the same sources' envelopes.
     const margin = level === 0 && filterActive(s.filter) ? filterMarginSamples(s.filter, g.rate) : 0;
     // With filters, the span read is a fixed number of chunks from the one holding the margin's start: it changes
     // once per chunk of panning, and its neighbours (one chunk either way) are filtered ahead, while idle.
@@ -221,162 +285,166 @@ export class SignalViewer {
     const filteredSpan = (first: number): ChunkSpan => ({ first, last: Math.min(nChunks - 1, first + spanChunks - 1) });
     const needed = margin > 0 ? filteredSpan(Math.max(0, Math.floor((w.start - margin) / chunkColumns))) : visible;
     const prefetch = withPrefetch(needed, 1, nChunks);
-    const sources = level === 0 ? [...new Set(pageRows.flatMap((r) => [r.plus, ...r.minus]))] : [...new Set(pageRows.map((r) => r.plus))];
+    const sources = [...new Set(pageRows.flatMap((r) => [r.plus, ...r.minus]))];
     const channelChunks = [...new Set(sources.map((c) => Math.floor(c / channelsPerChunk)))].sort((a, b) => a - b);
     const wanted = channelChunks.flatMap((cc) => range(needed.first, needed.last).map((tc) => [cc, tc] as const));
-    const sections = filterSections(s.filter, g.rate);
-
-    const frame = () => {
-      const began = performance.now();
-      const chunk = (cc: number, tc: number) => this.#o.store.cached(g.name, level, cc, tc);
-      const complete = wanted.every(([cc, tc]) => chunk(cc, tc) !== undefined);
-      const spp = w.span / layout.plotWidth;
-      let rows: FrameRow[];
-      let envelopes: ColumnEnvelope[];
-      let valuesStart: number;
-      let computeMs = 0;
-      if (level === 0) {
-        const rowsKey = pageRows.map((r) => `${r.plus}-${r.minus.join('+')}`).join(',');
-        const filterKey = `${s.filter.hp}|${s.filter.lp}|${s.filter.notch}`;
-        const spanKey = (first: number, last: number) => `${first}|${last}|${rowsKey}|${filterKey}`;
-        const spanSamples = (first: number, last: number) => {
-          const from = first * chunkColumns;
-          const to = Math.min(g.nSamples, (last + 1) * chunkColumns);
-          const key = spanKey(first, last);
-          let found = this.#samples.get(key);
-          if (!found) {
-            const began = performance.now();
-            found = rowSamples({ channels: g.channels, rows: pageRows, from, to, channelsPerChunk, chunkColumns, chunk, sections, pad: Math.max(margin, Math.round(g.rate)) });
-            if (found.complete) this.#samples.set(key, found);
-            computeMs += performance.now() - began;
-          }
-          return found;
-        };
-        const samples = spanSamples(needed.first, needed.last);
-        if (samples.complete) {
-          // The spans the next pans need, computed while idle: with filters the fixed span one chunk either way;
-          // without, the visible chunks after an arrow key's pan (a tenth of the window) either way.
-          const ahead = margin > 0 ? [filteredSpan(needed.first + 1), filteredSpan(needed.first - 1)] : [covering(w.start + w.span / 10), covering(w.start - w.span / 10)];
-          // One span a call, so no task blocks a key press for long; true while there is more to do.
-          this.#idleWork = () => {
-            if (generation !== this.#generation) return false;
-            for (const { first, last } of ahead) {
-              if (first < 0 || first > last || this.#samples.has(spanKey(first, last))) continue;
-              if (!channelChunks.every((cc) => chunk(cc, first) && chunk(cc, last))) continue;
-              spanSamples(first, last);
-              return true;
-            }
-            return false;
-          };
-        }
-        const first = Math.max(0, Math.floor(w.start));
-        const last = Math.min(g.nSamples, Math.ceil(w.start + w.span));
-        valuesStart = first;
-        envelopes = samples.rows.map((values, i) => (this.#envelopes[i] = sampleEnvelope(values, samples.from, w.start, spp, layout.plotWidth, g.nSamples, this.#envelopes[i])));
-        rows = pageRows.map((r, i) => this.#frameRow(r, samples.rows[i]!.subarray(first - samples.from, last - samples.from)));
-      } else {
-        const factor = g.downsample ** level;
-        const firstColumn = Math.max(0, Math.floor(w.start / factor));
-        const lastColumn = Math.min(columns, Math.ceil((w.start + w.span) / factor));
-        valuesStart = firstColumn;
-        envelopes = [];
-        rows = pageRows.map((r) => {
-          const read = columnReader(chunk, Math.floor(r.plus / channelsPerChunk), chunkColumns, level, r.plus % channelsPerChunk);
-          const { envelope, pairs } = viewLevelRow(g.channels[r.plus]!, read, { start: w.start, samplesPerPixel: spp, pixelWidth: layout.plotWidth, factor, levelColumns: columns }, firstColumn, lastColumn);
-          envelopes.push(envelope);
-          return this.#frameRow({ ...this.sources[r.plus]!, plus: r.plus, minus: [] }, pairs);
-        });
-      }
-      const ranges = envelopes.map((e) => envelopeRange(e) ?? ([0, 0] as [number, number]));
-      const drawn: DrawnRow[] = rows.map((row, i) => {
-        const auto = row.scale === 'auto';
-        const scale: RowScale = auto ? autoRowScale(ranges[i]!, layout.rowHeight, this.#gain) : { baseline: row.baseline, pixelsPerUnit: pixelsPerUnit(row.scale as number, layout.rowHeight, row.unit) };
-        row.baseline = scale.baseline;
-        row.pixelsPerUnit = scale.pixelsPerUnit;
-        const unit = unitSymbol(row.unit);
-        // Fixed scales are in the toolbar and the scale bar; autoscaled rows say what their height means.
-        const detail = auto ? `±${formatAmplitude((ranges[i]![1] - ranges[i]![0]) / 2 / this.#gain)} ${unit}` : '';
-        return { label: row.bad ? `${row.label} (bad)` : row.label, detail, colour: row.colour, envelope: envelopes[i]!, scale, clipToRow: auto };
-      });
-      if (this.#events) this.#eventsPending = false;
-      const startSeconds = w.start / g.rate;
-      const secondsPerPixel = spp / g.rate;
-      const events = placeEvents(this.#events ?? [], this.#eventColours, { startSeconds, secondsPerPixel, plotLeft: layout.plotLeft, plotWidth: layout.plotWidth }, this.hiddenEventTypes);
-      const ctx = this.#o.canvas.getContext('2d')!;
-      const drawBegan = performance.now();
-      drawFrame(ctx, { layout, startSeconds, secondsPerPixel, rows: drawn, events, formatTime: (t, step) => this.formatTime(t, step), scaleBar: this.#scaleBarText(rows) });
-      const drawMs = performance.now() - drawBegan;
-      this.#renders++;
-      const note =
-        level === 0
-          ? processing && !complete
-            ? 'filters wait for the samples…'
-            : ''
-          : processing
-            ? `view level ${level}: envelopes of the recorded channels; ${s.reference.kind !== 'own' ? 'montage and ' : ''}filters apply when zoomed in to ≤ ${Math.floor((processedSamplesPerPixel * layout.plotWidth) / g.rate)} s`
-            : '';
-      this.#publish({
-        ready: complete && this.#events !== undefined,
-        tracesReady: complete,
-        recording: this.#o.recording,
-        group: g.name,
-        rate: g.rate,
-        nSamples: g.nSamples,
-        level,
-        start: w.start,
-        end: w.start + w.span,
-        channelFirst: rowFirst,
-        channelCount: pageRows.length,
-        totalRows: all.length,
-        gain: this.#gain,
-        plot: { left: layout.plotLeft, top: layout.plotTop, width: layout.plotWidth, height: layout.plotHeight, rowHeight: layout.rowHeight },
-        ranges,
-        rows,
-        valuesStart,
-        processed: level === 0 && complete && processing,
-        note,
-        reference: formatReference(s.reference) ?? 'own',
-        filter: { ...s.filter },
-        events,
-        visibleChunks: visible,
-        prefetchChunks: prefetch,
-        renders: this.#renders,
-        frameMs: performance.now() - began,
-        computeMs,
-        drawMs,
-      });
-      return complete;
+    const ahead = margin > 0 ? [filteredSpan(needed.first + 1), filteredSpan(needed.first - 1)] : [covering(w.start + w.span / 10), covering(w.start - w.span / 10)];
+    return {
+      window: w, settings: s, all, rowFirst, pageRows, layout, processing, level, channelsPerChunk, columns, chunkColumns,
+      visible, margin, needed, prefetch, channelChunks, wanted, ahead, sections: filterSections(s.filter, g.rate), gain: this.#gain,
     };
+  }
 
-    const missing = wanted.filter(([cc, tc]) => !this.#o.store.cached(g.name, level, cc, tc));
-    const loading = Promise.all(missing.map(([cc, tc]) => this.#o.store.chunk(g.name, level, cc, tc)));
-    if (missing.length > 0) {
-      // The requests leave before a partial frame is drawn: zarrita sends each a few promise steps after
-      // `chunk()`. With nothing of the window in memory (the first frame, a jump) a partial frame would be
-      // empty rows, and the first frames take longer than the requests (the drawing code is not yet compiled):
-      // it is drawn only if the data is slow to come.
-      const blank = missing.length === wanted.length;
-      const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-      await (blank ? Promise.race([loading.catch(() => undefined), delay(blankFrameDelayMs)]) : delay(0));
+  /** Compute, paint and publish one frame of `plan` from the chunks in memory; true when none was missing. */
+  #frame(plan: FramePlan): boolean {
+    const began = performance.now();
+    const computed = this.#compute(plan);
+    const drawBegan = performance.now();
+    const painted = this.#paint(plan, computed);
+    const drawMs = performance.now() - drawBegan;
+    this.#renders++;
+    this.#publishFrame(plan, computed, painted, { frameMs: performance.now() - began, computeMs: computed.computeMs, drawMs });
+    return computed.complete;
+  }
+
+  /** Compute: each row's values and pixel columns at the plan's level, their scales, and the events' places. */
+  #compute(plan: FramePlan): ComputedFrame {
+    const g = this.#g;
+    const { level, layout, window: w, pageRows, chunkColumns, channelsPerChunk, margin, needed, channelChunks } = plan;
+    const generation = this.#generation;
+    const chunk = (cc: number, tc: number) => this.#o.store.cached(g.name, level, cc, tc);
+    const complete = plan.wanted.every(([cc, tc]) => chunk(cc, tc) !== undefined);
+    const spp = w.span / layout.plotWidth;
+    let rows: FrameRow[];
+    let envelopes: ColumnEnvelope[];
+    let valuesStart: number;
+    let computeMs = 0;
+    if (level === 0) {
+      const s = plan.settings;
+      const rowsKey = pageRows.map((r) => `${r.plus}-${r.minus.join('+')}`).join(',');
+      const filterKey = `${s.filter.hp}|${s.filter.lp}|${s.filter.notch}`;
+      const spanKey = (first: number, last: number) => `${first}|${last}|${rowsKey}|${filterKey}`;
+      const spanSamples = (first: number, last: number) => {
+        const from = first * chunkColumns;
+        const to = Math.min(g.nSamples, (last + 1) * chunkColumns);
+        const key = spanKey(first, last);
+        let found = this.#samples.get(key);
+        if (!found) {
+          const began = performance.now();
+          found = rowSamples({ channels: g.channels, rows: pageRows, from, to, channelsPerChunk, chunkColumns, chunk, sections: plan.sections, pad: Math.max(margin, Math.round(g.rate)) });
+          if (found.complete) this.#samples.set(key, found);
+          computeMs += performance.now() - began;
+        }
+        return found;
+      };
+      const samples = spanSamples(needed.first, needed.last);
+      if (samples.complete) {
+        // The spans the next pans need, computed while idle: with filters the fixed span one chunk either way;
+        // without, the visible chunks after an arrow key's pan (a tenth of the window) either way.
+        // One span a call, so no task blocks a key press for long; true while there is more to do.
+        this.#idleWork = () => {
+          if (generation !== this.#generation) return false;
+          for (const { first, last } of plan.ahead) {
+            if (first < 0 || first > last || this.#samples.has(spanKey(first, last))) continue;
+            if (!channelChunks.every((cc) => chunk(cc, first) && chunk(cc, last))) continue;
+            spanSamples(first, last);
+            return true;
+          }
+          return false;
+        };
+      }
+      const first = Math.max(0, Math.floor(w.start));
+      const last = Math.min(g.nSamples, Math.ceil(w.start + w.span));
+      valuesStart = first;
+      envelopes = samples.rows.map((values, i) => (this.#envelopes[i] = sampleEnvelope(values, samples.from, w.start, spp, layout.plotWidth, g.nSamples, this.#envelopes[i])));
+      rows = pageRows.map((r, i) => this.#frameRow(r, samples.rows[i]!.subarray(first - samples.from, last - samples.from)));
+    } else {
+      const began = performance.now();
+      const factor = g.downsample ** level;
+      const firstColumn = Math.max(0, Math.floor(w.start / factor));
+      const lastColumn = Math.min(plan.columns, Math.ceil((w.start + w.span) / factor));
+      valuesStart = firstColumn;
+      envelopes = [];
+      // A montage's rows stay its rows zoomed out: the bound of each derivation from its channels' envelopes.
+      const reader = (c: number) => physicalReader(g.channels[c]!, columnReader(chunk, Math.floor(c / channelsPerChunk), chunkColumns, level, c % channelsPerChunk));
+      rows = pageRows.map((r) => {
+        const { envelope, pairs } = viewLevelRow(derivationReader(r, reader), { start: w.start, samplesPerPixel: spp, pixelWidth: layout.plotWidth, factor, levelColumns: plan.columns }, firstColumn, lastColumn);
+        envelopes.push(envelope);
+        return this.#frameRow(r, pairs);
+      });
+      computeMs += performance.now() - began;
     }
-    if (generation === this.#generation && frame()) return this.#prefetch(level, channelChunks, needed, prefetch);
-    this.#loading++;
-    try {
-      await loading;
-    } finally {
-      this.#loading--;
-    }
-    if (generation !== this.#generation) {
-      // A newer render may have drawn before the markers came and finished without waiting.
-      if (this.#loading === 0 && this.#eventsPending) void this.render();
-      return;
-    }
-    frame();
-    this.#prefetch(level, channelChunks, needed, prefetch);
+    const ranges = envelopes.map((e) => envelopeRange(e) ?? ([0, 0] as [number, number]));
+    const drawn: DrawnRow[] = rows.map((row, i) => {
+      const auto = row.scale === 'auto';
+      const scale: RowScale = auto ? autoRowScale(ranges[i]!, layout.rowHeight, plan.gain) : { baseline: row.baseline, pixelsPerUnit: pixelsPerUnit(row.scale as number, layout.rowHeight, row.unit) };
+      row.baseline = scale.baseline;
+      row.pixelsPerUnit = scale.pixelsPerUnit;
+      // Fixed scales are in the toolbar and the scale bar; autoscaled rows say what their height means, in their unit.
+      const detail = auto ? `±${formatAmplitude((ranges[i]![1] - ranges[i]![0]) / 2 / plan.gain)} ${row.unit}`.trimEnd() : '';
+      return { label: row.bad ? `${row.label} (bad)` : row.label, detail, colour: row.colour, envelope: envelopes[i]!, scale, clipToRow: auto };
+    });
+    if (this.#events) this.#eventsPending = false;
+    const startSeconds = w.start / g.rate;
+    const secondsPerPixel = spp / g.rate;
+    const events = placeEvents(this.#events ?? [], this.#eventColours, { startSeconds, secondsPerPixel, plotLeft: layout.plotLeft, plotWidth: layout.plotWidth }, this.hiddenEventTypes);
+    return { complete, rows, drawn, ranges, valuesStart, events, startSeconds, secondsPerPixel, computeMs };
+  }
+
+  /** Paint: the frame onto the canvas. Returns where the time labels landed. */
+  #paint(plan: FramePlan, c: ComputedFrame): PaintedFrame {
+    const ctx = this.#o.canvas.getContext('2d')!;
+    const axis = drawFrame(ctx, { layout: plan.layout, startSeconds: c.startSeconds, secondsPerPixel: c.secondsPerPixel, rows: c.drawn, events: c.events, formatTime: (t, step) => this.formatTime(t, step), scaleBar: this.#scaleBarText(c.rows) });
+    return { axis };
+  }
+
+  /** Publish: the frame's state on `window.ndsViewer` (through `onState`) and readiness on the root element. */
+  #publishFrame(plan: FramePlan, c: ComputedFrame, painted: PaintedFrame, times: { frameMs: number; computeMs: number; drawMs: number }): void {
+    const g = this.#g;
+    const { level, layout, processing, window: w } = plan;
+    const s = plan.settings;
+    const note =
+      level === 0
+        ? processing && !c.complete
+          ? 'filters wait for the samples…'
+          : ''
+        : processing
+          ? `view level ${level}: ${s.reference.kind !== 'own' ? "the montage's rows as bounds of the recorded channels' envelopes; " : 'envelopes of the recorded channels; '}filters apply when zoomed in to ≤ ${Math.floor((processedSamplesPerPixel * layout.plotWidth) / g.rate)} s`
+          : '';
+    this.#publish({
+      ready: c.complete && this.#events !== undefined,
+      tracesReady: c.complete,
+      recording: this.#o.recording,
+      group: g.name,
+      rate: g.rate,
+      nSamples: g.nSamples,
+      level,
+      start: w.start,
+      end: w.start + w.span,
+      channelFirst: plan.rowFirst,
+      channelCount: plan.pageRows.length,
+      totalRows: plan.all.length,
+      gain: plan.gain,
+      plot: { left: layout.plotLeft, top: layout.plotTop, width: layout.plotWidth, height: layout.plotHeight, rowHeight: layout.rowHeight },
+      canvas: { width: layout.width, height: layout.height },
+      axis: painted.axis,
+      ranges: c.ranges,
+      rows: c.rows,
+      valuesStart: c.valuesStart,
+      processed: level === 0 && c.complete && processing,
+      note,
+      reference: formatReference(s.reference) ?? 'own',
+      filter: { ...s.filter },
+      events: c.events,
+      visibleChunks: plan.visible,
+      prefetchChunks: plan.prefetch,
+      renders: this.#renders,
+      ...times,
+    });
   }
 
   #frameRow(r: Derivation, values: Float64Array): FrameRow {
-    const scale = this.#settings.auto ? 'auto' : scaleOf(this.#settings.scales, r.type);
+    const scale = this.#settings.auto ? 'auto' : scaleOf(this.#settings.scales, r.type, r.unit);
     const fixed = scale !== 'auto';
     return {
       label: r.label,
@@ -405,7 +473,7 @@ export class SignalViewer {
     this.#o.onState?.(state);
   }
 
-  #prefetch(level: number, channelChunks: number[], needed: ChunkSpan, prefetch: ChunkSpan): void {
+  #prefetch({ level, channelChunks, needed, prefetch }: FramePlan): void {
     const loads: Array<Promise<unknown>> = [];
     for (const cc of channelChunks) {
       for (let tc = prefetch.first; tc <= prefetch.last; tc++) {
@@ -422,10 +490,56 @@ export class SignalViewer {
     void Promise.all(loads).then(() => setTimeout(idle, 30));
   }
 
-  /** Types on screen, for the scale controls. */
+  /** Types on screen with a sensitivity (voltage rows), for the scale controls. */
   shownTypes(): string[] {
+    return [...new Set(this.allRows().filter((r) => isVoltage(r.unit)).map((r) => typeKey(r.type)))];
+  }
+
+  /** Every type on the montage's rows, for the filter menus. */
+  rowTypes(): string[] {
     return [...new Set(this.allRows().map((r) => typeKey(r.type)))];
   }
+}
+
+/** What a commit decided before touching any sample. */
+interface FramePlan {
+  window: ViewWindow;
+  settings: ViewSettings;
+  all: Derivation[];
+  rowFirst: number;
+  pageRows: Derivation[];
+  layout: TraceLayout;
+  processing: boolean;
+  level: number;
+  channelsPerChunk: number;
+  columns: number;
+  chunkColumns: number;
+  visible: ChunkSpan;
+  margin: number;
+  needed: ChunkSpan;
+  prefetch: ChunkSpan;
+  channelChunks: number[];
+  wanted: Array<readonly [number, number]>;
+  /** The spans the next pans need, computed while idle. */
+  ahead: ChunkSpan[];
+  sections: Biquad[];
+  gain: number;
+}
+
+interface ComputedFrame {
+  complete: boolean;
+  rows: FrameRow[];
+  drawn: DrawnRow[];
+  ranges: Array<[number, number]>;
+  valuesStart: number;
+  events: EventPlacement;
+  startSeconds: number;
+  secondsPerPixel: number;
+  computeMs: number;
+}
+
+interface PaintedFrame {
+  axis: AxisLabel[];
 }
 
 function mean(values: Float64Array): number {

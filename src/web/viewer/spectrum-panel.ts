@@ -10,12 +10,49 @@ export interface SpectrumState {
   start: number;
   end: number;
   freqs: number[];
-  rows: Array<{ label: string; power: number[]; peakHz: number }>;
+  /** Each row's spectrum with the colour its line and its legend entry are drawn in. */
+  rows: Array<{ label: string; colour: string; power: number[]; peakHz: number }>;
   spectrogram?: { label: string; times: number[]; freqs: number[] } | undefined;
 }
 
 /** Computes and draws; undefined (with `note` set) when the frame has no samples to analyse. */
-export function drawSpectrum(s: ViewerState, psdCanvas: HTMLCanvasElement, sgCanvas: HTMLCanvasElement, chosen: string, note: HTMLElement | null): SpectrumState | undefined {
+/**
+ * A colour per row, apart from its neighbours (hues a golden angle apart, dark enough on white): the traces'
+ * colours are per type, and sixteen EEG lines in one blue could not be told apart.
+ */
+export function spectrumColour(i: number): string {
+  const hue = (i * 137.508) % 360;
+  return hslHex(hue, 0.7, i % 2 ? 0.38 : 0.5);
+}
+
+function hslHex(h: number, s: number, l: number): string {
+  const a = s * Math.min(l, 1 - l);
+  const f = (n: number) => {
+    const k = (n + h / 30) % 12;
+    const c = l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+    return Math.round(c * 255).toString(16).padStart(2, '0');
+  };
+  return `#${f(0)}${f(8)}${f(4)}`;
+}
+
+/** The legend under the PSD: one entry per line, its colour and the row's label (and peak). */
+function fillLegend(legend: HTMLElement | null, entries: Array<{ label: string; colour: string; peakHz: number }>): void {
+  if (!legend) return;
+  legend.replaceChildren(
+    ...entries.map((e) => {
+      const item = document.createElement('li');
+      const swatch = document.createElement('span');
+      swatch.className = 'swatch';
+      swatch.style.background = e.colour;
+      item.dataset['colour'] = e.colour;
+      item.append(swatch, `${e.label}`);
+      item.title = `${e.label}: peak at ${e.peakHz.toFixed(1)} Hz`;
+      return item;
+    }),
+  );
+}
+
+export function drawSpectrum(s: ViewerState, psdCanvas: HTMLCanvasElement, sgCanvas: HTMLCanvasElement, chosen: string, note: HTMLElement | null, legend: HTMLElement | null = null): SpectrumState | undefined {
   if (s.level !== 0) {
     if (note) note.textContent = 'Zoom in to the samples (level 0) for spectra.';
     return undefined;
@@ -23,7 +60,7 @@ export function drawSpectrum(s: ViewerState, psdCanvas: HTMLCanvasElement, sgCan
   const rows = s.rows.filter((r) => r.values.length >= 16 && !r.values.some(Number.isNaN));
   if (rows.length === 0) return undefined;
   const size = segmentLength(rows[0]!.values.length, Math.min(1024, 2 ** Math.ceil(Math.log2(s.rate * 2))));
-  const spectra = rows.map((r) => ({ row: r, spectrum: welch(r.values, s.rate, size) }));
+  const spectra = rows.map((r, i) => ({ row: r, colour: spectrumColour(i), spectrum: welch(r.values, s.rate, size) }));
   const freqs = spectra[0]!.spectrum.freqs;
   const fitted = fitCanvas(psdCanvas);
   const ctx = psdCanvas.getContext('2d')!;
@@ -64,9 +101,9 @@ export function drawSpectrum(s: ViewerState, psdCanvas: HTMLCanvasElement, sgCan
   const fStep = fMax > 200 ? 50 : fMax > 60 ? 10 : 5;
   for (let f = 0; f <= fMax; f += fStep) ctx.fillText(`${f}`, xOf(f), height - m.bottom + 4);
   ctx.fillText(`Hz · power density (${rows[0]!.unit}²/Hz, log)`, (m.left + width) / 2, height - 13);
-  for (const { row, spectrum } of spectra) {
-    ctx.strokeStyle = row.colour;
-    ctx.globalAlpha = 0.7;
+  for (const { colour, spectrum } of spectra) {
+    ctx.strokeStyle = colour;
+    ctx.globalAlpha = 0.85;
     ctx.beginPath();
     for (let k = 1; k < spectrum.power.length; k++) {
       const y = yOf(Math.max(lo, Math.log10(Math.max(spectrum.power[k]!, 1e-30))));
@@ -81,15 +118,17 @@ export function drawSpectrum(s: ViewerState, psdCanvas: HTMLCanvasElement, sgCan
   const sg = spectrogram(target.values, s.rate, segmentLength(target.values.length / 8, Math.max(64, size / 2)));
   drawSpectrogram(sgCanvas, sg, s.rate, target.label);
   if (note) note.textContent = `${(target.values.length / s.rate).toFixed(1)} s, segments of ${size} samples`;
+  const out = spectra.map(({ row, colour, spectrum }) => {
+    let best = 0;
+    for (let k = 1; k < spectrum.power.length; k++) if (spectrum.power[k]! > spectrum.power[best]!) best = k;
+    return { label: row.label, colour, power: [...spectrum.power], peakHz: freqs[best]! };
+  });
+  fillLegend(legend, out);
   return {
     start: s.valuesStart,
     end: s.valuesStart + rows[0]!.values.length,
     freqs: [...freqs],
-    rows: spectra.map(({ row, spectrum }) => {
-      let best = 0;
-      for (let k = 1; k < spectrum.power.length; k++) if (spectrum.power[k]! > spectrum.power[best]!) best = k;
-      return { label: row.label, power: [...spectrum.power], peakHz: freqs[best]! };
-    }),
+    rows: out,
     spectrogram: { label: target.label, times: [...sg.times], freqs: [...sg.freqs] },
   };
 }

@@ -1,26 +1,59 @@
 /**
- * Rows at a view level: the stored min/max envelope of each row's recorded channel, as pixel columns and as
- * the [min, max] pairs the frame exposes. Montages and filters need samples and do not apply here.
+ * Rows at a view level: the stored min/max envelopes of each row's channels, as pixel columns and as the
+ * [min, max] pairs the frame exposes. A montage row is the bound of its derivation over each column
+ * (`derivationBound`): its own label and no narrower than the row is; filters need samples and do not apply here.
  */
 import { columnEnvelope, type ColumnEnvelope, type ColumnEnvelopeInput, type ColumnReader } from '../../signals/column-envelope.js';
+import { derivationBound, type Derivation } from '../../signals/montage.js';
 import type { ChannelMeta, DecodedChunk } from './recording-store.js';
 
+/** A channel's column reader in physical units, [min, max] ordered (a negative scale swaps them). */
+export function physicalReader(meta: Pick<ChannelMeta, 'scale' | 'offset'>, read: ColumnReader): ColumnReader {
+  const pair: [number, number] = [0, 0];
+  return (i) => {
+    const v = read(i);
+    if (!v) return undefined;
+    const a = v[0] * meta.scale + meta.offset;
+    const b = v[1] * meta.scale + meta.offset;
+    pair[0] = Math.min(a, b);
+    pair[1] = Math.max(a, b);
+    return pair;
+  };
+}
+
+/** A derivation's column reader in physical units, from its channels' physical readers. */
+export function derivationReader(row: Pick<Derivation, 'plus' | 'minus'>, reader: (channel: number) => ColumnReader): ColumnReader {
+  const plus = reader(row.plus);
+  if (row.minus.length === 0) return plus;
+  const minus = row.minus.map(reader);
+  const ranges: Array<[number, number]> = row.minus.map(() => [0, 0]);
+  return (i) => {
+    const p = plus(i);
+    if (!p) return undefined;
+    for (let k = 0; k < minus.length; k++) {
+      const m = minus[k]!(i);
+      if (!m) return undefined;
+      ranges[k]![0] = m[0];
+      ranges[k]![1] = m[1];
+    }
+    return derivationBound(p, ranges);
+  };
+}
+
+/** One row from a physical column reader: its pixel columns and its [min, max] pairs over [firstColumn, lastColumn). */
 export function viewLevelRow(
-  meta: ChannelMeta,
   read: ColumnReader,
   view: Pick<ColumnEnvelopeInput, 'start' | 'samplesPerPixel' | 'pixelWidth' | 'factor' | 'levelColumns'>,
   firstColumn: number,
   lastColumn: number,
 ): { envelope: ColumnEnvelope; pairs: Float64Array } {
-  const envelope = columnEnvelope({ ...view, scale: meta.scale, offset: meta.offset, read });
+  const envelope = columnEnvelope({ ...view, scale: 1, offset: 0, read });
   const pairs = new Float64Array(2 * Math.max(0, lastColumn - firstColumn)).fill(NaN);
   for (let i = firstColumn; i < lastColumn; i++) {
     const v = read(i);
     if (!v) continue;
-    const a = v[0] * meta.scale + meta.offset;
-    const b = v[1] * meta.scale + meta.offset;
-    pairs[2 * (i - firstColumn)] = Math.min(a, b);
-    pairs[2 * (i - firstColumn) + 1] = Math.max(a, b);
+    pairs[2 * (i - firstColumn)] = v[0];
+    pairs[2 * (i - firstColumn) + 1] = v[1];
   }
   return { envelope, pairs };
 }

@@ -40,6 +40,10 @@ export interface ViewerState {
   totalRows: number;
   gain: number;
   plot: { left: number; top: number; width: number; height: number; rowHeight: number };
+  /** The canvas in device pixels. */
+  canvas: { width: number; height: number };
+  /** The time labels drawn under the plot, with the pixel columns each covers. */
+  axis: Array<{ text: string; left: number; right: number }>;
   /** Physical [min, max] of each row on screen. */
   ranges: Array<[number, number]>;
   rows: FrameRow[];

@@ -5,7 +5,8 @@
  */
 import { defaultScales, formatScale, scaleOf, stepScale, typeKey } from '../../signals/channel-scale.js';
 import { stepEvent } from '../../signals/event-marks.js';
-import { chainAvailable, chainPairs, findChannel, formatReference, longitudinalChain, parseReference, transverseChain } from '../../signals/montage.js';
+import { chainAvailable, chainPairs, formatReference, linkedReferences, longitudinalChain, parseReference, transverseChain } from '../../signals/montage.js';
+import { filterChoices, formatCorner } from '../../signals/filter-choices.js';
 import type { SignalViewer, ViewerState } from './signal-viewer.js';
 import { parseTime, type TimeFormat } from '../../signals/time-format.js';
 import type { ViewSettings } from '../../signals/view-settings.js';
@@ -47,9 +48,7 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
   const refOptions: Array<[string, string]> = [['', 'own reference'], ['avg', 'common average']];
   if (chainAvailable(sources, longitudinalChain)) refOptions.push([formatReference({ kind: 'bipolar', pairs: chainPairs(sources, longitudinalChain) })!, 'bipolar longitudinal']);
   if (chainAvailable(sources, transverseChain)) refOptions.push([formatReference({ kind: 'bipolar', pairs: chainPairs(sources, transverseChain) })!, 'bipolar transverse']);
-  for (const [a, b] of [['A1', 'A2'], ['M1', 'M2'], ['TP9', 'TP10']] as const) {
-    if (findChannel(sources, a) >= 0 && findChannel(sources, b) >= 0) refOptions.push([`${a}+${b}`, `linked ${a}+${b}`]);
-  }
+  for (const [a, b] of linkedReferences(sources)) refOptions.push([`${a}+${b}`, `linked ${a === 'A1' ? 'ears' : 'mastoids'} ${a}+${b}`]);
   sources.forEach((c) => {
     if (['eeg', 'ieeg'].includes(typeKey(c.type))) refOptions.push([c.label, `ref: ${c.label}`]);
   });
@@ -72,6 +71,22 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
   };
   filterSelect('hp');
   filterSelect('lp');
+  /** The corners offered follow the types of the rows and the rate (an EMG at 2 kHz gets 30 Hz and 500 Hz). */
+  let choicesKey = '';
+  const fillFilterChoices = () => {
+    const types = viewer.rowTypes();
+    const key = types.join(',');
+    if (key === choicesKey) return;
+    choicesKey = key;
+    const choices = filterChoices(types, viewer.group.rate);
+    for (const name of ['hp', 'lp'] as const) {
+      const el = select(name);
+      if (!el) continue;
+      el.replaceChildren(new Option('off', ''), ...choices[name].map((hz) => new Option(formatCorner(hz), String(hz))));
+      el.value = viewer.settings.filter[name] ? String(viewer.settings.filter[name]) : '';
+    }
+  };
+  fillFilterChoices();
   filterSelect('notch');
   on(auto, 'change', () => update((s) => (s.auto = auto!.checked)));
   on(select('rows'), 'change', () => update((s) => (s.rowsPerPage = Number(select('rows')!.value))));
@@ -178,10 +193,19 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
       const row = body.insertRow();
       row.dataset['index'] = String(i);
       row.insertCell().textContent = viewer.formatTime(e.onset, 0.001);
+      // Type and value may be long (HED strings, file markers): they are cut with an ellipsis, the full text in
+      // the title, so time and duration stay inside the panel.
+      const clipped = (text: string) => {
+        const span = document.createElement('span');
+        span.className = 'clip';
+        span.textContent = text;
+        span.title = text;
+        return span;
+      };
       const name = row.insertCell();
-      name.textContent = e.label;
+      name.append(clipped(e.label));
       name.style.color = colours.get(e.label) ?? '';
-      if (withValue) row.insertCell().textContent = e.value ?? '';
+      if (withValue) row.insertCell().append(clipped(e.value ?? ''));
       row.insertCell().textContent = e.duration > 0 ? `${e.duration.toFixed(3)} s` : '';
       row.addEventListener('click', () => showAt(e.onset));
     });
@@ -252,9 +276,10 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
         if (![...el.options].some((o) => o.value === value)) el.add(new Option(text, value));
         el.value = value;
       };
+      fillFilterChoices();
       setValue(refSelect, formatReference(s.reference) ?? '', formatReference(s.reference));
-      setValue(select('hp'), s.filter.hp ? String(s.filter.hp) : '', `${s.filter.hp} Hz`);
-      setValue(select('lp'), s.filter.lp ? String(s.filter.lp) : '', `${s.filter.lp} Hz`);
+      setValue(select('hp'), s.filter.hp ? String(s.filter.hp) : '', formatCorner(s.filter.hp ?? 0));
+      setValue(select('lp'), s.filter.lp ? String(s.filter.lp) : '', formatCorner(s.filter.lp ?? 0));
       setValue(select('notch'), s.filter.notch ? String(s.filter.notch) : '');
       setValue(select('rows'), String(s.rowsPerPage));
       setValue(select('time'), s.timeFormat);
