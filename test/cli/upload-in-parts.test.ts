@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,7 +15,7 @@ import type { TestAccount } from '../support/accounts.js';
 import { ndsAs } from '../support/cli.js';
 import { startCuttingProxy, type CuttingProxy } from '../support/cutting-proxy.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { createUploader, json } from '../datasets/support.js';
+import { createUploader, json, storeVariants } from '../datasets/support.js';
 
 const MIB = 1024 ** 2;
 const PART = 5 * MIB;
@@ -126,5 +126,49 @@ describe('nds datasets upload in parts (folder store, through a cutting proxy)',
     assert.ok(messages.some((m) => /retrying part \d of .*content does not match/.test(m.message)), run.stderr);
     assert.ok(proxy.sent < big.length + 2 * PART);
     await assertStored(id, big, bigPath);
+  });
+});
+
+/**
+ * Opt-in (NDS_TEST_LARGE_UPLOAD=1 with TEST_S3_URL): a 6 GiB file, past S3's 5 GiB limit of one PUT, uploaded
+ * to radosgw with the default part size and verified. It writes 6 GiB to the temporary folder and takes
+ * minutes, so the suite leaves it out; bench/upload.ts measures large files on the folder store.
+ */
+const largeVariant = storeVariants.find((v) => v.name.startsWith('S3'))!;
+const largeSkip = largeVariant.skip ?? (process.env.NDS_TEST_LARGE_UPLOAD === '1' ? undefined : 'opt-in: set NDS_TEST_LARGE_UPLOAD=1 (and TEST_S3_URL)');
+describe('nds datasets upload of a 6 GiB file to radosgw', { skip: largeSkip }, () => {
+  it('stores it in parts, verified, at its content key', { timeout: 3600_000 }, async () => {
+    const s = await largeVariant.setup();
+    const server = await startTestServer({ env: s.env });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'nds-6gib-'));
+    try {
+      const owner = await createUploader(server);
+      const id = (await json(await owner.api('/datasets', post({ name: 'six gib' })), 201)).id as string;
+      mkdirSync(path.join(dir, 'sub-01', 'ieeg'), { recursive: true });
+      writeFileSync(path.join(dir, 'dataset_description.json'), JSON.stringify({ Name: 'six', BIDSVersion: '1.8.0' }));
+      const file = path.join(dir, 'sub-01', 'ieeg', 'sub-01_task-rest_ieeg.edf');
+      const hash = createHash('sha256');
+      const block = randomBytes(16 * MIB);
+      const fd = openSync(file, 'w');
+      for (let i = 0; i < 6 * 64; i++) {
+        block.writeUInt32LE(i, 0);
+        writeSync(fd, block);
+        hash.update(block);
+      }
+      closeSync(fd);
+      const sha256 = hash.digest('hex');
+      const run = await ndsAs(server, owner.key, ['datasets', 'upload', id, dir, '--force', '--json'], { NDS_UPLOAD_HASH_CACHE: 'off' }).done;
+      assert.equal(run.code, 0, run.stderr);
+      const manifest = await json(await owner.api(`/datasets/${id}/manifest`), 200);
+      assert.deepEqual(manifest.files.find((f: { path: string }) => f.path.endsWith('.edf')), { path: 'sub-01/ieeg/sub-01_task-rest_ieeg.edf', size: 6 * 1024 ** 3, sha256 });
+      const stored = await server.deps.objects.get(`${id}/objects/${sha256}`);
+      const check = createHash('sha256');
+      for await (const chunk of stored!.body) check.update(chunk as Buffer);
+      assert.equal(check.digest('hex'), sha256);
+    } finally {
+      await server.close();
+      await s.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
