@@ -2,8 +2,11 @@
  * Upload benchmark: a 1 GiB folder of 100 files uploaded with `nds datasets upload` to a local server on the
  * folder store, side by side with `cp -r` of the same files on the same disk, in alternating rounds. Prints MB/s of
  * both, their ratio, and the CLI's peak RSS (from /usr/bin/time). Goals: ≥ 50% of cp, < 200 MB peak RSS.
+ * Files from 64 MiB on go up in parts (`--files 1 --mib 4096`: one 4 GiB file). With `--cuts n`, the CLI and the
+ * presigned URLs go through a TCP proxy that cuts every connection at n evenly spaced points of the bytes sent,
+ * and the bench prints the bytes sent against the bytes of the folder.
  * Run: node --import tsx bench/upload.ts [--files 100] [--mib 1024] [--dir /tmp] [--rounds 3] [--settle-ms 3000] [--concurrency n]
- *        [--database-url postgres://...]
+ *        [--cuts 10] [--database-url postgres://...]
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +19,7 @@ import { createUser } from '../src/accounts/users.js';
 import { loadConfig } from '../src/core/config.js';
 import { createLogger } from '../src/core/log.js';
 import { startServer } from '../src/server.js';
+import { startCuttingProxy } from '../test/support/cutting-proxy.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -30,6 +34,8 @@ const settleMs = Number(option('settle-ms', '3000'));
 const concurrency = option('concurrency', '');
 /** The server's database: embedded PGlite by default, or an existing PostgreSQL database. */
 const databaseUrl = option('database-url', 'pglite:memory');
+/** Forced disconnects during each upload (0: none, the CLI talks to the server directly). */
+const cuts = Number(option('cuts', '0'));
 const work = await mkdtemp(join(option('dir', tmpdir()), 'nds-bench-upload-'));
 const mb = (bytes: number, s: number) => bytes / 1e6 / s;
 
@@ -61,9 +67,12 @@ const port = await new Promise<number>((resolve) => {
     s.close(() => resolve(p));
   });
 });
-const config = loadConfig({ PORT: String(port), DATA_DIR: join(work, 'data'), DATABASE_URL: databaseUrl, OBJECT_STORE_URL: `file:${join(work, 'objects')}`, LOG_LEVEL: 'silent', IN_PROCESS_WORKER: 'false' });
+const proxy = cuts > 0 ? await startCuttingProxy() : undefined;
+const config = loadConfig({ PORT: String(port), DATA_DIR: join(work, 'data'), DATABASE_URL: databaseUrl, OBJECT_STORE_URL: `file:${join(work, 'objects')}`, LOG_LEVEL: 'silent', IN_PROCESS_WORKER: 'false', ...(proxy ? { PUBLIC_URL: proxy.url } : {}) });
 const server = await startServer({ config, hostname: '127.0.0.1', log: createLogger('silent') });
-const url = config.publicUrl;
+if (proxy) proxy.target = { host: '127.0.0.1', port };
+const url = proxy?.url ?? config.publicUrl;
+const sentWithCuts: Array<{ sent: number; cuts: number }> = [];
 try {
   const user = await createUser(server.deps.db, { username: 'bench', email: 'bench@example.org', status: 'approved' }, server.deps.clock.now());
   await server.deps.db.updateTable('users').set({ sandbox_completed_at: new Date() }).where('id', '=', user.id).execute();
@@ -105,11 +114,13 @@ try {
     const created = await fetch(`${url}/datasets`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: `bench ${round}` }) });
     const { id } = (await created.json()) as { id: string };
     await settle();
+    proxy?.reset();
+    proxy?.cutAt(Array.from({ length: cuts }, (_, i) => Math.round(((i + 1) / (cuts + 1)) * bytes)));
     const started = performance.now();
     const serverCpu = process.cpuUsage();
     // Asynchronous: the server answering the CLI lives in this process's event loop.
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/nds.js', 'datasets', 'upload', id, src, '--json', '--force', ...(concurrency ? ['--concurrency', concurrency] : [])], {
+      const child = spawn('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/nds.js', 'datasets', 'upload', id, src, '--json', '--force', ...(concurrency ? ['--concurrency', concurrency] : []), ...(cuts ? ['--retries', '10'] : [])], {
         env: { ...process.env, NDS_API_URL: url, NDS_API_KEY: apiKey, NDS_UPLOAD_HASH_CACHE: 'off' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -120,12 +131,14 @@ try {
       child.on('close', (status) => resolve({ status, stdout, stderr }));
     });
     const beforeSync = (performance.now() - started) / 1000;
+    if (proxy) sentWithCuts.push({ sent: proxy.sent, cuts: proxy.cuts });
     const server = process.cpuUsage(serverCpu);
     execFileSync('sync');
     const seconds = (performance.now() - started) / 1000;
     if (run.status !== 0) throw new Error(`upload failed: ${run.stderr}`);
     const summary = JSON.parse(run.stdout) as { uploaded: number; uploaded_bytes: number };
     if (summary.uploaded !== files) throw new Error(`expected ${files} uploads, got ${summary.uploaded}`);
+    // The last line of stderr is /usr/bin/time's (the lines before it are --json progress events).
     const [cliUser, cliSys, peakKb] = run.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
     uploadRuns.push({ seconds, beforeSync, cliCpu: cliUser + cliSys, serverCpu: (server.user + server.system) / 1e6, peakMb: peakKb / 1024 });
     await rm(join(work, 'objects', id), { recursive: true, force: true });
@@ -145,7 +158,11 @@ try {
   const cpWarmMedian = median(cpWarmRuns);
   console.log(`cp again at once: ${cpWarmMedian.toFixed(2)} s (${mb(bytes, cpWarmMedian).toFixed(0)} MB/s)`);
   console.log(`CLI/cp throughput ratio (medians): ${((100 * cpMedian) / uploadMedian).toFixed(0)}% (goal ≥ 50%), to cp again at once ${((100 * cpWarmMedian) / uploadMedian).toFixed(0)}%; CLI peak RSS ${peak.toFixed(0)} MB (goal < 200 MB)`);
+  for (const [i, c] of sentWithCuts.entries()) {
+    console.log(`Round ${i + 1} with ${c.cuts} forced disconnects: sent ${(c.sent / 1e6).toFixed(1)} MB for ${(bytes / 1e6).toFixed(1)} MB of files (${((100 * (c.sent - bytes)) / bytes).toFixed(1)}% again)`);
+  }
 } finally {
+  await proxy?.close();
   await server.close();
   await rm(work, { recursive: true, force: true });
 }

@@ -17,6 +17,9 @@ import { commitAndPush } from './dataset-git.js';
 import { HashCache } from './hash-cache.js';
 import { hashFile, putFile, TransferError, withRetries } from './http-transfer.js';
 import type { Progress } from './transfer-progress.js';
+import { TaskPool } from './task-pool.js';
+import { uploadInParts } from './multipart-upload.js';
+import { UploadState } from './upload-state.js';
 
 export interface LocalFile {
   path: string;
@@ -37,6 +40,10 @@ export interface UploadOptions {
   hashCache?: HashCache;
   /** Called after each file's content is stored (or found present). */
   onFile?: (file: LocalFile, outcome: 'uploaded' | 'present') => void;
+  /** Called after each part of a file sent in parts is stored. */
+  onPart?: (file: string, part: number, count: number) => void;
+  /** Unfinished uploads in parts, remembered between runs; without it they are kept in memory only. */
+  uploadState?: UploadState;
   /** Upload even when the BIDS check finds errors. */
   force?: boolean;
   /** Hash and compare with the latest version, then stop: nothing is uploaded and no version is made. */
@@ -65,6 +72,8 @@ export interface UploadSummary {
   bytes: number;
   uploaded: number;
   uploaded_bytes: number;
+  /** Bytes of files sent in parts that the server held already from an interrupted run (not sent again). */
+  resumed_bytes: number;
   present: number;
   /** Files read to be hashed (the others' hashes were remembered from an earlier run). */
   hashed: number;
@@ -174,7 +183,7 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
   // Fail before hashing a terabyte when the dataset is not there or not ours.
   const dataset = await api.request<DatasetRepository>(`/datasets/${id}`);
   const summary: UploadSummary = {
-    dataset_id: datasetId, files: listed.length, bytes: total, uploaded: 0, uploaded_bytes: 0, present: 0, hashed: 0, version: null, commit: null, git_note: null,
+    dataset_id: datasetId, files: listed.length, bytes: total, uploaded: 0, uploaded_bytes: 0, resumed_bytes: 0, present: 0, hashed: 0, version: null, commit: null, git_note: null,
     check: { errors: check.errors.length, warnings: check.warnings.length }, diff: null, unchanged: false, dry_run: !!options.dryRun, expected_source_commit: null,
   };
   const useGit = options.git === 'always' || (options.git === 'auto' && dataset.hosted_repo);
@@ -243,11 +252,15 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
     savedAt = performance.now();
     await options.hashCache?.save();
   };
-  const batches = batchesOf(listed);
+  // Files from the server's threshold on go up in parts, one file at a time with its parts in parallel; the
+  // others in batches, several files at a time.
+  const threshold = await partThreshold(api, id);
+  const large = listed.filter((f) => f.size >= threshold);
+  const batches = batchesOf(listed.filter((f) => f.size < threshold));
   // Uploads of one batch go on while the next is hashed and asked for: one pool across batches.
   const uploads = new TaskPool(options.concurrency);
   const seen = new Set<string>();
-  let pending = hashBatch(batches[0]);
+  let pending = batches.length > 0 ? hashBatch(batches[0]) : Promise.resolve([]);
   for (let b = 0; b < batches.length; b++) {
     const hashed = await pending;
     if (b + 1 < batches.length) {
@@ -260,6 +273,30 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
     await saveHashesNowAndThen();
   }
   await uploads.drain();
+  const uploadState = options.uploadState ?? (await UploadState.open(undefined));
+  for (const f of large) {
+    const remembered = known?.get(f.path)?.sha256 ?? options.hashCache?.get(f.abs, f);
+    const sent = await uploadInParts(api, datasetId, f, {
+      concurrency: options.concurrency,
+      retries: options.retries,
+      progress: options.progress,
+      state: uploadState,
+      hashCache: options.hashCache,
+      sha256: remembered,
+      onPart: options.onPart && ((part, count) => options.onPart!(f.path, part, count)),
+    });
+    if (sent.read && !remembered) summary.hashed++;
+    const file = { path: f.path, abs: f.abs, size: f.size, sha256: sent.sha256 };
+    manifest.push(file);
+    if (sent.outcome === 'present') summary.present++;
+    else {
+      summary.uploaded++;
+      summary.uploaded_bytes += sent.sentBytes;
+      summary.resumed_bytes += sent.resumedBytes;
+    }
+    options.onFile?.(file, sent.outcome);
+    await saveHashesNowAndThen();
+  }
 
   if (useGit) {
     const me = await api.request<{ username: string; email: string | null }>('/users/me');
@@ -317,47 +354,6 @@ function batchesOf<T extends { size: number }>(files: T[]): T[][] {
   }
   if (current.length > 0) batches.push(current);
   return batches;
-}
-
-/** At most `limit` tasks at a time; after the first failure no new task starts, and `drain` throws it. */
-class TaskPool {
-  readonly #limit: number;
-  #running = 0;
-  readonly #waiting: Array<() => void> = [];
-  readonly #tasks = new Set<Promise<void>>();
-  #failure: { error: unknown } | undefined;
-
-  constructor(limit: number) {
-    this.#limit = limit;
-  }
-
-  add(task: () => Promise<void>): void {
-    const run = (async () => {
-      // A finishing task hands its slot straight to the next waiter, so the limit holds exactly.
-      if (this.#running >= this.#limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
-      else this.#running++;
-      try {
-        if (!this.#failure) await task();
-      } catch (error) {
-        this.#failure ??= { error };
-      } finally {
-        const next = this.#waiting.shift();
-        if (next) next();
-        else this.#running--;
-      }
-    })();
-    this.#tasks.add(run);
-    void run.finally(() => this.#tasks.delete(run));
-  }
-
-  throwIfFailed(): void {
-    if (this.#failure) throw this.#failure.error;
-  }
-
-  async drain(): Promise<void> {
-    while (this.#tasks.size > 0) await Promise.all([...this.#tasks]);
-    this.throwIfFailed();
-  }
 }
 
 async function queueBatch(api: ApiClient, id: string, hashed: LocalFile[], options: UploadOptions, summary: UploadSummary, uploads: TaskPool, seen: Set<string>): Promise<void> {
@@ -468,6 +464,16 @@ async function hashAll(listed: ListedFile[], options: UploadOptions, summary: Up
     out[slot] = { path: f.path, abs: f.abs, size: f.size, sha256 };
   });
   return out;
+}
+
+/** The size from which the server takes files in parts; none (every file whole) from a server without the routes. */
+async function partThreshold(api: ApiClient, id: string): Promise<number> {
+  try {
+    return (await api.request<{ part_threshold: number }>(`/datasets/${id}/multipart-uploads`)).part_threshold;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404 && err.code !== 'dataset_not_found') return Infinity;
+    throw err;
+  }
 }
 
 /** The patch after the highest version, or 1.0.0 for the first. */

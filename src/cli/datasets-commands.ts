@@ -14,7 +14,8 @@ import { describeOutcome, waitForConversion, type ConversionOutcome } from './co
 import { loadClientConfig } from '../core/config.js';
 import { closeAgents } from './http-transfer.js';
 import { info, printJson, printTable } from './output.js';
-import { barProgress, silentProgress } from './transfer-progress.js';
+import { barProgress, jsonProgress, silentProgress } from './transfer-progress.js';
+import { UploadState } from './upload-state.js';
 
 interface Dataset {
   id: string;
@@ -89,7 +90,7 @@ function printUploadSummary(summary: UploadSummary): void {
     info(`no change: the folder holds exactly the files of version ${summary.version}; no version was made`);
     return;
   }
-  info(`${summary.files} files (${human(summary.bytes)}): ${summary.uploaded} uploaded (${human(summary.uploaded_bytes)}), ${summary.present} already stored${summary.version ? `; version ${summary.version} created` : ''}`);
+  info(`${summary.files} files (${human(summary.bytes)}): ${summary.uploaded} uploaded (${human(summary.uploaded_bytes)}${summary.resumed_bytes ? `; ${human(summary.resumed_bytes)} of parts already there from an interrupted run` : ''}), ${summary.present} already stored${summary.version ? `; version ${summary.version} created` : ''}`);
   if (summary.commit) info(`commit ${summary.commit.slice(0, 12)}: ${summary.git_note}`);
   else if (summary.git_note) info(summary.git_note);
 }
@@ -237,18 +238,21 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .option('--concurrency <n>', 'uploads at a time', positive('--concurrency'), 8)
     .option('--retries <n>', 'retries of a failed upload', retries, 4)
     .option('--verbose', 'a line per file')
-    .option('--json', 'machine output')
+    .option('--json', 'machine output; progress as lines of JSON on stderr')
     .action(async (dataset: string, folder: string, opts: UploadCommandOptions) => {
       const api = await client(true);
       const git = opts.git === true ? 'always' : opts.git === false ? 'never' : 'auto';
-      const hashCache = await HashCache.open(loadClientConfig().uploadHashCacheFile);
-      const progress = opts.json ? silentProgress : barProgress(opts.dryRun ? 'hash' : 'upload');
+      const hashCacheFile = loadClientConfig().uploadHashCacheFile;
+      const hashCache = await HashCache.open(hashCacheFile);
+      const uploadState = await UploadState.open(UploadState.besideHashCache(hashCacheFile));
+      const progress = opts.json ? jsonProgress(process.stderr) : barProgress(opts.dryRun ? 'hash' : 'upload');
       try {
         const summary = await uploadFolder(api, dataset, folder, {
           version: opts.version,
           createVersion: opts.createVersion,
           git,
           hashCache,
+          uploadState,
           concurrency: opts.concurrency,
           retries: opts.retries,
           progress,
@@ -261,6 +265,7 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
           },
           confirmRemoval: (removed, latest) => confirmRemoval(removed, latest, !!opts.yes),
           onFile: opts.verbose ? (f, outcome) => info(`${outcome} ${f.path}`) : undefined,
+          onPart: opts.verbose ? (f, part, count) => info(`part ${part}/${count} of ${f}`) : undefined,
         });
         progress.stop();
         let outcome: ConversionOutcome | undefined;
@@ -284,6 +289,7 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
         progress.stop();
         closeAgents();
         await hashCache.save().catch((err: Error) => info(`could not save the hash cache: ${err.message}`));
+        await uploadState.save().catch((err: Error) => info(`could not save the state of uploads in parts: ${err.message}`));
       }
     });
 

@@ -54,10 +54,11 @@ const CHUNK = 1 << 20;
 const transferBuffers = new BufferPool(32);
 
 /**
- * PUTs a file; `onBytes` sees progress. Bytes sent before a failure are reported again on a retry. The file is
- * read through two reused buffers, one filling while the other drains into the socket.
+ * PUTs a file, or its `size` bytes from `start` (a part); `onBytes` sees progress. Bytes sent before a failure
+ * are reported again on a retry. The file is read through two reused buffers, one filling while the other
+ * drains into the socket.
  */
-export async function putFile(target: { url: string; headers: Record<string, string> }, file: string, size: number, onBytes: (n: number) => void): Promise<void> {
+export async function putFile(target: { url: string; headers: Record<string, string> }, file: string, size: number, onBytes: (n: number) => void, start = 0): Promise<void> {
   const url = new URL(target.url);
   const req = requestFor(url, 'PUT', { 'content-length': String(size), 'content-type': 'application/octet-stream', ...target.headers });
   const answered = new Promise<http.IncomingMessage>((resolve, reject) => {
@@ -80,7 +81,7 @@ export async function putFile(target: { url: string; headers: Record<string, str
     for (let i = 0; position < size; i ^= 1) {
       if (sending[i]) await Promise.race([sending[i], broken]);
       const buffer = buffers[i];
-      const { bytesRead } = await Promise.race([handle.read(buffer, 0, Math.min(CHUNK, size - position), position), broken]);
+      const { bytesRead } = await Promise.race([handle.read(buffer, 0, Math.min(CHUNK, size - position), start + position), broken]);
       if (bytesRead === 0) throw new TransferError(`${file} shrank while it was sent`, false);
       position += bytesRead;
       sending[i] = new Promise<void>((resolve, reject) => req.write(buffer.subarray(0, bytesRead), (err) => (err ? reject(err) : resolve())));

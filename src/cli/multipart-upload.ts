@@ -1,0 +1,208 @@
+/**
+ * One large file of `nds datasets upload`, sent in parts (decision 0020). The file is read once, in order:
+ * each chunk feeds the whole file's SHA-256 (the manifest's) and its part's; a part whose hash is known is
+ * sent at once (from the page cache, where it was just read) through a URL bound to its size and hash, several
+ * parts at a time, each retried alone. The upload's id is remembered beside the hash cache (`upload-state.ts`):
+ * run again after a kill or a lost connection, the client asks the server which parts it holds and sends only
+ * the others. Completion names the whole file's hash; the server checks it over the assembled file.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { open, type FileHandle } from 'node:fs/promises';
+import { BufferPool } from '../core/buffer-pool.js';
+import { ApiError, type ApiClient, type RequestOptions } from './api-client.js';
+import { CliError } from './cli-error.js';
+import type { HashCache } from './hash-cache.js';
+import { putFile, TransferError, withRetries } from './http-transfer.js';
+import { TaskPool } from './task-pool.js';
+import type { Progress } from './transfer-progress.js';
+import type { UploadState } from './upload-state.js';
+
+export interface LargeFile {
+  path: string;
+  abs: string;
+  size: number;
+  mtimeMs: number;
+  ino: number;
+}
+
+export interface PartsOptions {
+  /** Parts in flight at once. */
+  concurrency: number;
+  retries: number;
+  progress: Progress;
+  state: UploadState;
+  hashCache?: HashCache;
+  /** The file's SHA-256 when it is known (remembered or just computed): content already stored is not sent. */
+  sha256?: string;
+  /** Called after each part is stored. */
+  onPart?: (part: number, count: number) => void;
+}
+
+export interface PartsOutcome {
+  sha256: string;
+  outcome: 'uploaded' | 'present';
+  /** Whether the file was read (to hash it, send it, or both). */
+  read: boolean;
+  /** Bytes of parts the server held already when this run began. */
+  resumedBytes: number;
+  /** Bytes of parts this run sent (each once, retries not counted). */
+  sentBytes: number;
+}
+
+interface UploadInfo {
+  upload_id: string;
+  part_size: number;
+  part_count: number;
+}
+
+const CHUNK = 1 << 20;
+const readBuffers = new BufferPool(4);
+
+/**
+ * An API call retried like a transfer: a connection that failed or an answer of 5xx is tried again with
+ * backoff; any other refusal is final.
+ */
+async function call<T>(api: ApiClient, retries: number, path: string, options?: RequestOptions): Promise<T> {
+  return withRetries(retries + 1, async () => {
+    try {
+      return await api.request<T>(path, options);
+    } catch (err) {
+      if (err instanceof ApiError) {
+        if (err.status >= 500 || err.status === 429) throw new TransferError(err.message, true, err.status, err);
+        throw err;
+      }
+      if (err instanceof CliError && /^cannot reach /.test(err.message)) throw new TransferError(err.message, true, undefined, err);
+      throw err;
+    }
+  }).catch((err: unknown) => {
+    throw err instanceof TransferError && err.cause instanceof Error ? err.cause : err;
+  });
+}
+
+export async function uploadInParts(api: ApiClient, datasetId: string, file: LargeFile, options: PartsOptions): Promise<PartsOutcome> {
+  const base = `/datasets/${encodeURIComponent(datasetId)}/multipart-uploads`;
+  const { progress, state } = options;
+  let upload: UploadInfo | undefined;
+  let stored = new Set<number>();
+  const saved = state.get(datasetId, file.abs, file);
+  if (saved) {
+    try {
+      const status = await call<UploadInfo & { parts: Array<{ part_number: number }> }>(api, options.retries, `${base}/${saved.upload_id}`);
+      upload = status;
+      stored = new Set(status.parts.map((p) => p.part_number));
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 'upload_not_found')) throw err;
+      state.forget(datasetId, file.abs);
+    }
+  }
+  if (!upload) {
+    const started = await call<{ status: 'present' | 'parts' } & UploadInfo>(api, options.retries, base, { method: 'POST', body: { path: file.path, size: file.size, sha256: options.sha256 } });
+    if (started.status === 'present') {
+      progress.skip(file.size);
+      return { sha256: options.sha256!, outcome: 'present', read: false, resumedBytes: 0, sentBytes: 0 };
+    }
+    upload = started;
+    state.set(datasetId, file.abs, { upload_id: upload.upload_id, size: file.size, mtimeMs: file.mtimeMs, ino: file.ino, part_size: upload.part_size, parts_done: [] });
+    await state.save();
+  }
+  const { upload_id: uploadId, part_size: partSize, part_count: partCount } = upload;
+  const lengthOf = (n: number) => (n < partCount ? partSize : file.size - partSize * (partCount - 1));
+
+  let resumedBytes = 0;
+  let sentBytes = 0;
+  let savedAt = performance.now();
+  const parts = new TaskPool(options.concurrency);
+  const sendPart = async (n: number, sha256: string) => {
+    const start = (n - 1) * partSize;
+    const length = lengthOf(n);
+    await withRetries(
+      options.retries + 1,
+      async () => {
+        const [target] = (await call<{ parts: Array<{ url: string; headers: Record<string, string> }> }>(api, options.retries, `${base}/${uploadId}/part-urls`, { method: 'POST', body: { parts: [{ part_number: n, sha256 }] } })).parts;
+        let sent = 0;
+        try {
+          await putFile(target, file.abs, length, (b) => {
+            sent += b;
+            progress.advance(b);
+          }, start);
+        } catch (err) {
+          progress.advance(-sent);
+          // A part refused for its content was damaged on the way (its hash was just taken): send it again.
+          if (err instanceof TransferError && err.status === 400) throw new TransferError(`part ${n} refused: ${err.message}`, true, 400, err);
+          throw err;
+        }
+      },
+      (err, attempt) => progress.log(`retrying part ${n} of ${file.path} (attempt ${attempt + 1}): ${err.message}`),
+    ).catch((err: unknown) => {
+      if (err instanceof TransferError) throw new CliError(`${file.path}: part ${n} of ${partCount}: ${err.message}${err.status === 400 ? '; did the file change during the upload? Run the upload again.' : ''}`);
+      throw err;
+    });
+    sentBytes += length;
+    state.partDone(datasetId, file.abs, n);
+    options.onPart?.(n, partCount);
+    if (performance.now() - savedAt > 2000) {
+      savedAt = performance.now();
+      await state.save();
+    }
+  };
+
+  // The one pass over the file: both hashes fed from each chunk; parts queued as their hash is known, the
+  // reader staying at most two rounds of parts ahead so that a part is sent while still in the page cache.
+  const whole = createHash('sha256');
+  const buffer = readBuffers.take(CHUNK);
+  const handle = await open(file.abs, 'r');
+  try {
+    for (let n = 1; n <= partCount; n++) {
+      const have = stored.has(n);
+      const partHash = have ? undefined : createHash('sha256');
+      await readRange(handle, buffer, (n - 1) * partSize, lengthOf(n), whole, partHash, file.path);
+      if (have) {
+        resumedBytes += lengthOf(n);
+        progress.skip(lengthOf(n));
+        continue;
+      }
+      await parts.below(options.concurrency * 2);
+      parts.throwIfFailed();
+      const sha256 = partHash!.digest('hex');
+      parts.add(() => sendPart(n, sha256));
+    }
+    await parts.drain();
+  } finally {
+    await handle.close();
+    readBuffers.give(buffer);
+    await state.save();
+  }
+  const sha256 = whole.digest('hex');
+  if (options.sha256 && options.sha256 !== sha256) {
+    await call(api, options.retries, `${base}/${uploadId}`, { method: 'DELETE' }).catch(() => undefined);
+    state.forget(datasetId, file.abs);
+    options.hashCache?.forget(file.abs);
+    throw new CliError(`${file.path} changed while it was read (SHA-256 ${sha256}, was ${options.sha256}); run the upload again`);
+  }
+  try {
+    await call(api, options.retries, `${base}/${uploadId}/complete`, { method: 'POST', body: { sha256 } });
+  } catch (err) {
+    // A completion whose answer was lost: the upload is gone, and its content is stored, or it is not.
+    const lost = err instanceof ApiError && err.code === 'upload_not_found';
+    const present = lost && (await call<{ status: string }>(api, options.retries, base, { method: 'POST', body: { path: file.path, size: file.size, sha256 } })).status === 'present';
+    if (!present) {
+      state.forget(datasetId, file.abs);
+      throw err;
+    }
+  }
+  state.forget(datasetId, file.abs);
+  options.hashCache?.set(file.abs, { size: file.size, mtimeMs: file.mtimeMs, ino: file.ino, sha256 });
+  return { sha256, outcome: 'uploaded', read: true, resumedBytes, sentBytes };
+}
+
+/** Reads `length` bytes at `start` through `buffer`, feeding `whole` and `part` (when given). */
+async function readRange(handle: FileHandle, buffer: Uint8Array, start: number, length: number, whole: Hash, part: Hash | undefined, name: string): Promise<void> {
+  for (let done = 0; done < length; ) {
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, length - done), start + done);
+    if (bytesRead === 0) throw new CliError(`${name} shrank while it was read; run the upload again`);
+    const bytes = buffer.subarray(0, bytesRead);
+    whole.update(bytes);
+    part?.update(bytes);
+    done += bytesRead;
+  }
+}
