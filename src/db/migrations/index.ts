@@ -16,6 +16,7 @@ import * as hostedSourceMarker from './2026-11-27-1537-hosted-source-marker.js';
 import * as datasetZarrError from './2026-11-27-1538-dataset-zarr-error.js';
 import * as copyExposures from './2026-11-27-1630-copy-exposures.js';
 import * as recordingFences from './2026-11-27-1800-recording-fences.js';
+import * as embeddingIndex from './2026-11-27-1801-embedding-index.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-1538-dataset-zarr-error': datasetZarrError,
   '2026-11-27-1630-copy-exposures': copyExposures,
   '2026-11-27-1800-recording-fences': recordingFences,
+  '2026-11-27-1801-embedding-index': embeddingIndex,
 };
