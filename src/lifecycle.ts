@@ -24,6 +24,7 @@ import { createLogger, type Logger } from './core/log.js';
 import { searchFieldsRefresher } from './datasets/search-fields.js';
 import { backfillCatalogue } from './recordings/catalogue-sync.js';
 import { vectorSimilarityOf } from './datasets/search-semantic.js';
+import { startEmbeddingRefresher } from './datasets/search-embeddings.js';
 import { connectDatabase, type DatabaseHandle } from './db/connect.js';
 import { listenTo } from './db/notifications.js';
 import { assertMigrated, migrateToLatest } from './db/migrate.js';
@@ -37,6 +38,7 @@ import type { ServerDeps } from './http/app-env.js';
 import { createMailer, noMailer } from './mail/mailer.js';
 import { openObjectStore } from './objects/open-object-store.js';
 import { createMcpLimits } from './mcp/mcp-limits.js';
+import { createCatalogueLimits } from './http/catalogue-limits.js';
 
 export interface OpenOptions {
   config: Config;
@@ -193,6 +195,10 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   opened.closers.push(() => uploadSweeper.stop());
   const gateway = openGateway(opened);
   const rateLimits = await openRateLimits(opened);
+  if (deps.config.embeddingsUrl) {
+    const embeddings = startEmbeddingRefresher(deps, deps.config.embeddingsRefreshS * 1000);
+    opened.closers.push(() => embeddings.stop());
+  }
   // Copies converted before the recording catalogue existed are catalogued once, in the background.
   const backfill = backfillCatalogue(deps);
   opened.closers.push(() => backfill.then(() => undefined));
@@ -208,6 +214,7 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
       objectVisibility,
       ownerSetup: new OwnerSetup(deps.clock),
       mcpLimits: createMcpLimits(rateLimits),
+      catalogueLimits: createCatalogueLimits(rateLimits, deps.config.anonymousCatalogueRequestsPerMinute),
     },
   };
 }

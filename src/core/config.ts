@@ -47,10 +47,14 @@ export interface Config {
   cacheMaxBytes: number;
   /** Processes of `nds gateway` sharing its port; default one per core on PostgreSQL, 1 on PGlite. */
   gatewayWorkers: number;
+  /** Requests to the catalogue and the dataset search an anonymous address may make in a minute (decision 0023). */
+  anonymousCatalogueRequestsPerMinute: number;
   /** OpenAI-compatible embeddings endpoint for semantic search; undefined = full text only. */
   embeddingsUrl: string | undefined;
   embeddingsApiKey: string | undefined;
   embeddingsModel: string;
+  /** Seconds between two rounds of the background job that embeds new and changed datasets (decision 0023). */
+  embeddingsRefreshS: number;
   datacite: { url: string; repositoryId: string; password: string; prefix: string } | undefined;
   /** Owner of datasets' git repositories on disk (hosted git). */
   gitDir: string;
@@ -301,9 +305,11 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     cacheRedisTimeoutMs: integer(env, 'CACHE_REDIS_TIMEOUT_MS', 500, 10, 60_000),
     cacheMaxBytes: integer(env, 'CACHE_MAX_BYTES', 256 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     gatewayWorkers,
+    anonymousCatalogueRequestsPerMinute: integer(env, 'ANONYMOUS_CATALOGUE_PER_MINUTE', 300, 1, 1_000_000),
     embeddingsUrl: optionalUrl(env, 'EMBEDDINGS_URL'),
     embeddingsApiKey: text(env, 'EMBEDDINGS_API_KEY'),
     embeddingsModel: text(env, 'EMBEDDINGS_MODEL') ?? 'text-embedding-3-small',
+    embeddingsRefreshS: integer(env, 'EMBEDDINGS_REFRESH_S', 30, 1, 86_400),
     datacite: dcSet === 4 ? (dc as NonNullable<Config['datacite']>) : undefined,
     gitDir: path.resolve(text(env, 'GIT_DIR_ROOT') ?? path.join(dataDir, 'git')),
     devicePollIntervalS: integer(env, 'DEVICE_POLL_INTERVAL_S', 5, 1, 60),

@@ -1,22 +1,17 @@
 /**
- * Semantic ranking: the query and each visible dataset's text are embedded by an OpenAI-compatible
- * `/embeddings` endpoint (EMBEDDINGS_URL) and ranked by cosine similarity. Dataset embeddings are made
- * lazily, when missing or stale (their text's SHA-256 changed), at most `EMBED_BATCH` a search.
- * Similarity is computed by pgvector when the extension exists (the PostgreSQL server with Debian's
- * package), else by the SQL function `nds_cosine` over the same real[] column (PGlite): one function
- * below hides which.
+ * Semantic ranking: the query is embedded by an OpenAI-compatible `/embeddings` endpoint (EMBEDDINGS_URL)
+ * and the visible datasets are ranked by cosine similarity to it. Datasets are embedded by a background job
+ * (`search-embeddings.ts`, decision 0023), never here: a dataset not embedded yet is not ranked. Where
+ * pgvector exists (PGlite; a server with the package), an HNSW index of the model's size ranks them;
+ * without it the SQL function `nds_cosine` scans every embedding (seconds at 10,000 datasets).
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import type { Deps } from '../deps.js';
-import { sha256Hex } from '../core/secrets.js';
 import type { Dataset } from './dataset-queries.js';
 import { and, facetCounts, searchConditions, type Facets, type SearchInput } from './search-filters.js';
 import { embedTexts } from './embeddings-client.js';
-
-/** Datasets embedded during one search, at most; the rest wait for later searches. */
-const EMBED_BATCH = 256;
 
 export type SemanticRanking =
   | { ok: true; backend: 'pgvector' | 'sql'; total: number; rows: Array<Dataset & { score: number }>; facets: Facets }
@@ -46,25 +41,30 @@ export function embeddingText(d: Pick<Dataset, 'name' | 'description' | 'keyword
 
 const pgArray = (v: number[]) => `{${v.map((x) => (Number.isFinite(x) ? x : 0)).join(',')}}`;
 
-async function embedMissing(deps: Pick<Deps, 'db' | 'config'>, where: ReturnType<typeof searchConditions>): Promise<void> {
-  const model = deps.config.embeddingsModel;
-  const { rows } = await sql<Dataset & { text_sha256: string | null; model: string | null }>`
-    select d.*, e.text_sha256, e.model from datasets d left join dataset_embeddings e on e.dataset_id = d.id
-    where ${and(where)}`.execute(deps.db);
-  const stale = rows
-    .map((d) => ({ id: d.id, text: embeddingText(d), had: d.text_sha256, model: d.model }))
-    .map((d) => ({ ...d, sha: sha256Hex(d.text) }))
-    .filter((d) => d.had !== d.sha || d.model !== model)
-    .slice(0, EMBED_BATCH);
-  if (stale.length === 0) return;
-  const vectors = await embedTexts(deps.config, stale.map((d) => d.text));
-  for (const [i, d] of stale.entries()) {
-    await sql`
-      insert into dataset_embeddings (dataset_id, model, text_sha256, embedding, updated_at)
-      values (${d.id}, ${model}, ${d.sha}, ${pgArray(vectors[i])}::real[], now())
-      on conflict (dataset_id) do update set model = excluded.model, text_sha256 = excluded.text_sha256,
-        embedding = excluded.embedding, updated_at = excluded.updated_at`.execute(deps.db);
-  }
+/** The sizes with an HNSW index (migration 2026-11-27-1801-embedding-index); others rank by an exact scan. */
+export const HNSW_DIMENSIONS: readonly number[] = [256, 384, 512, 768, 1024, 1536];
+/** Past this many rows (offset + limit), HNSW cannot be asked for them: an exact scan ranks them. */
+const HNSW_MAX_ROWS = 1000;
+
+type Row = Dataset & { score: number };
+
+/**
+ * Datasets in HNSW order (pgvector, an indexed size): the index's walk filtered by `where`, kept going until
+ * `k` rows pass (pgvector's iterative scan, in strict order), so visibility and facets never empty a page.
+ */
+async function nearestByIndex(deps: Pick<Deps, 'db'>, where: RawBuilder<unknown>[], query: number[], k: number): Promise<Row[]> {
+  const dims = sql.raw(String(query.length));
+  const vector = sql`${JSON.stringify(query)}::vector(${dims})`;
+  return deps.db.transaction().execute(async (trx) => {
+    await sql`select set_config('hnsw.ef_search', ${String(Math.max(40, k))}, true), set_config('hnsw.iterative_scan', 'strict_order', true)`.execute(trx);
+    const { rows } = await sql<Row>`
+      select d.*, u.username as owner_username, (1 - (e.embedding::vector(${dims}) <=> ${vector}))::float8 as score
+      from dataset_embeddings e join datasets d on d.id = e.dataset_id join users u on u.id = d.owner_id
+      where ${and(where)} and array_length(e.embedding, 1) = ${query.length}
+      order by e.embedding::vector(${dims}) <=> ${vector}
+      limit ${k}`.execute(trx);
+    return rows;
+  });
 }
 
 /** Ranks visible datasets by similarity to the query; `ok: false` says why it could not (the caller falls back). */
@@ -75,23 +75,33 @@ export async function semanticRanking(deps: Pick<Deps, 'db' | 'config' | 'log' |
   let query: number[];
   try {
     [query] = await embedTexts(deps.config, [input.q.trim()]);
-    await embedMissing(deps, where);
   } catch (err) {
     deps.log.warn({ err }, 'embeddings endpoint failed; falling back to full text');
     return { ok: false, reason: `embeddings_unavailable: ${(err as Error).message}` };
   }
   const backend = deps.vectorSimilarity;
-  const similarity =
-    backend === 'pgvector'
-      ? sql`1 - (e.embedding::vector <=> ${JSON.stringify(query)}::vector)`
-      : sql`nds_cosine(e.embedding, ${pgArray(query)}::real[])`;
   const ranked = [...where, sql`e.model = ${deps.config.embeddingsModel}`];
-  const { rows } = await sql<Dataset & { score: number }>`
-    select d.*, u.username as owner_username, coalesce(${similarity}, 0)::float8 as score
+  const title = input.q.trim();
+  // A dataset named exactly as the query comes first, then the nearest others.
+  const { rows: exact } = await sql<Row>`
+    select d.*, u.username as owner_username, 1::float8 as score
     from datasets d join users u on u.id = d.owner_id join dataset_embeddings e on e.dataset_id = d.id
-    where ${and(ranked)}
-    order by (lower(d.name) = lower(${input.q.trim()})) desc, score desc, d.id
-    limit ${input.limit} offset ${input.offset}`.execute(deps.db);
+    where ${and(ranked)} and lower(d.name) = lower(${title}) order by d.id limit ${input.offset + input.limit}`.execute(deps.db);
+  const others = [...ranked, sql`lower(d.name) <> lower(${title})`];
+  const k = input.offset + input.limit - Math.min(exact.length, input.offset + input.limit);
+  let nearest: Row[];
+  if (backend === 'pgvector' && HNSW_DIMENSIONS.includes(query.length) && input.offset + input.limit <= HNSW_MAX_ROWS) {
+    nearest = k > 0 ? await nearestByIndex(deps, others, query, k) : [];
+  } else {
+    const similarity = backend === 'pgvector' ? sql`1 - (e.embedding::vector <=> ${JSON.stringify(query)}::vector)` : sql`nds_cosine(e.embedding, ${pgArray(query)}::real[])`;
+    ({ rows: nearest } = await sql<Row>`
+      select d.*, u.username as owner_username, coalesce(${similarity}, 0)::float8 as score
+      from datasets d join users u on u.id = d.owner_id join dataset_embeddings e on e.dataset_id = d.id
+      where ${and(others)}
+      order by score desc, d.id
+      limit ${Math.max(k, 0)}`.execute(deps.db));
+  }
+  const rows = [...exact, ...nearest].slice(input.offset, input.offset + input.limit);
   const { total, facets } = await facetCounts(deps, where);
   return { ok: true, backend, total, rows, facets };
 }

@@ -8,4 +8,6 @@ export interface DatasetEmbeddingsTable {
   /** real[]; ranked by pgvector when the extension exists, else by the SQL function nds_cosine. */
   embedding: number[];
   updated_at: Timestamp;
+  /** Set by a trigger when the dataset's text changes; the background job embeds it again (decision 0023). */
+  stale: boolean;
 }

@@ -31,6 +31,8 @@ export interface ServerDeps extends Deps {
   ownerSetup: OwnerSetup;
   /** Requests to `/mcp` per caller (`mcp/mcp-limits.ts`). */
   mcpLimits: RateLimiter;
+  /** Anonymous requests to the catalogue and the dataset search, per address (`http/catalogue-limits.ts`). */
+  catalogueLimits: RateLimiter;
 }
 
 /** Who made a request, once an auth middleware has run. */

@@ -1,4 +1,5 @@
 /** The recording catalogue: `GET /recordings` across datasets, `GET /datasets/:id/recordings` for one. */
+import { anonymousLimitResponse, countAnonymousCatalogueRequest } from '../http/catalogue-limits.js';
 import { jsonResponse } from '../http/openapi-helpers.js';
 import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
@@ -13,8 +14,9 @@ export const recordingRoutes: Route[] = [
     summary: 'List converted recordings across datasets (public, your own, all for admins), filtered by entities, rate, channels, duration and events; cursor paging',
     access: 'optional',
     query: CatalogueQuery,
-    responses: { 200: jsonResponse(RecordingPage, 'A page of recordings; pass next_cursor back for the next one') },
+    responses: { 200: jsonResponse(RecordingPage, 'A page of recordings; pass next_cursor back for the next one'), 429: anonymousLimitResponse },
     handler: async (c, { query }) => {
+      await countAnonymousCatalogueRequest(c);
       const { limit, cursor, ...filters } = query;
       const page = await listRecordings(c.var.deps, c.var.caller?.user, filters, { limit, ...(cursor ? { cursor } : {}) });
       return c.json(page, 200);
@@ -26,7 +28,10 @@ export const recordingRoutes: Route[] = [
     summary: "A dataset's converted recordings, and the recordings that could not be converted with why",
     access: 'optional',
     params: IdParam,
-    responses: { 200: jsonResponse(DatasetRecordings, 'Every recording of the dataset, and the failures of its last conversion') },
-    handler: async (c, { params }) => c.json(await datasetRecordings(c.var.deps, c.var.caller?.user, params.id), 200),
+    responses: { 200: jsonResponse(DatasetRecordings, 'Every recording of the dataset, and the failures of its last conversion'), 429: anonymousLimitResponse },
+    handler: async (c, { params }) => {
+      await countAnonymousCatalogueRequest(c);
+      return c.json(await datasetRecordings(c.var.deps, c.var.caller?.user, params.id), 200);
+    },
   }),
 ];

@@ -1,5 +1,6 @@
 /** `GET /datasets/search` (docs/datasets.md): full text or semantic, with facets; public + the caller's own datasets. */
 import { z } from '@hono/zod-openapi';
+import { anonymousLimitResponse, countAnonymousCatalogueRequest } from '../http/catalogue-limits.js';
 import { jsonResponse } from '../http/openapi-helpers.js';
 import { route, type Route } from '../http/route.js';
 import { presentDataset } from '../datasets/present-dataset.js';
@@ -49,8 +50,9 @@ export const searchRoutes: Route[] = [
     summary: 'Search datasets: ranked full text (or semantic with mode=semantic) with facet filters and counts',
     access: 'optional',
     query: SearchQuery,
-    responses: { 200: jsonResponse(SearchAnswer, 'Ranked results, facet counts, and the mode actually used') },
+    responses: { 200: jsonResponse(SearchAnswer, 'Ranked results, facet counts, and the mode actually used'), 429: anonymousLimitResponse },
     handler: async (c, { query: q }) => {
+      await countAnonymousCatalogueRequest(c);
       const { deps } = c.var;
       const outcome = await searchDatasets(deps, c.var.caller?.user, {
         q: q.q,

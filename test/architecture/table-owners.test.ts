@@ -16,7 +16,7 @@ const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sr
 const datasetsRule: TableOwnership = {
   table: 'datasets',
   owner: 'datasets/dataset-queries.ts',
-  rawReaders: ['datasets/search.ts', 'datasets/search-filters.ts', 'datasets/search-semantic.ts'],
+  rawReaders: ['datasets/search.ts', 'datasets/search-filters.ts', 'datasets/search-semantic.ts', 'datasets/search-embeddings.ts'],
   exemptFolders: ['db/migrations/'],
 };
 

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { normalizeQuery, tsqueryText } from '../../src/datasets/search-query.js';
 import { recordingFacts } from '../../src/datasets/search-fields.js';
+import { embedStaleDatasets } from '../../src/datasets/search-embeddings.js';
 import { apiFetch, createAccount, type TestAccount } from '../support/accounts.js';
 import { usingPostgres, startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -99,7 +100,7 @@ describe('dataset search', () => {
 
   before(async () => {
     emb = await embeddingsServer();
-    server = await startTestServer({ env: { SERVICE_WEBHOOK_TOKEN: TOKEN, EMBEDDINGS_URL: emb.url, EMBEDDINGS_API_KEY: 'emb-key', EMBEDDINGS_MODEL: 'test-embed' } });
+    server = await startTestServer({ env: { SERVICE_WEBHOOK_TOKEN: TOKEN, EMBEDDINGS_URL: emb.url, EMBEDDINGS_API_KEY: 'emb-key', EMBEDDINGS_MODEL: 'test-embed', EMBEDDINGS_REFRESH_S: '86400' } });
     admin = await createAccount(server, { role: 'admin' });
     member = await createAccount(server);
     ids.sleep = await create(admin, {
@@ -238,7 +239,14 @@ describe('dataset search', () => {
     assert.ok(Array.isArray(((await res.json()) as { results: unknown[] }).results));
   });
 
-  it('ranks by embeddings in semantic mode, and embeds each dataset once until its text changes', async () => {
+  it('ranks by embeddings in semantic mode; the background job embeds each dataset once until its text changes, a search only its query', async () => {
+    // Decision 0023: nothing is embedded during a search; a dataset not embedded yet is not ranked.
+    const unembedded = await search('q=overnight%20polysomnography%20spindles&mode=semantic');
+    assert.equal(unembedded.mode_used, 'semantic');
+    assert.deepEqual(unembedded.results, []);
+    assert.deepEqual(emb.calls.flat(), ['overnight polysomnography spindles']);
+    assert.ok((await embedStaleDatasets(server.deps)) >= 4);
+    assert.equal(await embedStaleDatasets(server.deps), 0, 'every dataset embedded');
     const r = await search('q=overnight%20polysomnography%20spindles&mode=semantic');
     assert.equal(r.mode_used, 'semantic');
     assert.equal(r.fallback_reason, null);
@@ -256,7 +264,11 @@ describe('dataset search', () => {
     await admin.api(`/datasets/${ids.motor}`, { method: 'PATCH', body: JSON.stringify({ description: 'Completely new words about forearm muscles.' }) });
     const before = emb.calls.flat().length;
     await search('q=muscles&mode=semantic');
-    assert.equal(emb.calls.flat().length, before + 2, 'the query and the changed dataset');
+    assert.equal(emb.calls.flat().length, before + 1, 'a search embeds its query alone');
+    assert.equal(await embedStaleDatasets(server.deps), 1, 'the job finds the changed dataset, and it alone');
+    assert.equal(emb.calls.flat().length, before + 2);
+    assert.match(emb.calls.flat().at(-1)!, /forearm muscles/);
+    assert.equal((await search('q=forearm%20muscles&mode=semantic')).results[0]!.id, ids.motor);
   });
 
   it('says honestly when semantic mode falls back to full text', async () => {
