@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 declare -A benches=(
   [first-run]="node --import tsx bench/first-run.ts"  # spawns nds serve --demo: only when named (npm run bench -- first-run)
   [conversion]="node --import tsx bench/conversion.ts"
+  [conversion-workers]="node --import tsx bench/conversion-workers.ts"  # needs PostgreSQL (BENCH_DATABASE_URL): only when named
   [viewer]="node --import tsx bench/viewer.ts"
   [auth]="node --import tsx bench/auth.ts"
   [gateway]="node --import tsx bench/gateway.ts"

@@ -1,0 +1,115 @@
+/**
+ * Every worker on one dataset (decision 0024): a job's recordings are tasks that any worker takes, and the
+ * copy two workers make is the copy one worker makes, object for object. The index is written once, after
+ * the last task; a later push converts only the recordings it changed.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { enqueueConversion } from '../../src/conversion/job-queue.js';
+import { startWorker, type RunningWorker } from '../../src/conversion/worker.js';
+import { createAccount } from '../support/accounts.js';
+import { insertDatasetRows } from '../support/datasets.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { writeEdf } from '../formats/support/edf-writer.js';
+import { gitIn, hostedSource, hostRepository } from './support.js';
+
+const RECORDINGS = 8;
+
+function recording(seed: number): Uint8Array {
+  const signals = Array.from({ length: 8 }, (_, c) => {
+    const samples = new Int16Array(30 * 500);
+    for (let i = 0; i < samples.length; i++) samples[i] = Math.round(2000 * Math.sin((i * (c + seed)) / 40));
+    return { label: `EEG${c + 1}`, samplesPerRecord: 500, samples };
+  });
+  return writeEdf({ recordDuration: 1, records: 30, signals });
+}
+
+function makeRepo(root: string): string {
+  const dir = path.join(root, `tasks-source`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'dataset_description.json'), JSON.stringify({ Name: 'tasks', BIDSVersion: '1.9.0' }));
+  for (let s = 1; s <= RECORDINGS; s++) {
+    const sub = path.join(dir, `sub-0${s}`, 'eeg');
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(path.join(sub, `sub-0${s}_task-rest_eeg.edf`), recording(s));
+  }
+  gitIn(dir, 'init', '-q');
+  gitIn(dir, 'add', '-A');
+  gitIn(dir, 'commit', '-q', '-m', 'recordings');
+  return dir;
+}
+
+describe('a conversion job split into recording tasks', { timeout: 300_000 }, () => {
+  let server: TestServer;
+  let repo: string;
+  const id = 'nd000241';
+
+  before(async () => {
+    // No worker inside the server: the test runs its own.
+    server = await startTestServer({ env: { IN_PROCESS_WORKER: 'false' } });
+    const owner = await createAccount(server, { role: 'admin' });
+    repo = hostRepository(server.config.gitDir, id, makeRepo(server.dataDir));
+    await insertDatasetRows(server.deps.db, { id, name: 'Tasks', owner_id: owner.user.id, visibility: 'public', source_repo: hostedSource });
+  });
+  after(() => server.close());
+
+  /** Every object of the copy, key → bytes. */
+  async function copy(): Promise<Map<string, Buffer>> {
+    const out = new Map<string, Buffer>();
+    for await (const o of server.deps.objects.list(`${id}/zarr/`)) out.set(o.key, (await server.deps.objects.readAll(o.key))!);
+    return out;
+  }
+
+  /** Converts the dataset with `n` workers (from scratch when `full`); returns the job's tasks. */
+  async function convert(n: number, full: boolean) {
+    const { job } = await enqueueConversion(server.deps.db, { datasetId: id, ref: 'main', full, reason: 'test' });
+    // One fixed time for every run, so the timestamps written into the copy are the same too.
+    const deps = { ...server.deps, clock: { now: () => new Date('2026-06-01T12:00:00Z') } };
+    const workers: RunningWorker[] = Array.from({ length: n }, () => startWorker(deps, { pollMs: 10 }));
+    try {
+      const deadline = Date.now() + 240_000;
+      for (;;) {
+        const row = await server.deps.db.selectFrom('conversion_jobs').select(['state', 'error']).where('id', '=', job.id).executeTakeFirstOrThrow();
+        if (row.state === 'done') break;
+        assert.notEqual(row.state, 'failed', row.error ?? '');
+        assert.ok(Date.now() < deadline, 'the job finished in time');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()));
+    }
+    return server.deps.db.selectFrom('conversion_tasks').selectAll().where('job_id', '=', job.id).orderBy('position').execute();
+  }
+
+  it('converted by two workers equals the same dataset converted by one, object for object', async () => {
+    const byOneTasks = await convert(1, true);
+    assert.equal(byOneTasks.length, RECORDINGS);
+    const byOne = await copy();
+    assert.equal(JSON.parse(byOne.get(`${id}/zarr/index.json`)!.toString()).store_count, RECORDINGS);
+
+    await server.deps.objects.deletePrefix(`${id}/zarr/`);
+    const byTwoTasks = await convert(2, true);
+    assert.equal(byTwoTasks.length, RECORDINGS);
+    assert.equal(new Set(byTwoTasks.map((t) => t.worker_id)).size, 2, 'both workers converted recordings of the one dataset');
+    assert.ok(byTwoTasks.every((t) => t.state === 'done' && t.attempts === 1));
+    const byTwo = await copy();
+
+    assert.deepEqual([...byTwo.keys()].sort(), [...byOne.keys()].sort());
+    for (const [key, bytes] of byOne) assert.ok(bytes.equals(byTwo.get(key)!), `${key} is the same`);
+  });
+
+  it('a later commit makes tasks only of the recordings it changed', async () => {
+    writeFileSync(path.join(repo, 'sub-03/eeg/sub-03_task-rest_eeg.edf'), recording(33));
+    gitIn(repo, 'commit', '-q', '-am', 'one recording changed');
+    const tasks = await convert(2, false);
+    assert.deepEqual(
+      tasks.map((t) => t.path),
+      ['sub-03/eeg/sub-03_task-rest_eeg.edf'],
+    );
+    const index = JSON.parse((await server.deps.objects.readAll(`${id}/zarr/index.json`))!.toString());
+    assert.equal(index.source_commit, gitIn(repo, 'rev-parse', 'HEAD'));
+    assert.equal(index.store_count, RECORDINGS);
+  });
+});
