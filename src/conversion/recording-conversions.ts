@@ -11,6 +11,7 @@ import type { FoundRecording } from '../formats/bids/find-recordings.js';
 import { convertRecording, failureOf } from '../formats/convert-recording.js';
 import { SourceTree } from '../formats/source-tree.js';
 import type { IndexFailure, IndexStore, StoreIndexEntry } from '../formats/zarr/store-index.js';
+import { observeRecording } from './conversion-metrics.js';
 import type { ConversionPlan } from './conversion-plan.js';
 import { ObjectStoreSink } from './object-store-sink.js';
 import { listFolder, SourceError, type SourceCheckout } from './source-checkout.js';
@@ -38,7 +39,7 @@ async function recordingFiles(checkout: SourceCheckout, recording: FoundRecordin
 }
 
 export async function convertPlannedRecordings(
-  deps: Pick<Deps, 'objects' | 'clock' | 'log'>,
+  deps: Pick<Deps, 'objects' | 'clock' | 'log' | 'metrics'>,
   datasetId: string,
   checkout: SourceCheckout,
   plan: ConversionPlan,
@@ -57,6 +58,7 @@ export async function convertPlannedRecordings(
     const r = step.recording;
     const files = await recordingFiles(checkout, r);
     const sink = new ObjectStoreSink(deps.objects, `${datasetId}/zarr/${r.zarr}/`);
+    const started = performance.now();
     try {
       await checkout.materialize(files);
       const summary = await convertRecording({
@@ -72,12 +74,14 @@ export async function convertPlannedRecordings(
       await sink.commit();
       outcome.stores.push({ path: r.path, zarr: r.zarr, updated_utc: now().toISOString(), summary });
       outcome.converted.push(r.zarr);
+      await observeRecording(deps.metrics, checkout.dir, files, started, 'converted');
     } catch (err) {
       // Whatever the sink wrote is no longer a copy of the source: remove it with the old store.
       await sink.discard();
       const failure = err instanceof SourceError ? { code: 'file_read_error' as const, reason: err.message } : failureOf(err);
       outcome.failures.push({ path: r.path, zarr: r.zarr, ...failure });
       outcome.failed.push(r.zarr);
+      void observeRecording(deps.metrics, checkout.dir, files, started, 'failed');
       // Not `code`: the logger redacts that field everywhere (device codes).
       deps.log.info({ dataset: datasetId, path: r.path, failure: failure.code, reason: failure.reason }, 'recording not converted');
     } finally {

@@ -12,6 +12,7 @@ import type { Deps } from '../deps.js';
 import { datasetExists } from '../datasets/dataset-queries.js';
 import { reportJobFailure, runConversionJob } from './conversion-job.js';
 import { SourceError } from './source-checkout.js';
+import { observeJob } from './conversion-metrics.js';
 import { claimNextJob, finishJob, heartbeat, reclaimLostJobs } from './job-queue.js';
 import { ownerIsGone, pidIsAlive, thisProcess, workerIdOf } from './worker-identity.js';
 
@@ -51,13 +52,16 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
     if (!job) return false;
     busy = true;
     log.info({ job: job.id, dataset: job.dataset_id, ref: job.ref, full: job.full, attempt: job.attempts }, 'conversion started');
+    const started = performance.now();
     const beat = setInterval(() => void heartbeat(db, job.id, workerId, clock.now()).catch(() => {}), leaseMs / 3);
     try {
       const result = await runConversionJob(deps, { datasetId: job.dataset_id, ref: job.ref, full: job.full });
       await finishJob(db, job.id, workerId, { state: 'done', result: { ...result } }, clock.now());
       log.info({ job: job.id, dataset: job.dataset_id, stores: result.store_count, failures: result.failure_count, converted: result.converted.length }, 'conversion finished');
+      observeJob(deps.metrics, started, 'done');
     } catch (err) {
       log.error({ err, job: job.id, dataset: job.dataset_id }, 'conversion failed');
+      observeJob(deps.metrics, started, 'failed');
       await finishJob(db, job.id, workerId, { state: 'failed', error: jobError(err) }, clock.now());
       await reportJobFailure(deps, job.dataset_id, undefined, ownerReason(err)).catch((e) => log.warn({ err: e }, 'could not record the failure'));
     } finally {
