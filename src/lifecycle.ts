@@ -5,7 +5,7 @@
  * between domains, and every long-lived service of a process, is made here, in one place.
  */
 import { chmod, mkdir, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { bootstrapOwner } from './accounts/bootstrap-owner.js';
 import { KeyCache } from './accounts/key-cache.js';
@@ -21,6 +21,9 @@ import { FallbackLimitStore } from './core/fallback-limit-store.js';
 import { RateLimits } from './core/rate-limiter.js';
 import { createLogger, type Logger, type ProcessKind } from './core/log.js';
 import { Metrics } from './core/metrics.js';
+import { currentRequest } from './core/request-context.js';
+import { observeRequests } from './http/request-observer.js';
+import { healthOf, readinessOf } from './routes/health-routes.js';
 import { searchFieldsRefresher } from './datasets/search-fields.js';
 import { backfillCatalogue } from './recordings/catalogue-sync.js';
 import { vectorSimilarityOf } from './datasets/search-semantic.js';
@@ -238,13 +241,48 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   };
 }
 
-/** `nds worker`: the queue's worker alone, with the hooks of a process that finishes conversions. */
-export async function startWorkerProcess(options: OpenOptions): Promise<{ worker: RunningWorker; close(): Promise<void> }> {
+/**
+ * `nds worker`: the queue's worker alone, with the hooks of a process that finishes conversions; with
+ * METRICS_PORT, a port for `/metrics`, `/healthz` and `/readyz` (`metricsUrl`).
+ */
+export async function startWorkerProcess(options: OpenOptions): Promise<{ worker: RunningWorker; metricsUrl: string | undefined; close(): Promise<void> }> {
   const opened = await openDeps({ kind: 'worker', ...options }, PROCESS_PARTS.worker);
-  registerConversionHooks(opened.deps);
-  observeQueue(opened.deps.metrics, opened.deps.db, opened.deps.clock);
-  const worker = openWorker(opened);
-  return { worker, close: () => closeDeps(opened) };
+  try {
+    registerConversionHooks(opened.deps);
+    observeQueue(opened.deps.metrics, opened.deps.db, opened.deps.clock);
+    const port = options.config.metricsPort;
+    const metricsUrl = port === undefined ? undefined : await openProbePort(opened, port);
+    const worker = openWorker(opened);
+    return { worker, metricsUrl, close: () => closeDeps(opened) };
+  } catch (err) {
+    await closeDeps(opened);
+    throw err;
+  }
+}
+
+/** The worker's port for monitors: `/metrics` (`http/request-observer.ts`), `/healthz` and `/readyz` as on `nds serve`. */
+async function openProbePort(opened: OpenedDeps, port: number): Promise<string> {
+  const { deps } = opened;
+  const answer = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.end(JSON.stringify(body));
+  };
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    const served = currentRequest();
+    if (served) served.route = req.url === '/healthz' || req.url === '/readyz' ? req.url : undefined;
+    if (req.method !== 'GET' || served?.route === undefined) return answer(res, 404, { error: 'not_found', message: 'This port answers /metrics, /healthz and /readyz.', details: [] });
+    const work = req.url === '/healthz' ? healthOf(deps.db).then((h) => answer(res, 200, h)) : readinessOf(deps.db).then((r) => answer(res, r.status, r.body, r.headers));
+    work.catch(() => answer(res, 500, { error: 'internal_error', message: 'Something went wrong on our side.', details: [] }));
+  };
+  const server = createServer(observeRequests(listener, { log: deps.log, metrics: deps.metrics, metricsToken: deps.config.metricsToken }));
+  keepConnectionsAlive(server, deps.config);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve());
+  });
+  opened.closers.push(() => closeHttpServer(server));
+  const address = server.address();
+  return `http://localhost:${typeof address === 'object' && address ? address.port : port}`;
 }
 
 /**
