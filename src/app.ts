@@ -2,12 +2,14 @@
  * Builds the HTTP application: shared middleware, then every route module. Reads like a table of contents:
  * each module is a list of declared routes (`http/route.ts`), mounted and documented here.
  */
-import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
+import { matchedRoutes } from 'hono/route';
+import { currentRequest, requestIdFrom, serveWithin } from './core/request-context.js';
 import { SESSION_COOKIE } from './accounts/sessions.js';
 import type { AppEnv, ServerDeps } from './http/app-env.js';
 import { handleError, unknownRoute } from './http/error-handler.js';
+import { UNMATCHED_ROUTE } from './http/request-observer.js';
 import { noStore } from './http/no-store.js';
 import { securityHeaders } from './http/security-headers.js';
 import { mountRoutes, route, type Route } from './http/route.js';
@@ -99,14 +101,14 @@ export function createApp(deps: ServerDeps): Hono<AppEnv> {
 
   app.use(async function context(c, next) {
     c.set('deps', deps);
-    c.set('requestId', c.req.header('x-request-id')?.slice(0, 64) ?? randomUUID());
-    const started = performance.now();
-    await next();
-    if (c.res.status >= 500) {
-      deps.log.warn({ requestId: c.var.requestId, method: c.req.method, path: c.req.path, status: c.res.status }, 'request failed');
-    } else if (deps.log.isLevelEnabled('debug')) {
-      deps.log.debug({ method: c.req.method, path: c.req.path, status: c.res.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
-    }
+    // Served through `http/request-observer.ts` (a process), the request has its context already; called
+    // directly (`app.request()`), it gets one here.
+    const request = currentRequest() ?? { requestId: requestIdFrom(c.req.header('x-request-id')), route: undefined };
+    c.set('requestId', request.requestId);
+    await serveWithin(request, next);
+    c.header('X-Request-Id', request.requestId);
+    request.route = routeLabel(c);
+    if (c.res.status >= 500) deps.log.warn({ method: c.req.method, route: request.route, status: c.res.status }, 'request failed');
   });
 
   // The production gateway has its own host name; its requests go straight to the gateway routes.
@@ -137,4 +139,22 @@ export function createApp(deps: ServerDeps): Hono<AppEnv> {
   app.notFound(unknownRoute);
   app.onError(handleError);
   return app;
+}
+
+/** The pattern of the route that answered (`/datasets/:id`), for logs and metrics: never the path, which may name a private dataset. */
+function routeLabel(c: Context<AppEnv>): string {
+  const path = matchedRoutes(c)[c.req.routeIndex]?.path;
+  return path === undefined || path === '*' || path === '/*' ? UNMATCHED_ROUTE : withoutPatterns(path);
+}
+
+/** A route path without its parameters' patterns: `/datasets/:id{[ns][db][0-9]+}` → `/datasets/:id`. */
+function withoutPatterns(path: string): string {
+  let out = '';
+  let depth = 0;
+  for (const ch of path) {
+    if (ch === '{') depth++;
+    else if (ch === '}') depth--;
+    else if (depth === 0) out += ch;
+  }
+  return out;
 }

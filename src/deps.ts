@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import type { Logger } from './core/log.js';
+import type { Metrics } from './core/metrics.js';
 import type { Database } from './db/types.js';
 import type { Mailer } from './mail/mailer.js';
 import type { ObjectStore } from './objects/object-store.js';
@@ -19,6 +20,8 @@ export interface Deps {
   vectorSimilarity: 'pgvector' | 'sql';
   objects: ObjectStore;
   log: Logger;
+  /** The process's metrics (`GET /metrics`): observed where the work happens. */
+  metrics: Metrics;
   clock: Clock;
   /** Outgoing mail; a process that sends none (gateway, worker) has one that refuses. */
   mailer: Mailer;

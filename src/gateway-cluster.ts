@@ -5,6 +5,7 @@
  * one worker there is no primary: the process serves alone.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
 import type { Config } from './core/config.js';
 import type { Logger } from './core/log.js';
 import type { CacheDrop } from './gateway/gateway-cache.js';
@@ -14,6 +15,9 @@ import type { DropChannel } from './gateway/relayed-cache.js';
 
 /** The envelope of a drop on the IPC channel (other messages, e.g. cluster's own, are left alone). */
 const DROP = 'ndsGatewayDrop';
+/** A worker asks the primary for every worker's metrics, summed; the answer comes back under METRICS_REPLY. */
+const METRICS_ASK = 'ndsGatewayMetricsAsk';
+const METRICS_REPLY = 'ndsGatewayMetricsReply';
 /** A worker that dies younger than this is not replaced: it would only die again (a bad setting, a port taken). */
 const MIN_LIFE_MS = 10_000;
 
@@ -28,7 +32,20 @@ export interface GatewayProcessOptions {
 export async function runGateway(options: GatewayProcessOptions): Promise<void> {
   if (options.config.gatewayWorkers > 1 && cluster.isPrimary) return runPrimary(options);
   const { config, log } = options;
-  const gateway = await startGatewayServer({ config, log, hostname: options.hostname, peers: cluster.isWorker ? ipcDropChannel() : undefined });
+  const inCluster = cluster.isWorker;
+  const gateway = await startGatewayServer({
+    config,
+    log,
+    hostname: options.hostname,
+    peers: inCluster ? ipcDropChannel() : undefined,
+    readMetrics: inCluster ? clusterMetricsThroughPrimary() : undefined,
+  });
+  // The primary sums every worker's registry (prom-client's AggregatorRegistry asks each over IPC).
+  // Making one registers the worker's answer to the primary's requests.
+  if (inCluster) {
+    AggregatorRegistry.setRegistries([gateway.deps.metrics.registry]);
+    new AggregatorRegistry();
+  }
   log.info({ port: gateway.port, base: config.zarrCacheBaseUrl, sharedCache: Boolean(config.cacheRedisUrl) }, 'nds gateway is listening');
   if (cluster.isPrimary) process.stderr.write(`nds gateway is listening on port ${gateway.port}\n`);
   await untilSignal();
@@ -43,8 +60,19 @@ async function runPrimary({ config, log }: GatewayProcessOptions): Promise<void>
   let listening = 0;
   const fork = () => bornAt.set(cluster.fork().id, Date.now());
   const alive = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+  const aggregator = new AggregatorRegistry();
   cluster.on('message', (from, message) => {
-    if (message === null || typeof message !== 'object' || !(DROP in message)) return;
+    if (message === null || typeof message !== 'object') return;
+    if (METRICS_ASK in message) {
+      const ask = (message as Record<string, unknown>)[METRICS_ASK];
+      aggregator
+        .clusterMetrics()
+        .then((text) => ({ text, contentType: aggregator.contentType }))
+        .catch((err: Error) => ({ error: err.message }))
+        .then((reply) => from.isDead() || from.send({ [METRICS_REPLY]: { ask, ...reply } }));
+      return;
+    }
+    if (!(DROP in message)) return;
     for (const worker of alive()) if (worker.id !== from.id) worker.send(message);
   });
   cluster.on('listening', (_worker, address) => {
@@ -69,6 +97,33 @@ async function runPrimary({ config, log }: GatewayProcessOptions): Promise<void>
     w.process.kill('SIGTERM');
   })));
   if (outcome === 'died') throw new Error('every gateway worker exited right after it started; see the log above');
+}
+
+/**
+ * A worker's `/metrics`: the sum over every worker, which only the primary can make (it asks each over IPC):
+ * requests and cache answers summed, gauges summed or, for states (circuits, the queue), their maximum.
+ */
+function clusterMetricsThroughPrimary(): () => Promise<{ text: string; contentType: string }> {
+  let asked = 0;
+  const waiting = new Map<number, { resolve: (v: { text: string; contentType: string }) => void; reject: (e: Error) => void }>();
+  process.on('message', (message: unknown) => {
+    if (message === null || typeof message !== 'object' || !(METRICS_REPLY in message)) return;
+    const reply = (message as Record<string, { ask: number; text?: string; contentType?: string; error?: string }>)[METRICS_REPLY]!;
+    const waiter = waiting.get(reply.ask);
+    waiting.delete(reply.ask);
+    if (reply.error !== undefined || reply.text === undefined) waiter?.reject(new Error(reply.error ?? 'no metrics'));
+    else waiter?.resolve({ text: reply.text, contentType: reply.contentType ?? 'text/plain' });
+  });
+  return () =>
+    new Promise((resolve, reject) => {
+      const ask = ++asked;
+      waiting.set(ask, { resolve, reject });
+      process.send?.({ [METRICS_ASK]: ask });
+      // prom-client gives up on a silent worker after 5 s; this waits a little longer than that.
+      setTimeout(() => {
+        if (waiting.delete(ask)) reject(new Error('the gateway primary did not send the metrics in time'));
+      }, 6000).unref();
+    });
 }
 
 /** A worker's side of the relay: drops go to the primary, which sends them to the other workers. */

@@ -8,12 +8,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { NdsError } from './core/errors.js';
+import type { Metrics } from './core/metrics.js';
+import { currentRequest } from './core/request-context.js';
+import { observeRequests } from './http/request-observer.js';
 import type { Deps } from './deps.js';
 import type { AppEnv } from './http/app-env.js';
 import type { Gateway, GatewayRequest } from './gateway/gateway.js';
 import type { GatewayAnswer } from './gateway/object-answers.js';
 import type { DropChannel } from './gateway/relayed-cache.js';
-import { closeDeps, closeHttpServer, openDeps, openGateway, PROCESS_PARTS, type OpenOptions } from './lifecycle.js';
+import { closeDeps, closeHttpServer, keepConnectionsAlive, openDeps, openGateway, PROCESS_PARTS, type OpenOptions } from './lifecycle.js';
 import { gatewayRoutes } from './routes/gateway-routes.js';
 import { healthOf, readinessOf } from './routes/health-routes.js';
 
@@ -30,10 +33,12 @@ export interface GatewayServerOptions extends OpenOptions {
   hostname?: string;
   /** Set in a worker of several (`gateway-cluster.ts`) without Redis: carries cache drops to the others. */
   peers?: DropChannel;
+  /** What `/metrics` answers; default this process's metrics (a worker of several answers the sum of all). */
+  readMetrics?: () => Promise<{ text: string; contentType: string }>;
 }
 
 export async function startGatewayServer(options: GatewayServerOptions): Promise<RunningGateway> {
-  const opened = await openDeps(options, PROCESS_PARTS.gateway);
+  const opened = await openDeps({ kind: 'gateway', ...options }, PROCESS_PARTS.gateway);
   const { deps } = opened;
   const gateway = openGateway(opened, options.peers);
   const app = new Hono<AppEnv>();
@@ -46,21 +51,29 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const viaHono = getRequestListener(app.fetch);
   // Object reads skip hono's Request/Response objects, and a hit in this process is written in the same
   // turn, without a promise (measured: bench/RESULTS.md); the rest goes through hono.
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const { metrics } = deps;
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     const method = req.method ?? 'GET';
-    if (method === 'POST' || req.url === '/healthz' || req.url === '/readyz') return void viaHono(req, res);
+    const served = currentRequest();
+    if (method === 'POST' || req.url === '/healthz' || req.url === '/readyz') {
+      if (served) served.route = method === 'POST' ? 'gateway purge' : req.url;
+      return void viaHono(req, res);
+    }
+    if (served) served.route = 'gateway';
     try {
       const request = new NodeGatewayRequest(req, method);
       const now = gateway.answerNow(request);
-      if (now) return writeAnswer(res, method, now);
+      if (now) return writeAnswer(res, method, now, metrics);
       gateway
         .serve(request)
-        .then((answer) => writeAnswer(res, method, answer))
+        .then((answer) => writeAnswer(res, method, answer, metrics))
         .catch((err: unknown) => failed(deps, req, res, err));
     } catch (err) {
       failed(deps, req, res, err);
     }
-  });
+  };
+  const server = createServer(observeRequests(listener, { log: deps.log, metrics, metricsToken: options.config.metricsToken, readMetrics: options.readMetrics }));
+  keepConnectionsAlive(server, options.config);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -100,15 +113,27 @@ function failed(deps: Deps, req: IncomingMessage, res: ServerResponse, err: unkn
   res.end(JSON.stringify({ error: 'internal_error', message: 'Something went wrong on our side.', details: [] }));
 }
 
-function writeAnswer(res: ServerResponse, method: string, answer: GatewayAnswer): void {
+function writeAnswer(res: ServerResponse, method: string, answer: GatewayAnswer, metrics: Metrics): void {
   // A flat list is written as is; an object's keys would be walked and checked one by one.
   res.writeHead(answer.status, answer.headers as string[]);
   const { body } = answer;
+  const verdict = cacheVerdict(answer.headers as string[]);
+  if (verdict !== undefined) {
+    metrics.gatewayAnswers.inc({ cache: verdict });
+    if (Buffer.isBuffer(body) && method !== 'HEAD') metrics.gatewayBytes.inc({ cache: verdict }, body.length);
+    else if (body !== null && method !== 'HEAD' && !Buffer.isBuffer(body)) body.on('data', (chunk: Buffer) => metrics.gatewayBytes.inc({ cache: verdict }, chunk.length));
+  }
   if (body === null || method === 'HEAD') {
     (body as Readable | null)?.destroy?.();
     res.end();
   } else if (Buffer.isBuffer(body)) res.end(body);
   else body.on('error', () => res.destroy()).pipe(res);
+}
+
+/** The `X-Cache` verdict of an answer (HIT, MISS, BYPASS), written last in its header list; undefined for refusals. */
+function cacheVerdict(headers: string[]): string | undefined {
+  for (let i = headers.length - 2; i >= 0; i -= 2) if (headers[i] === 'x-cache') return headers[i + 1];
+  return undefined;
 }
 
 /** A node:http request as the gateway reads it; a class, so no closure is made per request. */

@@ -5,13 +5,14 @@
  * between domains, and every long-lived service of a process, is made here, in one place.
  */
 import { chmod, mkdir, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { bootstrapOwner } from './accounts/bootstrap-owner.js';
 import { KeyCache } from './accounts/key-cache.js';
 import { createDeviceLimits } from './accounts/device-limits.js';
 import { createSignInLimits } from './accounts/sign-in-limits.js';
 import { OwnerSetup } from './accounts/owner-setup.js';
+import { observeQueue } from './conversion/conversion-metrics.js';
 import { startCopySweeper, sweepCopy } from './conversion/copy-exposure.js';
 import { startUploadSweeper } from './datasets/multipart-uploads.js';
 import { startWorker, type RunningWorker } from './conversion/worker.js';
@@ -20,12 +21,16 @@ import { systemClock, type Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { FallbackLimitStore } from './core/fallback-limit-store.js';
 import { RateLimits } from './core/rate-limiter.js';
-import { createLogger, type Logger } from './core/log.js';
+import { createLogger, type Logger, type ProcessKind } from './core/log.js';
+import { Metrics } from './core/metrics.js';
+import { currentRequest } from './core/request-context.js';
+import { observeRequests } from './http/request-observer.js';
+import { healthOf, readinessOf } from './routes/health-routes.js';
 import { searchFieldsRefresher } from './datasets/search-fields.js';
 import { backfillCatalogue } from './recordings/catalogue-sync.js';
 import { vectorSimilarityOf } from './datasets/search-semantic.js';
 import { startEmbeddingRefresher } from './datasets/search-embeddings.js';
-import { connectDatabase, type DatabaseHandle } from './db/connect.js';
+import { connectDatabase, type DatabaseHandle, type PoolUse } from './db/connect.js';
 import { listenTo } from './db/notifications.js';
 import { assertMigrated, migrateToLatest } from './db/migrate.js';
 import { DatabaseLimitStore } from './db/rate-limit-store.js';
@@ -42,6 +47,8 @@ import { createCatalogueLimits } from './http/catalogue-limits.js';
 
 export interface OpenOptions {
   config: Config;
+  /** Which program this is (the log's `kind`, the database pool's default bound); default `serve`. */
+  kind?: ProcessKind;
   /** Time source; tests pass a `ManualClock`. */
   clock?: Clock;
   log?: Logger;
@@ -73,17 +80,25 @@ export interface OpenedDeps {
   readonly closers: Array<() => Promise<void> | void>;
 }
 
+/** Connections a process holds at most when DATABASE_POOL_MAX is unset; a gateway process reads little (visibility, cached). */
+const DEFAULT_POOL_MAX = { serve: 10, worker: 10, gateway: 3, cli: 2 } as const satisfies Record<ProcessKind, number>;
+
 export async function openDeps(options: OpenOptions, parts: ProcessParts): Promise<OpenedDeps> {
   const { config } = options;
-  const log = options.log ?? createLogger(config.logLevel);
+  const kind = options.kind ?? 'serve';
+  const log = options.log ?? createLogger(config.logLevel, undefined, kind);
   const database = await connectDatabase(config.databaseUrl, {
     pgliteDump: options.pgliteDump,
+    poolSize: config.databasePoolMax ?? DEFAULT_POOL_MAX[kind],
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
     onConnectionError: (err) => log.warn({ err }, 'a database connection failed; the pool replaces it'),
   });
   const closers: OpenedDeps['closers'] = [() => database.close()];
   try {
-    if (parts.migrate) await migrateToLatest(database.db);
+    if (parts.migrate) await migrateWithoutTimeout(config.databaseUrl, database);
     else await assertMigrated(database.db);
+    const metrics = new Metrics();
+    observeDatabase(metrics, database);
     const objects = await openObjectStore(config.objectStoreUrl, { ...config, clock: options.clock });
     closers.push(() => objects.close());
     const mailer = parts.mailer ? await createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(config.dataDir, 'outbox'), log }) : noMailer();
@@ -96,6 +111,7 @@ export async function openDeps(options: OpenOptions, parts: ProcessParts): Promi
       vectorSimilarity: await vectorSimilarityOf(database.db),
       objects,
       log,
+      metrics,
       clock: options.clock ?? systemClock,
       mailer,
       hooks: emptyHooks(),
@@ -105,6 +121,30 @@ export async function openDeps(options: OpenOptions, parts: ProcessParts): Promi
     await closeDeps({ closers, log });
     throw err;
   }
+}
+
+/**
+ * Applies pending migrations. On a PostgreSQL server they run on a connection of their own, without the
+ * statement timeout: building an index on a large table may take minutes, and waiting for another process's
+ * migration lock too.
+ */
+async function migrateWithoutTimeout(url: string, database: DatabaseHandle): Promise<void> {
+  if (database.engine === 'pglite') return void (await migrateToLatest(database.db));
+  const migrating = await connectDatabase(url, { poolSize: 1 });
+  try {
+    await migrateToLatest(migrating.db);
+  } finally {
+    await migrating.close();
+  }
+}
+
+/** The database pool's use, read at each scrape. */
+function observeDatabase(metrics: Metrics, database: DatabaseHandle): void {
+  const use = (pick: (u: PoolUse) => number) => () => [{ value: pick(database.poolUse()) }];
+  metrics.gauge('nds_db_pool_connections_in_use', 'Database connections lent to work now', use((u) => u.inUse));
+  metrics.gauge('nds_db_pool_connections_idle', 'Open database connections waiting for work', use((u) => u.idle));
+  metrics.gauge('nds_db_pool_waiting', 'Work waiting for a database connection (the pool is at its bound)', use((u) => u.waiting));
+  metrics.gauge('nds_db_pool_max', 'The bound of the database pool (DATABASE_POOL_MAX)', use((u) => u.max));
 }
 
 /** Closes what `openDeps` and the process opened, newest first; a failure is logged and the rest still close. */
@@ -132,6 +172,8 @@ export function registerConversionHooks(deps: Deps): void {
 export function openGateway(opened: OpenedDeps, peers?: DropChannel): Gateway {
   const { deps } = opened;
   const gateway = createGateway(deps, peers);
+  deps.metrics.gauge('nds_gateway_cache_bytes', 'Bytes of the objects the gateway cache holds in this process', () => [{ value: gateway.cache.bytes }]);
+  if (gateway.cache.sharedCircuit !== undefined) deps.metrics.circuit('gateway_cache_redis', () => gateway.cache.sharedCircuit !== 'closed');
   deps.hooks.datasetVisibilityChanged.push((id) => gateway.dropDataset(id));
   deps.hooks.zarrChanged.push((id, paths) => gateway.dropKeys(paths.map((p) => `${id}/zarr/${p}`)));
   opened.closers.push(() => gateway.close());
@@ -164,6 +206,7 @@ export async function openRateLimits(opened: OpenedDeps): Promise<RateLimits> {
   const redisUrl = config.rateLimitRedisUrl;
   const shared = redisUrl ? new (await import('./core/redis-limit-store.js')).RedisLimitStore({ url: redisUrl }) : new DatabaseLimitStore(opened.database.db);
   const store = new FallbackLimitStore(shared, { log, what: redisUrl ? 'Redis' : 'the database', now: () => clock.now().getTime() });
+  opened.deps.metrics.circuit(redisUrl ? 'rate_limits_redis' : 'rate_limits_database', () => store.degraded);
   const limits = new RateLimits(store, clock);
   opened.closers.push(() => limits.close());
   return limits;
@@ -183,6 +226,7 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   const opened = await openDeps(options, PROCESS_PARTS.serve);
   const { deps, keyCache } = opened;
   registerConversionHooks(deps);
+  observeQueue(deps.metrics, deps.db, deps.clock);
   // A dataset made private is refused by /objects here at once, then its copy is closed at the store's
   // public base (the change answers only then), then the gateway drops what it cached; published, the same.
   // The origin: a dataset made private through another process is closed here within a second.
@@ -219,12 +263,58 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   };
 }
 
-/** `nds worker`: the queue's worker alone, with the hooks of a process that finishes conversions. */
-export async function startWorkerProcess(options: OpenOptions): Promise<{ worker: RunningWorker; close(): Promise<void> }> {
-  const opened = await openDeps(options, PROCESS_PARTS.worker);
-  registerConversionHooks(opened.deps);
-  const worker = openWorker(opened);
-  return { worker, close: () => closeDeps(opened) };
+/**
+ * `nds worker`: the queue's worker alone, with the hooks of a process that finishes conversions; with
+ * METRICS_PORT, a port for `/metrics`, `/healthz` and `/readyz` (`metricsUrl`).
+ */
+export async function startWorkerProcess(options: OpenOptions): Promise<{ worker: RunningWorker; metricsUrl: string | undefined; close(): Promise<void> }> {
+  const opened = await openDeps({ kind: 'worker', ...options }, PROCESS_PARTS.worker);
+  try {
+    registerConversionHooks(opened.deps);
+    observeQueue(opened.deps.metrics, opened.deps.db, opened.deps.clock);
+    const port = options.config.metricsPort;
+    const metricsUrl = port === undefined ? undefined : await openProbePort(opened, port);
+    const worker = openWorker(opened);
+    return { worker, metricsUrl, close: () => closeDeps(opened) };
+  } catch (err) {
+    await closeDeps(opened);
+    throw err;
+  }
+}
+
+/** The worker's port for monitors: `/metrics` (`http/request-observer.ts`), `/healthz` and `/readyz` as on `nds serve`. */
+async function openProbePort(opened: OpenedDeps, port: number): Promise<string> {
+  const { deps } = opened;
+  const answer = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.end(JSON.stringify(body));
+  };
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    const served = currentRequest();
+    if (served) served.route = req.url === '/healthz' || req.url === '/readyz' ? req.url : undefined;
+    if (req.method !== 'GET' || served?.route === undefined) return answer(res, 404, { error: 'not_found', message: 'This port answers /metrics, /healthz and /readyz.', details: [] });
+    const work = req.url === '/healthz' ? healthOf(deps.db).then((h) => answer(res, 200, h)) : readinessOf(deps.db).then((r) => answer(res, r.status, r.body, r.headers));
+    work.catch(() => answer(res, 500, { error: 'internal_error', message: 'Something went wrong on our side.', details: [] }));
+  };
+  const server = createServer(observeRequests(listener, { log: deps.log, metrics: deps.metrics, metricsToken: deps.config.metricsToken }));
+  keepConnectionsAlive(server, deps.config);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve());
+  });
+  opened.closers.push(() => closeHttpServer(server));
+  const address = server.address();
+  return `http://localhost:${typeof address === 'object' && address ? address.port : port}`;
+}
+
+/**
+ * Keeps idle client connections open for KEEP_ALIVE_TIMEOUT_S (default 65 s): longer than the idle timeout of
+ * the load balancer in front (60 s on the common ones), so that it is always the balancer that closes an idle
+ * connection, never nds under a request the balancer is sending (a 502). Node wants the headers timeout above it.
+ */
+export function keepConnectionsAlive(server: Server, config: Pick<Config, 'keepAliveTimeoutMs'>): void {
+  server.keepAliveTimeout = config.keepAliveTimeoutMs;
+  server.headersTimeout = config.keepAliveTimeoutMs + 1000;
 }
 
 /**

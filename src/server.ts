@@ -3,13 +3,14 @@
  * the lifecycle of `lifecycle.ts`. Used by `nds serve`, the benchmarks and end-to-end tests (on port 0, a
  * free port).
  */
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import { serve } from '@hono/node-server';
 import { createApp } from './app.js';
 import type { DatabaseHandle } from './db/connect.js';
 import type { RunningWorker } from './conversion/worker.js';
 import type { ServerDeps } from './http/app-env.js';
-import { closeDeps, closeHttpServer, openAdminSocket, openServerDeps, openWorker, type OpenOptions } from './lifecycle.js';
+import { observeRequests } from './http/request-observer.js';
+import { closeDeps, closeHttpServer, keepConnectionsAlive, openAdminSocket, openServerDeps, openWorker, type OpenOptions } from './lifecycle.js';
 
 export interface StartOptions extends OpenOptions {
   /** Listen address; defaults to all interfaces. */
@@ -43,8 +44,18 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       if (closeSocket) opened.closers.push(closeSocket);
     }
     const app = createApp(deps);
+    const observed = { log: deps.log, metrics: deps.metrics, metricsToken: config.metricsToken };
     const server = await new Promise<Server>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, port: config.port, hostname: options.hostname }, () => resolve(s as Server)) as Server;
+      const s = serve(
+        {
+          fetch: app.fetch,
+          port: config.port,
+          hostname: options.hostname,
+          createServer: ((serverOptions: ServerOptions, listener: RequestListener) => createServer(serverOptions, observeRequests(listener, observed))) as typeof createServer,
+        },
+        () => resolve(s as Server),
+      ) as Server;
+      keepConnectionsAlive(s, config);
       s.once('error', reject);
     });
     const address = server.address();

@@ -11,6 +11,6 @@ export function registerGatewayCommand(program: Command): void {
       const { runGateway } = await import('../gateway-cluster.js');
       const { createLogger } = await import('../core/log.js');
       const config = loadConfig();
-      await runGateway({ config, log: createLogger(config.logLevel) });
+      await runGateway({ config, log: createLogger(config.logLevel, undefined, 'gateway') });
     });
 }

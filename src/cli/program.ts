@@ -14,13 +14,14 @@ import { registerSandboxCommands } from './sandbox-commands.js';
 import { registerPublicationCommands } from './publication-commands.js';
 import { registerRecordingsCommands } from './recordings-commands.js';
 import { registerMcpCommand } from './mcp-command.js';
+import { NDS_VERSION } from '../core/release.js';
 
 export function buildProgram(): Command {
   const program = new Command();
   program
     .name('nds')
     .description('Neuro Dataset Service: host BIDS EEG/EMG/iEEG datasets and stream them as Zarr')
-    .version('0.1.0')
+    .version(NDS_VERSION)
     // `nds --version` only before a subcommand: `nds datasets upload ... --version 1.0.0` is the command's own.
     .enablePositionalOptions()
     .showHelpAfterError()

@@ -65,12 +65,12 @@ export function registerServerCommands(program: Command, admin: Command): void {
     .description('run the conversion worker alone: take jobs from the database queue')
     .action(async () => {
       const config = loadConfig();
-      const log = createLogger(config.logLevel);
+      const log = createLogger(config.logLevel, undefined, 'worker');
       const { startWorkerProcess, untilSignal } = await lifecycleModule();
       const worker = await startWorkerProcess({ config, log });
       const signalled = untilSignal();
-      log.info({ zstd_encoder: await zstdEncoderKind(), node: process.version }, 'conversion worker started');
-      process.stderr.write('nds worker is taking conversion jobs\n');
+      log.info({ zstd_encoder: await zstdEncoderKind(), node: process.version, metrics: worker.metricsUrl }, 'conversion worker started');
+      process.stderr.write(`nds worker is taking conversion jobs${worker.metricsUrl ? `; /metrics, /healthz and /readyz on ${worker.metricsUrl}` : ''}\n`);
       await signalled;
       log.info('worker stopping after the job in hand');
       await worker.close();

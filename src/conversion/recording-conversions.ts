@@ -10,6 +10,7 @@ import { folderLister } from '../formats/bids/sidecar-files.js';
 import type { FoundRecording } from '../formats/bids/find-recordings.js';
 import { convertRecording, failureOf } from '../formats/convert-recording.js';
 import { SourceTree } from '../formats/source-tree.js';
+import { observeRecording } from './conversion-metrics.js';
 import type { TaskOutcome } from './job-plan.js';
 import { ObjectStoreSink } from './object-store-sink.js';
 import { listFolder, SourceError, type SourceCheckout } from './source-checkout.js';
@@ -40,7 +41,7 @@ export async function openSource(checkout: SourceCheckout): Promise<OpenSource> 
 
 /** Converts one recording into its store (in place); a recording that fails is a failure of the index. */
 export async function convertOneRecording(
-  deps: Pick<Deps, 'objects' | 'clock' | 'log'>,
+  deps: Pick<Deps, 'objects' | 'clock' | 'log' | 'metrics'>,
   datasetId: string,
   source: OpenSource,
   r: Pick<FoundRecording, 'path' | 'zarr' | 'modality'>,
@@ -49,6 +50,7 @@ export async function convertOneRecording(
   const now = () => deps.clock.now();
   const files = await recordingFiles(checkout, r);
   const sink = new ObjectStoreSink(deps.objects, `${datasetId}/zarr/${r.zarr}/`);
+  const started = performance.now();
   try {
     await checkout.materialize(files);
     const summary = await convertRecording({
@@ -62,11 +64,13 @@ export async function convertOneRecording(
       tree: source.tree,
     });
     await sink.commit();
+    await observeRecording(deps.metrics, checkout.dir, files, started, 'converted');
     return { store: { path: r.path, zarr: r.zarr, updated_utc: now().toISOString(), summary } };
   } catch (err) {
     // Whatever the sink wrote is no longer a copy of the source: remove it with the old store.
     await sink.discard();
     const failure = err instanceof SourceError ? { code: 'file_read_error' as const, reason: err.message } : failureOf(err);
+    void observeRecording(deps.metrics, checkout.dir, files, started, 'failed');
     // Not `code`: the logger redacts that field everywhere (device codes).
     deps.log.info({ dataset: datasetId, path: r.path, failure: failure.code, reason: failure.reason }, 'recording not converted');
     return { failure: { path: r.path, zarr: r.zarr, ...failure } };

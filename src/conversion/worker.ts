@@ -17,6 +17,7 @@ import { datasetExists } from '../datasets/dataset-queries.js';
 import { checkoutForConversion, planConversionJob, publishConversion, reportJobFailure } from './conversion-job.js';
 import { plannedTasks, type StoredPlan } from './job-plan.js';
 import { SourceError } from './source-checkout.js';
+import { observeJob } from './conversion-metrics.js';
 import { announceWork, claimNextJob, countPublishAttempt, finishJob, heartbeat, jobPlan, planJob, pruneFinishedJobs, reclaimLostJobs, type QueueLimits } from './job-queue.js';
 import type { OpenSource } from './recording-conversions.js';
 import { convertOneRecording } from './recording-conversions.js';
@@ -144,6 +145,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
 
   /** Plans the job (unless a lost run did), converts its tasks with the other workers, then publishes. */
   async function runJob(job: ConversionJob): Promise<void> {
+    const started = performance.now();
     let owned = true;
     const beat = setInterval(() => {
       heartbeat(db, job.id, workerId, clock.now())
@@ -187,12 +189,14 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       const result = await publishConversion(deps, job.dataset_id, plan, await taskOutcomes(db, job.id));
       await finishJob(db, job.id, workerId, { state: 'done', result: { ...result } }, clock.now());
       log.info({ job: job.id, dataset: job.dataset_id, stores: result.store_count, failures: result.failure_count, converted: result.converted.length }, 'conversion finished');
+      observeJob(deps.metrics, started, 'done');
     } catch (err) {
       if (err instanceof JobTaken) {
         log.warn({ job: job.id, dataset: job.dataset_id }, 'conversion job taken from this worker (given up, reclaimed or deleted); left as it is');
         return;
       }
       log.error({ err, job: job.id, dataset: job.dataset_id }, 'conversion failed');
+      observeJob(deps.metrics, started, 'failed');
       await finishJob(db, job.id, workerId, { state: 'failed', error: jobError(err) }, clock.now());
       await reportJobFailure(deps, job.dataset_id, commit, ownerReason(err)).catch((e) => log.warn({ err: e }, 'could not record the failure'));
     } finally {

@@ -100,6 +100,16 @@ export interface Config {
   sourceRepoHosts: string[];
   /** CIDRs a `source_repo` host may resolve into although they are not public (a git server on the LAN); default none. */
   sourceRepoAllowPrivate: string[];
+  /** Bearer token `GET /metrics` wants (METRICS_TOKEN); undefined = readable from this machine only, through no proxy. */
+  metricsToken: string | undefined;
+  /** Port of `nds worker`'s `/metrics`, `/healthz` and `/readyz` (METRICS_PORT); undefined = the worker listens on none. */
+  metricsPort: number | undefined;
+  /** Most PostgreSQL connections this process holds (DATABASE_POOL_MAX); undefined = 10, or 3 in each gateway process. */
+  databasePoolMax: number | undefined;
+  /** Longest a PostgreSQL statement may run, in ms, before the server cancels it (answered 503); 0 = no limit. */
+  databaseStatementTimeoutMs: number;
+  /** How long an idle kept-alive HTTP connection stays open, in ms; above load balancers' idle timeouts (60 s). */
+  keepAliveTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -330,6 +340,11 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     viewerFrameAncestors: frameAncestors(env, 'VIEWER_FRAME_ANCESTORS'),
     sourceRepoHosts: hostList(env, 'SOURCE_REPO_HOSTS', ['github.com']),
     sourceRepoAllowPrivate: cidrList(env, 'SOURCE_REPO_ALLOW_PRIVATE'),
+    metricsToken: secretText(env, 'METRICS_TOKEN'),
+    metricsPort: text(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
+    databasePoolMax: text(env, 'DATABASE_POOL_MAX') === undefined ? undefined : integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+    databaseStatementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_S', 65, 1, 240) * 1000,
   };
 }
 

@@ -16,14 +16,33 @@ pg.types.setTypeParser(20, (v) => Number(v));
 export interface DatabaseHandle {
   db: Kysely<Database>;
   engine: 'pglite' | 'postgres';
+  /** The connection pool as it is now, for the metrics (PGlite: one connection, lent to one query at a time). */
+  poolUse(): PoolUse;
   close(): Promise<void>;
+}
+
+export interface PoolUse {
+  /** Connections lent to work now. */
+  inUse: number;
+  /** Open connections waiting for work. */
+  idle: number;
+  /** Work waiting for a connection (all are lent and the pool is at its bound). */
+  waiting: number;
+  /** The pool's bound (DATABASE_POOL_MAX). */
+  max: number;
 }
 
 export interface ConnectOptions {
   /** A PGlite data directory dump (tarball) to start from instead of running initdb; tests use it. */
   pgliteDump?: Blob;
-  /** Size of the pg pool for a PostgreSQL server; PGlite always has one connection. */
+  /** Size of the pg pool for a PostgreSQL server (DATABASE_POOL_MAX); PGlite always has one connection. Default 10. */
   poolSize?: number;
+  /**
+   * Longest a statement may run on a PostgreSQL server, in ms (DATABASE_STATEMENT_TIMEOUT_MS), before the
+   * server cancels it (answered 503, `connection-loss.ts`); 0 or left out: no limit. PGlite runs statements in
+   * this process's own thread, which no timer interrupts: it has no limit.
+   */
+  statementTimeoutMs?: number;
   /**
    * Told once for each pooled connection that fails, idle or in use (the server restarted, an administrator
    * terminated it, the network cut it). The pool replaces the connection either way; left out, nothing is told.
@@ -70,6 +89,7 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
     return {
       db,
       engine: 'pglite',
+      poolUse: () => poolUseOf(pool),
       async close() {
         await db.destroy();
         await lite.close();
@@ -77,10 +97,21 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
       },
     };
   }
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    // Sent when each connection starts: a session default, which `RESET statement_timeout` returns to.
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+  });
   watchConnections(pool, options.onConnectionError ?? (() => {}));
   const db = await retryingKysely(new PostgresDialect({ pool }));
-  return { db, engine: 'postgres', close: () => db.destroy() };
+  return { db, engine: 'postgres', poolUse: () => poolUseOf(pool), close: () => db.destroy() };
+}
+
+function poolUseOf(pool: pg.Pool): PoolUse {
+  return { inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max };
 }
 
 /**

@@ -42,3 +42,22 @@ export function databaseUnavailable(cause: unknown): NdsError<'service_unavailab
     cause,
   });
 }
+
+/** Seconds a client is told to wait when a statement ran past DATABASE_STATEMENT_TIMEOUT_MS (the database is busy). */
+export const STATEMENT_TIMEOUT_RETRY_AFTER_S = 5;
+
+/** True when the server cancelled a statement that ran past `statement_timeout` (SQLSTATE 57014 query_canceled). */
+export function isStatementTimeout(err: unknown): boolean {
+  if (err === null || typeof err !== 'object') return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  return code === '57014' && typeof message === 'string' && message.includes('statement timeout');
+}
+
+/** The answer to a request whose statement ran too long: 503, retry in a few seconds. */
+export function statementTimedOut(cause: unknown): NdsError<'service_unavailable'> {
+  return new NdsError('service_unavailable', {
+    message: 'The database is too busy to answer this now; try again in a few seconds.',
+    headers: { 'Retry-After': String(STATEMENT_TIMEOUT_RETRY_AFTER_S) },
+    cause,
+  });
+}

@@ -11,7 +11,7 @@
  * transaction's callback runs again too, so such callbacks must stay idempotent.
  */
 import type { CompiledQuery, ConnectionProvider, DatabaseConnection, Driver, QueryResult } from 'kysely';
-import { databaseUnavailable, isConnectionLoss } from './connection-loss.js';
+import { databaseUnavailable, isConnectionLoss, isStatementTimeout, statementTimedOut } from './connection-loss.js';
 
 /**
  * Connections usually die together (a server restart, every backend terminated): the pool drops each as its
@@ -31,6 +31,8 @@ export class RetryingConnectionProvider implements ConnectionProvider {
     try {
       return await this.#attempt(consumer);
     } catch (err) {
+      // A statement the server cancelled at DATABASE_STATEMENT_TIMEOUT_MS is not run again: the database is busy.
+      if (isStatementTimeout(err)) throw statementTimedOut(err);
       if (!(err instanceof LostConnection)) throw err;
       if (!err.repeatable) throw databaseUnavailable(err.cause);
     }
@@ -38,6 +40,7 @@ export class RetryingConnectionProvider implements ConnectionProvider {
     try {
       return await this.#attempt(consumer);
     } catch (err) {
+      if (isStatementTimeout(err)) throw statementTimedOut(err);
       throw err instanceof LostConnection ? databaseUnavailable(err.cause) : err;
     }
   }

@@ -3,6 +3,7 @@
  * "no such object" verdicts. Two implementations: `MemoryCache` (in the process) and `RedisCache` (a
  * memory cache in front of Redis, shared by every gateway instance).
  */
+import type { BreakerState } from '../core/circuit-breaker.js';
 import { headerList, type HeaderList } from './object-answers.js';
 
 export interface CachedObject {
@@ -45,6 +46,10 @@ export interface GatewayCache {
   dropAll(): Promise<void>;
   /** Called when another instance dropped a dataset (its visibility answer must go too). */
   onDatasetDropped(listener: (datasetId: string) => void): void;
+  /** Bytes of the entries this process holds (the metrics' `nds_gateway_cache_bytes`). */
+  readonly bytes: number;
+  /** The state of the shared tier's circuit breaker (Redis); undefined when there is no shared tier. */
+  readonly sharedCircuit: BreakerState | undefined;
   close(): Promise<void>;
 }
 

@@ -27,6 +27,11 @@ export class MemoryCache implements GatewayCache {
     return this.#bytes;
   }
 
+  /** A memory cache has no shared tier. */
+  get sharedCircuit(): undefined {
+    return undefined;
+  }
+
   get size(): number {
     return this.#slots.size;
   }

@@ -11,7 +11,7 @@
  * others announced meanwhile were not heard, the in-process tier is emptied when the subscription returns.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { CircuitBreaker } from '../core/circuit-breaker.js';
+import { CircuitBreaker, type BreakerState } from '../core/circuit-breaker.js';
 import type { Logger } from '../core/log.js';
 import { applyDrop, cachedObject, type CacheDrop, type CacheEntry, type GatewayCache } from './gateway-cache.js';
 import { MemoryCache } from './memory-cache.js';
@@ -53,6 +53,14 @@ export class RedisCache implements GatewayCache {
   #closing = false;
   /** Drops this instance could not make in Redis nor announce; made when Redis is back. */
   #pendingDrops: CacheDrop[] = [];
+
+  get bytes(): number {
+    return this.#local.bytes;
+  }
+
+  get sharedCircuit(): BreakerState {
+    return this.#breaker.state;
+  }
 
   constructor(options: RedisCacheOptions) {
     this.#local = new MemoryCache(options.maxLocalBytes, options.now);

@@ -21,6 +21,15 @@ export class RelayedCache implements GatewayCache {
   readonly #id = randomUUID();
   readonly #listeners: Array<(datasetId: string) => void> = [];
 
+  get bytes(): number {
+    return this.#local.bytes;
+  }
+
+  /** Drops are relayed over IPC; there is no shared tier to fail. */
+  get sharedCircuit(): undefined {
+    return undefined;
+  }
+
   constructor(maxBytes: number, channel: DropChannel, now?: () => number) {
     this.#local = new MemoryCache(maxBytes, now);
     this.#channel = channel;

@@ -99,6 +99,29 @@ describe('nds gateway on two workers', { skip: usingPostgres ? false : 'needs Po
     assert.equal(await misses(6), 2);
   });
 
+  it('answers /metrics with the sum over both workers, whichever worker is asked, naming no dataset', async () => {
+    // Both workers answered chunk requests above (each had its own miss); every hit and miss so far is counted.
+    const answered = async () => {
+      const r = await fresh('/metrics');
+      assert.equal(r.status, 200);
+      const text = r.body.toString();
+      assert.ok(!text.includes(id), 'no dataset id in the metrics');
+      const count = (verdict: string) => Number(new RegExp(`^nds_gateway_answers_total\\{cache="${verdict}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      const pools = Number(/^nds_db_pool_max (\d+)$/m.exec(text)?.[1]);
+      return { total: count('HIT') + count('MISS'), misses: count('MISS'), pools, text };
+    };
+    const before = await answered();
+    // Two fresh connections: the primary hands them to both workers in turn; each one sums both.
+    for (let i = 0; i < 4; i++) assert.equal((await fresh(`/${id}/zarr/${chunkPath}`)).status, 200);
+    const first = await answered();
+    const second = await answered();
+    assert.equal(first.total, before.total + 4, first.text.split('\n').filter((l) => l.startsWith('nds_gateway')).join('\n'));
+    assert.equal(second.total, first.total);
+    // Each worker holds a pool of 3 (the gateway's default): the sum says 6.
+    assert.equal(first.pools, 6);
+    assert.match(first.text, /nds_http_request_duration_seconds_count\{method="GET",route="gateway",status="200"\} \d+/);
+  });
+
   it('stops its workers and exits 0 on SIGTERM', async () => {
     const workers = await workerPids();
     assert.equal(workers.length, 2);

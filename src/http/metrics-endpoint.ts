@@ -1,0 +1,63 @@
+/**
+ * `GET /metrics` of every nds process (docs/operations.md, decision 0025). Metrics name no dataset, but they
+ * tell load, failures and versions, so they are not for everyone: with `METRICS_TOKEN` set, a request must
+ * carry it as a bearer token; without it, only a client on this machine that came through no proxy may read
+ * them (a reverse proxy on the same host adds `X-Forwarded-For`, so the public cannot read them through it).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { NdsError } from '../core/errors.js';
+import type { Metrics } from '../core/metrics.js';
+import { constantTimeEqual } from '../core/secrets.js';
+
+export interface MetricsRequest {
+  /** The `Authorization` header, if any. */
+  authorization: string | undefined;
+  /** The socket's peer address. */
+  peer: string | undefined;
+  /** Whether the request carries `X-Forwarded-For` or `Forwarded` (it came through a proxy). */
+  forwarded: boolean;
+}
+
+const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/;
+
+/** Whether a request may read the metrics: the bearer token when one is set, else loopback without a proxy. */
+export function mayReadMetrics(request: MetricsRequest, token: string | undefined): boolean {
+  if (token !== undefined) {
+    const m = /^Bearer\s+(\S+)$/i.exec(request.authorization ?? '');
+    return m !== null && constantTimeEqual(m[1]!, token);
+  }
+  return !request.forwarded && request.peer !== undefined && LOOPBACK.test(request.peer);
+}
+
+/** Whether a request is a read of the metrics (any query string is ignored). */
+export function isMetricsRequest(req: IncomingMessage): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && (req.url === '/metrics' || req.url?.startsWith('/metrics?') === true);
+}
+
+/**
+ * Answers a read of the metrics: the text of `read()` (this process's, or the gateway cluster's sum), or 403
+ * saying how to get in.
+ */
+export async function answerMetrics(req: IncomingMessage, res: ServerResponse, token: string | undefined, read: () => Promise<{ text: string; contentType: string }>): Promise<void> {
+  const request = {
+    authorization: req.headers.authorization,
+    peer: req.socket.remoteAddress,
+    forwarded: req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined,
+  };
+  if (!mayReadMetrics(request, token)) {
+    const refusal = new NdsError('forbidden', {
+      message: token === undefined ? 'Metrics are read from this machine only; set METRICS_TOKEN to read them from elsewhere.' : 'Metrics need the bearer token of METRICS_TOKEN.',
+    });
+    res.writeHead(403, { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+    res.end(JSON.stringify(refusal.toBody()));
+    return;
+  }
+  const { text, contentType } = await read();
+  res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) });
+  res.end(req.method === 'HEAD' ? undefined : text);
+}
+
+/** This process's metrics, for `answerMetrics`. */
+export function metricsOf(metrics: Metrics): () => Promise<{ text: string; contentType: string }> {
+  return async () => ({ text: await metrics.text(), contentType: metrics.contentType });
+}
