@@ -19,6 +19,7 @@ import type { Config } from './core/config.js';
 import { FallbackLimitStore } from './core/fallback-limit-store.js';
 import { RateLimits } from './core/rate-limiter.js';
 import { createLogger, type Logger } from './core/log.js';
+import { removeDeletedRepositories } from './datasets/hosted-repository.js';
 import { searchFieldsRefresher } from './datasets/search-fields.js';
 import { backfillCatalogue } from './recordings/catalogue-sync.js';
 import { vectorSimilarityOf } from './datasets/search-semantic.js';
@@ -181,6 +182,9 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   // Copies converted before the recording catalogue existed are catalogued once, in the background.
   const backfill = backfillCatalogue(deps);
   opened.closers.push(() => backfill.then(() => undefined));
+  // A dataset deleted through another node leaves its repository on this one's disk (decision 0026).
+  const leftovers = removeDeletedRepositories(deps).catch((err: unknown) => deps.log.warn({ err }, 'removing repositories of deleted datasets failed'));
+  opened.closers.push(() => leftovers.then(() => undefined));
   return {
     opened,
     deps: {
