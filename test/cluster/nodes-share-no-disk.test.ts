@@ -159,6 +159,12 @@ describe('nodes that share no disk', { skip: usingPostgres ? false : 'a cluster 
     const worker = nodes.find((n) => job.worker_id?.includes(`:${n.child.pid}:`))!;
     assert.ok(existsSync(path.join(worker.dataDir, 'sources', `${id}.git`)));
     assert.equal(existsSync(path.join(worker.dataDir, 'git')), false);
+
+    // A version from a commit, asked of the node without the repository, is made by the one that holds it.
+    const version = await fetch(`${api2.url}/datasets/${id}/versions`, { method: 'POST', headers: { authorization: `Bearer ${owner}`, 'content-type': 'application/json' }, body: JSON.stringify({ version: '1.0.0', commit: 'main' }) });
+    assert.equal(version.status, 201, await version.clone().text());
+    assert.equal(((await version.json()) as { source_commit: string }).source_commit, gitIn(repo, 'rev-parse', 'HEAD'));
+    assert.equal(gitIn(api1.dataDir, '--git-dir', path.join(api1.dataDir, 'git', `${id}.git`), 'rev-parse', 'v1.0.0^{commit}'), gitIn(repo, 'rev-parse', 'HEAD'));
   });
 
   it("forwarding goes around no rule: a stranger gets the unknown id's answer through either node, a fetch credential cannot push", async () => {
@@ -196,7 +202,7 @@ describe('nodes that share no disk', { skip: usingPostgres ? false : 'a cluster 
     // Everything else of the dataset is still served by the other node.
     const page = await fetch(`${api2.url}/datasets/${id}`, { headers: { authorization: `Bearer ${owner}` } });
     assert.equal(page.status, 200);
-    assert.equal(((await page.json()) as { zarr_status: string }).zarr_status, 'ready');
+    assert.equal(((await page.json()) as { id: string }).id, id);
     const recordings = await fetch(`${api2.url}/datasets/${id}/recordings`, { headers: { authorization: `Bearer ${owner}` } });
     assert.equal(recordings.status, 200, await recordings.clone().text());
   });
