@@ -17,7 +17,7 @@ const DROPPED_ANSWER_HEADERS = new Set(['connection', 'keep-alive', 'transfer-en
 export interface ForwardOptions {
   /** The NODE_URL of the node forwarding (sent in `FORWARDED_HEADER`, and in logs of the holder). */
   from: string;
-  /** How long to wait for the holder's answer to begin, in ms (a host that vanished never refuses). */
+  /** How long to wait for the holder's answer to a GET, in ms (a host that vanished never refuses). */
   headersTimeoutMs?: number;
   /** The body to send instead of the request's own (one already read, as JSON). */
   json?: unknown;
@@ -39,7 +39,12 @@ export async function forwardToNode(request: Request, nodeUrl: string, options: 
     headers.delete('content-encoding');
   }
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(new Error('no answer in time')), options.headersTimeoutMs ?? 15_000);
+  // A push's pack may take longer to send, and a version longer to make, than any wait for the answer: only
+  // reads without a body (git's first request, info/refs) are given up on early; a host that went away fails
+  // the others at the system's connect timeout.
+  const streamed = body instanceof ReadableStream;
+  const bounded = request.method === 'GET' || request.method === 'HEAD';
+  const timer = !bounded ? undefined : setTimeout(() => abort.abort(new Error('no answer in time')), options.headersTimeoutMs ?? 15_000);
   let answer: Response;
   try {
     answer = await fetch(target, {
@@ -48,7 +53,7 @@ export async function forwardToNode(request: Request, nodeUrl: string, options: 
       body,
       redirect: 'manual',
       signal: abort.signal,
-      ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+      ...(streamed ? { duplex: 'half' } : {}),
     } as RequestInit);
   } catch (err) {
     throw new NdsError('repository_unavailable', { cause: err, headers: { 'Retry-After': '30' } });
