@@ -92,6 +92,8 @@ describe('nodes that share no disk', { skip: usingPostgres ? false : 'a cluster 
   }
 
   before(async () => {
+    // One run builds the CLI's bundle of these sources (bin/nds.js), so the four processes below do not all build it.
+    await new Promise((resolve) => spawn(process.execPath, [path.resolve('bin/nds.js'), '--version'], { stdio: 'ignore' }).once('close', resolve));
     database = await createPostgresTestDatabase();
     const s3 = await reachableS3();
     // Without radosgw the object store is a folder of this machine; the repositories and DATA_DIRs stay apart.
