@@ -26,6 +26,7 @@ import { Metrics } from './core/metrics.js';
 import { currentRequest } from './core/request-context.js';
 import { observeRequests } from './http/request-observer.js';
 import { healthOf, readinessOf } from './routes/health-routes.js';
+import { removeDeletedRepositories } from './datasets/hosted-repository.js';
 import { searchFieldsRefresher } from './datasets/search-fields.js';
 import { backfillCatalogue } from './recordings/catalogue-sync.js';
 import { vectorSimilarityOf } from './datasets/search-semantic.js';
@@ -246,6 +247,9 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   // Copies converted before the recording catalogue existed are catalogued once, in the background.
   const backfill = backfillCatalogue(deps);
   opened.closers.push(() => backfill.then(() => undefined));
+  // A dataset deleted through another node leaves its repository on this one's disk (decision 0026).
+  const leftovers = removeDeletedRepositories(deps).catch((err: unknown) => deps.log.warn({ err }, 'removing repositories of deleted datasets failed'));
+  opened.closers.push(() => leftovers.then(() => undefined));
   return {
     opened,
     deps: {

@@ -9,6 +9,10 @@
  * dataset's own hosted repository, or an https URL pinned to the public address checked), and the extracted
  * tree keeps directories and regular files only: a git-annex link becomes a pointer, every other link (or
  * hard link, FIFO, device) an empty file that `SourceTree` refuses to read, with the reason recorded here.
+ *
+ * A hosted repository is fetched over HTTP like a remote one, never read from a folder (decision 0026): from
+ * the node that holds it (`datasets/repository-holders.ts`; NODE_URL when none is recorded), with a fetch
+ * credential that reads this dataset's repository for five minutes and can do nothing else.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -21,7 +25,8 @@ import { executableSearchPath } from '../core/config.js';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
 import { classifySourceRepo, pinnedFetch, resolveSource, systemLookup, type HostLookup } from '../datasets/source-repo.js';
-import { repositoryDir } from '../git/repository-dir.js';
+import { signGitFetchCredential } from '../datasets/git-fetch-credential.js';
+import { repositoryHolder } from '../datasets/repository-holders.js';
 import { runGit, type RunGitOptions } from '../git/run-git.js';
 import { spawnGit } from '../git/spawn-git.js';
 import { sourceMirrorDir } from './zarr-ready.js';
@@ -56,35 +61,49 @@ export class SourceError extends Error {
   }
 }
 
+export type CheckoutDeps = Pick<Deps, 'config' | 'objects' | 'db' | 'clock'>;
+
 export interface CheckoutOptions {
   /** Resolves the host of a remote `source_repo` (default: the system resolver). */
   lookup?: HostLookup;
+  /** The NODE_URL of the node holding a dataset's hosted repository (default: as recorded in the database). */
+  holder?: (datasetId: string) => Promise<string | undefined>;
+}
+
+interface FetchPlan {
+  from: string;
+  options: RunGitOptions;
+  /** Whether git's own words may be shown to the owner (a remote URL's problem, not the service's inside). */
+  showDetail: boolean;
 }
 
 /** Where git fetches the dataset's source from, and with which transports and settings; refused sources throw. */
-async function fetchPlan(deps: Pick<Deps, 'config'>, dataset: DatasetRow, lookup: HostLookup): Promise<{ from: string; options: RunGitOptions }> {
+async function fetchPlan(deps: CheckoutDeps, dataset: DatasetRow, options: CheckoutOptions): Promise<FetchPlan> {
   const source = classifySourceRepo(dataset.source_repo!, dataset.id, deps.config);
   if (source.kind === 'refused') throw new SourceError(`The source repository is refused: ${source.reason}. Set source_repo again (PATCH /datasets/${dataset.id}).`);
   if (source.kind === 'hosted') {
-    const dir = repositoryDir(deps.config.gitDir, dataset.id);
-    if (!existsSync(dir)) throw new SourceError('The dataset has no hosted repository yet: push to it first.');
-    return { from: dir, options: { protocols: ['file'] } };
+    const holder = (await (options.holder ?? ((id) => repositoryHolder(deps.db, id)))(dataset.id)) ?? deps.config.nodeUrl;
+    const credential = signGitFetchCredential(deps.config, dataset.id, deps.clock.now());
+    // The credential goes in git's environment (GIT_CONFIG_*), never on a command line or into the mirror's config.
+    const config = { 'http.extraHeader': `Authorization: Bearer ${credential}`, 'http.followRedirects': 'false' };
+    return { from: `${holder}/git/${dataset.id}.git`, options: { protocols: ['http', 'https'], config }, showDetail: false };
   }
-  const resolved = await resolveSource(source.url, deps.config, lookup);
+  const resolved = await resolveSource(source.url, deps.config, options.lookup ?? systemLookup);
   if (!resolved.ok) throw new SourceError(`The source repository ${source.url.href} is not fetched: ${resolved.reason}.`);
-  return { from: source.url.href, options: { protocols: ['https'], config: pinnedFetch(source.url, resolved.address) } };
+  return { from: source.url.href, options: { protocols: ['https'], config: pinnedFetch(source.url, resolved.address) }, showDetail: true };
 }
 
-async function mirrorRepository(deps: Pick<Deps, 'config'>, dataset: DatasetRow, lookup: HostLookup): Promise<string> {
-  const { from, options } = await fetchPlan(deps, dataset, lookup);
+async function mirrorRepository(deps: CheckoutDeps, dataset: DatasetRow, checkoutOptions: CheckoutOptions): Promise<string> {
+  const { from, options, showDetail } = await fetchPlan(deps, dataset, checkoutOptions);
   const mirror = sourceMirrorDir(deps.config.dataDir, dataset.id);
   const run = async (args: string[]) => {
     const r = await runGit(args, options);
     if (r.code === 0) return;
     const detail = r.stderr.trim().split('\n').filter((l) => l.trim() !== '').at(-1) ?? `exit ${r.code}`;
-    // git's words name a remote URL's problem; a hosted repository's would name folders of the server.
-    const shown = options.protocols?.includes('https') ? `: ${detail}` : '';
-    throw new SourceError(`The source repository could not be fetched${shown}.`, { cause: new Error(`git ${args.join(' ')}: ${r.stderr.trim()}`) });
+    const cause = new Error(`git ${args.join(' ')}: ${r.stderr.trim()}`);
+    // git's words name a remote URL's problem; a hosted repository's would name the service's nodes.
+    if (showDetail) throw new SourceError(`The source repository could not be fetched: ${detail}.`, { cause });
+    throw new SourceError("The dataset's hosted repository could not be fetched from the node that holds it; the conversion can be run again once that node answers.", { cause });
   };
   if (!existsSync(mirror)) {
     await mkdir(path.dirname(mirror), { recursive: true });
@@ -213,9 +232,9 @@ async function manifestCheckout(deps: Pick<Deps, 'objects'>, dataset: DatasetRow
   return checkout;
 }
 
-export async function checkoutSource(deps: Pick<Deps, 'config' | 'objects'>, dataset: DatasetRow, ref: string, options: CheckoutOptions = {}): Promise<SourceCheckout> {
+export async function checkoutSource(deps: CheckoutDeps, dataset: DatasetRow, ref: string, options: CheckoutOptions = {}): Promise<SourceCheckout> {
   if (!dataset.source_repo) return manifestCheckout(deps, dataset);
-  const mirror = await mirrorRepository(deps, dataset, options.lookup ?? systemLookup);
+  const mirror = await mirrorRepository(deps, dataset, options);
   const commit = await resolveCommit(mirror, ref);
   const dir = await mkdtemp(path.join(os.tmpdir(), `nds-src-${dataset.id}-`));
   try {

@@ -22,6 +22,12 @@ export interface Config {
   objectStoreUrl: string;
   /** The service's own origin, without a trailing slash. */
   publicUrl: string;
+  /**
+   * The address other nodes of the service reach this process at (NODE_URL, default PUBLIC_URL), without a
+   * trailing slash: a hosted repository held here is recorded under it, and other nodes forward its git
+   * requests and workers fetch its sources there (decision 0026).
+   */
+  nodeUrl: string;
   /** CORS: this domain and its subdomains are allowed origins. */
   serviceDomain: string;
   /** Base of the browser gateway, without a trailing slash. */
@@ -62,7 +68,7 @@ export interface Config {
   devicePollIntervalS: number;
   /** GitHub's REST API base (repository dispatch); tests point it at a local server. */
   githubApiUrl: string;
-  /** Runs the conversion worker inside `nds serve` (with CONVERSION_DISPATCH=local). */
+  /** Runs the conversion worker inside `nds serve` (with CONVERSION_DISPATCH=local); false: an API-only node. */
   inProcessWorker: boolean;
   /**
    * Seconds a running conversion job stays its worker's without a heartbeat (sent every third of it); past
@@ -297,6 +303,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     databaseUrl,
     objectStoreUrl: checkObjectStoreUrl(text(env, 'OBJECT_STORE_URL') ?? `file:${path.join(dataDir, 'objects')}`),
     publicUrl,
+    nodeUrl: httpUrl(env, 'NODE_URL', publicUrl),
     serviceDomain,
     zarrCacheBaseUrl: httpUrl(env, 'ZARR_CACHE_BASE_URL', `${publicUrl}/zarrproxy`),
     zarrPublicBaseUrl: optionalUrl(env, 'ZARR_PUBLIC_BASE_URL'),

@@ -70,6 +70,7 @@ const catalog = {
   not_configured: { status: 503, shape: 'general', message: 'This feature is not configured on this server.' },
   service_unavailable: { status: 503, shape: 'general', message: 'The service cannot answer right now; try again in a moment.' },
   upstream_failed: { status: 502, shape: 'general', message: 'An upstream service failed.' },
+  repository_unavailable: { status: 503, shape: 'general', message: "The node that holds this dataset's git repository is not answering; try again later." },
 
   // Device-flow and key routes (docs/api.md)
   device_code_unknown: { status: 404, shape: 'coded', message: 'That code was not found. Check it and try again.' },

@@ -6,11 +6,10 @@
  * refuses the version.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { runGit } from '../git/run-git.js';
 import type { DatasetVersionRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
-import { repositoryDir } from '../git/repository-dir.js';
+import { locateRepository } from './hosted-repository.js';
 import { NdsError } from '../core/errors.js';
 import { eachBlob, listTree, type TreeFile } from './git-blobs.js';
 import { contentKey, normalizeManifest, type ManifestEntry } from './manifest.js';
@@ -74,12 +73,21 @@ async function hashBlobs(dir: string, files: TreeFile[]): Promise<Map<string, { 
   return hashes;
 }
 
+/** The NODE_URL of another node holding `datasetId`'s repository; undefined when this node holds it or none does. */
+export async function repositoryHeldElsewhere(deps: Pick<Deps, 'db' | 'config' | 'clock'>, datasetId: string): Promise<string | undefined> {
+  const place = await locateRepository(deps, datasetId, false);
+  return place.at === 'node' ? place.nodeUrl : undefined;
+}
+
 export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' | 'config' | 'clock'>, datasetId: string, input: VersionFromCommit): Promise<DatasetVersionRow> {
   if (!isSemver(input.version)) throw new NdsError('validation_failed', { details: ['version: a semantic version such as 1.0.0 or 1.1.0-rc.1'] });
   const taken = await deps.db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', input.version).executeTakeFirst();
   if (taken) throw new NdsError('version_exists', { message: `Version ${input.version} of ${datasetId} already exists; a version number is never reused.` });
-  const dir = repositoryDir(deps.config.gitDir, datasetId);
-  if (!existsSync(dir)) throw new NdsError('conflict', { message: `${datasetId} has no hosted repository yet: push its tree to /git/${datasetId}.git first, or create the version from a manifest.` });
+  const place = await locateRepository(deps, datasetId, false);
+  // The route forwards a version of a repository held by another node there (`repositoryHeldElsewhere`).
+  if (place.at === 'node') throw new NdsError('repository_unavailable', { message: `The repository of ${datasetId} is held by another node.` });
+  if (place.at === 'none') throw new NdsError('conflict', { message: `${datasetId} has no hosted repository yet: push its tree to /git/${datasetId}.git first, or create the version from a manifest.` });
+  const { dir } = place;
   const commit = await resolveCommit(dir, datasetId, input.commit);
   const tag = `v${input.version}`;
   const tagged = await tagTarget(dir, tag);

@@ -88,10 +88,19 @@ export interface DatasetMembersTable {
   updated_at: Timestamp;
 }
 
+/** The node whose disk holds a dataset's hosted git repository (decision 0026). */
+export interface RepositoryHoldersTable {
+  dataset_id: string;
+  /** That node's NODE_URL, where the others forward the repository's git requests. */
+  node_url: string;
+  created_at: Timestamp;
+}
+
 export interface DatasetsTables {
   datasets: DatasetsTable;
   dataset_versions: DatasetVersionsTable;
   dataset_members: DatasetMembersTable;
+  repository_holders: RepositoryHoldersTable;
 }
 
 export type DatasetRow = Selectable<DatasetsTable>;

@@ -9,8 +9,11 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { executableSearchPath } from '../core/config.js';
 
-/** Transports a run of git may use: `file` to read a repository of this server, `https` to fetch from outside. */
-export type GitProtocol = 'file' | 'https';
+/**
+ * Transports a run of git may use: `file` to read a repository of this server, `https` to fetch from outside,
+ * `http` to fetch from another node of the service (at its NODE_URL, decision 0026).
+ */
+export type GitProtocol = 'file' | 'http' | 'https';
 
 export interface GitSpawnOptions {
   cwd?: string;

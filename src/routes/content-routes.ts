@@ -3,7 +3,8 @@ import { z } from '@hono/zod-openapi';
 import { convertNewVersion } from '../conversion/convert-new-version.js';
 import { uploadableDataset, visibleDataset } from '../datasets/dataset-access.js';
 import { objectCredentials, uploadUrls } from '../datasets/uploads.js';
-import { createVersionFromCommit } from '../datasets/version-from-commit.js';
+import { createVersionFromCommit, repositoryHeldElsewhere } from '../datasets/version-from-commit.js';
+import { forwardToHolder } from '../http/holder-forwarding.js';
 import { createVersion, findVersion, listVersions, presentVersion, readManifest } from '../datasets/versions.js';
 import { callerOf } from '../http/auth.js';
 import { jsonResponse } from '../http/openapi-helpers.js';
@@ -65,6 +66,9 @@ export const contentRoutes: Route[] = [
     handler: async (c, { params, body }) => {
       const user = callerOf(c).user;
       const dataset = await uploadableDataset(c.var.deps.db, params.id, user);
+      // A commit is read from the repository's own disk: the node that holds it makes the version.
+      const holder = body.commit ? await repositoryHeldElsewhere(c.var.deps, dataset.id) : undefined;
+      if (holder) return forwardToHolder(c, dataset.id, holder, body);
       const row = body.commit
         ? await createVersionFromCommit(c.var.deps, dataset.id, { version: body.version, commit: body.commit, createdBy: user.id })
         : await createVersion(c.var.deps, dataset.id, { version: body.version, manifest: body.manifest ?? [], sourceCommit: body.source_commit, createdBy: user.id });

@@ -3,6 +3,11 @@
  * API key as the password (what `nds auth git-credential` answers). Read: anyone for a public dataset, the
  * owner, its members and admins for a private one. Push: the owner and its maintainers (decision 0028). The git-lfs batch API of the same repositories
  * (`<id>.git/info/lfs/objects/batch`) takes the same credentials: download as read, upload as push.
+ *
+ * A repository lives on the disk of one node (decision 0026): any other node checks the caller first, exactly
+ * as for its own repositories, then forwards the request to the holder, which checks it again. Conversion
+ * workers read with a fetch credential (`datasets/git-fetch-credential.ts`): one dataset's repository,
+ * upload-pack only.
  */
 import type { Context } from 'hono';
 import { assertAccountUsable } from '../accounts/account-gates.js';
@@ -17,9 +22,9 @@ import { NdsError } from '../core/errors.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
 import { afterPush } from '../conversion/after-push.js';
 import { findDatasetRow } from '../datasets/dataset-queries.js';
-import { mainHead, repositoryForPush } from '../datasets/hosted-repository.js';
-import { repositoryDir } from '../git/repository-dir.js';
-import { existsSync } from 'node:fs';
+import { locateRepository, mainHead, markHostedSource } from '../datasets/hosted-repository.js';
+import { gitFetchCredentialReads, isGitFetchCredential } from '../datasets/git-fetch-credential.js';
+import { forwardToHolder } from '../http/holder-forwarding.js';
 import { z } from '@hono/zod-openapi';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import { LFS_MEDIA_TYPE, lfsDownloads, lfsUploads } from '../datasets/lfs-batch.js';
@@ -30,19 +35,24 @@ function challenge(message: string): Response {
   return new Response(`${message}\n`, { status: 401, headers: { 'WWW-Authenticate': 'Basic realm="nds", charset="UTF-8"', 'content-type': 'text/plain' } });
 }
 
-/** The user of the request's Basic (or Bearer) credentials; undefined for none; throws for bad ones. */
-async function gitUser(c: Context<AppEnv>): Promise<User | undefined> {
+/** The secret of the request's Basic (the password) or Bearer credentials; undefined for none. */
+function presentedToken(c: Context<AppEnv>): string | undefined {
   const header = c.req.header('authorization');
   if (!header) return undefined;
-  let token: string | undefined;
   const basic = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header);
   if (basic) {
     const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
-    token = decoded.slice(decoded.indexOf(':') + 1);
-  } else {
-    token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+    return decoded.slice(decoded.indexOf(':') + 1);
   }
-  const found = token ? await findApiKey(c.var.deps.db, token, c.var.deps.keyCache) : undefined;
+  return /^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? '';
+}
+
+/** The user of the request's Basic (or Bearer) credentials; undefined for none; throws for bad ones. */
+async function gitUser(c: Context<AppEnv>): Promise<User | undefined> {
+  const token = presentedToken(c);
+  if (token === undefined) return undefined;
+  // A fetch credential is no API key: where a user is asked for (push, git-lfs), it is refused as a bad one.
+  const found = token && !isGitFetchCredential(token) ? await findApiKey(c.var.deps.db, token, c.var.deps.keyCache) : undefined;
   if (!found || found.user.status === 'revoked') throw new NdsError('unauthorized', { message: 'The API key is not valid or was revoked.' });
   assertAccountUsable(found.user);
   return found.user;
@@ -143,18 +153,28 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   if (problem) throw new NdsError('validation_failed', { details: [`path: ${problem}`] });
   const pushing = rest === '/git-receive-pack' || /(^|&)service=git-receive-pack(&|$)/.test(query);
 
-  const caller = await repositoryCaller(c, datasetId, pushing, challenge);
-  if (caller instanceof Response) return caller;
-  const { user, dataset } = caller;
-
-  let dir = repositoryDir(config.gitDir, datasetId);
-  if (pushing) {
-    dir = await repositoryForPush(c.var.deps, dataset);
-  } else if (!existsSync(dir)) {
-    throw new NdsError('not_found', { message: 'This dataset has no hosted repository yet; push to create it.' });
-  }
-  const before = rest === '/git-receive-pack' ? await mainHead(dir) : undefined;
   const deps = c.var.deps;
+  const token = presentedToken(c);
+  let user: User | undefined;
+  let dataset: DatasetRow;
+  if (token !== undefined && isGitFetchCredential(token) && !pushing) {
+    // A conversion worker's read: its credential names this dataset, whatever its visibility.
+    if (!gitFetchCredentialReads(config, token, datasetId, deps.clock.now())) return challenge('The fetch credential is not valid for this repository.');
+    const found = await findDatasetRow(deps.db, datasetId);
+    if (!found) throw new NdsError('dataset_not_found');
+    dataset = found;
+  } else {
+    const caller = await repositoryCaller(c, datasetId, pushing, challenge);
+    if (caller instanceof Response) return caller;
+    ({ user, dataset } = caller);
+  }
+
+  const place = await locateRepository(deps, datasetId, pushing);
+  if (place.at === 'node') return forwardToHolder(c, datasetId, place.nodeUrl);
+  if (place.at === 'none') throw new NdsError('not_found', { message: 'This dataset has no hosted repository yet; push to create it.' });
+  const { dir } = place;
+  if (pushing) await markHostedSource(deps, dataset);
+  const before = rest === '/git-receive-pack' ? await mainHead(dir) : undefined;
   return runGitHttpBackend({
     method: c.req.method,
     pathInfo: `/${datasetId}.git${rest}`,

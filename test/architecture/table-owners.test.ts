@@ -69,6 +69,13 @@ describe('the annotation tables', () => {
   }
 });
 
+describe('the repository_holders table', () => {
+  // Decision 0026: which node holds a hosted repository is claimed and read in one file.
+  it('is queried only by datasets/repository-holders.ts', () => {
+    assert.deepEqual(checkTableOwnership(src, { table: 'repository_holders', owner: 'datasets/repository-holders.ts', rawReaders: [], exemptFolders: ['db/migrations/'] }), []);
+  });
+});
+
 describe('the table-owner check itself', () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'nds-owners-'));
   after(() => rmSync(root, { recursive: true, force: true }));

@@ -12,10 +12,11 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/core/config.js';
 import type { DatasetRow } from '../../src/db/datasets-tables.js';
 import type { Deps } from '../../src/deps.js';
-import { checkoutSource, SourceError } from '../../src/conversion/source-checkout.js';
+import { checkoutSource, SourceError, type CheckoutDeps } from '../../src/conversion/source-checkout.js';
+import { systemClock } from '../../src/core/clock.js';
 import { sourceMirrorDir } from '../../src/conversion/zarr-ready.js';
 import { datasetRow } from '../support/datasets.js';
-import { gitIn, hostedSource, hostRepository } from './support.js';
+import { gitIn, hostedSource, hostRepository, startRepositoryNode, type RepositoryNode } from './support.js';
 
 const SHA = 'ab'.repeat(32);
 
@@ -37,17 +38,25 @@ function row(id: string, sourceRepo: string | null): DatasetRow {
 
 describe('the checkout of a source repository', () => {
   let tmp: string;
-  let deps: Pick<Deps, 'config' | 'objects'>;
+  let deps: CheckoutDeps;
   let outside: string;
+  let node: RepositoryNode;
+  /** Where the checkout finds the node holding a hosted repository: no database here, the test's node. */
+  const holder = async () => node.url;
 
-  before(() => {
+  before(async () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'nds-checkout-'));
     outside = path.join(tmp, 'outside.txt');
     writeFileSync(outside, 'a file of the server');
-    const config = loadConfig({ DATA_DIR: path.join(tmp, 'data'), PUBLIC_URL: 'http://nds.test:8080', SOURCE_REPO_HOSTS: 'github.com,repo.example,127.0.0.1' });
-    deps = { config, objects: undefined as unknown as Deps['objects'] };
+    const config = loadConfig({ DATA_DIR: path.join(tmp, 'data'), PUBLIC_URL: 'http://nds.test:8080', SOURCE_REPO_HOSTS: 'github.com,repo.example,127.0.0.1', OBJECT_SIGNING_SECRET: 'the secret every node shares' });
+    // The repositories live on another node's disk: the worker's own DATA_DIR has none.
+    node = await startRepositoryNode(path.join(tmp, 'holder-git'), config);
+    deps = { config: { ...config, gitDir: path.join(tmp, 'holder-git') }, objects: undefined as unknown as Deps['objects'], db: undefined as unknown as Deps['db'], clock: systemClock };
   });
-  after(() => rmSync(tmp, { recursive: true, force: true }));
+  after(async () => {
+    await node.close();
+    rmSync(tmp, { recursive: true, force: true });
+  });
 
   /** A repository committed with `files` (content, or `{ link }` for a symlink), hosted for dataset `id`. */
   function hosted(id: string, files: Record<string, string | { link: string }>): string {
@@ -72,7 +81,7 @@ describe('the checkout of a source repository', () => {
       'sub-01/eeg/annexed.edf': { link: `../../.git/annex/objects/Xx/Yy/SHA256E-s10--${SHA}.edf/SHA256E-s10--${SHA}.edf` },
       'sub-02': { link: path.dirname(outside) },
     });
-    const checkout = await checkoutSource(deps as Deps, row('nd000001', hostedSource), 'HEAD');
+    const checkout = await checkoutSource(deps, row('nd000001', hostedSource), 'HEAD', { holder });
     try {
       assert.deepEqual(oddEntries(checkout.dir), []);
       assert.equal(readFileSync(path.join(checkout.dir, 'sub-01/eeg/sub-01_eeg.vhdr'), 'utf8'), 'header');
@@ -91,6 +100,30 @@ describe('the checkout of a source repository', () => {
     }
   });
 
+  it('fetches a hosted repository over HTTP from the node that holds it, with a fetch credential of that dataset, never from a folder', async () => {
+    hosted('nd000007', { 'dataset_description.json': '{"Name": "elsewhere"}' });
+    const sent = node.authorizations.length;
+    const checkout = await checkoutSource(deps, row('nd000007', hostedSource), 'HEAD', { holder });
+    try {
+      assert.equal(readFileSync(path.join(checkout.dir, 'dataset_description.json'), 'utf8'), '{"Name": "elsewhere"}');
+      const used = node.authorizations.slice(sent);
+      assert.ok(used.length > 0 && used.every((a) => a?.startsWith('Bearer ndsfetch.nd000007.')), `credentials sent: ${used.join(', ')}`);
+      // The mirror keeps no credential: it was in git's environment only.
+      assert.doesNotMatch(readFileSync(path.join(sourceMirrorDir(deps.config.dataDir, 'nd000007'), 'config'), 'utf8'), /ndsfetch|extraHeader/i);
+    } finally {
+      await checkout.cleanup();
+    }
+  });
+
+  it('a hosted repository whose node does not answer fails with a reason that names no node', async () => {
+    hosted('nd000008', { 'dataset_description.json': '{}' });
+    const gone = async () => 'http://127.0.0.1:9';
+    await assert.rejects(
+      checkoutSource(deps, row('nd000008', hostedSource), 'HEAD', { holder: gone }),
+      (err) => err instanceof SourceError && /could not be fetched from the node that holds it/.test(err.message) && !err.message.includes('127.0.0.1'),
+    );
+  });
+
   it("extracts a tree of git-lfs pointers with git-lfs's required filter in the machine's git configuration", async () => {
     // What Debian's git-lfs package writes into /etc/gitconfig; the pointer's object is on no lfs server.
     const system = path.join(tmp, 'gitconfig-system');
@@ -100,7 +133,7 @@ describe('the checkout of a source repository', () => {
     const pointer = `version https://git-lfs.github.com/spec/v1\noid sha256:${SHA}\nsize 10\n`;
     try {
       hosted('nd000002', { '.gitattributes': '*.edf filter=lfs diff=lfs merge=lfs -text\n', 'sub-01/eeg/sub-01_eeg.edf': pointer });
-      const checkout = await checkoutSource(deps as Deps, row('nd000002', hostedSource), 'HEAD');
+      const checkout = await checkoutSource(deps, row('nd000002', hostedSource), 'HEAD', { holder });
       try {
         assert.equal(readFileSync(path.join(checkout.dir, 'sub-01/eeg/sub-01_eeg.edf'), 'utf8'), pointer);
       } finally {

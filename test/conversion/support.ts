@@ -2,11 +2,16 @@
 import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 
 import { repositoryDir } from '../../src/git/repository-dir.js';
 import { HOSTED_SOURCE } from '../../src/datasets/source-repo.js';
+import { gitFetchCredentialReads } from '../../src/datasets/git-fetch-credential.js';
+import { runGitHttpBackend } from '../../src/git/git-http-backend.js';
 import { fixturesDir } from '../formats/support/fixtures.js';
 
 export const fixtures = fixturesDir;
@@ -62,5 +67,45 @@ export function pushPayload(repoFullName: string, after: string, paths: { added?
     deleted: false,
     repository: { full_name: repoFullName, html_url: `https://github.com/${repoFullName}`, clone_url: `https://github.com/${repoFullName}.git` },
     commits: [{ added: paths.added ?? [], modified: paths.modified ?? [], removed: paths.removed ?? [] }],
+  };
+}
+
+export interface RepositoryNode {
+  /** Its URL, the NODE_URL a checkout fetches hosted repositories from. */
+  url: string;
+  /** Authorization headers of the requests it was sent, in order. */
+  authorizations: Array<string | undefined>;
+  close(): Promise<void>;
+}
+
+/**
+ * A node that serves the hosted repositories under `gitDir` over git smart HTTP to holders of a fetch
+ * credential (as `nds serve` does to conversion workers), for tests of the checkout without a whole server.
+ */
+export async function startRepositoryNode(gitDir: string, signing: { dataDir: string; objectSigningSecret: string | undefined }): Promise<RepositoryNode> {
+  const authorizations: Array<string | undefined> = [];
+  const server = createHttpServer((req, res) => {
+    authorizations.push(req.headers.authorization);
+    const url = new URL(req.url ?? '/', 'http://node.test');
+    const m = /^\/git\/((?:nd|sb)\d{6})\.git(\/.*)$/.exec(url.pathname);
+    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    if (!m || !gitFetchCredentialReads(signing, token, m[1]!, new Date())) {
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="test"' }).end();
+      return;
+    }
+    const body = req.method === 'POST' ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : null;
+    runGitHttpBackend({ method: req.method!, pathInfo: `/${m[1]}.git${m[2]}`, query: url.search.slice(1), contentType: req.headers['content-type'], contentEncoding: req.headers['content-encoding'], body, projectRoot: gitDir, remoteUser: undefined, remoteAddr: '127.0.0.1' })
+      .then((answer) => {
+        res.writeHead(answer.status, Object.fromEntries(answer.headers));
+        if (answer.body) Readable.fromWeb(answer.body as import('node:stream/web').ReadableStream).pipe(res);
+        else res.end();
+      })
+      .catch(() => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    authorizations,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -21,7 +21,7 @@ import { startNds, type CliRun } from '../support/cli.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { createPostgresTestDatabase, pgliteDump, usingPostgres } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
-import { gitIn, hostedSource, hostRepository } from './support.js';
+import { gitIn, hostedSource, hostRepository, startRepositoryNode, type RepositoryNode } from './support.js';
 
 const RECORDINGS = 4;
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -98,13 +98,17 @@ describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
   let root: string;
   let env: Record<string, string>;
   let dropDatabase: (() => Promise<void>) | undefined;
+  let node: RepositoryNode;
 
   before(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'nds-restart-'));
     const dataDir = path.join(root, 'data');
     let databaseUrl = `pglite:${path.join(dataDir, 'db')}`;
     if (usingPostgres) ({ url: databaseUrl, drop: dropDatabase } = await createPostgresTestDatabase());
-    env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' };
+    const secret = 'restart-test-signing-secret';
+    // The worker fetches the hosted repository over HTTP from the node that holds it (decision 0026).
+    node = await startRepositoryNode(path.join(dataDir, 'git'), { dataDir, objectSigningSecret: secret });
+    env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', NODE_URL: node.url, OBJECT_SIGNING_SECRET: secret };
     hostRepository(path.join(dataDir, 'git'), id, makeRepo(root));
     const database = await connectDatabase(databaseUrl, { pgliteDump: usingPostgres ? undefined : await pgliteDump() });
     try {
@@ -117,6 +121,7 @@ describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
     }
   });
   after(async () => {
+    await node?.close();
     await dropDatabase?.();
     await rm(root, { recursive: true, force: true });
   });

@@ -19,6 +19,7 @@ import * as datasetMembers from './2026-11-27-1700-dataset-members.js';
 import * as annotations from './2026-11-27-1701-annotations.js';
 import * as conversionTasks from './2026-11-27-1800-conversion-tasks.js';
 import * as recordingFences from './2026-11-27-1800-recording-fences.js';
+import * as repositoryHolders from './2026-11-27-1800-repository-holders.js';
 import * as embeddingIndex from './2026-11-27-1801-embedding-index.js';
 
 export const migrations: Record<string, Migration> = {
@@ -38,5 +39,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-1701-annotations': annotations,
   '2026-11-27-1800-conversion-tasks': conversionTasks,
   '2026-11-27-1800-recording-fences': recordingFences,
+  '2026-11-27-1800-repository-holders': repositoryHolders,
   '2026-11-27-1801-embedding-index': embeddingIndex,
 };
