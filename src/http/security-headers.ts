@@ -3,8 +3,8 @@
  * secure-headers once the answer is known, since what it is decides the policy:
  * - a page (HTML) gets a Content-Security-Policy under which nothing inline runs or styles, and may not be
  *   framed (`frame-ancestors 'none'`, `X-Frame-Options: DENY`);
- * - a page that runs the signal viewer (marked by `servesViewer`) may also evaluate code, which its
- *   decompression codecs need (decision 0022); the viewer alone (`?embed=1`) may be framed by
+ * - a page that runs the signal viewer (marked by `servesViewer`) gets the same policy: its zstd decoder is
+ *   plain JavaScript and evaluates nothing (decision 0022); the viewer alone (`?embed=1`) may be framed by
  *   `VIEWER_FRAME_ANCESTORS`;
  * - anything else (JSON, assets, objects, git) gets a policy that loads and runs nothing, in a sandbox, so a
  *   stored file served with an HTML type cannot act as a page of the service.
@@ -37,15 +37,14 @@ export function dataOrigins(config: Pick<Config, 'zarrCacheBaseUrl' | 'zarrPubli
 }
 
 /**
- * The Content-Security-Policy directives of a page. `viewer`: the page runs the signal viewer, whose codecs
- * (numcodecs' WebAssembly, bound by emscripten's embind) build functions with `Function` (decision 0022).
- * `frameAncestors` says who may frame it.
+ * The Content-Security-Policy directives of a page, the viewer's included (its codec evaluates nothing since
+ * decision 0022's note). `frameAncestors` says who may frame it.
  */
-export function pagePolicy(config: Pick<Config, 'zarrCacheBaseUrl' | 'zarrPublicBaseUrl'>, options: { viewer: boolean; frameAncestors: string[] }) {
+export function pagePolicy(config: Pick<Config, 'zarrCacheBaseUrl' | 'zarrPublicBaseUrl'>, options: { frameAncestors: string[] }) {
   return {
     defaultSrc: ["'self'"],
-    // Only the viewer's pages compile WebAssembly and evaluate code; no page runs inline script.
-    scriptSrc: options.viewer ? ["'self'", "'unsafe-eval'"] : ["'self'"],
+    // No page runs inline script or evaluates code: the viewer's zstd decoder is plain JavaScript (fzstd).
+    scriptSrc: ["'self'"],
     styleSrc: ["'self'"],
     // `data:` for the empty favicon of the dataset pages (no /favicon.ico request).
     imgSrc: ["'self'", 'data:'],
@@ -61,8 +60,8 @@ export function pagePolicy(config: Pick<Config, 'zarrCacheBaseUrl' | 'zarrPublic
 export const OTHER_POLICY = { defaultSrc: ["'none'"], frameAncestors: ["'none'"], sandbox: [] };
 
 /**
- * Marks this answer as a page of the signal viewer (its policy lets the codecs evaluate code); `embed`: the
- * viewer alone, which `VIEWER_FRAME_ANCESTORS` may frame instead of nobody.
+ * Marks this answer as a page of the signal viewer; `embed`: the viewer alone, which `VIEWER_FRAME_ANCESTORS`
+ * may frame instead of nobody.
  */
 export function servesViewer(c: Context<AppEnv>, options: { embed: boolean }): void {
   c.set('viewerPage', options.embed ? 'embed' : 'page');
@@ -76,12 +75,12 @@ export function securityHeaders(config: Config): MiddlewareHandler<AppEnv> {
     xContentTypeOptions: true,
   } as const;
   const framedByNobody = { xFrameOptions: 'DENY', crossOriginResourcePolicy: 'same-origin' } as const;
-  const page = secureHeaders({ ...common, ...framedByNobody, contentSecurityPolicy: pagePolicy(config, { viewer: false, frameAncestors: ["'none'"] }) });
-  const viewer = secureHeaders({ ...common, ...framedByNobody, contentSecurityPolicy: pagePolicy(config, { viewer: true, frameAncestors: ["'none'"] }) });
+  const page = secureHeaders({ ...common, ...framedByNobody, contentSecurityPolicy: pagePolicy(config, { frameAncestors: ["'none'"] }) });
+  const viewer = page;
   // X-Frame-Options cannot name origins: the embed leaves it out and relies on frame-ancestors.
   const embed = secureHeaders({
     ...common,
-    contentSecurityPolicy: pagePolicy(config, { viewer: true, frameAncestors: config.viewerFrameAncestors }),
+    contentSecurityPolicy: pagePolicy(config, { frameAncestors: config.viewerFrameAncestors }),
     xFrameOptions: false,
     crossOriginResourcePolicy: 'cross-origin',
   });

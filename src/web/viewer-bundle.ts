@@ -25,7 +25,15 @@ interface Bundle {
   codecChunks: Map<string, string[]>;
 }
 
-const codecModule = /node_modules\/numcodecs\/dist\/(\w+)\.js$/;
+/**
+ * The codec a bundled module is: fzstd is the viewer's zstd (`zstd-codec.ts`); numcodecs' own zstd is still
+ * in zarrita's registry's code but never loaded, so it is no codec to preload.
+ */
+function codecOf(input: string): string | undefined {
+  if (/node_modules\/fzstd\//.test(input)) return 'zstd';
+  const name = /node_modules\/numcodecs\/dist\/(\w+)\.js$/.exec(input)?.[1];
+  return name === 'zstd' ? undefined : name;
+}
 
 let bundle: Promise<Bundle> | undefined;
 
@@ -79,7 +87,7 @@ async function buildBundle(): Promise<Bundle> {
   const url = (output: string) => `/assets/${output.slice(output.lastIndexOf('/') + 1)}`;
   const codecChunks = new Map<string, string[]>();
   for (const [output, meta] of Object.entries(result.metafile.outputs)) {
-    const codec = Object.keys(meta.inputs).map((input) => codecModule.exec(input)?.[1]).find((name) => name !== undefined);
+    const codec = Object.keys(meta.inputs).map(codecOf).find((name) => name !== undefined);
     if (codec) codecChunks.set(codec, [url(output), ...meta.imports.filter((i) => i.kind === 'import-statement').map((i) => url(i.path))]);
   }
   return { assets, codecChunks };

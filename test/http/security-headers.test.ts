@@ -55,10 +55,10 @@ describe('security headers', () => {
     }
   });
 
-  it("the viewer's pages may evaluate code (its codecs need it); only ?embed=1 may be framed, by any site by default", async () => {
+  it("the viewer's pages evaluate no code (its zstd decoder is plain JavaScript); only ?embed=1 may be framed, by any site by default", async () => {
     const page = await get(`/datasets/${ID}`);
     const csp = directives(page.headers.get('content-security-policy'));
-    assert.equal(csp.get('script-src'), "'self' 'unsafe-eval'");
+    assert.equal(csp.get('script-src'), "'self'", "no 'unsafe-eval', no 'wasm-unsafe-eval'");
     assert.equal(csp.get('style-src'), "'self'");
     assert.equal(csp.get('frame-ancestors'), "'none'");
     assert.equal(page.headers.get('x-frame-options'), 'DENY');
@@ -66,6 +66,7 @@ describe('security headers', () => {
     assert.match(await embed.text(), /id="nds-viewer"/);
     const embedCsp = directives(embed.headers.get('content-security-policy'));
     assert.equal(embedCsp.get('frame-ancestors'), '*');
+    assert.equal(embedCsp.get('script-src'), "'self'");
     assert.equal(embedCsp.get('style-src'), "'self'");
     assert.equal(embed.headers.get('x-frame-options'), null, 'X-Frame-Options cannot allow other sites: left out');
     // An unknown dataset's embed is a plain page, framed by nobody.
