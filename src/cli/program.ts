@@ -9,6 +9,7 @@ import { registerInspectCommand } from './inspect.js';
 import { registerAuthCommands } from './auth-commands.js';
 import { registerAdminUserCommands } from './admin-user-commands.js';
 import { registerDatasetsCommands } from './datasets-commands.js';
+import { registerMemberCommands } from './member-commands.js';
 import { registerSearchCommand } from './search-commands.js';
 import { registerSandboxCommands } from './sandbox-commands.js';
 import { registerPublicationCommands } from './publication-commands.js';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   // After the datasets group exists, so search joins it rather than making a second one.
   registerSearchCommand(program);
   registerDatasetEditCommands(program);
+  registerMemberCommands(program);
   registerRequestAccessCommand(program);
   registerAuditCommand(admin);
   registerSandboxCommands(program);

@@ -1,6 +1,6 @@
 /**
- * A dataset's settings page (`/datasets/:id/settings`), for its owner and admins: its metadata, its
- * publication (request, status, the last decision), and for admins its visibility. Plain forms that post
+ * A dataset's settings page (`/datasets/:id/settings`), for its owner, maintainers and admins: its metadata,
+ * its members, its publication (request, status, the last decision), and for admins its visibility. Plain forms that post
  * back here and answer with a redirect (or the form again, with what was typed and what is wrong): it works
  * without JavaScript. The services are those of the HTTP routes (PATCH, publish request).
  */
@@ -14,6 +14,9 @@ import { isAdmin } from '../datasets/dataset-access.js';
 import type { Dataset } from '../datasets/dataset-queries.js';
 import { publicationState, requestPublication, type PublicationRequestView } from '../datasets/publication.js';
 import { updateDataset } from '../datasets/update-dataset.js';
+import { datasetMembers, MEMBER_ROLES, removeMember, setMember, type PresentedMember } from '../datasets/dataset-members.js';
+import type { MemberRole } from '../db/datasets-tables.js';
+import { membersSection } from './dataset-members-section.js';
 import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
 import { FormFields } from '../http/form-input.js';
@@ -50,6 +53,7 @@ interface SettingsView {
   dataset: Dataset;
   user: User;
   requests: PublicationRequestView[];
+  members: PresentedMember[];
   form?: MetadataForm;
   notices?: Array<SafeHtml | string>;
 }
@@ -90,12 +94,13 @@ ${view.notices ?? ''}
 <label>Keywords, separated by commas<input type="text" name="keywords" value="${f.keywords}" placeholder="sleep, EEG, polysomnography"></label>
 <button type="submit">Save metadata</button>
 </form></section>
+${membersSection(d.id, d.owner_username, view.members, user.username)}
 <section class="card" id="publication"><h2>Publication</h2>${publication}</section>
 <section class="card" id="visibility"><h2>Visibility</h2>${visibility}</section>`;
 }
 
 /** The usable account of this browser and the dataset it may manage; or the answer instead (sign in, 404, 403). */
-async function managed(c: Context<AppEnv>, id: string): Promise<{ user: User; dataset: Dataset; requests: PublicationRequestView[] } | Response> {
+async function managed(c: Context<AppEnv>, id: string): Promise<{ user: User; dataset: Dataset; requests: PublicationRequestView[]; members: PresentedMember[] } | Response> {
   const here = `/datasets/${id}/settings`;
   const session = await pageSession(c);
   if (!session) return c.redirect(signInFirst(here), 303);
@@ -104,7 +109,8 @@ async function managed(c: Context<AppEnv>, id: string): Promise<{ user: User; da
   try {
     assertAccountUsable(user);
     const { dataset, requests } = await publicationState(c.var.deps, user, id);
-    return { user, dataset, requests };
+    const { members } = await datasetMembers(c.var.deps, user, id);
+    return { user, dataset, requests, members };
   } catch (err) {
     if (!(err instanceof NdsError)) throw err;
     const status = err.status === 403 ? 403 : 404;
@@ -140,6 +146,8 @@ export const datasetSettingsPages: Route[] = [
         okNotice(q.saved ? 'The metadata is saved.' : undefined),
         okNotice(q.requested ? 'Publication is requested: an administrator will decide.' : undefined),
         okNotice(q.private ? 'The dataset is private now.' : undefined),
+        okNotice(q.member ? `${q.member} is a member now, as ${q.role ?? 'reader'}.` : undefined),
+        okNotice(q.removed ? `${q.removed} is no longer a member.` : undefined),
       ];
       return settingsPage(c, { ...found, notices });
     },
@@ -212,6 +220,54 @@ export const datasetSettingsPages: Route[] = [
         return settingsPage(c, { ...found, notices: [notice] }, (err as NdsError).status === 403 ? 403 : 400);
       }
       return c.redirect(`/datasets/${found.dataset.id}/settings?private=1#visibility`, 303);
+    },
+  }),
+
+  route({
+    method: 'post',
+    path: `${settingsPath}/members`,
+    summary: "The settings page's member form: add a member or change their role",
+    access: 'page',
+    undocumented: true,
+    body: { schema: FormFields, media: ['form'], optional: true },
+    handler: async (c, { body }) => {
+      requireOwnOrigin(c);
+      const found = await managed(c, c.req.param('id')!);
+      if (found instanceof Response) return found;
+      const username = body?.username?.trim() ?? '';
+      const role = body?.role ?? 'reader';
+      try {
+        if (!username) throw new NdsError('validation_failed', { message: 'Give the username of the person to add.' });
+        if (!MEMBER_ROLES.includes(role as MemberRole)) throw new NdsError('validation_failed', { message: `A role is one of ${MEMBER_ROLES.join(', ')}.` });
+        await setMember(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, username, role as MemberRole);
+      } catch (err) {
+        const notice = failure(err);
+        return settingsPage(c, { ...found, notices: [notice] }, (err as NdsError).status === 403 ? 403 : 400);
+      }
+      return c.redirect(`/datasets/${found.dataset.id}/settings?member=${encodeURIComponent(username)}&role=${role}#members`, 303);
+    },
+  }),
+
+  route({
+    method: 'post',
+    path: `${settingsPath}/members/remove`,
+    summary: "The settings page's remove (or leave) button of a member",
+    access: 'page',
+    undocumented: true,
+    body: { schema: FormFields, media: ['form'], optional: true },
+    handler: async (c, { body }) => {
+      requireOwnOrigin(c);
+      const found = await managed(c, c.req.param('id')!);
+      if (found instanceof Response) return found;
+      const username = body?.username?.trim() ?? '';
+      try {
+        await removeMember(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, username);
+      } catch (err) {
+        return settingsPage(c, { ...found, notices: [failure(err)] }, 400);
+      }
+      // Leaving ends one's own view of a private dataset: back home.
+      if (username === found.user.username) return c.redirect('/', 303);
+      return c.redirect(`/datasets/${found.dataset.id}/settings?removed=${encodeURIComponent(username)}#members`, 303);
     },
   }),
 ];

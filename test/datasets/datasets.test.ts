@@ -54,7 +54,7 @@ describe('datasets', () => {
     assert.match(d.id, /^nd/);
   });
 
-  it('hides a private dataset from strangers and anonymous callers with 404, and shows it to its owner and admins', async () => {
+  it('hides a private dataset from strangers, anonymous callers and removed members with 404, and shows it to its owner, members and admins', async () => {
     const d = await json(await owner.api('/datasets', post({ name: 'secret' })), 201);
     for (const res of [await stranger.api(`/datasets/${d.id}`), await fetch(`${server.url}/datasets/${d.id}`)]) {
       assert.equal((await json(res, 404)).error, 'dataset_not_found');
@@ -68,6 +68,15 @@ describe('datasets', () => {
     assert.ok(theirs.datasets.every((x: { visibility: string; owner: string }) => x.visibility === 'public' || x.owner === stranger.user.username));
     // Even a stranger's PATCH finds nothing rather than learning the id exists.
     assert.equal((await json(await stranger.api(`/datasets/${d.id}`, patch({ name: 'mine now' })), 404)).error, 'dataset_not_found');
+    // A member sees it as its owner does, in the list too; removed, they get the unknown id's answer again.
+    const member = await createAccount(server);
+    await json(await owner.api(`/datasets/${d.id}/members/${member.user.username}`, { method: 'PUT', body: JSON.stringify({ role: 'reader' }) }), 201);
+    assert.equal((await json(await member.api(`/datasets/${d.id}`), 200)).name, 'secret');
+    assert.ok((await json(await member.api('/datasets?limit=100'), 200)).datasets.some((x: { id: string }) => x.id === d.id));
+    assert.equal((await json(await member.api(`/datasets/${d.id}`, patch({ name: 'mine now' })), 403)).error, 'forbidden');
+    assert.equal((await owner.api(`/datasets/${d.id}/members/${member.user.username}`, { method: 'DELETE' })).status, 204);
+    assert.deepEqual(await json(await member.api(`/datasets/${d.id}`), 404), await json(await member.api('/datasets/nd999999'), 404).then((b) => ({ ...b, message: b.message.replace('nd999999', d.id) })));
+    assert.ok(!(await json(await member.api('/datasets?limit=100'), 200)).datasets.some((x: { id: string }) => x.id === d.id));
   });
 
   it('pages with an opaque cursor, each dataset once, newest first', async () => {
