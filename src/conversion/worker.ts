@@ -63,7 +63,9 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
   let timer: NodeJS.Timeout | undefined;
   let wakeUp: (() => void) | undefined;
   let woken = false;
-  let idleWaiters: Array<() => void> = [];
+  /** Callers of `idle()`, with the number of passes begun when they asked: only a later pass that found nothing answers them. */
+  let idleWaiters: Array<{ after: number; resolve: () => void }> = [];
+  let passes = 0;
   let busy = false;
   let prunedAt = 0;
   /** Checkouts of the jobs this worker converts tasks of, by job id; dropped when it runs out of work. */
@@ -254,14 +256,16 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
   const loop = (async () => {
     while (!stopping) {
       let worked = false;
+      const pass = ++passes;
       try {
         worked = await runOnce();
       } catch (err) {
         deps.log.error({ err }, 'conversion worker error');
       }
       if (worked) continue;
-      for (const w of idleWaiters) w();
-      idleWaiters = [];
+      // A pass that began before a caller asked may have missed the job it queued: that caller waits for the next.
+      for (const w of idleWaiters.filter((w) => w.after < pass)) w.resolve();
+      idleWaiters = idleWaiters.filter((w) => w.after >= pass);
       if (stopping) break;
       await rest(pollMs);
     }
@@ -273,14 +277,15 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
     wake,
     idle() {
       return new Promise<void>((resolve) => {
-        idleWaiters.push(resolve);
+        idleWaiters.push({ after: passes, resolve });
         if (!busy) wake();
       });
     },
     async stop() {
       stopping = true;
       wake();
-      for (const w of idleWaiters) w();
+      for (const w of idleWaiters) w.resolve();
+      idleWaiters = [];
       await loop;
     },
   };
