@@ -143,8 +143,9 @@ export async function listRecordingRows(
     // Then the walk. The planner cannot know the candidates' number (a parameter it does not look into, so
     // thousands of ids cost nothing to plan) and guesses a bitmap scan of all their rows and a sort: for a
     // candidate set of thousands of datasets, every row of them. The ordered walk of the primary key stops
-    // at the page's last row; told to leave bitmaps out, the planner takes it.
-    await sql`set local enable_bitmapscan = off`.execute(trx);
+    // at the page's last row; told to leave bitmaps and whole-table scans out, the planner takes it (word
+    // filters look rare to it, and it would read the whole table and sort rather than walk).
+    await sql`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
     return pageOf(trx, filters, page, ids);
   });
 }
