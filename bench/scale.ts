@@ -10,7 +10,8 @@
  *
  * Run: node --import tsx bench/scale.ts [--url postgres://postgres@127.0.0.1:5432/nds_scale]
  *        [--datasets 10000] [--per-dataset 100] [--runs 20] [--refill] [--fill-only] [--explain /tmp/scale-explain.txt]
- * The database is created when missing and filled once; a later run reuses it unless --refill.
+ * The database is created when missing and filled once; a later run reuses it unless --refill. Then semantic
+ * search at 10,000 datasets (`bench/scale-semantic.ts`, in `<database>_semantic` and in PGlite) unless --no-semantic.
  */
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -25,6 +26,7 @@ import { searchDatasets } from '../src/datasets/search.js';
 import type { SearchInput } from '../src/datasets/search-filters.js';
 import { listRecordings } from '../src/recordings/catalogue.js';
 import type { RecordingFilters } from '../src/client/index.js';
+import { benchSemantic } from './scale-semantic.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -312,3 +314,8 @@ for (const c of cases) {
 console.log(`${cases.length * callers.length - missed} of ${cases.length * callers.length} figures within the goal (first page p95 ≤ ${GOAL_FIRST_MS} ms, next ≤ ${GOAL_LATER_MS} ms)`);
 if (explainFile) writeFileSync(explainFile, explains.join('\n'));
 await db.destroy();
+if (!args.includes('--no-semantic')) {
+  const semanticUrl = new URL(url);
+  semanticUrl.pathname = `/${dbName}_semantic`;
+  await benchSemantic(semanticUrl.toString(), runs);
+}

@@ -135,12 +135,18 @@ export async function listRecordingRows(
 ): Promise<RecordingPageRow[]> {
   const candidates = candidateDatasets(db, viewer, filters, page.after);
   if (!candidates) return pageOf(db, filters, page);
-  // The planner cannot know the candidates' number (an InitPlan's array) and guesses a bitmap scan of all
-  // their rows and a sort: for a candidate set of thousands of datasets, every row of them. The ordered walk
-  // of the primary key stops at the page's last row; told to leave bitmaps out, the planner takes it.
   return db.transaction().execute(async (trx) => {
-    await sql`set local enable_bitmapscan = off`.execute(trx);
-    return pageOf(trx, filters, page, candidates);
+    // The fences are read first, on their own: the trigram index of the words is read by bitmap scans only.
+    const { rows } = await sql<{ ids: string[] }>`select array(${candidates}) as ids`.execute(trx);
+    const ids = rows[0]!.ids;
+    if (ids.length === 0) return [];
+    // Then the walk. The planner cannot know the candidates' number (a parameter it does not look into, so
+    // thousands of ids cost nothing to plan) and guesses a bitmap scan of all their rows and a sort: for a
+    // candidate set of thousands of datasets, every row of them. The ordered walk of the primary key stops
+    // at the page's last row; told to leave bitmaps and whole-table scans out, the planner takes it (word
+    // filters look rare to it, and it would read the whole table and sort rather than walk).
+    await sql`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
+    return pageOf(trx, filters, page, ids);
   });
 }
 
@@ -148,10 +154,10 @@ async function pageOf(
   db: Kysely<Database>,
   filters: RecordingFilters,
   page: { limit: number; after?: CatalogueCursor },
-  candidates?: ReturnType<typeof candidateDatasets>,
+  candidates?: string[],
 ): Promise<RecordingPageRow[]> {
   let q = db.selectFrom('recordings as r').select(PAGE_COLUMNS);
-  if (candidates) q = q.where(sql<boolean>`r.dataset_id = any(array(${candidates}))`);
+  if (candidates) q = q.where(sql<boolean>`r.dataset_id = any((select ${sql.val(candidates)}::text[])::text[])`);
   if (filters.dataset) q = q.where('r.dataset_id', '=', filters.dataset);
   for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
     const value = filters[key];
