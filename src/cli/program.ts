@@ -10,6 +10,7 @@ import { registerAuthCommands } from './auth-commands.js';
 import { registerAdminUserCommands } from './admin-user-commands.js';
 import { registerDatasetsCommands } from './datasets-commands.js';
 import { registerMemberCommands } from './member-commands.js';
+import { registerAnnotationCommands } from './annotation-commands.js';
 import { registerSearchCommand } from './search-commands.js';
 import { registerSandboxCommands } from './sandbox-commands.js';
 import { registerPublicationCommands } from './publication-commands.js';
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerSearchCommand(program);
   registerDatasetEditCommands(program);
   registerMemberCommands(program);
+  registerAnnotationCommands(program);
   registerRequestAccessCommand(program);
   registerAuditCommand(admin);
   registerSandboxCommands(program);

@@ -32,7 +32,7 @@ import { IdParam } from './dataset-schemas.js';
 const ANNOTATIONS = `${DATASET_PATH}/annotations`;
 
 /**
- * The revision of `If-Match` (RFC 9110 §13.1.1): `"12"`, `W/"12"` or a bare 12; `*` and no header mean any.
+ * The revision of `If-Match` (RFC 9110 section 13.1.1): `"12"`, `W/"12"` or a bare 12; `*` and no header mean any.
  * Anything else is refused, so a client never believes it checked a revision it did not.
  */
 export function ifMatchRevision(header: string | undefined): number | undefined {

@@ -70,6 +70,14 @@ export const commandOfRoute: Record<string, string> = {
   'POST /admin/datasets/{id}/zarr/regenerate': 'admin zarr regenerate',
   'GET /admin/datasets/{id}/zarr': 'admin zarr status',
   'GET /admin/zarr/datasets': 'admin zarr backfill',
+  'GET /datasets/{id}/members': 'datasets members list',
+  'PUT /datasets/{id}/members/{username}': 'datasets members add',
+  'DELETE /datasets/{id}/members/{username}': 'datasets members remove',
+  'GET /datasets/{id}/annotations': 'datasets annotations list',
+  'POST /datasets/{id}/annotations': 'datasets annotations import',
+  'GET /datasets/{id}/annotations/history': 'datasets annotations history',
+  'GET /datasets/{id}/annotations/export': 'datasets annotations export',
+  'POST /datasets/{id}/annotations/commit': 'datasets annotations commit',
 };
 
 /** Routes with no command, and why. */
@@ -92,6 +100,8 @@ export const exemptRoutes: Record<string, string> = {
   'POST /webhooks/github': 'machine to machine: GitHub push events',
   'POST /webhooks/zarr-ready': 'machine to machine: a conversion runner reports a finished copy',
   'GET /.well-known/oauth-authorization-server': 'OAuth client libraries discover the device flow from it (RFC 8414); `nds auth login` knows its routes',
+  'PATCH /datasets/{id}/annotations/{annotationId}': "one annotation is changed in place in the viewer's annotation mode; imports replace in bulk (`nds datasets annotations import`)",
+  'DELETE /datasets/{id}/annotations/{annotationId}': "one annotation is deleted in place in the viewer's annotation mode",
   'POST /datasets/{id}/read-grant': 'the browser viewer of a private dataset reads the gateway with it (a key reads the API directly)',
 };
 

@@ -142,6 +142,10 @@ describe('dataset members', () => {
     assert.equal(mails.length, 1);
     assert.match(mails[0]!.subject, new RegExp(`${owner.user.username} shared ${id} with you`));
     assert.match(mails[0]!.text, /as an annotator/);
+    // A change of role is a 200, and mails nobody again.
+    const changed = await json(await maintainer.api(`/datasets/${id}/members/${annotator.user.username}`, send('PUT', { role: 'annotator' })), 200);
+    assert.deepEqual([changed.role, changed.added_by], ['annotator', maintainer.user.username]);
+    assert.equal((await readOutbox(server.dataDir)).filter((m) => m.to === annotator.user.email).length, 1);
   });
 
   it('ends a removed member\'s access at once: every path, and the credentials and grants minted for them', async () => {
