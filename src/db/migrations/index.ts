@@ -15,6 +15,7 @@ import * as githubDeliveries from './2026-11-27-1400-github-deliveries.js';
 import * as hostedSourceMarker from './2026-11-27-1537-hosted-source-marker.js';
 import * as datasetZarrError from './2026-11-27-1538-dataset-zarr-error.js';
 import * as copyExposures from './2026-11-27-1630-copy-exposures.js';
+import * as schemaRequirements from './2026-11-27-2300-schema-requirements.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-1537-hosted-source-marker': hostedSourceMarker,
   '2026-11-27-1538-dataset-zarr-error': datasetZarrError,
   '2026-11-27-1630-copy-exposures': copyExposures,
+  '2026-11-27-2300-schema-requirements': schemaRequirements,
 };
