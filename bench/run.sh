@@ -14,6 +14,7 @@ declare -A benches=(
   [soak]="node --import tsx bench/soak.ts"  # 5 minutes: only when named (npm run bench -- soak)
   [ml]="node --import tsx bench/ml.ts"
   [mcp]="node --import tsx bench/mcp.ts"
+  [zstd-zlib]="node --import tsx bench/zstd-zlib.ts"  # node:zlib zstd against zstd-napi: run it on Node 22.15+ or 24
   [copy-sweep]="node --import tsx bench/copy-sweep.ts"  # needs the radosgw of scripts/ci/services/radosgw.sh: only when named
 )
 order=(conversion viewer auth gateway upload ml mcp)

@@ -1,5 +1,5 @@
 /**
- * Migrations, for rolling upgrades (docs/operations.md, "Upgrades"). Every migration expands the schema (adds
+ * Migrations, for rolling upgrades (docs/operating.md, "Upgrades"). Every migration expands the schema (adds
  * tables, columns, indexes), so a process of the previous release keeps running, and restarts, against a
  * database a newer release has migrated: the migrations it does not know are taken as done. A migration that
  * contracts (drops or renames what older code reads) ships in a later release than the code that stopped
