@@ -2,7 +2,7 @@
  * Migrations, for rolling upgrades (docs/operating.md, "Upgrades"). Every migration expands the schema (adds
  * tables, columns, indexes), so a process of the previous release keeps running, and restarts, against a
  * database a newer release has migrated: the migrations it does not know are taken as done. A migration that
- * contracts (drops or renames what older code reads) ships in a later release than the code that stopped
+ * shrinks the schema (drops or renames what older code reads) ships in a later release than the code that stopped
  * reading it, and adds a row to `schema_requirements`; a process that does not know such a migration refuses
  * the database, naming the release it needs.
  */
