@@ -16,6 +16,7 @@ declare -A benches=(
   [ml]="node --import tsx bench/ml.ts"
   [mcp]="node --import tsx bench/mcp.ts"
   [scale]="node --import tsx bench/scale.ts"  # fills a PostgreSQL database of 1,000,000 recordings (minutes): only when named
+  [zstd-zlib]="node --import tsx bench/zstd-zlib.ts"  # node:zlib zstd against zstd-napi: run it on Node 22.15+ or 24
   [copy-sweep]="node --import tsx bench/copy-sweep.ts"  # needs the radosgw of scripts/ci/services/radosgw.sh: only when named
 )
 order=(conversion viewer auth gateway upload ml mcp)

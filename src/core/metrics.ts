@@ -1,5 +1,5 @@
 /**
- * What an operator sees of a process (`GET /metrics`, Prometheus text format, docs/operations.md): one
+ * What an operator sees of a process (`GET /metrics`, Prometheus text format, docs/operating.md): one
  * registry a process, made by `lifecycle.ts` and carried on the deps. Counters and histograms are observed
  * where the work happens; gauges of state held elsewhere (the database pool, the queue, circuit breakers)
  * are read at each scrape. Labels hold route patterns and fixed words, never paths or dataset ids: a

@@ -1,5 +1,5 @@
 /**
- * `GET /metrics` of every nds process (docs/operations.md, decision 0025). Metrics name no dataset, but they
+ * `GET /metrics` of every nds process (docs/operating.md, decision 0025). Metrics name no dataset, but they
  * tell load, failures and versions, so they are not for everyone: with `METRICS_TOKEN` set, a request must
  * carry it as a bearer token; without it, only a client on this machine that came through no proxy may read
  * them (a reverse proxy on the same host adds `X-Forwarded-For`, so the public cannot read them through it).

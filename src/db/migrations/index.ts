@@ -21,6 +21,7 @@ import * as conversionTasks from './2026-11-27-1800-conversion-tasks.js';
 import * as recordingFences from './2026-11-27-1800-recording-fences.js';
 import * as repositoryHolders from './2026-11-27-1800-repository-holders.js';
 import * as embeddingIndex from './2026-11-27-1801-embedding-index.js';
+import * as schemaRequirements from './2026-11-27-2300-schema-requirements.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-1800-recording-fences': recordingFences,
   '2026-11-27-1800-repository-holders': repositoryHolders,
   '2026-11-27-1801-embedding-index': embeddingIndex,
+  '2026-11-27-2300-schema-requirements': schemaRequirements,
 };

@@ -1,0 +1,121 @@
+/**
+ * A rolling upgrade on one PostgreSQL: the previous release's `nds serve` (a git worktree of an earlier
+ * commit, run from a temporary folder) migrates an empty database and serves; the new release starts beside it
+ * and migrates the rest; then an even newer release's expand migration lands. The old process keeps
+ * answering throughout, and restarts against the newer schema.
+ *
+ * The previous release is HEAD~1, or NDS_UPGRADE_FROM; a commit older than the acceptance of unknown newer
+ * migrations (2026-11-27-2300-schema-requirements) is replaced by the first commit that has it, since such a
+ * release cannot take part in a rolling upgrade.
+ */
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { loadConfig } from '../../src/core/config.js';
+import { createLogger } from '../../src/core/log.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { freePort, usingPostgres } from '../support/test-server.js';
+
+const git = async (...args: string[]) => (await promisify(execFile)('git', args)).stdout.trim();
+const TOLERANT = 'src/db/migrations/2026-11-27-2300-schema-requirements.ts';
+
+/** The commit of the previous release: one that accepts migrations it does not know. */
+async function previousRelease(): Promise<string> {
+  const wanted = await git('rev-parse', process.env.NDS_UPGRADE_FROM ?? 'HEAD~1');
+  const hasIt = await git('cat-file', '-e', `${wanted}:${TOLERANT}`).then(() => true, () => false);
+  return hasIt ? wanted : (await git('log', '--diff-filter=A', '--format=%H', '--', TOLERANT)).split('\n').at(-1)!;
+}
+
+/** Starts `nds serve` of the tree at `root`; resolves once it listens. */
+function startOld(root: string, env: Record<string, string>): Promise<{ child: ChildProcess; exited: Promise<number | null>; stderr: () => string }> {
+  const child = spawn(process.execPath, [path.join(root, 'bin/nds.js'), 'serve'], { cwd: root, env: { ...process.env, ...env, NDS_SERVE_LAUNCHER: 'off' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let text = '';
+  return new Promise((resolve, reject) => {
+    child.stderr!.on('data', (c: Buffer) => {
+      text += c.toString();
+      if (/nds is listening/.test(text)) resolve({ child, exited, stderr: () => text });
+    });
+    void exited.then((code) => reject(new Error(`the previous release exited (${code}): ${text}`)));
+  });
+}
+
+const answers = async (base: string) => {
+  const ready = await fetch(`${base}/readyz`);
+  const list = await fetch(`${base}/datasets`, { headers: { accept: 'application/json' } });
+  return [ready.status, list.status];
+};
+
+describe('a rolling upgrade: the previous release beside the new one on one PostgreSQL', { skip: usingPostgres ? false : 'needs PostgreSQL (NDS_TEST_DB=postgres)' }, () => {
+  let tmp: string;
+  let oldRoot: string;
+  let databaseUrl: string;
+  let dbName: string;
+  let old: Awaited<ReturnType<typeof startOld>> | undefined;
+  let current: RunningServer | undefined;
+  let oldEnv: Record<string, string>;
+  const admin = () => new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+
+  before(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'nds-upgrade-'));
+    oldRoot = path.join(tmp, 'previous');
+    await git('worktree', 'add', '--detach', oldRoot, await previousRelease());
+    await symlink(path.resolve('node_modules'), path.join(oldRoot, 'node_modules'));
+    dbName = `nds_upgrade_${randomBytes(4).toString('hex')}`;
+    const c = admin();
+    await c.connect();
+    await c.query(`create database ${dbName}`);
+    await c.end();
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.pathname = `/${dbName}`;
+    databaseUrl = url.toString();
+    oldEnv = { PORT: String(await freePort()), DATA_DIR: path.join(tmp, 'old-data'), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', IN_PROCESS_WORKER: 'false' };
+  });
+  after(async () => {
+    if (old && old.child.exitCode === null) old.child.kill('SIGTERM');
+    await old?.exited;
+    await current?.close();
+    await git('worktree', 'remove', '--force', oldRoot).catch(() => {});
+    await rm(tmp, { recursive: true, force: true });
+    const c = admin();
+    await c.connect();
+    await c.query(`drop database if exists ${dbName} with (force)`).catch(() => {});
+    await c.end();
+  });
+
+  it('keeps the previous release answering while the new one migrates, and lets it restart on the newer schema', async () => {
+    assert.ok(existsSync(path.join(oldRoot, 'bin/nds.js')));
+    old = await startOld(oldRoot, oldEnv);
+    const oldBase = `http://127.0.0.1:${oldEnv.PORT}`;
+    assert.deepEqual(await answers(oldBase), [200, 200]);
+
+    // The new release starts on the same database and migrates what the previous one lacks, while the old one serves.
+    const config = loadConfig({ PORT: String(await freePort()), DATA_DIR: path.join(tmp, 'new-data'), DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', IN_PROCESS_WORKER: 'false' });
+    const starting = startServer({ config, log: createLogger('silent'), hostname: '127.0.0.1' });
+    const during = await answers(oldBase);
+    current = await starting;
+    assert.deepEqual(during, [200, 200]);
+    assert.deepEqual(await answers(current.url.replace('localhost', '127.0.0.1')), [200, 200]);
+
+    // An even newer release's expand migration: neither running process knows it.
+    const c = new pg.Client({ connectionString: databaseUrl });
+    await c.connect();
+    await c.query(`alter table datasets add column upgrade_test_field text`);
+    await c.query(`insert into kysely_migration (name, timestamp) values ('2099-01-01-0000-upgrade-test-expand', now())`);
+    await c.end();
+    assert.deepEqual(await answers(oldBase), [200, 200]);
+
+    // The previous release restarts (a rolling deploy restarts processes in turn) and serves again.
+    old.child.kill('SIGTERM');
+    assert.equal(await old.exited, 0);
+    old = await startOld(oldRoot, oldEnv);
+    assert.deepEqual(await answers(oldBase), [200, 200]);
+  });
+});
