@@ -158,7 +158,8 @@ export function linkedReferences(channels: readonly SourceChannel[]): Array<[str
   const names = new Set(channels.map((c) => electrodeName(c.label)));
   const isRef = (name: string) => typeKey(channels[findChannel(channels, name)]?.type ?? '') === 'ref';
   const tenTwentyLayout = tenTwenty.filter((n) => names.has(n)).length >= 8;
-  const bankElectrodes = [...names].some((n) => /^[a-h]\d{1,2}$/.test(n) && n !== 'a1' && n !== 'a2');
+  // BioSemi banks are A…H; of those letters only C, F, O, P, T (and two-letter names) are 10-20 names.
+  const bankElectrodes = [...names].some((n) => /^[abdegh]\d{1,2}$/.test(n) && n !== 'a1' && n !== 'a2');
   if (has('A1') && has('A2') && ((isRef('A1') && isRef('A2')) || (tenTwentyLayout && !bankElectrodes))) out.push(['A1', 'A2']);
   if (has('M1') && has('M2')) out.push(['M1', 'M2']);
   if (has('TP9') && has('TP10')) out.push(['TP9', 'TP10']);

@@ -25,10 +25,16 @@ main { max-width: 82rem; }
 .viewer-traces { cursor: grab; }
 .viewer-overlay { position: absolute; inset: 0; pointer-events: none; }
 .viewer-panel { width: 17rem; max-height: 560px; overflow: auto; font-size: .85rem; border-left: 1px solid var(--line, #d8dee4); padding-left: .5rem; }
-.viewer-panel table { width: 100%; border-collapse: collapse; table-layout: auto; }
+.viewer-panel table { width: 100%; border-collapse: collapse; }
 .viewer-panel td { padding: .1rem .3rem; cursor: pointer; white-space: nowrap; }
-/* The type and value columns give way (ellipsis), so time and duration are read whole in a 17 rem panel. */
-.viewer-events .clip { display: block; max-width: 6rem; overflow: hidden; text-overflow: ellipsis; }
+.viewer-panel label { overflow-wrap: anywhere; }
+/* Fixed columns: type and value give way (ellipsis, the whole text in the title), so time and duration are read
+   whole in a 17 rem panel whatever the events are called. */
+.viewer-events { table-layout: fixed; }
+.viewer-events td { overflow: hidden; text-overflow: ellipsis; }
+.viewer-events .clip { overflow: hidden; text-overflow: ellipsis; }
+.viewer-events thead td:first-child { width: 32%; }
+.viewer-events thead td:last-child { width: 22%; }
 .viewer-events td:last-child { text-align: right; font-variant-numeric: tabular-nums; }
 .viewer-panel tr[aria-current] td { background: #fff3e0; }
 .viewer-panel label { display: block; }

@@ -3,7 +3,7 @@
  * time, the channel picker and the event list. Each control edits the viewer's settings; `sync` brings the
  * controls in line with a new frame.
  */
-import { defaultScales, formatScale, scaleOf, stepScale, typeKey } from '../../signals/channel-scale.js';
+import { defaultScales, formatScale, isVoltage, scaleOf, stepScale, typeKey } from '../../signals/channel-scale.js';
 import { stepEvent } from '../../signals/event-marks.js';
 import { chainAvailable, chainPairs, formatReference, linkedReferences, longitudinalChain, parseReference, transverseChain } from '../../signals/montage.js';
 import { filterChoices, formatCorner } from '../../signals/filter-choices.js';
@@ -287,7 +287,8 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
       const scalesKey = `${viewer.shownTypes().join(',')}|${JSON.stringify(s.scales)}|${s.auto}`;
       if (scalesBox && scalesKey !== shownScales) {
         shownScales = scalesKey;
-        const units = new Map(state.rows.map((r) => [typeKey(r.type), r.unit]));
+        // The unit of a type's voltage rows (a row in ARU typed EEG has no sensitivity and does not name it).
+        const units = new Map(state.rows.filter((r) => isVoltage(r.unit)).map((r) => [typeKey(r.type), r.unit]));
         scalesBox.replaceChildren(
           ...viewer.shownTypes().flatMap((type) => {
             const value = s.auto ? 'auto' : scaleOf(s.scales, type);

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import { columnEnvelope, sampleEnvelope } from '../../../src/signals/column-envelope.js';
 import { formatScales, microvoltFactor, parseScales, pixelsPerUnit, scaleOf, stepScale, typeKey, unitSymbol } from '../../../src/signals/channel-scale.js';
 import { eventColours, placeEvents, stepEvent } from '../../../src/signals/event-marks.js';
-import { applyMontage, chainAvailable, chainPairs, derivations, electrodeName, formatReference, longitudinalChain, parseReference, splitPair, type SourceChannel } from '../../../src/signals/montage.js';
+import { applyMontage, chainAvailable, chainPairs, derivationBound, derivations, electrodeName, formatReference, linkedReferences, longitudinalChain, parseReference, splitPair, type SourceChannel } from '../../../src/signals/montage.js';
+import { filterChoices } from '../../../src/signals/filter-choices.js';
 import { formatTime, parseTime, recordingEpoch } from '../../../src/signals/time-format.js';
 import { parseViewQuery, writeViewQuery } from '../../../src/signals/view-settings.js';
 
@@ -51,6 +52,44 @@ describe('montage', () => {
     assert.deepEqual([...rows[2]!], [-2, 0, 2]);
     assert.deepEqual([...rows[3]!], [5, 5, 5]);
     assert.equal(rows[0]!.buffer, rows[3]!.buffer, 'rows share one buffer');
+  });
+});
+
+describe('issue 26: montage rows, ears, filter corners, units', () => {
+  const tenTwenty = ['Fp1', 'Fp2', 'F7', 'F3', 'Fz', 'F4', 'F8', 'T3', 'C3', 'Cz', 'C4', 'T4', 'T5', 'P3', 'Pz', 'P4', 'T6', 'O1', 'O2'].map((l) => ch(l));
+  it('a bipolar montage keeps the EOG and ECG rows picked, on their own reference, after its pairs', () => {
+    const rows = derivations(channels, channels.map((_, i) => i), { kind: 'bipolar', pairs: [['Fp1', 'F7']] });
+    assert.deepEqual(rows.map((r) => [r.label, r.minus]), [['Fp1-F7', [1]], ['HEOG', []], ['EKG', []]]);
+  });
+  it('bounds a derivation over a column from its sources ranges', () => {
+    assert.deepEqual(derivationBound([-10, 20], [[-5, 5]]), [-15, 25]);
+    assert.deepEqual(derivationBound([0, 10], [[0, 2], [4, 6]]), [-4, 8]);
+    assert.deepEqual(derivationBound([1, 2], []), [1, 2]);
+  });
+  it('offers A1+A2 as ears in a 10-20 layout or when typed REF, never on a BioSemi cap', () => {
+    assert.deepEqual(linkedReferences([...tenTwenty, ch('A1'), ch('A2')]), [['A1', 'A2']]);
+    const biosemi = ['A1', 'A2', 'A3', 'A4', 'B1', 'B2', 'C1', 'D1'].map((l) => ch(l));
+    assert.deepEqual(linkedReferences(biosemi), []);
+    assert.deepEqual(linkedReferences([...tenTwenty, ...biosemi]), [], 'A3… present: a lettered bank');
+    assert.deepEqual(linkedReferences([ch('Cz'), ch('A1', 'REF'), ch('A2', 'REF')]), [['A1', 'A2']], 'channels.tsv says REF');
+    assert.deepEqual(linkedReferences([ch('Cz'), ch('A1'), ch('A2')]), [], 'three channels say nothing');
+    assert.deepEqual(linkedReferences([ch('Cz'), ch('M1'), ch('M2'), ch('TP9'), ch('TP10')]), [['M1', 'M2'], ['TP9', 'TP10']]);
+  });
+  it('offers filter corners per type, below 0.45 × the rate', () => {
+    assert.deepEqual(filterChoices(['EEG'], 256), { hp: [0.1, 0.3, 0.5, 1, 2, 5], lp: [15, 30, 35, 40, 70, 100] });
+    const emg = filterChoices(['EMG'], 2048);
+    assert.ok(emg.hp.includes(30) && emg.lp.includes(500) && !emg.lp.includes(1000), JSON.stringify(emg));
+    assert.ok(filterChoices(['EMG'], 4096).lp.includes(1000));
+    assert.ok(!filterChoices(['EMG'], 1000).lp.includes(500), 'no 500 Hz low-pass at 1 kHz');
+    assert.deepEqual(filterChoices(['EEG', 'EMG'], 512).lp, [15, 30, 35, 40, 70, 100, 200]);
+    assert.deepEqual(filterChoices(['MISC'], 256), filterChoices(['EEG'], 256), 'EEG corners when no type has its own');
+  });
+  it('puts channels in other units than volts on their own scale, printed as their unit', () => {
+    assert.equal(scaleOf({}, 'EEG', 'ARU'), 'auto');
+    assert.equal(scaleOf({ eeg: 50 }, 'EEG', 'uV'), 50);
+    assert.equal(scaleOf({}, 'EEG', ''), 100, 'no unit given: read as µV');
+    assert.equal(unitSymbol('degC'), '°C');
+    assert.equal(unitSymbol('uS'), 'µS');
   });
 });
 
