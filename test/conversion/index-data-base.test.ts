@@ -128,11 +128,13 @@ describe('index.json data_base: ZARR_PUBLIC_BASE_URL wins when set', () => {
     assert.equal(index.data_base, `https://cdn.example.org/nds/${id}/zarr`);
   });
 
-  it('a private copy names no data_base, the setting notwithstanding', async () => {
+  it('a private copy names no data_base, the setting notwithstanding', async (t) => {
     const privateId = 'nd000173';
+    const privateRepo = hostRepository(server.config.gitDir, privateId, makeBidsRepo());
+    t.after(() => rmSync(privateRepo, { recursive: true, force: true }));
     await server.deps.db
       .insertInto('datasets')
-      .values({ id: privateId, name: 'private data_base', owner_id: admin.user.id, visibility: 'private', source_repo: repo, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
+      .values({ id: privateId, name: 'private data_base', owner_id: admin.user.id, visibility: 'private', source_repo: hostedSource, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
       .execute();
     const res = await admin.api(`/admin/datasets/${privateId}/zarr/regenerate`, { method: 'POST', body: JSON.stringify({ full: true }) });
     assert.equal(res.status, 202);
