@@ -162,17 +162,21 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
     await deps.objects.deletePrefix(uploadPrefix(record.dataset_id, record.upload_id));
     return { path: record.path, size: record.size, sha256, status };
   };
-  const existing = await deps.objects.head(target);
-  if (existing && existing.size === record.size) {
-    await deps.objects.abortMultipart(staging, record.store_upload_id);
+  // Another complete of the same upload (a retry racing the first) may have stored the file meanwhile.
+  const storedMeanwhile = async () => {
+    const existing = await deps.objects.head(target);
+    return existing !== undefined && existing.size === record.size;
+  };
+  if (await storedMeanwhile()) {
+    await deps.objects.abortMultipart(staging, record.store_upload_id).catch(() => undefined);
     return done('present');
   }
-  const stored = new Set((await storedParts(deps, record)).map((p) => p.part_number));
-  const missing = Array.from({ length: record.part_count }, (_, i) => i + 1).filter((n) => !stored.has(n));
-  if (missing.length > 0) {
-    throw new NdsError('upload_incomplete', { message: `${record.path}: ${missing.length} of ${record.part_count} parts are not stored yet (first: ${missing[0]}).`, details: [`missing parts: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', ...' : ''}`] });
-  }
   try {
+    const stored = new Set((await storedParts(deps, record)).map((p) => p.part_number));
+    const missing = Array.from({ length: record.part_count }, (_, i) => i + 1).filter((n) => !stored.has(n));
+    if (missing.length > 0) {
+      throw new NdsError('upload_incomplete', { message: `${record.path}: ${missing.length} of ${record.part_count} parts are not stored yet (first: ${missing[0]}).`, details: [`missing parts: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', ...' : ''}`] });
+    }
     await deps.objects.completeMultipart(staging, record.store_upload_id, record.part_count, { key: target, size: record.size, sha256 });
   } catch (err) {
     if (err instanceof ContentMismatchError) {
@@ -180,9 +184,22 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
       const actual = err.actual.sha256 ?? `(${err.actual.size} bytes, not ${record.size})`;
       throw new NdsError('content_mismatch', { message: `${record.path}: the assembled file's SHA-256 is ${actual}, not ${sha256}; nothing was stored.`, details: [`expected ${sha256}`, `actual ${actual}`], cause: err });
     }
+    // A complete of the same upload racing this one (a retry) took the parts from under it: when it has stored
+    // the file, this one answers as a retry would; while it is still at it, the caller is told to ask again.
+    if (await storedMeanwhile()) return done('present');
+    if (err instanceof NdsError) throw err;
+    if (storeUploadGone(err)) {
+      throw new NdsError('conflict', { message: `${record.path}: another request is completing this upload; ask again in a moment to learn its result.`, cause: err });
+    }
     throw err;
   }
   return done('stored');
+}
+
+/** The store no longer has the multipart upload or its parts: S3's NoSuchUpload, a folder store's missing part. */
+function storeUploadGone(err: unknown): boolean {
+  const e = err as { name?: string; Code?: string; code?: string } | null;
+  return e?.name === 'NoSuchUpload' || e?.Code === 'NoSuchUpload' || e?.code === 'ENOENT';
 }
 
 export async function abortUpload(deps: UploadDeps, record: UploadRecord): Promise<void> {

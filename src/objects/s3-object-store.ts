@@ -298,7 +298,9 @@ export class S3ObjectStore implements ObjectStore {
   async completeMultipart(key: string, uploadId: string, partCount: number, target: MultipartTarget): Promise<ObjectInfo> {
     checkObjectKey(key);
     checkObjectKey(target.key);
-    const parts = (await this.listParts(key, uploadId)) ?? [];
+    const parts = await this.listParts(key, uploadId);
+    // Completed or aborted meanwhile (by a racing request): named as S3 names it, for the caller to tell apart.
+    if (!parts) throw Object.assign(new Error(`the multipart upload of ${key} is no longer open`), { name: 'NoSuchUpload' });
     const byNumber = new Map(parts.map((p) => [p.partNumber, p]));
     const chosen = Array.from({ length: partCount }, (_, i) => byNumber.get(i + 1));
     if (chosen.some((p) => !p)) throw new Error(`upload of ${key} lacks parts`);

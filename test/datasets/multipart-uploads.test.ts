@@ -107,6 +107,23 @@ for (const variant of storeVariants) {
       assert.equal(done.status, 'stored');
     });
 
+    it('answers completes raced on one upload with the file, or a clear 404 or 409, never an error of the server', async () => {
+      const file = randomBytes(11 * MIB);
+      const started = await start(file, 'raced.edf');
+      for (const t of await urls(started.upload_id, file, started, [1, 2, 3])) assert.ok((await put(t, partOf(file, started, t.part_number))).ok);
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () => owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}/complete`, post({ sha256: sha(file) }))),
+      );
+      const bodies = await Promise.all(answers.map(async (res) => ({ status: res.status, body: await res.json() })));
+      for (const { status, body } of bodies) {
+        // After the upload is gone: the unknown upload's 404; while another request assembles it: 409, ask again.
+        assert.ok(status === 200 || ((status === 404 || status === 409) && body.error), `a raced complete answered ${status}: ${JSON.stringify(body)}`);
+        if (status === 200) assert.deepEqual({ ...body, status: undefined }, { path: 'raced.edf', size: file.length, sha256: sha(file), status: undefined });
+      }
+      assert.ok(bodies.some((b) => b.status === 200), 'no complete answered with the file');
+      assert.ok((await server.deps.objects.readAll(`${id}/objects/${sha(file)}`))!.equals(file));
+    });
+
     it('refuses to complete with parts missing, and refuses a whole-file hash that is not the bytes, naming the path and both hashes', async () => {
       const file = randomBytes(6 * MIB);
       const started = await start(file, 'sub-02/eeg/wrong.edf');
