@@ -263,7 +263,10 @@ export function readableDatasetIds(db: Kysely<Database>, viewer: { id: number; a
 export function readableDatasetsQuery(db: Kysely<Database>, viewer: { id: number; admin: boolean } | undefined) {
   const q = db.selectFrom('datasets as d').select('d.id');
   if (viewer?.admin) return q;
-  return viewer ? q.where((eb) => eb.or([eb('d.visibility', '=', 'public'), eb('d.owner_id', '=', viewer.id)])) : q.where('d.visibility', '=', 'public');
+  // The same rule as readableBy: public, the viewer's own, and those shared with them (decision 0028).
+  return viewer
+    ? q.where((eb) => eb.or([eb('d.visibility', '=', 'public'), eb('d.owner_id', '=', viewer.id), eb('d.id', 'in', memberDatasetIds(db, viewer.id))]))
+    : q.where('d.visibility', '=', 'public');
 }
 
 /**

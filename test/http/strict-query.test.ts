@@ -17,6 +17,7 @@ interface Operation {
 function pathValue(name: string, schemaType: string | undefined): string {
   if (name === 'id' || name === 'repo') return schemaType === 'integer' || schemaType === 'number' ? '1' : 'nd000001';
   if (name === 'username') return 'someone';
+  if (name === 'upload_id') return '0'.repeat(32); // the route takes only 32 hex digits
   return 'x';
 }
 
