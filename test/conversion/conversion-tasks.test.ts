@@ -45,6 +45,7 @@ describe('a conversion job split into recording tasks', { timeout: 300_000 }, ()
   let server: TestServer;
   let repo: string;
   const id = 'nd000241';
+  const frozenAt = Date.now();
 
   before(async () => {
     // No worker inside the server: the test runs its own.
@@ -65,8 +66,9 @@ describe('a conversion job split into recording tasks', { timeout: 300_000 }, ()
   /** Converts the dataset with `n` workers (from scratch when `full`); returns the job's tasks. */
   async function convert(n: number, full: boolean) {
     const { job } = await enqueueConversion(server.deps.db, { datasetId: id, ref: 'main', full, reason: 'test' });
-    // One fixed time for every run, so the timestamps written into the copy are the same too.
-    const deps = { ...server.deps, clock: { now: () => new Date('2026-06-01T12:00:00Z') } };
+    // One fixed time for every run, so the timestamps written into the copy are the same too: the time the
+    // test began, so the fetch credential a worker signs with it is still valid where the server checks it.
+    const deps = { ...server.deps, clock: { now: () => new Date(frozenAt) } };
     const workers: RunningWorker[] = Array.from({ length: n }, () => startWorker(deps, { pollMs: 10 }));
     try {
       const deadline = Date.now() + 240_000;

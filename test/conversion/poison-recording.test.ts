@@ -25,7 +25,7 @@ import { startNds, type CliRun } from '../support/cli.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { createPostgresTestDatabase, pgliteDump, usingPostgres } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
-import { gitIn, hostRepository, hostedSource } from './support.js';
+import { gitIn, hostRepository, hostedSource, startRepositoryNode, type RepositoryNode } from './support.js';
 
 const poisoned = 'nd000251';
 const healthy = 'nd000252';
@@ -59,13 +59,17 @@ describe('a recording that makes the worker process exit', { timeout: 300_000 },
   let root: string;
   let env: Record<string, string>;
   let dropDatabase: (() => Promise<void>) | undefined;
+  let node: RepositoryNode | undefined;
 
   before(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'nds-poison-'));
     const dataDir = path.join(root, 'data');
     let databaseUrl = `pglite:${path.join(dataDir, 'db')}`;
     if (usingPostgres) ({ url: databaseUrl, drop: dropDatabase } = await createPostgresTestDatabase());
-    env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', CONVERSION_MAX_ATTEMPTS: '3' };
+    const secret = 'poison-test-signing-secret';
+    // The workers fetch the hosted repositories over HTTP from the node that holds them (decision 0026).
+    node = await startRepositoryNode(path.join(dataDir, 'git'), { dataDir, objectSigningSecret: secret });
+    env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', CONVERSION_MAX_ATTEMPTS: '3', NODE_URL: node.url, OBJECT_SIGNING_SECRET: secret };
     hostRepository(path.join(dataDir, 'git'), poisoned, makeRepo(root, 'poisoned', 2, 20));
     hostRepository(path.join(dataDir, 'git'), healthy, makeRepo(root, 'healthy', 4, 30));
     const database = await connectDatabase(databaseUrl, { pgliteDump: usingPostgres ? undefined : await pgliteDump() });
@@ -82,6 +86,7 @@ describe('a recording that makes the worker process exit', { timeout: 300_000 },
     }
   });
   after(async () => {
+    await node?.close();
     await dropDatabase?.();
     await rm(root, { recursive: true, force: true });
   });

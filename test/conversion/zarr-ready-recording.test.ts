@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { enqueueConversion } from '../../src/conversion/job-queue.js';
 import { createAccount, apiFetch } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
-import { startTestServer, type TestServer } from '../support/test-server.js';
+import { freePort, startTestServer, type TestServer } from '../support/test-server.js';
 import { hostCopy, hostedSource, makeBidsRepo } from './support.js';
 
 const TOKEN = 'zarr-ready-token';
@@ -47,7 +47,9 @@ describe('a conversion recorded without the public URL', () => {
     });
     await new Promise<void>((resolve) => publicUrl.listen(0, '127.0.0.1', resolve));
     const port = (publicUrl.address() as AddressInfo).port;
-    local = await startTestServer({ env: { SERVICE_WEBHOOK_TOKEN: TOKEN, PUBLIC_URL: `http://127.0.0.1:${port}` } });
+    // The worker fetches the hosted repository from NODE_URL, this node's own address among nodes (decision 0026).
+    const nodePort = await freePort();
+    local = await startTestServer({ env: { SERVICE_WEBHOOK_TOKEN: TOKEN, PUBLIC_URL: `http://127.0.0.1:${port}`, PORT: String(nodePort), NODE_URL: `http://127.0.0.1:${nodePort}` } });
     const owner = await createAccount(local, { role: 'admin' });
     hostCopy(local.config.gitDir, id, repo);
     await insertDatasetRows(local.deps.db, { id, name: 'Recorded directly', owner_id: owner.user.id, visibility: 'public', source_repo: hostedSource });
