@@ -29,7 +29,9 @@ export function observeRequests(listener: RequestListener, options: ObserverOpti
   const readMetrics = options.readMetrics ?? metricsOf(metrics);
   return (req, res) => {
     const started = performance.now();
-    const sentBefore = req.socket.bytesWritten;
+    // Held here: by 'close' the request may have let go of its socket (req.socket is then null).
+    const socket = req.socket;
+    const sentBefore = socket.bytesWritten;
     const context: RequestContext = { requestId: requestIdFrom(req.headers['x-request-id']), route: undefined };
     res.setHeader('x-request-id', context.requestId);
     res.once('close', () => {
@@ -39,7 +41,7 @@ export function observeRequests(listener: RequestListener, options: ObserverOpti
       const route = context.route ?? UNMATCHED_ROUTE;
       const method = req.method ?? 'GET';
       metrics.requests.observe({ method, route, status: String(status) }, seconds);
-      log.info({ requestId: context.requestId, method, route, status, ms: +(seconds * 1000).toFixed(1), bytes: req.socket.bytesWritten - sentBefore }, 'request');
+      log.info({ requestId: context.requestId, method, route, status, ms: +(seconds * 1000).toFixed(1), bytes: socket.bytesWritten - sentBefore }, 'request');
     });
     serveWithin(context, () => {
       if (isMetricsRequest(req)) {
