@@ -50,6 +50,9 @@ else
   echo "== zstd-napi is not installed (optional): the tests run with the WebAssembly zstd encoder"
 fi
 
+# --install-only: the Node and its zstd-napi check alone (.ci/run then runs `npm test` with it first on PATH).
+[ "${1:-}" = --install-only ] && exit 0
+
 # The suite with this Node first on PATH: the test runner, tsx, and every `node`/CLI process the tests start.
 # With NODE_CI_PGLITE_ONLY=1, TEST_DATABASE_URL is unset: scripts/test.sh runs the embedded PGlite pass only.
 export PATH="$pkg/bin:$PATH"
@@ -58,5 +61,5 @@ unset_db=()
 if [ "$#" -gt 0 ]; then
   env "${unset_db[@]}" node --import tsx --test --test-concurrency=2 "$@"
 else
-  env "${unset_db[@]}" bash scripts/test.sh
+  env "${unset_db[@]}" npm test  # the README's test command, run by this Node (npm starts scripts/test.sh)
 fi

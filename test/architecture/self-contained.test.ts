@@ -25,7 +25,7 @@ describe('the repository stands alone', () => {
   });
 
   it('no test, bench or script names a path beside the repository', () => {
-    // A relative path that climbs out of the repository to a sibling folder, e.g. ../../shared/... from test/x/.
+    // A relative path that climbs out of the repository to a folder beside it (two levels up from test/x/).
     const outside = /['"`]((\.\.\/)+)([A-Za-z_][\w.-]*)\//g;
     const found: string[] = [];
     for (const file of [...codeFiles('test'), ...codeFiles('bench'), ...codeFiles('scripts'), ...codeFiles('.ci'), ...codeFiles('clients')]) {
