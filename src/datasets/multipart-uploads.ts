@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
-import { ContentMismatchError, MAX_OBJECT_BYTES, MAX_PART_BYTES, MAX_PARTS, type PresignedRequest } from '../objects/object-store.js';
+import { ContentMismatchError, MultipartUploadGoneError, MAX_OBJECT_BYTES, MAX_PART_BYTES, MAX_PARTS, type PresignedRequest } from '../objects/object-store.js';
 import { contentKey } from './manifest.js';
 import { UPLOAD_URL_TTL_S } from './uploads.js';
 
@@ -188,18 +188,12 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
     // the file, this one answers as a retry would; while it is still at it, the caller is told to ask again.
     if (await storedMeanwhile()) return done('present');
     if (err instanceof NdsError) throw err;
-    if (storeUploadGone(err)) {
+    if (err instanceof MultipartUploadGoneError) {
       throw new NdsError('conflict', { message: `${record.path}: another request is completing this upload; ask again in a moment to learn its result.`, cause: err });
     }
     throw err;
   }
   return done('stored');
-}
-
-/** The store no longer has the multipart upload or its parts: S3's NoSuchUpload, a folder store's missing part. */
-function storeUploadGone(err: unknown): boolean {
-  const e = err as { name?: string; Code?: string; code?: string } | null;
-  return e?.name === 'NoSuchUpload' || e?.Code === 'NoSuchUpload' || e?.code === 'ENOENT';
 }
 
 export async function abortUpload(deps: UploadDeps, record: UploadRecord): Promise<void> {

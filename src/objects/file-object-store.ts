@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import {
+  MultipartUploadGoneError,
   checkObjectKey,
   ContentMismatchError,
   type ByteRange,
@@ -254,6 +255,8 @@ export class FileObjectStore implements ObjectStore {
       await rename(tmp, file);
     } catch (err) {
       await rm(tmp, { force: true });
+      // A part file gone: another complete (or an abort) took the upload meanwhile.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new MultipartUploadGoneError(key, { cause: err });
       throw err;
     } finally {
       await this.abortMultipart(key, uploadId);

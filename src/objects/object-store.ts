@@ -70,6 +70,14 @@ export class ContentMismatchError extends Error {
   }
 }
 
+/** The multipart upload is no longer open (completed or aborted, by a racing request perhaps): nothing was stored. */
+export class MultipartUploadGoneError extends Error {
+  constructor(key: string, options?: ErrorOptions) {
+    super(`the multipart upload of ${key} is no longer open`, options);
+    this.name = 'MultipartUploadGoneError';
+  }
+}
+
 /** A part of a multipart upload the store holds. */
 export interface PartInfo {
   partNumber: number;

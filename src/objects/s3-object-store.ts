@@ -29,6 +29,7 @@ import { sha256Hex } from '../core/secrets.js';
 import { readBody } from './read-object.js';
 import { PRIVATE_READ_VALUE, PUBLIC_READ_TAG } from './public-read.js';
 import {
+  MultipartUploadGoneError,
   checkObjectKey,
   ContentMismatchError,
   type ByteRange,
@@ -299,8 +300,7 @@ export class S3ObjectStore implements ObjectStore {
     checkObjectKey(key);
     checkObjectKey(target.key);
     const parts = await this.listParts(key, uploadId);
-    // Completed or aborted meanwhile (by a racing request): named as S3 names it, for the caller to tell apart.
-    if (!parts) throw Object.assign(new Error(`the multipart upload of ${key} is no longer open`), { name: 'NoSuchUpload' });
+    if (!parts) throw new MultipartUploadGoneError(key);
     const byNumber = new Map(parts.map((p) => [p.partNumber, p]));
     const chosen = Array.from({ length: partCount }, (_, i) => byNumber.get(i + 1));
     if (chosen.some((p) => !p)) throw new Error(`upload of ${key} lacks parts`);
