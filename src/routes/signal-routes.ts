@@ -58,9 +58,9 @@ export const signalRoutes: Route[] = [
     },
     handler: async (c, { params, query }) => {
       const { deps } = c.var;
-      const { channels, grant, ...rest } = query;
+      const { channels, grant, format, dtype, ...selection } = query;
       const reader = grant !== undefined && (await grantReadsDataset(deps, grant, params.id)) ? { grant } : c.var.caller?.user;
-      const plan = await planWindow(deps, reader, params.id, { ...rest, ...(channels ? { channels } : {}) });
+      const plan = await planWindow(deps, reader, { dataset_id: params.id, ...selection, ...(channels ? { channels } : {}) }, { format, dtype });
       const headers = windowHeaders(plan);
       if (c.req.header('if-none-match') === plan.etag) return new Response(null, { status: 304, headers });
       if (query.format === 'json') {
