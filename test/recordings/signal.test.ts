@@ -224,7 +224,8 @@ describe('exact signal windows: GET /datasets/:id/signal', () => {
     await server.deps.db.updateTable('datasets').set({ visibility: 'public' }).where('id', '=', privateId).execute();
     try {
       assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`)).status, 200);
-      const patched = await apiFetch(server, `/datasets/${privateId}`, owner.key, { method: 'PATCH', body: JSON.stringify({ visibility: 'private' }) });
+      const admin = await createAccount(server, { role: 'admin' }); // only an administrator makes a public dataset private
+      const patched = await admin.api(`/datasets/${privateId}`, { method: 'PATCH', body: JSON.stringify({ visibility: 'private' }) });
       assert.equal(patched.status, 200, await patched.clone().text());
       assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`)).status, 404);
     } finally {
