@@ -73,7 +73,7 @@ export const RecordingSchema = z
   .openapi('Recording');
 
 /** True when `A` and `B` accept the same values. */
-type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** The documented answer is the client's `Recording`, field for field: the type check fails when one drifts. */
 const documentsTheClientsRecording: Exactly<z.output<typeof RecordingSchema>, Recording> = true;
 void documentsTheClientsRecording;
