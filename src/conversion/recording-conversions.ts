@@ -1,8 +1,9 @@
 /**
- * The conversion of one recording of a job (a task, decision 0024): materialized from the checkout, written
- * into its store in place (`ObjectStoreSink`: chunks first, metadata last) and released again, so the disk
- * holds one recording's data at a time. A recording that fails becomes a failure of the index, and its
- * half-written store is removed with the old one.
+ * The conversion of one recording of a job (a task, decision 0024): its files are given their content from
+ * the source as the conversion opens them (the data file, its companions, the sidecars it inherits; decision
+ * 0030), written into its store in place (`ObjectStoreSink`: chunks first, metadata last) and released again,
+ * so the disk holds one recording's data at a time. A recording that fails becomes a failure of the index, and
+ * its half-written store is removed with the old one.
  */
 import path from 'node:path';
 import type { Deps } from '../deps.js';
@@ -36,7 +37,9 @@ export interface OpenSource {
 
 export async function openSource(checkout: SourceCheckout): Promise<OpenSource> {
   // Every file a recording reads must be a regular file of the checkout; the entries it refused say why not.
-  return { checkout, tree: await SourceTree.at(checkout.dir, checkout.refused), lister: folderLister(checkout.dir) };
+  // A file is given its content as it is opened: whatever the readers and sidecar lookups open, nothing else.
+  const tree = await SourceTree.at(checkout.dir, checkout.refused, (rel) => checkout.materialize([rel]));
+  return { checkout, tree, lister: folderLister(checkout.dir) };
 }
 
 /** Converts one recording into its store (in place); a recording that fails is a failure of the index. */
@@ -52,7 +55,6 @@ export async function convertOneRecording(
   const sink = new ObjectStoreSink(deps.objects, `${datasetId}/zarr/${r.zarr}/`);
   const started = performance.now();
   try {
-    await checkout.materialize(files);
     const summary = await convertRecording({
       dataPath: path.join(checkout.dir, r.path),
       bidsRoot: checkout.dir,
@@ -75,6 +77,6 @@ export async function convertOneRecording(
     deps.log.info({ dataset: datasetId, path: r.path, failure: failure.code, reason: failure.reason }, 'recording not converted');
     return { failure: { path: r.path, zarr: r.zarr, ...failure } };
   } finally {
-    await checkout.release(files);
+    await checkout.release();
   }
 }

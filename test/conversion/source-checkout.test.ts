@@ -4,7 +4,7 @@
  * whatever the repository holds and whatever the machine's git configuration says.
  */
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { loadConfig } from '../../src/core/config.js';
 import type { DatasetRow } from '../../src/db/datasets-tables.js';
 import type { Deps } from '../../src/deps.js';
 import { checkoutSource, SourceError, type CheckoutDeps } from '../../src/conversion/source-checkout.js';
+import { openSource } from '../../src/conversion/recording-conversions.js';
 import { systemClock } from '../../src/core/clock.js';
 import { sourceMirrorDir } from '../../src/conversion/zarr-ready.js';
 import { datasetRow } from '../support/datasets.js';
@@ -112,6 +113,48 @@ describe('the checkout of a source repository', () => {
       assert.doesNotMatch(readFileSync(path.join(sourceMirrorDir(deps.config.dataDir, 'nd000007'), 'config'), 'utf8'), /ndsfetch|extraHeader/i);
     } finally {
       await checkout.cleanup();
+    }
+  });
+
+  it("writes a large file without its content, gives it its content when a conversion opens it, and takes it back after the recording", async () => {
+    // A worker taking one recording's task writes that recording's data, not the dataset's (decision 0030).
+    const one = `one ${'x'.repeat(200_000)}`;
+    const two = `two ${'y'.repeat(200_000)}`;
+    hosted('nd000009', {
+      'dataset_description.json': '{"Name": "large"}',
+      'task-rest_eeg.json': '{"TaskName": "rest"}',
+      'sub-01/eeg/sub-01_task-rest_eeg.edf': one,
+      'sub-02/eeg/sub-02_task-rest_eeg.edf': two,
+    });
+    const checkout = await checkoutSource(deps, row('nd000009', hostedSource), 'HEAD', { holder });
+    try {
+      const size = (rel: string) => statSync(path.join(checkout.dir, rel)).size;
+      assert.equal(readFileSync(path.join(checkout.dir, 'task-rest_eeg.json'), 'utf8'), '{"TaskName": "rest"}');
+      assert.deepEqual([size('sub-01/eeg/sub-01_task-rest_eeg.edf'), size('sub-02/eeg/sub-02_task-rest_eeg.edf')], [0, 0]);
+      const { tree } = await openSource(checkout);
+      assert.equal(await tree.readText(path.join(checkout.dir, 'sub-01/eeg/sub-01_task-rest_eeg.edf')), one);
+      assert.equal(size('sub-02/eeg/sub-02_task-rest_eeg.edf'), 0, "the other recording's data stays in the mirror");
+      await checkout.release();
+      assert.equal(size('sub-01/eeg/sub-01_task-rest_eeg.edf'), 0, 'released after the recording');
+      assert.equal(await tree.readText(path.join(checkout.dir, 'sub-02/eeg/sub-02_task-rest_eeg.edf')), two);
+    } finally {
+      await checkout.cleanup();
+    }
+  });
+
+  it('checks out a commit its mirror has already without asking the node that holds the repository', async () => {
+    hosted('nd000010', { 'dataset_description.json': '{"Name": "again"}' });
+    const first = await checkoutSource(deps, row('nd000010', hostedSource), 'HEAD', { holder });
+    await first.cleanup();
+    const sent = node.authorizations.length;
+    // A task's checkout names the job's planned commit: a commit id names one tree forever.
+    const again = await checkoutSource(deps, row('nd000010', hostedSource), first.commit, { holder });
+    try {
+      assert.equal(again.commit, first.commit);
+      assert.equal(node.authorizations.length, sent, 'no request to the node');
+      assert.equal(readFileSync(path.join(again.dir, 'dataset_description.json'), 'utf8'), '{"Name": "again"}');
+    } finally {
+      await again.cleanup();
     }
   });
 
