@@ -13,7 +13,7 @@
  * in a cluster (decision 0026), and share one PostgreSQL queue and one folder object store; each has its own
  * DATA_DIR (nothing of a mirror is shared). Needs PostgreSQL: BENCH_DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/test; a database is created and dropped for each run).
- * Run: node --import tsx bench/conversion-workers.ts [--recordings 40] [--mb 8] [--in-git] [--prof <dir>]
+ * Run: node --import tsx bench/conversion-workers.ts [--recordings 40] [--mb 8] [--format edf|bdf] [--in-git] [--prof <dir>]
  * `--prof <dir>` writes a CPU profile of each pinned worker and `nds convert` there (`node --cpu-prof`).
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -43,6 +43,8 @@ const option = (name: string, fallback: string) => {
 const RECORDINGS = Number(option('recordings', '40'));
 const MB = Number(option('mb', '8'));
 const IN_GIT = args.includes('--in-git');
+const BDF = option('format', 'edf') === 'bdf';
+const EXT = BDF ? 'bdf' : 'edf';
 const PROF = args.includes('--prof') ? path.resolve(option('prof', 'prof')) : undefined;
 const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SECRET = 'bench-signing-secret';
@@ -56,7 +58,11 @@ const hasTaskset = (() => {
     return false;
   }
 })();
+const cores = availableParallelism();
 const pinned = (command: string[]) => (hasTaskset ? ['taskset', '-c', '0', ...command] : command);
+const unpinned = (command: string[]) => (hasTaskset ? ['taskset', '-c', `0-${cores - 1}`, ...command] : command);
+// This process (the repository's holder, the clock) keeps off core 0, which the pinned runs have to themselves.
+if (hasTaskset && cores > 1) execFileSync('taskset', ['-a', '-p', '-c', `1-${cores - 1}`, String(process.pid)], { stdio: 'ignore' });
 const clockTicks = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-c', 'user.name=Bench', '-c', 'user.email=bench@example.org', '-c', 'init.defaultBranch=main', ...a], { cwd });
@@ -93,11 +99,11 @@ let sourceBytes = 0;
 const contents = new Map<string, string>();
 const dataFiles: string[] = [];
 for (let s = 1; s <= RECORDINGS; s++) {
-  const rel = `sub-${String(s).padStart(3, '0')}/eeg/sub-${String(s).padStart(3, '0')}_task-rest_eeg.edf`;
+  const rel = `sub-${String(s).padStart(3, '0')}/eeg/sub-${String(s).padStart(3, '0')}_task-rest_eeg.${EXT}`;
   const file = path.join(plain, rel);
   mkdirSync(path.dirname(file), { recursive: true });
   mkdirSync(path.dirname(path.join(source, rel)), { recursive: true });
-  sourceBytes += await writeSyntheticRecording({ path: file, bdf: false, channels: 64, rate: 1000, bytes: MB * 1e6, seed: s });
+  sourceBytes += await writeSyntheticRecording({ path: file, bdf: BDF, channels: 64, rate: 1000, bytes: MB * 1e6, seed: s });
   dataFiles.push(file);
   const bytes = readFileSync(file);
   if (IN_GIT) {
@@ -108,7 +114,7 @@ for (let s = 1; s <= RECORDINGS; s++) {
     writeFileSync(path.join(source, rel), `version https://git-lfs.github.com/spec/v1\noid sha256:${sha}\nsize ${bytes.length}\n`);
   }
 }
-if (!IN_GIT) writeFileSync(path.join(source, '.gitattributes'), '*.edf filter=lfs diff=lfs merge=lfs -text\n');
+if (!IN_GIT) writeFileSync(path.join(source, '.gitattributes'), `*.${EXT} filter=lfs diff=lfs merge=lfs -text\n`);
 git(source, 'init', '-q');
 git(source, 'add', '-A');
 git(source, 'commit', '-q', '-m', 'recordings');
@@ -151,7 +157,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
       const env = { ...process.env, ...common, DATA_DIR: path.join(base, `worker-${i}`) };
       const prof = PROF && pin ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, `--cpu-prof-name=worker-${label}-${i}.cpuprofile`] : [];
       const command = [process.execPath, ...prof, 'bin/nds.js', 'worker'];
-      const run = pin ? pinned(command) : command;
+      const run = pin ? pinned(command) : unpinned(command);
       children.push(spawn(run[0]!, run.slice(1), { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] }));
     }
     // Let the workers start (bundle, migrations check) before the clock starts.
@@ -180,7 +186,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
     await database.close();
     await node.close();
-    await objects.close?.();
+    await objects.close();
     await adminQuery(`drop database if exists ${name} with (force)`);
     await rm(base, { recursive: true, force: true });
   }
@@ -197,7 +203,8 @@ try {
   const loadBefore = load();
   const uptimeBefore = execFileSync('uptime').toString().trim();
   // 1. The converter alone, every data file in one process, chunks dropped.
-  const alone = timed(pinned([process.execPath, '--import', 'tsx', 'bench/conversion-run.ts', dataFiles[0]!, '--no-store', ...dataFiles.slice(1)]));
+  const aloneProf = PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, '--cpu-prof-name=converter-alone.cpuprofile'] : [];
+  const alone = timed(pinned([process.execPath, ...aloneProf, '--import', 'tsx', 'bench/conversion-run.ts', dataFiles[0]!, '--no-store', ...dataFiles.slice(1)]));
   const aloneSeconds = (JSON.parse(alone.output.trim().split('\n').at(-1)!) as { seconds: number }).seconds;
   // 2. `nds convert` of the tree (data in the files themselves), into a folder.
   const out = path.join(work, 'convert-out');
@@ -210,10 +217,9 @@ try {
   const one = await runWorkers(1, false, 'one');
   const two = await runWorkers(2, false, 'two');
   const mbs = (s: number) => (sourceMb / s).toFixed(0);
-  const cores = availableParallelism();
   console.log(`${uptimeBefore}`);
   console.log(
-    `conversion through workers: ${RECORDINGS} EDF recordings (${IN_GIT ? 'data in git blobs' : 'git-lfs pointers, data in the object store'}), ` +
+    `conversion through workers: ${RECORDINGS} ${EXT.toUpperCase()} recordings (${IN_GIT ? 'data in git blobs' : 'git-lfs pointers, data in the object store'}), ` +
       `${sourceMb.toFixed(0)} MB of source, ${cores} cores, load ${loadBefore} → ${load()}, pinned with taskset: ${hasTaskset}`,
   );
   console.log('\n| one core | wall | source MB/s |');

@@ -74,7 +74,7 @@ async function readBlobs(mirror: string, wanted: Map<string, (bytes: Buffer) => 
   });
   child.stdin.on('error', () => {});
   child.stdin.end([...wanted.keys()].join('\n') + '\n');
-  let pending = Buffer.alloc(0);
+  let pending: Buffer = Buffer.alloc(0);
   let current: { oid: string; size: number } | undefined;
   try {
     for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
