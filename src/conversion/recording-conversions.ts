@@ -10,6 +10,7 @@ import type { Deps } from '../deps.js';
 import { folderLister } from '../formats/bids/sidecar-files.js';
 import type { FoundRecording } from '../formats/bids/find-recordings.js';
 import { convertRecording, failureOf } from '../formats/convert-recording.js';
+import { fileSha256 } from '../formats/file-sha256.js';
 import { SourceTree } from '../formats/source-tree.js';
 import { observeRecording } from './conversion-metrics.js';
 import type { TaskOutcome } from './job-plan.js';
@@ -42,6 +43,22 @@ export async function openSource(checkout: SourceCheckout): Promise<OpenSource> 
   return { checkout, tree, lister: folderLister(checkout.dir) };
 }
 
+/**
+ * Checks the files whose content object was linked into the tree unchecked (`SourceCheckout.unchecked`)
+ * against the sha256 their pointer names, with the digests the conversion took of what it read (the store's
+ * `source.files`, in its root `zarr.json`); a file it did not list is hashed here. Throws `SourceError`.
+ */
+async function checkLinkedContent(source: OpenSource, root: Uint8Array | undefined): Promise<void> {
+  const unchecked = source.checkout.unchecked();
+  if (unchecked.size === 0) return;
+  const attributes = root ? (JSON.parse(Buffer.from(root).toString('utf8')) as { attributes?: { source?: { files?: Array<{ path: string; sha256: string }> } } }).attributes : undefined;
+  const digests = new Map((attributes?.source?.files ?? []).map((f) => [f.path, f.sha256]));
+  for (const [rel, sha] of unchecked) {
+    const digest = digests.get(rel) ?? (await fileSha256(path.join(source.checkout.dir, rel), source.tree));
+    if (digest !== sha) throw new SourceError(`the stored content of ${rel} does not match its sha256`);
+  }
+}
+
 /** Converts one recording into its store (in place); a recording that fails is a failure of the index. */
 export async function convertOneRecording(
   deps: Pick<Deps, 'objects' | 'clock' | 'log' | 'metrics'>,
@@ -65,6 +82,8 @@ export async function convertOneRecording(
       now,
       tree: source.tree,
     });
+    // Before the store becomes visible: made from the content its source names, or not at all.
+    await checkLinkedContent(source, sink.held('zarr.json'));
     await sink.commit();
     await observeRecording(deps.metrics, checkout.dir, files, started, 'converted');
     return { store: { path: r.path, zarr: r.zarr, updated_utc: now().toISOString(), summary } };

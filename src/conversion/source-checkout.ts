@@ -19,12 +19,13 @@
  */
 import { createHash } from 'node:crypto';
 import { constants, createWriteStream, existsSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
+import type { FileObjectStore } from '../objects/file-object-store.js';
 import { classifySourceRepo, pinnedFetch, resolveSource, systemLookup, type HostLookup } from '../datasets/source-repo.js';
 import { signGitFetchCredential } from '../datasets/git-fetch-credential.js';
 import { repositoryHolder } from '../datasets/repository-holders.js';
@@ -49,6 +50,12 @@ export interface SourceCheckout {
   materialize(files: string[]): Promise<void>;
   /** Takes back the content `materialize` gave since the last release (keeps the disk to one recording's data). */
   release(): Promise<void>;
+  /**
+   * Files given their content since the last release without a check of it (a folder store's content object
+   * linked into the tree, not copied), by path, with the sha256 their content must have: the caller checks
+   * them (the conversion's own digests of what it read) before it trusts what it made of them.
+   */
+  unchecked(): ReadonlyMap<string, string>;
   cleanup(): Promise<void>;
 }
 
@@ -164,8 +171,8 @@ async function pointerTarget(file: string): Promise<string | undefined> {
   }
 }
 
-/** Where a file's content comes from when it is materialized, and what it is put back to on release. */
-type Fetched = { kind: 'pointer'; sha: string } | { kind: 'blob' };
+/** Where a file's content came from when it was materialized, and what it is put back to on release. */
+type Fetched = { kind: 'pointer'; sha: string; checked: boolean } | { kind: 'blob' };
 
 interface CheckoutParts {
   dir: string;
@@ -189,14 +196,31 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
     if (normal.startsWith('../') || normal === '..' || path.posix.isAbsolute(normal)) throw new SourceError(`${rel} lies outside the dataset.`);
     return { normal, file: path.join(dir, normal) };
   };
-  const fromObjects = async (rel: string, file: string, sha: string) => {
-    const object = await deps.objects.get(`${datasetId}/objects/${sha}`);
-    if (!object) throw new SourceError(`the content of ${rel} (sha256 ${sha}) is not in the object store`);
+  /** Gives `file` the content object `sha`; false when it was linked, not copied, and so not checked yet. */
+  const fromObjects = async (rel: string, file: string, sha: string): Promise<boolean> => {
+    const key = `${datasetId}/objects/${sha}`;
     await rm(file, { force: true });
+    if (deps.objects.kind === 'file') {
+      // The folder store's own file, linked: no copy of the data (new pages cost this VM more than the
+      // conversion's reads) and no hash of it here; the conversion hashes what it reads anyway (`unchecked`).
+      // The store replaces an object by renaming a new file over it, never writes into one, and a release
+      // removes the link only.
+      try {
+        await link((deps.objects as FileObjectStore).pathOf(key), file);
+        return false;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') throw new SourceError(`the content of ${rel} (sha256 ${sha}) is not in the object store`);
+        // Another file system (EXDEV), or links not allowed: copied below.
+      }
+    }
+    const object = await deps.objects.get(key);
+    if (!object) throw new SourceError(`the content of ${rel} (sha256 ${sha}) is not in the object store`);
     const hash = createHash('sha256');
     object.body.on('data', (chunk: Buffer) => hash.update(chunk));
     await pipeline(object.body, createWriteStream(file, { flags: 'wx', highWaterMark: 1 << 20 }));
     if (hash.digest('hex') !== sha) throw new SourceError(`the stored content of ${rel} does not match its sha256`);
+    return true;
   };
   const fetchOne = async (rel: string) => {
     const { normal, file } = inside(rel);
@@ -214,8 +238,8 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
     }
     const sha = await pointerTarget(file);
     if (!sha) return;
-    await fromObjects(normal, file, sha);
-    fetched.set(normal, { kind: 'pointer', sha });
+    const checked = await fromObjects(normal, file, sha);
+    fetched.set(normal, { kind: 'pointer', sha, checked });
   };
   const materialize = async (files: string[]) => {
     for (const rel of files) {
@@ -241,6 +265,9 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
         await writeFile(file, was.kind === 'pointer' ? `${LFS_HEADER}\noid sha256:${was.sha}\nsize 0\n` : '', { flag: 'wx' });
       }
       fetched.clear();
+    },
+    unchecked() {
+      return new Map([...fetched].flatMap(([rel, was]) => (was.kind === 'pointer' && !was.checked ? [[rel, was.sha] as const] : [])));
     },
     async cleanup() {
       await rm(dir, { recursive: true, force: true });
