@@ -127,6 +127,8 @@ interface WorkerRun {
   taskSeconds: number;
   /** CPU seconds of the worker processes (not of the git they start). */
   workerCpu: number;
+  /** Seconds from queued to the job claimed, to the first task started (checkout, plan), to the last task done, to the job done (index, catalogue). */
+  phases: [number, number, number, number];
 }
 
 /** One conversion of the dataset by `workers` processes (each pinned to core 0 when `pin`). */
@@ -172,6 +174,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
       await new Promise((r) => setTimeout(r, 50));
     }
     const seconds = (performance.now() - started) / 1000;
+    const jobRow = await database.db.selectFrom('conversion_jobs').select(['requested_at', 'started_at', 'finished_at']).where('id', '=', job.id).executeTakeFirstOrThrow();
     const workerCpu = children.reduce((sum, c, i) => sum + cpuSeconds(c.pid!) - cpuBefore[i]!, 0);
     const tasks = await database.db.selectFrom('conversion_tasks').select(['worker_id', 'started_at', 'finished_at', 'failure']).where('job_id', '=', job.id).execute();
     const failed = tasks.filter((t) => t.failure);
@@ -179,7 +182,11 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     const counts = new Map<string, number>();
     for (const t of tasks) counts.set(t.worker_id ?? '?', (counts.get(t.worker_id ?? '?') ?? 0) + 1);
     const taskSeconds = tasks.reduce((sum, t) => sum + (t.finished_at!.getTime() - t.started_at!.getTime()) / 1000, 0);
-    return { seconds, tasksByWorker: [...counts.values()].sort((a, b) => b - a), taskSeconds, workerCpu };
+    const at = (d: Date | null) => (d ? d.getTime() / 1000 : NaN);
+    const firstTask = Math.min(...tasks.map((t) => at(t.started_at)));
+    const lastTask = Math.max(...tasks.map((t) => at(t.finished_at)));
+    const phases: WorkerRun['phases'] = [at(jobRow.started_at) - at(jobRow.requested_at), firstTask - at(jobRow.started_at), lastTask - firstTask, at(jobRow.finished_at) - lastTask];
+    return { seconds, tasksByWorker: [...counts.values()].sort((a, b) => b - a), taskSeconds, workerCpu, phases };
   } finally {
     // SIGINT: a profiled worker writes its profile on a normal exit.
     for (const c of children) c.kill('SIGTERM');
@@ -229,10 +236,12 @@ try {
   console.log(`| one \`nds worker\`, job queued → done | ${onePinned.seconds.toFixed(2)} s | ${mbs(onePinned.seconds)} |`);
   console.log(`| one \`nds worker\`, its tasks only (sum) | ${onePinned.taskSeconds.toFixed(2)} s | ${mbs(onePinned.taskSeconds)} |`);
   console.log(`| one \`nds worker\`, its CPU time (user + sys) | ${onePinned.workerCpu.toFixed(2)} s | ${mbs(onePinned.workerCpu)} |`);
-  console.log('\n| workers (unpinned) | wall | source converted | worker CPU | tasks by worker |');
-  console.log('|---:|---:|---:|---:|---|');
-  console.log(`| 1 | ${one.seconds.toFixed(2)} s | ${mbs(one.seconds)} MB/s | ${one.workerCpu.toFixed(1)} s | ${one.tasksByWorker.join(', ')} |`);
-  console.log(`| 2 | ${two.seconds.toFixed(2)} s | ${mbs(two.seconds)} MB/s | ${two.workerCpu.toFixed(1)} s | ${two.tasksByWorker.join(', ')} |`);
+  const phases = (r: WorkerRun) => r.phases.map((p) => `${p.toFixed(2)}`).join(' / ');
+  console.log('\n| workers | wall | source converted | worker CPU | queued → claimed / → first task (checkout, plan) / → last task done / → job done (index, catalogue), s | tasks by worker |');
+  console.log('|---|---:|---:|---:|---|---|');
+  console.log(`| 1, on one core | ${onePinned.seconds.toFixed(2)} s | ${mbs(onePinned.seconds)} MB/s | ${onePinned.workerCpu.toFixed(1)} s | ${phases(onePinned)} | ${onePinned.tasksByWorker.join(', ')} |`);
+  console.log(`| 1 | ${one.seconds.toFixed(2)} s | ${mbs(one.seconds)} MB/s | ${one.workerCpu.toFixed(1)} s | ${phases(one)} | ${one.tasksByWorker.join(', ')} |`);
+  console.log(`| 2 | ${two.seconds.toFixed(2)} s | ${mbs(two.seconds)} MB/s | ${two.workerCpu.toFixed(1)} s | ${phases(two)} | ${two.tasksByWorker.join(', ')} |`);
   console.log(`\nspeed-up of 2 workers over 1: ${(one.seconds / two.seconds).toFixed(2)}× (goal ≥ 1.6×)`);
 } finally {
   await rm(work, { recursive: true, force: true });
