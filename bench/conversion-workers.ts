@@ -160,10 +160,23 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
       const prof = PROF && pin ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, `--cpu-prof-name=worker-${label}-${i}.cpuprofile`] : [];
       const command = [process.execPath, ...prof, 'bin/nds.js', 'worker'];
       const run = pin ? pinned(command) : unpinned(command);
-      children.push(spawn(run[0]!, run.slice(1), { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] }));
+      children.push(spawn(run[0]!, run.slice(1), { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] }));
     }
-    // Let the workers start (bundle, migrations check) before the clock starts.
-    await new Promise((r) => setTimeout(r, 5000));
+    // The clock starts once every worker is up and listening for work (bundle loaded, database checked).
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve, reject) => {
+            let said = '';
+            c.stderr!.on('data', (d: Buffer) => {
+              said += d.toString();
+              if (said.includes('taking conversion jobs')) resolve();
+            });
+            c.once('exit', (code) => reject(new Error(`a worker exited (${code}): ${said.slice(-2000)}`)));
+          }),
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 500));
     const cpuBefore = children.map((c) => cpuSeconds(c.pid!));
     const started = performance.now();
     const { job } = await enqueueConversion(database.db, { datasetId: ID, ref: 'main', full: true, reason: 'bench' });
