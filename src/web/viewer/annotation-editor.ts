@@ -1,0 +1,369 @@
+/**
+ * The viewer's annotation mode (docs/viewer.md, "Annotations"): offered by the page only to those who may
+ * annotate. In the mode, dragging across the traces draws a new span (over the rows dragged across) and opens
+ * a form for its label (the dataset's labels offered, a new one typed), the rows it applies to and a note;
+ * clicking a span opens it; dragging an edge of one's own span moves that edge and saves. Everyone who reads
+ * the recording may open an annotation's details from the list; only its author and maintainers change it.
+ */
+import type { ViewerAnnotation } from './annotation-index.js';
+import type { AnnotationDraft } from './annotation-marks.js';
+import { hitAnnotation, rowAt, secondsAt } from './annotation-pointer.js';
+import { AnnotationRequestError, type AnnotationConflict, type AnnotationFields, type AnnotationSync } from './annotation-sync.js';
+import type { SignalViewer } from './signal-viewer.js';
+
+export interface AnnotationAccess {
+  /** The caller may annotate (annotators, maintainers, the owner, admins). */
+  annotate: boolean;
+  /** The caller changes anyone's annotations (maintainers, the owner, admins). */
+  maintain: boolean;
+  /** The signed-in caller's username (an annotator changes their own). */
+  username?: string | undefined;
+  /** Labels of the dataset offered first (its events' trial types). */
+  labels: string[];
+}
+
+export interface AnnotationEditor {
+  /** Opens the form on an annotation (read-only when the caller may not change it). */
+  open(annotation: ViewerAnnotation): void;
+  /** Deletes an annotation the caller may change, reporting a conflict in the form's message. */
+  remove(annotation: ViewerAnnotation): Promise<void>;
+  mayChange(annotation: ViewerAnnotation): boolean;
+  /** Whether the mode owns the pointer (the traces are not scrubbed by a drag). */
+  readonly active: boolean;
+  /** Closes the form and drops a draft (Escape). */
+  cancel(): void;
+  detach(): void;
+}
+
+type Pointer = { kind: 'new'; x0: number; row0: number; row1: number; onset: number; end: number } | { kind: 'edge'; base: ViewerAnnotation; edge: 'start' | 'end'; onset: number; end: number };
+
+export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElement, viewer: SignalViewer, sync: AnnotationSync, access: AnnotationAccess): AnnotationEditor {
+  const toggle = root.querySelector<HTMLButtonElement>('button[data-annotate]');
+  const plot = canvas.parentElement!;
+  const form = buildForm();
+  plot.append(form.element);
+  const ratio = () => window.devicePixelRatio || 1;
+  const at = (event: MouseEvent) => {
+    const rect = canvas.getBoundingClientRect();
+    return { x: (event.clientX - rect.left) * ratio(), y: (event.clientY - rect.top) * ratio() };
+  };
+  let active = false;
+  let pointer: Pointer | undefined;
+  /** What the form edits: a new span (no base) or a saved annotation as it was when opened. */
+  let editing: { base?: ViewerAnnotation; draft: AnnotationDraft; dragged: string[] } | undefined;
+
+  const mayChange = (a: ViewerAnnotation) => access.annotate && (access.maintain || (a.author !== null && a.author === access.username));
+  const setActive = (on: boolean) => {
+    active = on && access.annotate;
+    toggle?.setAttribute('aria-pressed', String(active));
+    root.dataset['annotating'] = String(active);
+    if (!active) cancel();
+  };
+  const focus = () => viewer.setAnnotationFocus({ draft: editing?.draft ?? (pointer ? pointerDraft(pointer) : undefined), selected: editing?.base?.id });
+  const pointerDraft = (p: Pointer): AnnotationDraft => {
+    const onset = Math.min(p.onset, p.end);
+    const duration = Math.abs(p.end - p.onset);
+    if (p.kind === 'edge') return { id: p.base.id, onset, duration, channels: p.base.channels, label: p.base.label };
+    return { onset, duration, channels: draggedChannels(p), label: form.label.value.trim() || 'new' };
+  };
+  const draggedChannels = (p: Extract<Pointer, { kind: 'new' }>) => {
+    const rows = viewer.last?.rowChannels ?? [];
+    return [...new Set(rows.slice(Math.min(p.row0, p.row1), Math.max(p.row0, p.row1) + 1))];
+  };
+
+  const onDown = (event: MouseEvent) => {
+    const s = viewer.last;
+    if (!active || !s || event.button !== 0 || event.shiftKey) return;
+    const { x, y } = at(event);
+    if (x < s.plot.left || x >= s.plot.left + s.plot.width || y < s.plot.top || y >= s.plot.top + s.plot.height) return;
+    event.preventDefault();
+    root.focus();
+    const hit = hitAnnotation(s.annotationsDrawn, s, x, y);
+    const saved = hit && sync.get(hit.annotation.id);
+    if (hit && saved) {
+      if (hit.part !== 'inside' && mayChange(saved)) {
+        pointer = { kind: 'edge', base: saved, edge: hit.part, onset: saved.onset, end: saved.onset + saved.duration };
+        return;
+      }
+      open(saved);
+      return;
+    }
+    const t = secondsAt(s, x);
+    const row = rowAt(s, y);
+    pointer = { kind: 'new', x0: x, row0: row, row1: row, onset: t, end: t };
+    editing = undefined;
+    form.hide();
+  };
+  const onMove = (event: MouseEvent) => {
+    const s = viewer.last;
+    if (!pointer || !s) return;
+    const { x, y } = at(event);
+    if (pointer.kind === 'new') {
+      pointer.end = secondsAt(s, x);
+      pointer.row1 = rowAt(s, y);
+    } else if (pointer.edge === 'start') pointer.onset = secondsAt(s, x);
+    else pointer.end = secondsAt(s, x);
+    focus();
+  };
+  const onUp = (event: MouseEvent) => {
+    const p = pointer;
+    if (!p) return;
+    pointer = undefined;
+    const draft = pointerDraft(p);
+    if (p.kind === 'new') {
+      // A click, not a drag: nothing to annotate.
+      if (Math.abs(at(event).x - p.x0) < 3 || draft.duration === 0) return focus();
+      editing = { draft, dragged: draft.channels ?? [] };
+      form.show({ title: 'New annotation', draft, dragged: editing.dragged, labels: labelChoices(), editable: true, isNew: true });
+      focus();
+      return;
+    }
+    if (draft.onset === p.base.onset && draft.duration === p.base.duration) return focus();
+    void save(p.base, { onset: draft.onset, duration: draft.duration }, draft);
+  };
+
+  const labelChoices = () => [...new Set([...sync.labels(), ...access.labels, ...viewer.events.map((e) => e.label)])].slice(0, 300);
+
+  const open = (a: ViewerAnnotation) => {
+    editing = { base: a, draft: { id: a.id, onset: a.onset, duration: a.duration, channels: a.channels, label: a.label }, dragged: a.channels ?? [] };
+    const editable = mayChange(a);
+    form.show({
+      title: editable ? 'Annotation' : `Annotation by ${a.author ?? 'a removed account'}`,
+      draft: editing.draft,
+      dragged: editing.dragged,
+      note: a.note,
+      labels: labelChoices(),
+      editable,
+      isNew: false,
+    });
+    if (!editable) form.message(access.annotate ? 'Only its author, maintainers and the owner change it.' : '');
+    focus();
+  };
+
+  const conflictMessage = (c: AnnotationConflict, attempted: string) =>
+    c.current
+      ? `${c.by ?? 'Someone'} changed this annotation meanwhile; it is shown as it now is. Your change (${attempted}) was not saved: make it again if it still applies.`
+      : `${c.by ?? 'Someone'} deleted this annotation meanwhile; your change (${attempted}) was not saved.`;
+
+  const save = async (base: ViewerAnnotation, patch: Partial<AnnotationFields>, draft?: AnnotationDraft) => {
+    if (draft) editing = { base, draft, dragged: editing?.dragged ?? base.channels ?? [] };
+    focus();
+    try {
+      const answer = await sync.update(base, patch);
+      if (answer.conflict) {
+        const attempted = Object.entries(patch).map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(', ');
+        if (answer.current) open(answer.current);
+        else gone();
+        form.message(conflictMessage(answer, attempted), true);
+        return;
+      }
+      if (form.visible && editing?.base?.id === base.id && answer.annotation) open(answer.annotation);
+      else close();
+    } catch (err) {
+      form.message(errorText(err), true);
+      form.show(undefined);
+    }
+  };
+
+  const remove = async (a: ViewerAnnotation) => {
+    try {
+      const answer = await sync.remove(a);
+      if (answer.conflict) {
+        if (answer.current) open(answer.current);
+        else gone();
+        form.message(conflictMessage(answer, 'delete'), true);
+        return;
+      }
+      if (editing?.base?.id === a.id) close();
+    } catch (err) {
+      form.show(undefined);
+      form.message(errorText(err), true);
+    }
+  };
+
+  form.onSubmit(async (values) => {
+    if (!editing) return;
+    const channels = values.rows === 'all' ? null : values.rows === 'shown' ? viewer.settings.shown.map((i) => viewer.sources[i]!.label) : editing.dragged;
+    const fields: AnnotationFields = { onset: values.onset, duration: values.duration, channels: channels?.length ? channels : null, label: values.label, note: values.note || null };
+    const base = editing.base;
+    if (!base) {
+      try {
+        await sync.create(fields);
+        close();
+      } catch (err) {
+        form.message(errorText(err), true);
+      }
+      return;
+    }
+    const patch: Partial<AnnotationFields> = {};
+    for (const key of ['onset', 'duration', 'label', 'note'] as const) if ((fields[key] ?? null) !== (base[key] ?? null)) Object.assign(patch, { [key]: fields[key] });
+    if (JSON.stringify(fields.channels) !== JSON.stringify(base.channels)) patch.channels = fields.channels;
+    if (Object.keys(patch).length === 0) return close();
+    await save(base, patch);
+  });
+  form.onDelete(() => editing?.base && void remove(editing.base));
+  form.onCancel(() => close());
+
+  /** The annotation the form was on no longer exists: the form stays, read-only, to say so. */
+  const gone = () => {
+    editing = undefined;
+    form.show(undefined);
+    form.freeze();
+    focus();
+  };
+  const close = () => {
+    editing = undefined;
+    form.hide();
+    focus();
+  };
+  function cancel(): void {
+    pointer = undefined;
+    close();
+  }
+
+  const onToggle = () => setActive(!active);
+  toggle?.addEventListener('click', onToggle);
+  canvas.addEventListener('mousedown', onDown);
+  window.addEventListener('mousemove', onMove);
+  window.addEventListener('mouseup', onUp);
+  setActive(false);
+  return {
+    open,
+    remove,
+    mayChange,
+    cancel,
+    get active() {
+      return active;
+    },
+    detach() {
+      toggle?.removeEventListener('click', onToggle);
+      canvas.removeEventListener('mousedown', onDown);
+      window.removeEventListener('mousemove', onMove);
+      window.removeEventListener('mouseup', onUp);
+      toggle?.setAttribute('aria-pressed', 'false');
+      form.element.remove();
+    },
+  };
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof AnnotationRequestError) return err.status === 403 ? `Not allowed: ${err.message}` : err.message;
+  return `Could not save: ${String(err instanceof Error ? err.message : err)}`;
+}
+
+interface FormValues {
+  label: string;
+  rows: 'all' | 'dragged' | 'shown';
+  onset: number;
+  duration: number;
+  note: string;
+}
+
+/** The annotation form over the plot; its fields are named `annotation-*` for people and tests alike. */
+function buildForm() {
+  const element = document.createElement('form');
+  element.className = 'viewer-annotation-form';
+  element.hidden = true;
+  element.setAttribute('aria-label', 'Annotation');
+  const field = (text: string, input: HTMLElement) => {
+    const label = document.createElement('label');
+    label.append(text, ' ', input);
+    return label;
+  };
+  const input = (name: string, attrs: Record<string, string> = {}) => {
+    const el = document.createElement('input');
+    el.name = name;
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    return el;
+  };
+  const title = document.createElement('strong');
+  const label = input('annotation-label', { list: 'nds-annotation-labels', maxlength: '200', required: '', autocomplete: 'off' });
+  const labels = document.createElement('datalist');
+  labels.id = 'nds-annotation-labels';
+  const rows = document.createElement('select');
+  rows.name = 'annotation-rows';
+  const onset = input('annotation-onset', { type: 'number', step: 'any', min: '0', required: '' });
+  const duration = input('annotation-duration', { type: 'number', step: 'any', min: '0', required: '' });
+  const note = input('annotation-note', { maxlength: '2000', autocomplete: 'off' });
+  const message = document.createElement('p');
+  message.className = 'viewer-annotation-message';
+  message.setAttribute('role', 'alert');
+  const button = (text: string, action: string, type: 'submit' | 'button' = 'button') => {
+    const b = document.createElement('button');
+    b.type = type;
+    b.textContent = text;
+    b.dataset['action'] = action;
+    return b;
+  };
+  const saveButton = button('Save', 'save', 'submit');
+  const deleteButton = button('Delete', 'delete');
+  const cancelButton = button('Close', 'cancel');
+  const buttons = document.createElement('div');
+  buttons.append(saveButton, deleteButton, cancelButton);
+  element.append(title, field('Label', label), labels, field('Rows', rows), field('Onset (s)', onset), field('Duration (s)', duration), field('Note', note), message, buttons);
+  element.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') cancelButton.click();
+  });
+  let submit: ((v: FormValues) => Promise<void>) | undefined;
+  element.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const values: FormValues = { label: label.value.trim(), rows: rows.value as FormValues['rows'], onset: Number(onset.value), duration: Number(duration.value), note: note.value.trim() };
+    if (!values.label) return;
+    saveButton.disabled = true;
+    message.textContent = '';
+    void submit?.(values).finally(() => (saveButton.disabled = false));
+  });
+  return {
+    element,
+    label,
+    get visible() {
+      return !element.hidden;
+    },
+    /** Fills and shows the form; `undefined` only shows it again as it is. */
+    show(content: { title: string; draft: AnnotationDraft; dragged: string[]; note?: string | null; labels: string[]; editable: boolean; isNew: boolean } | undefined) {
+      element.hidden = false;
+      if (!content) return;
+      const { draft } = content;
+      title.textContent = content.title;
+      labels.replaceChildren(...content.labels.map((l) => new Option(l, l)));
+      if (!content.isNew || !label.value) label.value = content.isNew ? '' : draft.label;
+      const many = (names: string[]) => (names.length > 4 ? `${names.slice(0, 3).join(', ')} … (${names.length})` : names.join(', '));
+      const choices: Array<[string, string]> = [['all', 'all channels']];
+      if (content.dragged.length) choices.push(['dragged', content.isNew ? `rows dragged over: ${many(content.dragged)}` : `its channels: ${many(content.dragged)}`]);
+      choices.push(['shown', 'the channels shown']);
+      rows.replaceChildren(...choices.map(([v, t]) => new Option(t, v)));
+      rows.value = content.isNew || draft.channels === null ? 'all' : 'dragged';
+      onset.value = String(Number(draft.onset.toFixed(6)));
+      duration.value = String(Number(draft.duration.toFixed(6)));
+      note.value = content.note ?? '';
+      message.textContent = '';
+      message.classList.remove('conflict');
+      for (const el of [label, rows, onset, duration, note, saveButton, deleteButton]) el.toggleAttribute('disabled', !content.editable);
+      deleteButton.hidden = content.isNew || !content.editable;
+      saveButton.hidden = !content.editable;
+      element.dataset['annotation'] = draft.id ?? '';
+      if (content.editable) label.focus();
+    },
+    /** Nothing left to save: the fields and Save, Delete are disabled, Close stays. */
+    freeze() {
+      for (const el of [label, rows, onset, duration, note, saveButton, deleteButton]) el.toggleAttribute('disabled', true);
+    },
+    hide() {
+      element.hidden = true;
+      element.dataset['annotation'] = '';
+    },
+    message(text: string, isProblem = false) {
+      message.textContent = text;
+      message.classList.toggle('conflict', isProblem);
+    },
+    onSubmit(fn: (v: FormValues) => Promise<void>) {
+      submit = fn;
+    },
+    onDelete(fn: () => void) {
+      deleteButton.addEventListener('click', fn);
+    },
+    onCancel(fn: () => void) {
+      cancelButton.addEventListener('click', fn);
+    },
+  };
+}
