@@ -49,8 +49,13 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
   };
   let active = false;
   let pointer: Pointer | undefined;
-  /** What the form edits: a new span (no base) or a saved annotation as it was when opened. */
-  let editing: { base?: ViewerAnnotation; draft: AnnotationDraft; dragged: string[] } | undefined;
+  /**
+   * What the form edits: a new span (`draft`, no `base`) or a saved annotation as it was when opened (`base`;
+   * a `draft` only while a moved edge is being saved). `dragged`: the channels the rows choice "dragged" means.
+   */
+  let editing: { base?: ViewerAnnotation; draft?: AnnotationDraft; dragged: string[] } | undefined;
+  /** The label of the last new annotation saved, offered for the next (a run of spans of one kind). */
+  let lastLabel = '';
 
   const mayChange = (a: ViewerAnnotation) => access.annotate && (access.maintain || (a.author !== null && a.author === access.username));
   const setActive = (on: boolean) => {
@@ -59,12 +64,12 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
     root.dataset['annotating'] = String(active);
     if (!active) cancel();
   };
-  const focus = () => viewer.setAnnotationFocus({ draft: editing?.draft ?? (pointer ? pointerDraft(pointer) : undefined), selected: editing?.base?.id });
+  const focus = () => viewer.setAnnotationFocus({ draft: pointer ? pointerDraft(pointer) : editing?.draft, selected: editing?.base?.id });
   const pointerDraft = (p: Pointer): AnnotationDraft => {
     const onset = Math.min(p.onset, p.end);
     const duration = Math.abs(p.end - p.onset);
     if (p.kind === 'edge') return { id: p.base.id, onset, duration, channels: p.base.channels, label: p.base.label };
-    return { onset, duration, channels: draggedChannels(p), label: form.label.value.trim() || 'new' };
+    return { onset, duration, channels: draggedChannels(p), label: lastLabel || 'new' };
   };
   const draggedChannels = (p: Extract<Pointer, { kind: 'new' }>) => {
     const rows = viewer.last?.rowChannels ?? [];
@@ -114,7 +119,7 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
       // A click, not a drag: nothing to annotate.
       if (Math.abs(at(event).x - p.x0) < 3 || draft.duration === 0) return focus();
       editing = { draft, dragged: draft.channels ?? [] };
-      form.show({ title: 'New annotation', draft, dragged: editing.dragged, labels: labelChoices(), editable: true, isNew: true });
+      form.show({ title: 'New annotation', draft: { ...draft, label: lastLabel }, dragged: editing.dragged, labels: labelChoices(), editable: true, isNew: true });
       focus();
       return;
     }
@@ -125,11 +130,11 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
   const labelChoices = () => [...new Set([...sync.labels(), ...access.labels, ...viewer.events.map((e) => e.label)])].slice(0, 300);
 
   const open = (a: ViewerAnnotation) => {
-    editing = { base: a, draft: { id: a.id, onset: a.onset, duration: a.duration, channels: a.channels, label: a.label }, dragged: a.channels ?? [] };
+    editing = { base: a, dragged: a.channels ?? [] };
     const editable = mayChange(a);
     form.show({
       title: editable ? 'Annotation' : `Annotation by ${a.author ?? 'a removed account'}`,
-      draft: editing.draft,
+      draft: { id: a.id, onset: a.onset, duration: a.duration, channels: a.channels, label: a.label },
       dragged: editing.dragged,
       note: a.note,
       labels: labelChoices(),
@@ -184,11 +189,15 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
   form.onSubmit(async (values) => {
     if (!editing) return;
     const channels = values.rows === 'all' ? null : values.rows === 'shown' ? viewer.settings.shown.map((i) => viewer.sources[i]!.label) : editing.dragged;
-    const fields: AnnotationFields = { onset: values.onset, duration: values.duration, channels: channels?.length ? channels : null, label: values.label, note: values.note || null };
+    // Times are shown to the microsecond: a field left as shown keeps the exact time (on a sample), not its rounding.
+    const exact = editing.base ?? editing.draft;
+    const time = (key: 'onset' | 'duration') => (exact && values[key] === shownSeconds(exact[key]) ? exact[key] : values[key]);
+    const fields: AnnotationFields = { onset: time('onset'), duration: time('duration'), channels: channels?.length ? channels : null, label: values.label, note: values.note || null };
     const base = editing.base;
     if (!base) {
       try {
         await sync.create(fields);
+        lastLabel = fields.label;
         close();
       } catch (err) {
         form.message(errorText(err), true);
@@ -196,7 +205,8 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
       return;
     }
     const patch: Partial<AnnotationFields> = {};
-    for (const key of ['onset', 'duration', 'label', 'note'] as const) if ((fields[key] ?? null) !== (base[key] ?? null)) Object.assign(patch, { [key]: fields[key] });
+    for (const key of ['onset', 'duration'] as const) if (fields[key] !== base[key]) patch[key] = fields[key];
+    for (const key of ['label', 'note'] as const) if ((fields[key] ?? null) !== (base[key] ?? null)) Object.assign(patch, { [key]: fields[key] });
     if (JSON.stringify(fields.channels) !== JSON.stringify(base.channels)) patch.channels = fields.channels;
     if (Object.keys(patch).length === 0) return close();
     await save(base, patch);
@@ -244,6 +254,11 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
       form.element.remove();
     },
   };
+}
+
+/** Seconds as the form shows them (to the microsecond). */
+function shownSeconds(seconds: number): number {
+  return Number(seconds.toFixed(6));
 }
 
 function errorText(err: unknown): string {
@@ -326,15 +341,15 @@ function buildForm() {
       const { draft } = content;
       title.textContent = content.title;
       labels.replaceChildren(...content.labels.map((l) => new Option(l, l)));
-      if (!content.isNew || !label.value) label.value = content.isNew ? '' : draft.label;
+      label.value = draft.label;
       const many = (names: string[]) => (names.length > 4 ? `${names.slice(0, 3).join(', ')} … (${names.length})` : names.join(', '));
       const choices: Array<[string, string]> = [['all', 'all channels']];
       if (content.dragged.length) choices.push(['dragged', content.isNew ? `rows dragged over: ${many(content.dragged)}` : `its channels: ${many(content.dragged)}`]);
       choices.push(['shown', 'the channels shown']);
       rows.replaceChildren(...choices.map(([v, t]) => new Option(t, v)));
       rows.value = content.isNew || draft.channels === null ? 'all' : 'dragged';
-      onset.value = String(Number(draft.onset.toFixed(6)));
-      duration.value = String(Number(draft.duration.toFixed(6)));
+      onset.value = String(shownSeconds(draft.onset));
+      duration.value = String(shownSeconds(draft.duration));
       note.value = content.note ?? '';
       message.textContent = '';
       message.classList.remove('conflict');
