@@ -209,7 +209,8 @@ async function show(zarr: string, group?: string, metadata?: EmbeddedMetadata): 
       ? new AnnotationSync({
           url: access.url,
           path: config.recordings.find((r) => r.zarr === zarr)?.path ?? zarr,
-          onChange: (index) => viewer.setAnnotations(index),
+          // A poll answered after the recording was left must not draw on the canvas the next one uses.
+          onChange: (index) => current?.viewer === viewer && viewer.setAnnotations(index),
           onError: (message) => (root.dataset['annotationError'] = message),
         })
       : undefined;
