@@ -221,7 +221,8 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
     const from = w.start / viewer.group.rate;
     const to = (w.start + w.span) / viewer.group.rate;
     let first: HTMLElement | undefined;
-    for (const row of panel.querySelectorAll<HTMLTableRowElement>('tbody tr')) {
+    // Event rows only: the annotations listed above them are rows too.
+    for (const row of panel.querySelectorAll<HTMLTableRowElement>('tbody tr[data-index]')) {
       const e = viewer.events[Number(row.dataset['index'])]!;
       const on = e.onset + e.duration >= from && e.onset < to;
       if (on) {
