@@ -74,6 +74,7 @@ main { max-width: 82rem; }
 .viewer-annotation-message { margin: 0; color: var(--muted, #5f6b76); }
 .viewer-annotation-message.conflict { color: var(--bad, #b42318); }
 .viewer-annotations { margin-bottom: .6rem; }
+.viewer-annotations:empty { display: none; }
 .viewer-annotations p { margin: .2rem 0; }
 .viewer-annotation-rows td:nth-child(3) { overflow: hidden; text-overflow: ellipsis; }
 .viewer-annotation-rows thead td:last-child { width: 3.4rem; }

@@ -16,12 +16,20 @@ export interface AnnotationList {
   sync(state: ViewerState): void;
 }
 
-export function annotationList(viewer: SignalViewer, index: () => AnnotationIndex | undefined, editor: AnnotationEditor): AnnotationList {
+/** `canAnnotate`: with no annotation yet, say how to make one (otherwise the panel shows only events). */
+export function annotationList(viewer: SignalViewer, index: () => AnnotationIndex | undefined, editor: AnnotationEditor, canAnnotate: boolean): AnnotationList {
   const element = document.createElement('section');
   element.className = 'viewer-annotations';
   let shownKey = '';
 
   const render = (shown: ViewerAnnotation[], inView: number, total: number) => {
+    if (total === 0) {
+      const hint = document.createElement('p');
+      hint.className = 'muted';
+      hint.textContent = 'No annotations yet: press Annotate, then drag across the traces.';
+      element.replaceChildren(...(canAnnotate ? [hint] : []));
+      return;
+    }
     const heading = document.createElement('h3');
     heading.textContent = `Annotations (${total})`;
     const summary = document.createElement('p');
@@ -70,11 +78,7 @@ export function annotationList(viewer: SignalViewer, index: () => AnnotationInde
     element,
     sync(state) {
       const found = index();
-      if (!found) {
-        if (shownKey !== 'loading') element.replaceChildren(Object.assign(document.createElement('p'), { className: 'muted', textContent: 'Annotations loading…' }));
-        shownKey = 'loading';
-        return;
-      }
+      if (!found) return;
       const from = state.start / state.rate;
       const to = state.end / state.rate;
       const shown = found.overlapping(from, to, listed);

@@ -215,7 +215,7 @@ async function show(zarr: string, group?: string, metadata?: EmbeddedMetadata): 
         })
       : undefined;
     const editor = sync && access ? attachAnnotationEditor(root, canvas, viewer, sync, access) : undefined;
-    const list = editor ? annotationList(viewer, () => viewer.annotations, editor) : undefined;
+    const list = editor ? annotationList(viewer, () => viewer.annotations, editor, access?.annotate ?? false) : undefined;
     const toolbar = attachToolbar(root, viewer, { toggleSpectrum, toggleHelp, eventsPanelTop: list?.element });
     const keys = {
       ...toolbar.keys,
