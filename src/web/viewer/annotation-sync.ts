@@ -128,6 +128,8 @@ export class AnnotationSync {
     if (this.#stopped) return;
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
+      // A tab in the background asks nothing; shown again, it catches up at the next tick.
+      if (typeof document !== 'undefined' && document.visibilityState === 'hidden') return this.#schedule();
       this.catchUp()
         .catch((err: unknown) => this.#o.onError?.(String(err instanceof Error ? err.message : err)))
         .finally(() => this.#schedule());
