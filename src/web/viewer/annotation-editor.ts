@@ -320,13 +320,19 @@ function buildForm() {
     if (event.key === 'Escape') cancelButton.click();
   });
   let submit: ((v: FormValues) => Promise<void>) | undefined;
+  /** Whether Save may be pressed (not on someone else's annotation, nor on one that is gone). */
+  let editable = true;
+  const setEditable = (on: boolean) => {
+    editable = on;
+    for (const el of [label, rows, onset, duration, note, saveButton, deleteButton]) el.toggleAttribute('disabled', !on);
+  };
   element.addEventListener('submit', (event) => {
     event.preventDefault();
     const values: FormValues = { label: label.value.trim(), rows: rows.value as FormValues['rows'], onset: Number(onset.value), duration: Number(duration.value), note: note.value.trim() };
     if (!values.label) return;
     saveButton.disabled = true;
     message.textContent = '';
-    void submit?.(values).finally(() => (saveButton.disabled = false));
+    void submit?.(values).finally(() => (saveButton.disabled = !editable));
   });
   return {
     element,
@@ -353,7 +359,7 @@ function buildForm() {
       note.value = content.note ?? '';
       message.textContent = '';
       message.classList.remove('conflict');
-      for (const el of [label, rows, onset, duration, note, saveButton, deleteButton]) el.toggleAttribute('disabled', !content.editable);
+      setEditable(content.editable);
       deleteButton.hidden = content.isNew || !content.editable;
       saveButton.hidden = !content.editable;
       element.dataset['annotation'] = draft.id ?? '';
@@ -361,7 +367,7 @@ function buildForm() {
     },
     /** Nothing left to save: the fields and Save, Delete are disabled, Close stays. */
     freeze() {
-      for (const el of [label, rows, onset, duration, note, saveButton, deleteButton]) el.toggleAttribute('disabled', true);
+      setEditable(false);
     },
     hide() {
       element.hidden = true;
