@@ -77,8 +77,10 @@ main { max-width: 82rem; }
 .viewer-annotations:empty { display: none; }
 .viewer-annotations p { margin: .2rem 0; }
 .viewer-annotation-rows td:nth-child(3) { overflow: hidden; text-overflow: ellipsis; }
-.viewer-annotation-rows thead td:last-child { width: 3.4rem; }
-.viewer-annotation-actions button { padding: 0 .3rem; margin-left: .1rem; }
+.viewer-annotation-rows thead td:first-child { width: 28%; }
+.viewer-annotation-rows thead td:last-child { width: 4.4rem; }
+.viewer-annotation-rows td.viewer-annotation-actions { overflow: visible; padding: 0; }
+.viewer-annotation-actions button { padding: 0 .35rem; margin-left: .15rem; }
 .notice.private { color: #6b4e00; border-color: #d4a72c; background: #fff8e1; }
 .failures { background: #fff; border: 1px solid var(--bad, #b42318); border-radius: 6px; padding: .25rem 1rem; margin: 1rem 0; }
 .failures h2 { color: var(--bad, #b42318); }

@@ -83,7 +83,8 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
     const { x, y } = at(event);
     if (x < s.plot.left || x >= s.plot.left + s.plot.width || y < s.plot.top || y >= s.plot.top + s.plot.height) return;
     event.preventDefault();
-    root.focus();
+    // Not scrolled into view: the page moving under a drag would move the span's other end.
+    root.focus({ preventScroll: true });
     const hit = hitAnnotation(s.annotationsDrawn, s, x, y);
     const saved = hit && sync.get(hit.annotation.id);
     if (hit && saved) {
