@@ -76,8 +76,8 @@ main { max-width: 82rem; }
 .viewer-annotations { margin-bottom: .6rem; }
 .viewer-annotations:empty { display: none; }
 .viewer-annotations p { margin: .2rem 0; }
-.viewer-annotation-rows td:nth-child(3) { overflow: hidden; text-overflow: ellipsis; }
-.viewer-annotation-rows thead td:first-child { width: 28%; }
+.viewer-annotation-rows td .clip { display: block; }
+.viewer-annotation-rows thead td:first-child { width: 30%; }
 .viewer-annotation-rows thead td:last-child { width: 4.4rem; }
 .viewer-annotation-rows td.viewer-annotation-actions { overflow: visible; padding: 0; }
 .viewer-annotation-actions button { padding: 0 .35rem; margin-left: .15rem; }

@@ -62,6 +62,8 @@ try {
   await form.locator('input[name=annotation-label]').fill('spike');
   await form.locator('select[name=annotation-rows]').selectOption('dragged');
   await page.mouse.move(x(29.2), y(9));
+  // The panel scrolls to the events on screen; the annotations are at its top.
+  await page.locator('#nds-viewer .viewer-panel').evaluate((panel) => panel.scrollTo(0, 0));
   await page.waitForTimeout(500);
   await page.locator('#nds-viewer').screenshot({ path: out });
   console.log(out);

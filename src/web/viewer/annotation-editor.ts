@@ -122,6 +122,7 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
       if (Math.abs(at(event).x - p.x0) < 3 || draft.duration === 0) return focus();
       editing = { draft, dragged: draft.channels ?? [] };
       form.show({ title: 'New annotation', draft: { ...draft, label: lastLabel }, dragged: editing.dragged, labels: labelChoices(), editable: true, isNew: true });
+      placeForm(draft.onset, draft.duration);
       focus();
       return;
     }
@@ -129,6 +130,13 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
     void save(p.base, { onset: draft.onset, duration: draft.duration }, draft);
   };
 
+  /** The form goes to the side of the plot the annotation is not on. */
+  const placeForm = (onset: number, duration: number) => {
+    const s = viewer.last;
+    if (!s) return;
+    const middle = ((onset + duration / 2) * s.rate - s.start) / (s.end - s.start);
+    form.place(middle > 0.5, s.plot.left / ratio());
+  };
   const labelChoices = () => [...new Set([...sync.labels(), ...access.labels, ...viewer.events.map((e) => e.label)])].slice(0, 300);
 
   const open = (a: ViewerAnnotation) => {
@@ -143,6 +151,7 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
       editable,
       isNew: false,
     });
+    placeForm(a.onset, a.duration);
     if (!editable) form.message(access.annotate ? 'Only its author, maintainers and the owner change it.' : '');
     focus();
   };
@@ -233,6 +242,13 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
     close();
   }
 
+  // A new span is drawn with the label being typed.
+  const onLabelInput = () => {
+    if (!editing?.draft || editing.base) return;
+    editing.draft = { ...editing.draft, label: form.label.value.trim() || 'new' };
+    focus();
+  };
+  form.label.addEventListener('input', onLabelInput);
   const onToggle = () => setActive(!active);
   toggle?.addEventListener('click', onToggle);
   canvas.addEventListener('mousedown', onDown);

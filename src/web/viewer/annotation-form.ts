@@ -94,7 +94,7 @@ export function buildAnnotationForm() {
       label.value = draft.label;
       const many = (names: string[]) => (names.length > 4 ? `${names.slice(0, 3).join(', ')} … (${names.length})` : names.join(', '));
       const choices: Array<[string, string]> = [['all', 'all channels']];
-      if (content.dragged.length) choices.push(['dragged', content.isNew ? `rows dragged over: ${many(content.dragged)}` : `its channels: ${many(content.dragged)}`]);
+      if (content.dragged.length) choices.push(['dragged', content.isNew ? `dragged: ${many(content.dragged)}` : `its channels: ${many(content.dragged)}`]);
       choices.push(['shown', 'the channels shown']);
       rows.replaceChildren(...choices.map(([v, t]) => new Option(t, v)));
       rows.value = content.isNew || draft.channels === null ? 'all' : 'dragged';
@@ -108,6 +108,11 @@ export function buildAnnotationForm() {
       saveButton.hidden = !content.editable;
       element.dataset['annotation'] = draft.id ?? '';
       if (content.editable) label.focus();
+    },
+    /** Puts the form over the plot's left part (`left`, from CSS pixel `plotLeft`) or its right, away from the span. */
+    place(left: boolean, plotLeft: number) {
+      element.style.left = left ? `${plotLeft + 8}px` : '';
+      element.style.right = left ? 'auto' : '';
     },
     /** Nothing left to save: the fields and Save, Delete are disabled, Close stays. */
     freeze() {

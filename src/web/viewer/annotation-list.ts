@@ -38,20 +38,23 @@ export function annotationList(viewer: SignalViewer, index: () => AnnotationInde
     const table = document.createElement('table');
     table.className = 'viewer-events viewer-annotation-rows';
     const head = table.createTHead().insertRow();
-    for (const text of ['time', 'label', 'by', '']) head.insertCell().textContent = text;
+    for (const text of ['time', 'label · by', '']) head.insertCell().textContent = text;
     const body = table.createTBody();
     for (const a of shown) {
       const row = body.insertRow();
       row.dataset['annotation'] = a.id;
       row.title = `${a.label}${a.channels ? ` · ${a.channels.join(', ')}` : ' · all channels'} · ${a.duration.toFixed(3)} s${a.note ? ` · ${a.note}` : ''}`;
       row.insertCell().textContent = viewer.formatTime(a.onset, 0.001);
+      // The label in its colour over its author and duration: the label gets the row's width.
       const label = row.insertCell();
       const text = document.createElement('span');
       text.className = 'clip';
       text.textContent = a.label;
-      label.append(text);
-      label.style.color = annotationColour(a.label);
-      row.insertCell().textContent = a.author ?? '—';
+      text.style.color = annotationColour(a.label);
+      const by = document.createElement('small');
+      by.className = 'clip muted';
+      by.textContent = `${a.author ?? 'a removed account'} · ${a.duration.toFixed(2)} s`;
+      label.append(text, by);
       const actions = row.insertCell();
       actions.className = 'viewer-annotation-actions';
       if (editor.mayChange(a)) {
