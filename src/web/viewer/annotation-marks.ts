@@ -72,7 +72,10 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
   const from = view.startSeconds;
   const to = from + view.plotWidth * view.secondsPerPixel;
   const total = index?.size ?? 0;
-  const inView = index ? index.count(from, to) : 0;
+  // One scan while they are few enough to draw as spans; the whole window's only past that.
+  const first = index?.overlapping(from, to, maxSpans + 1) ?? [];
+  const inWindow = first.length > maxSpans ? index!.overlapping(from, to) : first;
+  const inView = inWindow.length;
   const rowOf = new Map<string, number[]>();
   view.rowChannels.forEach((label, i) => rowOf.set(label, [...(rowOf.get(label) ?? []), i]));
   const everyRow = view.rowChannels.map((_, i) => i);
@@ -92,10 +95,10 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
   });
   const draft = focus.draft && { ...place(focus.draft, null), draft: true, selected: true };
   if (inView > maxSpans) {
-    return { mode: 'density', total, inView, spans: draft ? [draft] : [], runs: densityRuns(index!.overlapping(from, to), view, rowOf, xOf) };
+    return { mode: 'density', total, inView, spans: draft ? [draft] : [], runs: densityRuns(inWindow, view, rowOf, xOf) };
   }
   const spans: DrawnAnnotation[] = [];
-  for (const a of index?.overlapping(from, to) ?? []) {
+  for (const a of inWindow) {
     // The one being edited is drawn as its draft (where the user is dragging it), not where it was saved.
     if (draft && a.id === focus.draft?.id) continue;
     const drawn = place(a, a.author);
@@ -116,12 +119,19 @@ function densityRuns(annotations: ViewerAnnotation[], view: AnnotationView, rowO
     const x0 = Math.max(0, xOf(a.onset) - view.plotLeft);
     const x1 = Math.min(width - 1, Math.max(x0, xOf(a.onset + a.duration) - view.plotLeft));
     if (x0 > width - 1) continue;
-    const mark = (row: number) => {
-      diff[row * (width + 1) + x0] += 1;
-      diff[row * (width + 1) + x1 + 1] -= 1;
-    };
-    if (a.channels === null) mark(rowCount);
-    else for (const c of a.channels) for (const row of rowOf.get(c) ?? []) mark(row);
+    if (a.channels === null) {
+      diff[rowCount * (width + 1) + x0] += 1;
+      diff[rowCount * (width + 1) + x1 + 1] -= 1;
+      continue;
+    }
+    for (const c of a.channels) {
+      const rows = rowOf.get(c);
+      if (!rows) continue;
+      for (const row of rows) {
+        diff[row * (width + 1) + x0] += 1;
+        diff[row * (width + 1) + x1 + 1] -= 1;
+      }
+    }
   }
   const runs: AnnotationPlacement['runs'] = [];
   for (let row = 0; row <= rowCount; row++) {

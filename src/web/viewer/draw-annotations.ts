@@ -13,18 +13,57 @@ export function drawAnnotations(ctx: CanvasRenderingContext2D, l: TraceLayout, p
   ctx.rect(l.plotLeft, l.plotTop, l.plotWidth, l.plotHeight);
   ctx.clip();
   if (placement.runs.length > 0) {
+    // One path, one fill: thousands of runs cost one rasterisation, not thousands of state changes.
     ctx.globalAlpha = 0.22;
     ctx.fillStyle = '#6a1b9a';
+    ctx.beginPath();
     for (const run of placement.runs) {
       const top = run.row === null ? l.plotTop : l.plotTop + run.row * l.rowHeight;
-      ctx.fillRect(run.x0, top, Math.max(1, run.x1 - run.x0), run.row === null ? l.plotHeight : l.rowHeight);
+      ctx.rect(run.x0, top, Math.max(1, run.x1 - run.x0), run.row === null ? l.plotHeight : l.rowHeight);
+    }
+    ctx.fill();
+  }
+  // Bands and edges batched by colour (a few labels, hundreds of spans); drafts and the selected one on top.
+  const entries = placement.spans.map((a) => ({ a, bands: bands(a, l) }));
+  const byColour = new Map<string, typeof entries>();
+  for (const entry of entries) {
+    const group = byColour.get(entry.a.colour) ?? [];
+    group.push(entry);
+    byColour.set(entry.a.colour, group);
+  }
+  for (const [colour, group] of byColour) {
+    ctx.fillStyle = colour;
+    for (const [alpha, edges] of [[0.18, false], [0.85, true]] as const) {
+      ctx.globalAlpha = alpha;
+      ctx.beginPath();
+      for (const { a, bands: spans } of group) {
+        const width = Math.max(2, a.x1 - a.x0);
+        for (const [top, height] of spans) {
+          if (!edges) ctx.rect(a.x0, top, width, height);
+          else {
+            ctx.rect(a.x0, top, 1, height);
+            ctx.rect(a.x0 + width - 1, top, 1, height);
+          }
+        }
+      }
+      ctx.fill();
     }
   }
+  ctx.globalAlpha = 1;
+  ctx.lineWidth = 2;
+  for (const { a, bands: spans } of entries) {
+    if (!a.selected && !a.draft) continue;
+    const width = Math.max(2, a.x1 - a.x0);
+    ctx.strokeStyle = a.colour;
+    ctx.setLineDash(a.draft ? [5, 4] : []);
+    for (const [top, height] of spans) ctx.strokeRect(a.x0 + 1, top + 1, width - 2, height - 2);
+  }
+  ctx.setLineDash([]);
   ctx.font = '11px system-ui, sans-serif';
   ctx.textBaseline = 'top';
-  // Where the last label on each row ends: a label that would overlap it is left out (the list names them all).
+  // Where the last label on each row ends, going by onset: a label that would overlap it is left out (the list names them all).
   const labelEnds = new Map<number, number>();
-  for (const a of placement.spans) drawSpan(ctx, l, a, labelEnds);
+  for (const { a, bands: spans } of entries) drawLabel(ctx, l, a, spans[0], labelEnds);
   ctx.restore();
 }
 
@@ -54,35 +93,16 @@ function bands(a: DrawnAnnotation, l: TraceLayout): Array<[number, number]> {
   return out;
 }
 
-function drawSpan(ctx: CanvasRenderingContext2D, l: TraceLayout, a: DrawnAnnotation, labelEnds: Map<number, number>): void {
-  const x = a.x0;
-  // An instant is a 2-pixel band, so it can be seen and picked.
+/** The label (and author) at the top of an annotation's first band, when it fits and overlaps no other label. */
+function drawLabel(ctx: CanvasRenderingContext2D, l: TraceLayout, a: DrawnAnnotation, first: [number, number] | undefined, labelEnds: Map<number, number>): void {
   const width = Math.max(2, a.x1 - a.x0);
-  const spans = bands(a, l);
-  for (const [top, height] of spans) {
-    ctx.globalAlpha = a.draft ? 0.12 : 0.18;
-    ctx.fillStyle = a.colour;
-    ctx.fillRect(x, top, width, height);
-    ctx.globalAlpha = 0.85;
-    ctx.fillRect(x, top, 1, height);
-    ctx.fillRect(x + width - 1, top, 1, height);
-    if (a.selected || a.draft) {
-      ctx.strokeStyle = a.colour;
-      ctx.lineWidth = 2;
-      ctx.setLineDash(a.draft ? [5, 4] : []);
-      ctx.strokeRect(x + 1, top + 1, width - 2, height - 2);
-      ctx.setLineDash([]);
-    }
-  }
-  const first = spans[0];
   if (!first || width < 24) return;
   const text = a.author && !a.draft ? `${a.label} · ${a.author}` : a.label;
-  const left = Math.max(x, l.plotLeft) + 3;
-  const room = Math.min(x + width, l.plotLeft + l.plotWidth) - left - 3;
+  const left = Math.max(a.x0, l.plotLeft) + 3;
+  const room = Math.min(a.x0 + width, l.plotLeft + l.plotWidth) - left - 3;
   if (room < 16 || (!a.draft && !a.selected && left < (labelEnds.get(first[0]) ?? -Infinity))) return;
   const measured = Math.min(room, textWidth(ctx, text));
   labelEnds.set(first[0], left + measured + 6);
-  ctx.globalAlpha = 1;
   ctx.fillStyle = '#ffffffd0';
   ctx.fillRect(left - 2, first[0] + 1, measured + 4, 13);
   ctx.fillStyle = a.colour;
