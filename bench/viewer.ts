@@ -5,8 +5,10 @@
  * average reference. Baseline: fetching the same gateway URLs with plain parallel fetch from Node.
  * Then frame times while panning a 10 s window of 64 rows (the viewer's own `frameMs`: compute and draw on
  * the main thread), with HP 1 Hz + LP 40 Hz + 50 Hz notch + average reference, beside the same pans with
- * neither (the baseline), and how many pans had to wait for a chunk.
- * Run: node --import tsx bench/viewer.ts [--runs 5] [--pans 60]
+ * neither (the baseline), and how many pans had to wait for a chunk. Then the same pans again with 100,000
+ * annotations on the recording (issue 26: spans drawn from an interval index, a density past 1,500 in view),
+ * and pans of a 10-minute window where ~17,000 of them are in view (drawn as their density).
+ * Run: node --import tsx bench/viewer.ts [--runs 5] [--pans 60] [--annotations 100000]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -14,12 +16,14 @@ import { join } from 'node:path';
 import { createAccount } from '../test/support/accounts.js';
 import { startTestServer } from '../test/support/test-server.js';
 import { launchChromium, publishDataset } from '../test/web/viewer-support.js';
+import { findRecordingRow } from '../src/recordings/catalogue-queries.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
 
 const args = process.argv.slice(2);
 const runs = Number(args[args.indexOf('--runs') + 1] ?? 5) || 5;
 const pans = Number(args.includes('--pans') ? args[args.indexOf('--pans') + 1] : 60) || 60;
 const processedView = '?rows=64&hp=1&lp=40&notch=50&ref=avg';
+const annotationCount = Number(args.includes('--annotations') ? args[args.indexOf('--annotations') + 1] : 100_000) || 100_000;
 const id = 'nd000901';
 const zarr = 'sub-01/eeg/sub-01_task-bench_eeg.zarr';
 const work = await mkdtemp(join(tmpdir(), 'nds-bench-viewer-'));
@@ -55,7 +59,7 @@ try {
   }
 
   // Frame times while panning: every frame the viewer draws is recorded through a setter on window.ndsViewer.
-  const panFrames = async (query: string) => {
+  const panFrames = async (query: string, options: { annotations?: number; span?: number; pans?: number } = {}) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     // A string, not a function: the TypeScript loader would wrap a function's inner functions in helpers the page lacks.
     await context.addInitScript(`
@@ -66,31 +70,55 @@ try {
         configurable: true,
         get() { return last; },
         set(v) {
-          if (!last || last.renders !== v.renders) frames.push({ ms: v.frameMs, computeMs: v.computeMs, drawMs: v.drawMs, complete: v.tracesReady, level: v.level, processed: v.processed });
+          if (!last || last.renders !== v.renders) frames.push({ ms: v.frameMs, computeMs: v.computeMs, drawMs: v.drawMs, complete: v.tracesReady, level: v.level, processed: v.processed, inView: v.annotationsInView, mode: v.annotationMode });
           last = v;
         },
       });
     `);
     const page = await context.newPage();
-    await page.goto(`${server.url}/datasets/${id}${query}${query ? '&' : '?'}t=600&span=10&rows=64`);
+    await page.goto(`${server.url}/datasets/${id}${query}${query ? '&' : '?'}t=600&span=${options.span ?? 10}&rows=64`);
     await page.waitForFunction(() => (window as any).ndsViewer?.ready === true, undefined, { timeout: 30_000 });
+    // With annotations, frames are measured once all of them are in the viewer's index.
+    await page.waitForFunction((n) => (window as any).ndsViewer.annotationsTotal === n && (window as any).ndsViewer.renders > 0, options.annotations ?? 0, { timeout: 120_000 });
     await page.waitForTimeout(500);
     await page.evaluate(() => ((window as any).ndsFrames.length = 0));
     await page.locator('#nds-viewer').focus();
-    for (let i = 0; i < pans; i++) {
+    for (let i = 0; i < (options.pans ?? pans); i++) {
       const before = await page.evaluate(() => (window as any).ndsViewer.renders as number);
       await page.keyboard.press('ArrowRight');
       await page.waitForFunction((n) => (window as any).ndsViewer.renders > n && (window as any).ndsViewer.ready === true, before, { timeout: 30_000 });
       // A reader's pace: the prefetch has time to land, as it would between two key presses.
       await page.waitForTimeout(100);
     }
-    const frames = (await page.evaluate(() => (window as any).ndsFrames)) as Array<{ ms: number; computeMs: number; drawMs: number; complete: boolean; level: number; processed: boolean }>;
+    const frames = (await page.evaluate(() => (window as any).ndsFrames)) as Array<{ ms: number; computeMs: number; drawMs: number; complete: boolean; level: number; processed: boolean; inView: number; mode: string }>;
     if (process.env["BENCH_DEBUG"]) console.error(frames.map((f) => `${f.ms.toFixed(0)}/${f.computeMs.toFixed(0)}/${f.drawMs.toFixed(0)}`).join(" "));
     await context.close();
     return frames;
   };
   const processedFrames = await panFrames(processedView);
   const plainFrames = await panFrames('');
+  const wideFrames = await panFrames('', { span: 600, pans: 20 });
+
+  // 100,000 annotations over the hour, as an import would make them (10,000 a request): a third for all
+  // channels, the rest on one to four channels; 0.2 to 2 s long.
+  const recordingPath = zarr.replace(/\.zarr$/, '');
+  const labels = (await findRecordingRow(server.deps.db, id, recordingPath))!.channel_labels;
+  started = performance.now();
+  let seed = 26;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  for (let first = 0; first < annotationCount; first += 10_000) {
+    const batch = Array.from({ length: Math.min(10_000, annotationCount - first) }, (_, k) => {
+      const i = first + k;
+      const channels = i % 3 === 0 ? null : Array.from({ length: 1 + Math.floor(random() * 4) }, () => labels[Math.floor(random() * labels.length)]!);
+      return { path: recordingPath, onset: Number(((i / annotationCount) * 3590).toFixed(3)), duration: Number((0.2 + random() * 1.8).toFixed(3)), channels: channels && [...new Set(channels)], label: ['spike', 'artefact', 'sleep-N2', 'arousal', 'seizure'][i % 5]! };
+    });
+    const r = await owner.api(`/datasets/${id}/annotations`, { method: 'POST', body: JSON.stringify(batch) });
+    if (r.status !== 201) throw new Error(`annotations: HTTP ${r.status} ${await r.text()}`);
+  }
+  process.stderr.write(`${annotationCount} annotations made in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  const annotatedProcessed = await panFrames(processedView, { annotations: annotationCount });
+  const annotatedPlain = await panFrames('', { annotations: annotationCount });
+  const annotatedWide = await panFrames('', { annotations: annotationCount, span: 600, pans: 20 });
   await browser.close();
 
   // Baseline: the same gateway objects (metadata and chunks the first frame needed), fetched at once.
@@ -118,6 +146,21 @@ try {
     const processed = frames.filter((f) => f.processed).length;
     console.log(`| ${name} | ${ms.length}${processed ? ` (${processed} filtered)` : ''} | ${median(ms).toFixed(1)} ms | **${percentile(ms, 95).toFixed(1)} ms** | ${Math.max(...ms).toFixed(1)} ms | ${waited} |`);
   }
+  console.log(`\nThe same pans with ${annotationCount.toLocaleString('en')} annotations on the recording, beside those without (measured above, in this run):\n`);
+  console.log('| view | annotations in view (median) | frames | p50 | p95 | p50 without | p95 without |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  const complete = (frames: typeof plainFrames) => frames.filter((f) => f.complete).map((f) => f.ms);
+  for (const [name, frames, without] of [
+    ['64 rows × 10 s, HP 1 Hz + LP 40 Hz + notch 50 Hz + average reference', annotatedProcessed, processedFrames],
+    ['64 rows × 10 s, own reference, no filters', annotatedPlain, plainFrames],
+  ] as const) {
+    const ms = complete(frames);
+    const base = complete(without);
+    console.log(`| ${name} | ${median(frames.map((f) => f.inView))} | ${ms.length} | ${median(ms).toFixed(1)} ms | **${percentile(ms, 95).toFixed(1)} ms** | ${median(base).toFixed(1)} ms | ${percentile(base, 95).toFixed(1)} ms |`);
+  }
+  const wide = complete(annotatedWide);
+  const wideBase = complete(wideFrames);
+  console.log(`| 64 rows × 10 min (view levels), drawn as their density | ${median(annotatedWide.map((f) => f.inView))} | ${wide.length} | ${median(wide).toFixed(1)} ms | **${percentile(wide, 95).toFixed(1)} ms** | ${median(wideBase).toFixed(1)} ms | ${percentile(wideBase, 95).toFixed(1)} ms |`);
 } finally {
   await server.close();
   await rm(work, { recursive: true, force: true });

@@ -45,6 +45,8 @@ export interface DatasetPageInput {
   manage?: boolean;
   /** The viewer may annotate the dataset's recordings (annotators and up; `docs/workspace.md`). */
   annotate?: boolean;
+  /** The signed-in caller's username: an annotator changes their own annotations. */
+  username?: string | undefined;
 }
 
 export function datasetDetailBody(input: DatasetPageInput): SafeHtml {
@@ -100,7 +102,9 @@ function viewerSection(input: DatasetPageInput, index: StoreIndex, selected: Sto
     group: input.group ?? selected.groups[0]?.name,
     ...(input.metadata ? { metadata: input.metadata } : {}),
     ...(input.readGrant ? { readGrant: input.readGrant } : {}),
+    annotations: annotationConfig(input, index),
   };
+  const annotating = config.annotations.annotate;
   const groups = selected.groups;
   const options = (values: Array<[string, string]>) => values.map(([value, text]) => html`<option value="${value}">${text}</option>`);
   return html`${input.embed ? '' : html`<h2>Signals</h2>`}
@@ -130,6 +134,7 @@ ${input.embed ? html`<input type="hidden" name="embed" value="1">` : ''}
 <button type="button" data-key="n" title="Next event (n)">event ▶</button>
 <button type="button" data-panel="channels" aria-pressed="false">Channels</button>
 <button type="button" data-panel="events" aria-pressed="false">Events</button>
+${annotating ? html`<button type="button" data-annotate aria-pressed="false" title="Annotation mode: drag across the traces to mark a span; click a span to edit it">Annotate</button>` : ''}
 <button type="button" data-panel="spectrum" aria-pressed="false" title="Spectrum (s)">Spectrum</button>
 <button type="button" data-key="f" title="Full screen (f)">Full screen</button>
 <button type="button" data-key="?" title="Keys (?)">?</button>
@@ -144,9 +149,19 @@ ${input.embed ? html`<input type="hidden" name="embed" value="1">` : ''}
 <dt>[ ]</dt><dd>more, less sensitive (all types)</dd><dt>a</dt><dd>auto scale on/off</dd><dt>G g</dt><dd>auto scale: double, halve the gain</dd><dt>n p</dt><dd>next, previous event</dd><dt>b</dt><dd>hide bad channels</dd>
 <dt>s</dt><dd>spectrum</dd><dt>f</dt><dd>full screen</dd><dt>?</dt><dd>this help (Esc closes)</dd></dl></div>
 </section>
-${input.embed ? '' : html`<p class="muted">Drag to scrub, wheel to zoom, Shift+drag to measure; press ? in the viewer for the keys. The address keeps the view: copy it to share it.</p>`}
+${input.embed ? '' : html`<p class="muted">Drag to scrub, wheel to zoom, Shift+drag to measure; press ? in the viewer for the keys. The address keeps the view: copy it to share it.${annotating ? ' Annotate: drag across the traces to mark a span (over the rows dragged across), drag a span’s edge to move it, click it to change its label or note; the Events panel lists the annotations in view.' : ''}</p>`}
 <script type="application/json" id="nds-viewer-config">${jsonForScript(config)}</script>
 <script type="module" src="${viewerScriptPath}"></script>`;
+}
+
+/**
+ * What the viewer's annotation code needs: the route, the caller's rights (none in the embedded viewer,
+ * which has no control that changes anything) and the dataset's event types, offered first as labels.
+ */
+function annotationConfig(input: DatasetPageInput, index: StoreIndex) {
+  const annotate = !input.embed && (input.annotate ?? false);
+  const labels = [...new Set(index.stores.flatMap((s) => s.trial_types ?? []))].sort().slice(0, 300);
+  return { url: `/datasets/${input.dataset.id}/annotations`, annotate, maintain: annotate && (input.manage ?? false), ...(annotate && input.username ? { username: input.username } : {}), labels };
 }
 
 /** The viewer alone (`?embed=1`), for an iframe: no header, no recording list. */

@@ -46,7 +46,7 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
     head = html`${viewerStyle}${preloads.map((href) => html`<link rel="modulepreload" href="${href}">`)}`;
   }
   const failures = conversionFailuresOf(index);
-  const input = { dataset, index, selected, group, metadata, failures, readGrant, manage: allows(standing, 'maintain'), annotate: allows(standing, 'annotate'), zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` };
+  const input = { dataset, index, selected, group, metadata, failures, readGrant, manage: allows(standing, 'maintain'), annotate: allows(standing, 'annotate'), username: user?.username, zarrBase: `${config.zarrCacheBaseUrl}/${id}/zarr` };
   // A private page carries a grant: never kept by a shared cache.
   if (dataset.visibility === 'private') c.header('Cache-Control', 'private, no-store');
   if (c.req.query('embed') === '1' && (dataset.visibility === 'public' || readGrant)) {

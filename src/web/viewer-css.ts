@@ -64,6 +64,23 @@ main { max-width: 82rem; }
   .viewer-panel { width: 100%; border-left: 0; padding-left: 0; }
   .viewer-main { flex-wrap: wrap; }
 }
+/* The annotation mode: a crosshair on the traces, the form over the plot's top right. */
+.viewer[data-annotating="true"] .viewer-traces { cursor: crosshair; }
+.viewer-bar button[aria-pressed="true"] { background: var(--accent, #1f5fbf); color: #fff; }
+.viewer-annotation-form { position: absolute; top: 22px; right: 12px; z-index: 4; width: 18rem; background: #fff; border: 1px solid #888; border-radius: 6px; padding: .5rem .7rem; box-shadow: 0 4px 16px #0003; font-size: .85rem; display: flex; flex-direction: column; gap: .3rem; }
+.viewer-annotation-form label { display: grid; grid-template-columns: 6rem 1fr; align-items: center; gap: .4rem; }
+.viewer-annotation-form input, .viewer-annotation-form select { font-size: .85rem; min-width: 0; }
+.viewer-annotation-form div { display: flex; gap: .4rem; }
+.viewer-annotation-message { margin: 0; color: var(--muted, #5f6b76); }
+.viewer-annotation-message.conflict { color: var(--bad, #b42318); }
+.viewer-annotations { margin-bottom: .6rem; }
+.viewer-annotations:empty { display: none; }
+.viewer-annotations p { margin: .2rem 0; }
+.viewer-annotation-rows td .clip { display: block; }
+.viewer-annotation-rows thead td:first-child { width: 30%; }
+.viewer-annotation-rows thead td:last-child { width: 4.4rem; }
+.viewer-annotation-rows td.viewer-annotation-actions { overflow: visible; padding: 0; }
+.viewer-annotation-actions button { padding: 0 .35rem; margin-left: .15rem; }
 .notice.private { color: #6b4e00; border-color: #d4a72c; background: #fff8e1; }
 .failures { background: #fff; border: 1px solid var(--bad, #b42318); border-radius: 6px; padding: .25rem 1rem; margin: 1rem 0; }
 .failures h2 { color: var(--bad, #b42318); }

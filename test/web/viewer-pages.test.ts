@@ -49,7 +49,11 @@ describe('dataset pages', () => {
     assert.match(text, /<td>32<\/td><td>1000 Hz<\/td><td>7\.9 s<\/td><td>13<\/td>/);
     assert.match(text, /<script type="module" src="\/assets\/viewer\.js"><\/script>/);
     const config = JSON.parse(/<script type="application\/json" id="nds-viewer-config">(.*?)<\/script>/.exec(text)![1]!);
-    const { metadata, ...rest } = config;
+    const { metadata, annotations, ...rest } = config;
+    // Annotations are read by whoever reads the dataset; an anonymous reader may not write them.
+    assert.deepEqual({ ...annotations, labels: undefined }, { url: '/datasets/nd000801/annotations', annotate: false, maintain: false, labels: undefined });
+    assert.ok(Array.isArray(annotations.labels));
+    assert.doesNotMatch(text, /data-annotate/);
     assert.deepEqual(rest, { zarrBase: `${server.config.zarrCacheBaseUrl}/nd000801/zarr`, recordings: [{ zarr: 'sub-01/eeg/sub-01_task-a_eeg.zarr', path: 'sub-01/eeg/sub-01_task-a_eeg' }], selected: 'sub-01/eeg/sub-01_task-a_eeg.zarr', group: 'eeg_1000hz' });
     // The first frame's metadata is in the page, equal to what the gateway serves, so the viewer skips those requests.
     const keys = Object.keys(metadata).sort();

@@ -215,7 +215,7 @@ describe('dataset viewer in chromium', () => {
     const chunkRequests: string[] = [];
     for (const url of requests) {
       if (!url.startsWith(zarrBase)) {
-        assert.match(new URL(url).pathname, /^\/(datasets\/nd000701|assets\/((nds|viewer)\.css|viewer(-[A-Za-z0-9]+)?\.js))$/, `only the page, its assets and the gateway are fetched: ${url}`);
+        assert.match(new URL(url).pathname, /^\/(datasets\/nd000701(\/annotations(\/history)?)?|assets\/((nds|viewer)\.css|viewer(-[A-Za-z0-9]+)?\.js))$/, `only the page, its assets, the recording's annotations and the gateway are fetched: ${url}`);
         continue;
       }
       const key = url.slice(zarrBase.length);

@@ -13,6 +13,9 @@ import { recordingEpoch } from '../../signals/time-format.js';
 import { parseViewQuery, writeViewQuery } from '../../signals/view-settings.js';
 import { attachInput } from './viewer-input.js';
 import { attachToolbar } from './viewer-toolbar.js';
+import { attachAnnotationEditor, type AnnotationAccess } from './annotation-editor.js';
+import { annotationList } from './annotation-list.js';
+import { AnnotationSync } from './annotation-sync.js';
 
 export interface ViewerConfig {
   /** The dataset's Zarr copy through the gateway: `<ZARR_CACHE_BASE_URL>/<id>/zarr`. */
@@ -25,6 +28,8 @@ export interface ViewerConfig {
   metadata?: EmbeddedMetadata;
   /** A private dataset's read grant: the gateway answers its reads only with it. */
   readGrant?: ReadGrantConfig;
+  /** The recordings' annotations: where they are read and written, and what the caller may do with them. */
+  annotations?: AnnotationAccess & { url: string };
 }
 
 declare global {
@@ -60,8 +65,9 @@ function describe(viewer: SignalViewer, s: ViewerState): string {
   const rows = s.totalRows > s.channelCount ? `rows ${s.channelFirst + 1}–${s.channelFirst + s.channelCount} of ${s.totalRows}` : `${s.totalRows} rows`;
   const filters = [s.filter.hp && `HP ${s.filter.hp} Hz`, s.filter.lp && `LP ${s.filter.lp} Hz`, s.filter.notch && `notch ${s.filter.notch} Hz`].filter(Boolean).join(', ');
   const processing = s.level === 0 ? [s.reference !== 'own' ? `ref ${s.reference.replace(/^bipolar:.*/, 'bipolar')}` : '', filters].filter(Boolean).join(' · ') : '';
+  const annotations = s.annotationsTotal > 0 ? ` · ${s.annotationsInView} of ${s.annotationsTotal} annotations in view${s.annotationMode === 'density' ? ' (as their density: zoom in to edit)' : ''}` : '';
   return `${group}${rows} · ${viewer.formatTime(s.start / s.rate, resolution)} – ${viewer.formatTime(s.end / s.rate, resolution)} · ` +
-    `${s.level === 0 ? 'samples' : `view level ${s.level}`}${processing ? ` · ${processing}` : ''}${s.ready ? '' : ' · loading…'}`;
+    `${s.level === 0 ? 'samples' : `view level ${s.level}`}${processing ? ` · ${processing}` : ''}${annotations}${s.ready ? '' : ' · loading…'}`;
 }
 
 /** The group picker lists the store's groups (`channel_groups`), shown only when there is a choice. */
@@ -192,21 +198,45 @@ async function show(zarr: string, group?: string, metadata?: EmbeddedMetadata): 
         if (status) status.textContent = describe(viewer, state);
         if (note) note.textContent = state.note;
         toolbar.sync(state);
+        list?.sync(state);
         updateSpectrum(viewer, state);
         keepInAddress(viewer);
       },
     });
-    const toolbar = attachToolbar(root, viewer, { toggleSpectrum, toggleHelp });
-    const detachInput = attachInput(viewer, canvas, root, toolbar.keys);
+    // Annotations load beside the traces and the markers; the traces do not wait for them either.
+    const access = config.annotations;
+    const sync = access
+      ? new AnnotationSync({
+          url: access.url,
+          path: config.recordings.find((r) => r.zarr === zarr)?.path ?? zarr,
+          // A poll answered after the recording was left must not draw on the canvas the next one uses.
+          onChange: (index) => current?.viewer === viewer && viewer.setAnnotations(index),
+          onError: (message) => (root.dataset['annotationError'] = message),
+        })
+      : undefined;
+    const editor = sync && access ? attachAnnotationEditor(root, canvas, viewer, sync, access) : undefined;
+    const list = editor ? annotationList(viewer, () => viewer.annotations, editor, access?.annotate ?? false) : undefined;
+    const toolbar = attachToolbar(root, viewer, { toggleSpectrum, toggleHelp, eventsPanelTop: list?.element });
+    const keys = {
+      ...toolbar.keys,
+      Escape: () => {
+        toggleHelp(false);
+        editor?.cancel();
+      },
+    };
+    const detachInput = attachInput(viewer, canvas, root, keys, () => editor?.active ?? false);
     const detachPointer = attachPointer(viewer, canvas, overlay, readout);
     current = {
       viewer,
       detach: () => {
+        sync?.stop();
+        editor?.detach();
         detachInput();
         detachPointer();
         toolbar.detach();
       },
     };
+    void sync?.start().catch((err: unknown) => (root.dataset['annotationError'] = String(err instanceof Error ? err.message : err)));
     void events.then((markers) => current?.viewer === viewer && viewer.setEvents(markers));
     await viewer.render();
   } catch (err) {

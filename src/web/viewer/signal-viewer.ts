@@ -7,6 +7,9 @@
 import { envelopeRange, sampleEnvelope, type ColumnEnvelope } from '../../signals/column-envelope.js';
 import { badColour, formatScale, isVoltage, microvoltFactor, pixelsPerUnit, scaleOf, typeColour, typeKey, unitSymbol } from '../../signals/channel-scale.js';
 import { drawFrame, type AxisLabel, type DrawnRow } from './draw-traces.js';
+import type { AnnotationIndex } from './annotation-index.js';
+import { placeAnnotations, type AnnotationDraft, type AnnotationPlacement } from './annotation-marks.js';
+import { drawAnnotations } from './draw-annotations.js';
 import { eventColours, placeEvents, type EventPlacement } from '../../signals/event-marks.js';
 import { filterActive, filterMarginSamples, filterSections, type Biquad } from '../../signals/iir-filter.js';
 import { chooseLevel, chunksCovering, levelColumns, withPrefetch, type ChunkSpan } from './level-choice.js';
@@ -58,6 +61,9 @@ export class SignalViewer {
   #events: EventMarker[] | undefined;
   #eventColours = new Map<string, string>();
   hiddenEventTypes = new Set<string>();
+  /** The recording's annotations (undefined while they load) and the one being drawn or edited. */
+  #annotations: AnnotationIndex | undefined;
+  #annotationFocus: { draft?: AnnotationDraft | undefined; selected?: string | undefined } = {};
   #generation = 0;
   #renders = 0;
   /** The commit asked for and not yet run (one per animation frame). */
@@ -99,6 +105,22 @@ export class SignalViewer {
     this.#eventColours = eventColours(events);
     if (this.#loading === 0) void this.render();
     else this.#eventsPending = true;
+  }
+
+  /** A new set of annotations (after a load, an edit, another user's change): redrawn at the next frame. */
+  setAnnotations(index: AnnotationIndex): void {
+    this.#annotations = index;
+    void this.render();
+  }
+
+  get annotations(): AnnotationIndex | undefined {
+    return this.#annotations;
+  }
+
+  /** The span being dragged or edited (drawn dashed over the others) and the annotation the form is open on. */
+  setAnnotationFocus(focus: { draft?: AnnotationDraft | undefined; selected?: string | undefined }): void {
+    this.#annotationFocus = { ...focus };
+    void this.render();
   }
 
   get events(): EventMarker[] {
@@ -388,13 +410,16 @@ export class SignalViewer {
     const startSeconds = w.start / g.rate;
     const secondsPerPixel = spp / g.rate;
     const events = placeEvents(this.#events ?? [], this.#eventColours, { startSeconds, secondsPerPixel, plotLeft: layout.plotLeft, plotWidth: layout.plotWidth }, this.hiddenEventTypes);
-    return { complete, rows, drawn, ranges, valuesStart, events, startSeconds, secondsPerPixel, computeMs };
+    const rowChannels = pageRows.map((r) => this.sources[r.plus]?.label ?? r.label);
+    const annotations = placeAnnotations(this.#annotations, { startSeconds, secondsPerPixel, plotLeft: layout.plotLeft, plotWidth: layout.plotWidth, rowChannels }, this.#annotationFocus);
+    return { complete, rows, drawn, ranges, valuesStart, events, annotations, rowChannels, startSeconds, secondsPerPixel, computeMs };
   }
 
   /** Paint: the frame onto the canvas. Returns where the time labels landed. */
   #paint(plan: FramePlan, c: ComputedFrame): PaintedFrame {
     const ctx = this.#o.canvas.getContext('2d')!;
     const axis = drawFrame(ctx, { layout: plan.layout, startSeconds: c.startSeconds, secondsPerPixel: c.secondsPerPixel, rows: c.drawn, events: c.events, formatTime: (t, step) => this.formatTime(t, step), scaleBar: this.#scaleBarText(c.rows) });
+    drawAnnotations(ctx, plan.layout, c.annotations);
     return { axis };
   }
 
@@ -436,6 +461,12 @@ export class SignalViewer {
       reference: formatReference(s.reference) ?? 'own',
       filter: { ...s.filter },
       events: c.events,
+      rowChannels: c.rowChannels,
+      annotationsDrawn: c.annotations.spans,
+      annotationMode: c.annotations.mode,
+      annotationsInView: c.annotations.inView,
+      annotationsTotal: c.annotations.total,
+      annotationsLoaded: this.#annotations !== undefined,
       visibleChunks: plan.visible,
       prefetchChunks: plan.prefetch,
       renders: this.#renders,
@@ -533,6 +564,8 @@ interface ComputedFrame {
   ranges: Array<[number, number]>;
   valuesStart: number;
   events: EventPlacement;
+  annotations: AnnotationPlacement;
+  rowChannels: string[];
   startSeconds: number;
   secondsPerPixel: number;
   computeMs: number;

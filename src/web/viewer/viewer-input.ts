@@ -1,5 +1,6 @@
 /**
- * Mouse and keyboard for the viewer: drag to scrub (Shift+drag is the ruler's), wheel to zoom around the
+ * Mouse and keyboard for the viewer: drag to scrub (Shift+drag is the ruler's, and in the annotation mode a drag
+ * draws a span), wheel to zoom around the
  * cursor, ←/→ scrub, +/- zoom, PageUp/PageDown row pages, Home/End, g/G gain, and the keys the toolbar adds.
  * Keys typed into the toolbar's fields are theirs.
  */
@@ -9,7 +10,8 @@ import { scrub, zoomAround } from './view-window.js';
 
 export const wheelStep = 1.25;
 
-export function attachInput(viewer: SignalViewer, canvas: HTMLCanvasElement, keyTarget: HTMLElement, extraKeys: Record<string, () => void> = {}): () => void {
+/** `pointerTaken`: true while another mode (annotating) owns a drag on the traces, which then does not scrub. */
+export function attachInput(viewer: SignalViewer, canvas: HTMLCanvasElement, keyTarget: HTMLElement, extraKeys: Record<string, () => void> = {}, pointerTaken: () => boolean = () => false): () => void {
   const n = () => viewer.group.nSamples;
   const ratio = () => window.devicePixelRatio || 1;
   /** Fraction (0..1) across the plot of a pointer event, in the same device pixels the layout uses. */
@@ -21,7 +23,7 @@ export function attachInput(viewer: SignalViewer, canvas: HTMLCanvasElement, key
 
   let drag: { x: number; start: number } | undefined;
   const onDown = (event: MouseEvent) => {
-    if (event.button !== 0 || event.shiftKey) return;
+    if (event.button !== 0 || event.shiftKey || pointerTaken()) return;
     drag = { x: event.clientX, start: viewer.window.start };
     keyTarget.focus();
     event.preventDefault();

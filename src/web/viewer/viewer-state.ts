@@ -1,6 +1,7 @@
 /** What the viewer exposes of its last frame on `window.ndsViewer` (for people debugging and for the tests). */
 import type { EventPlacement } from '../../signals/event-marks.js';
 import type { ChunkSpan } from './level-choice.js';
+import type { DrawnAnnotation } from './annotation-marks.js';
 
 /** One drawn row of the last frame, with the values drawn. */
 export interface FrameRow {
@@ -54,6 +55,17 @@ export interface ViewerState {
   reference: string;
   filter: { hp?: number | undefined; lp?: number | undefined; notch?: number | undefined };
   events: EventPlacement;
+  /** The recorded channel of each row on the page (a montage row's first channel): what annotations name. */
+  rowChannels: string[];
+  /** The annotations drawn as spans, with their pixel columns and rows (none in `density` mode but a draft). */
+  annotationsDrawn: DrawnAnnotation[];
+  /** `spans`: each annotation in the window drawn; `density`: more than `maxSpans`, drawn as covered columns. */
+  annotationMode: 'spans' | 'density';
+  /** Annotations with a part in the window, and of the recording. */
+  annotationsInView: number;
+  annotationsTotal: number;
+  /** The recording's annotations have been read (they load beside the traces). */
+  annotationsLoaded: boolean;
   /** Chunks of the current level covering the window (time-chunk indices) and with the prefetch. */
   visibleChunks: ChunkSpan;
   prefetchChunks: ChunkSpan;

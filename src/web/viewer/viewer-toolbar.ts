@@ -20,6 +20,8 @@ export interface Toolbar {
 export interface ToolbarHooks {
   toggleSpectrum(): void;
   toggleHelp(force?: boolean): void;
+  /** Shown at the top of the events panel (the annotations in the window). */
+  eventsPanelTop?: HTMLElement | undefined;
 }
 
 export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: ToolbarHooks): Toolbar {
@@ -209,7 +211,7 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
       row.insertCell().textContent = e.duration > 0 ? `${e.duration.toFixed(3)} s` : '';
       row.addEventListener('click', () => showAt(e.onset));
     });
-    panel.replaceChildren(heading, ...filters, table);
+    panel.replaceChildren(...(hooks.eventsPanelTop ? [hooks.eventsPanelTop] : []), heading, ...filters, table);
     markEvents();
   };
   /** Highlights the listed events that are on screen. */
@@ -219,7 +221,8 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
     const from = w.start / viewer.group.rate;
     const to = (w.start + w.span) / viewer.group.rate;
     let first: HTMLElement | undefined;
-    for (const row of panel.querySelectorAll<HTMLTableRowElement>('tbody tr')) {
+    // Event rows only: the annotations listed above them are rows too.
+    for (const row of panel.querySelectorAll<HTMLTableRowElement>('tbody tr[data-index]')) {
       const e = viewer.events[Number(row.dataset['index'])]!;
       const on = e.onset + e.duration >= from && e.onset < to;
       if (on) {

@@ -1,0 +1,187 @@
+/**
+ * The annotation mode's pure parts: the index answers exactly what a scan of every annotation answers (long
+ * spans included); a frame places spans on their rows and turns to a density past `maxSpans`; the pointer's
+ * hit test; and the client copy's conflict rule against a scripted server: an edit of an annotation someone
+ * else changed is a conflict, an edit after someone else's change elsewhere is sent again on the new revision.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AnnotationIndex, type ViewerAnnotation } from '../../src/web/viewer/annotation-index.js';
+import { maxSpans, placeAnnotations } from '../../src/web/viewer/annotation-marks.js';
+import { hitAnnotation, secondsAt } from '../../src/web/viewer/annotation-pointer.js';
+import { AnnotationSync } from '../../src/web/viewer/annotation-sync.js';
+
+let seed = 42;
+const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+
+function annotation(id: number, onset: number, duration: number, channels: string[] | null = null, label = 'seizure'): ViewerAnnotation {
+  return { id: `a${String(id).padStart(6, '0')}`, onset, duration, channels, label, hed: null, note: null, author: 'ada', created_at: '2026-11-27T00:00:00.000Z', updated_at: '2026-11-27T00:00:00.000Z' };
+}
+
+describe('AnnotationIndex', () => {
+  it('finds exactly the annotations overlapping a window, by onset, with a few long spans among many short ones', () => {
+    const all = Array.from({ length: 20_000 }, (_, i) => annotation(i, random() * 3600, random() < 0.001 ? random() * 1800 : random() * 5));
+    all.push(annotation(99_999, 0, 3600));
+    const index = new AnnotationIndex(all);
+    for (let q = 0; q < 200; q++) {
+      const from = random() * 3700 - 50;
+      const to = from + random() * (q % 10 === 0 ? 600 : 10);
+      const expected = all.filter((a) => a.onset < to && a.onset + a.duration >= from).sort((a, b) => a.onset - b.onset || (a.id < b.id ? -1 : 1));
+      assert.deepEqual(index.overlapping(from, to).map((a) => a.id), expected.map((a) => a.id));
+      assert.equal(index.count(from, to), expected.length);
+    }
+  });
+
+  it('answers a 10 s window of 100,000 annotations in well under a millisecond', () => {
+    const index = new AnnotationIndex(Array.from({ length: 100_000 }, (_, i) => annotation(i, (i / 100_000) * 3600, 1)));
+    const began = performance.now();
+    let found = 0;
+    for (let i = 0; i < 1000; i++) found += index.overlapping(i * 3, i * 3 + 10).length;
+    const perQuery = (performance.now() - began) / 1000;
+    assert.ok(found > 0);
+    assert.ok(perQuery < 1, `${perQuery} ms a query`);
+  });
+});
+
+describe('placeAnnotations', () => {
+  const view = { startSeconds: 10, secondsPerPixel: 0.01, plotLeft: 120, plotWidth: 1000, rowChannels: ['Fp1', 'Fp2', 'F3', 'F4'] };
+
+  it('places each span at its pixel columns on the rows of its channels, or every row', () => {
+    const index = new AnnotationIndex([annotation(1, 12, 2.5, ['Fp2', 'F4', 'Oz']), annotation(2, 15, 0), annotation(3, 30, 1)]);
+    const placed = placeAnnotations(index, view, { selected: 'a000002' });
+    assert.equal(placed.mode, 'spans');
+    assert.equal(placed.total, 3);
+    assert.equal(placed.inView, 2);
+    assert.deepEqual(placed.spans.map((a) => [a.id, a.x0, a.x1, a.rows, a.selected ?? false]), [
+      ['a000001', 320, 570, [1, 3], false],
+      ['a000002', 620, 620, [0, 1, 2, 3], true],
+    ]);
+  });
+
+  it('draws a draft in place of the annotation it edits', () => {
+    const index = new AnnotationIndex([annotation(1, 12, 2)]);
+    const placed = placeAnnotations(index, view, { draft: { id: 'a000001', onset: 12, duration: 3, channels: null, label: 'seizure' } });
+    assert.deepEqual(placed.spans.map((a) => [a.id, a.x1, a.draft ?? false]), [['a000001', 620, true]]);
+  });
+
+  it(`past ${maxSpans} in the window, draws covered columns per row instead of spans`, () => {
+    const many = Array.from({ length: maxSpans + 1 }, (_, i) => annotation(i, 10 + i * 0.005, 0.002, i % 2 ? ['F3'] : null));
+    const placed = placeAnnotations(new AnnotationIndex(many), view);
+    assert.equal(placed.mode, 'density');
+    assert.deepEqual(placed.spans, []);
+    assert.ok(placed.runs.some((r) => r.row === 2) && placed.runs.some((r) => r.row === null));
+    assert.ok(placed.runs.every((r) => r.x0 >= view.plotLeft && r.x1 <= view.plotLeft + view.plotWidth && r.x1 > r.x0));
+    assert.ok(!placed.runs.some((r) => r.row === 0 || r.row === 1 || r.row === 3));
+  });
+});
+
+describe('the annotation pointer', () => {
+  const frame = { start: 2560, end: 5120, rate: 256, nSamples: 15_360, channelCount: 4, plot: { left: 120, top: 18, width: 1000, height: 400, rowHeight: 100 } };
+
+  it('maps a device column to a time on a sample', () => {
+    assert.equal(secondsAt(frame, 120), 10);
+    assert.equal(secondsAt(frame, 620), 15);
+    assert.equal(secondsAt(frame, 121), Math.round(2560 + 2.56) / 256);
+    assert.equal(secondsAt(frame, 5000), 20);
+  });
+
+  it('finds an edge before an inside, and only on the rows an annotation covers', () => {
+    const drawn = placeAnnotations(new AnnotationIndex([annotation(1, 12, 2.5, ['Fp2'])]), { startSeconds: 10, secondsPerPixel: 0.01, plotLeft: 120, plotWidth: 1000, rowChannels: ['Fp1', 'Fp2', 'F3', 'F4'] }).spans;
+    assert.equal(hitAnnotation(drawn, frame, 572, 150)?.part, 'end');
+    assert.equal(hitAnnotation(drawn, frame, 318, 150)?.part, 'start');
+    assert.equal(hitAnnotation(drawn, frame, 450, 150)?.part, 'inside');
+    assert.equal(hitAnnotation(drawn, frame, 450, 50), undefined);
+  });
+});
+
+/** A scripted annotations server: its state, revisions and history, and a log of the requests. */
+function fakeServer(initial: ViewerAnnotation[]) {
+  const rows = new Map(initial.map((a) => [a.id, a]));
+  let revision = 1;
+  const changes: Array<{ revision: number; annotation_id: string; action: string; after: unknown; author: string; changed_at: string }> = [];
+  const log: string[] = [];
+  const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  return {
+    log,
+    rows,
+    /** Someone else's change, as the API would make it. */
+    change(id: string, patch: Partial<ViewerAnnotation>, author = 'grace') {
+      revision++;
+      const next = { ...rows.get(id)!, ...patch };
+      rows.set(id, next);
+      const { id: _id, author: _a, created_at: _c, updated_at: _u, ...after } = next;
+      changes.push({ revision, annotation_id: id, action: 'update', after, author, changed_at: '2026-11-27T01:00:00.000Z' });
+    },
+    fetch: (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(String(input), 'http://nds.test');
+      const method = init?.method ?? 'GET';
+      log.push(`${method} ${url.pathname}${url.searchParams.has('after') ? `?after=${url.searchParams.get('after')}` : ''} ${new Headers(init?.headers).get('if-match') ?? ''}`.trim());
+      if (method === 'GET' && url.pathname.endsWith('/history')) {
+        const after = Number(url.searchParams.get('after'));
+        return json(200, { changes: changes.filter((c) => c.revision > after), revision });
+      }
+      if (method === 'GET') return json(200, { annotations: [...rows.values()], revision });
+      const match = new Headers(init?.headers).get('if-match');
+      if (match && match !== `"${revision}"`) return json(409, { error: 'revision_conflict', message: 'moved', details: [] });
+      const id = url.pathname.split('/').pop()!;
+      if (method === 'PATCH') {
+        revision++;
+        const next = { ...rows.get(id)!, ...(JSON.parse(String(init!.body)) as Partial<ViewerAnnotation>) };
+        rows.set(id, next);
+        return json(200, { annotation: next, revision });
+      }
+      throw new Error(`unexpected ${method}`);
+    }) as typeof fetch,
+  };
+}
+
+describe('AnnotationSync', () => {
+  const open = async (server: ReturnType<typeof fakeServer>) => {
+    const sync = new AnnotationSync({ url: '/datasets/nd000001/annotations', path: 'sub-01/eeg/x_eeg.edf', pollMs: 60_000, onChange: () => undefined, fetch: server.fetch });
+    await sync.start();
+    sync.stop();
+    return sync;
+  };
+
+  it('sends an edit again on the new revision when someone else changed another annotation meanwhile', async () => {
+    const server = fakeServer([annotation(1, 1, 1), annotation(2, 5, 1)]);
+    const sync = await open(server);
+    const base = sync.get('a000001')!;
+    server.change('a000002', { label: 'artefact' });
+    const answer = await sync.update(base, { label: 'spike' });
+    assert.equal(answer.conflict, false);
+    assert.equal(server.rows.get('a000001')!.label, 'spike');
+    assert.equal(sync.get('a000002')!.label, 'artefact');
+    assert.deepEqual(server.log.slice(1), ['PATCH /datasets/nd000001/annotations/a000001 "1"', 'GET /datasets/nd000001/annotations/history?after=1', 'PATCH /datasets/nd000001/annotations/a000001 "2"']);
+  });
+
+  it('refuses an edit of an annotation someone else changed meanwhile, with their version and name, and sends nothing over it', async () => {
+    const server = fakeServer([annotation(1, 1, 1)]);
+    const sync = await open(server);
+    const base = sync.get('a000001')!;
+    server.change('a000001', { label: 'k-complex' });
+    const answer = await sync.update(base, { label: 'spike' });
+    assert.equal(answer.conflict, true);
+    assert.equal(answer.conflict && answer.current?.label, 'k-complex');
+    assert.equal(answer.conflict && answer.by, 'grace');
+    assert.equal(server.rows.get('a000001')!.label, 'k-complex');
+    assert.equal(server.log.filter((l) => l.startsWith('PATCH')).length, 1);
+  });
+
+  it('asks only for the changes after its revision, and keeps the author of an annotation someone else edited', async () => {
+    const server = fakeServer([annotation(1, 1, 1)]);
+    let changes = 0;
+    const sync = new AnnotationSync({ url: '/a', path: 'p', pollMs: 60_000, onChange: () => changes++, fetch: server.fetch });
+    await sync.start();
+    sync.stop();
+    await sync.catchUp();
+    assert.equal(changes, 1, 'no news, no new index');
+    server.change('a000001', { label: 'muscle' });
+    await sync.catchUp();
+    assert.equal(changes, 2);
+    assert.equal(sync.get('a000001')!.label, 'muscle');
+    assert.equal(sync.get('a000001')!.author, 'ada');
+    assert.equal(sync.revision, 2);
+    assert.deepEqual(server.log, ['GET /a', 'GET /a/history?after=1', 'GET /a/history?after=1']);
+  });
+});

@@ -1,0 +1,306 @@
+/**
+ * The viewer's annotation mode in chromium (issue 26, item 3), against the API: an annotator drags a span and
+ * the annotation the API then holds has the onset and duration of the pixels dragged (the viewer's own pixel →
+ * time mapping, within a sample or a pixel); the label and the span are changed in place and the annotation is
+ * deleted from the events panel; another user's changes appear within 5 s; an edit of an annotation someone
+ * else changed meanwhile is refused and shown, not saved over theirs; a reader sees the spans and no mode.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createSession, SESSION_COOKIE } from '../../src/accounts/sessions.js';
+import type { User } from '../../src/db/accounts-tables.js';
+import type { ViewerAnnotation } from '../../src/web/viewer/annotation-index.js';
+import type { ViewerState } from '../../src/web/viewer/signal-viewer.js';
+import { createAccount, type TestAccount } from '../support/accounts.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { writeEdf } from '../formats/support/edf-writer.js';
+import { launchChromium, publishDataset } from './viewer-support.js';
+
+const ID = 'nd000826';
+const ZARR = 'sub-01/eeg/sub-01_task-ann_eeg.zarr';
+const RECORDING = 'sub-01/eeg/sub-01_task-ann_eeg';
+const rate = 256;
+const seconds = 60;
+const labels = ['Fp1', 'Fp2', 'F3', 'F4', 'C3', 'C4', 'O1', 'O2'];
+
+async function writeTree(root: string): Promise<string> {
+  const dir = path.join(root, 'sub-01', 'eeg');
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, 'sub-01_task-ann_eeg.edf');
+  const step = 6400 / 65535;
+  await writeFile(
+    file,
+    writeEdf({
+      recordDuration: 1,
+      records: seconds,
+      signals: labels.map((label, k) => ({
+        label,
+        samplesPerRecord: rate,
+        samples: Int16Array.from({ length: rate * seconds }, (_, i) => Math.round((30 * Math.sin(2 * Math.PI * (4 + k) * (i / rate)) + 3200) / step - 32768)),
+      })),
+    }),
+  );
+  await writeFile(path.join(dir, 'sub-01_task-ann_channels.tsv'), ['name\ttype\tunits', ...labels.map((l) => `${l}\tEEG\tuV`)].join('\n') + '\n');
+  await writeFile(path.join(dir, 'sub-01_task-ann_events.tsv'), 'onset\tduration\ttrial_type\n5\t0\tblink\n40\t0\tblink\n');
+  await writeFile(path.join(root, 'dataset_description.json'), JSON.stringify({ Name: 'annotations', BIDSVersion: '1.8.0' }));
+  return file;
+}
+
+/** The viewer's last frame, without the rows' values (not needed here, and large). */
+async function state(page: Page): Promise<ViewerState> {
+  return page.evaluate(() => ({ ...window.ndsViewer!, rows: [] }) as unknown as ViewerState);
+}
+
+/** The CSS-pixel point of the page at time `t` (seconds) and the middle of page row `row` (deviceScaleFactor 1). */
+async function pointAt(page: Page, s: ViewerState, t: number, row: number): Promise<{ x: number; y: number; column: number }> {
+  const box = (await page.locator('#nds-viewer canvas.viewer-traces').boundingBox())!;
+  const column = Math.round(s.plot.left + ((t * s.rate - s.start) * s.plot.width) / (s.end - s.start));
+  return { x: box.x + column, y: box.y + s.plot.top + (row + 0.5) * s.plot.rowHeight, column };
+}
+
+/** The time the viewer gives pixel column `column`: its own mapping, rounded to a sample. */
+function secondsOfColumn(s: ViewerState, column: number): number {
+  return Math.round(s.start + ((column - s.plot.left) * (s.end - s.start)) / s.plot.width) / s.rate;
+}
+
+async function drag(page: Page, from: { x: number; y: number }, to: { x: number; y: number }): Promise<void> {
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 4 });
+  await page.mouse.move(to.x, to.y, { steps: 4 });
+  await page.mouse.up();
+}
+
+/** Calls `read` until `done` holds of its answer (10 s at most): the API is read, not the page. */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('the annotation mode of the viewer in chromium', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let work: string;
+  let owner: TestAccount;
+  let annotator: TestAccount;
+  let reader: TestAccount;
+
+  const listAnnotations = async (account: TestAccount) => {
+    const r = await account.api(`/datasets/${ID}/annotations?path=${encodeURIComponent(RECORDING)}`);
+    assert.equal(r.status, 200, await r.clone().text());
+    return (await r.json()) as { annotations: ViewerAnnotation[]; revision: number };
+  };
+
+  async function open(user: User): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: { width: 1300, height: 900 }, deviceScaleFactor: 1 });
+    const { token } = await createSession(server.deps.db, user.id, server.clock.now());
+    await context.addCookies([{ name: SESSION_COOKIE, value: token, url: server.url }]);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(String(err)));
+    await page.goto(`${server.url}/datasets/${ID}?recording=${encodeURIComponent(ZARR)}&t=10&span=10`);
+    await page.waitForFunction(() => window.ndsViewer?.ready === true && window.ndsViewer.annotationsLoaded, undefined, { timeout: 30_000 });
+    assert.deepEqual(errors, []);
+    return { context, page };
+  }
+
+  before(async () => {
+    work = await mkdtemp(path.join(os.tmpdir(), 'nds-viewer-annotations-'));
+    const file = await writeTree(work);
+    server = await startTestServer();
+    owner = await createAccount(server);
+    annotator = await createAccount(server);
+    reader = await createAccount(server);
+    await publishDataset(server, { id: ID, ownerId: owner.user.id, name: 'Annotated', visibility: 'private', recordings: [{ file, zarr: ZARR, bidsRoot: work, path: RECORDING }] });
+    for (const [who, role] of [[annotator, 'annotator'], [reader, 'reader']] as const) {
+      const r = await owner.api(`/datasets/${ID}/members/${who.user.username}`, { method: 'PUT', body: JSON.stringify({ role }) });
+      assert.ok(r.ok, await r.text());
+    }
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+    await rm(work, { recursive: true, force: true });
+  });
+
+  it('an annotator drags a span, edits its label and its end in place, and deletes it from the events panel', async () => {
+    const { context, page } = await open(annotator.user);
+    try {
+      const toggle = page.locator('#nds-viewer button[data-annotate]');
+      await toggle.click();
+      assert.equal(await toggle.getAttribute('aria-pressed'), 'true');
+      const s = await state(page);
+      assert.equal(s.annotationsTotal, 0);
+      // Rows 1 to 3 dragged across, from 12 s to 14.5 s.
+      const from = await pointAt(page, s, 12, 1);
+      const to = await pointAt(page, s, 14.5, 3);
+      const windowBefore = s.start;
+      await drag(page, from, to);
+      const form = page.locator('#nds-viewer form.viewer-annotation-form');
+      await form.waitFor({ state: 'visible' });
+      // The dataset's event types are offered as labels.
+      assert.deepEqual(await page.locator('#nds-annotation-labels option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)), ['blink']);
+      await form.locator('input[name=annotation-label]').fill('spike-wave');
+      await form.locator('select[name=annotation-rows]').selectOption('dragged');
+      await form.locator('input[name=annotation-note]').fill('first pass');
+      await form.locator('button[data-action=save]').click();
+      await form.waitFor({ state: 'hidden' });
+      assert.equal((await state(page)).start, windowBefore, 'a drag in the annotation mode does not scrub');
+
+      const { annotations, revision } = await listAnnotations(annotator);
+      assert.equal(annotations.length, 1);
+      const made = annotations[0]!;
+      const onset = secondsOfColumn(s, from.column);
+      const end = secondsOfColumn(s, to.column);
+      const secondsPerPixel = (s.end - s.start) / s.plot.width / s.rate;
+      // Within a pixel (the page may place the canvas at a fractional CSS pixel) of the viewer's own mapping,
+      // and on a sample.
+      const pixel = secondsPerPixel + 1e-9;
+      assert.ok(Math.abs(made.onset - onset) <= pixel, `onset ${made.onset} vs ${onset}`);
+      assert.ok(Math.abs(made.onset - 12) <= pixel, `onset ${made.onset} within a pixel of 12 s`);
+      assert.ok(Math.abs(made.onset * s.rate - Math.round(made.onset * s.rate)) < 1e-6, 'on a sample');
+      assert.ok(Math.abs(made.duration - (end - onset)) <= 2 * pixel, `duration ${made.duration} vs ${end - onset}`);
+      assert.ok(Math.abs(made.duration - 2.5) <= 2 * pixel);
+      assert.deepEqual(made.channels, s.rowChannels.slice(1, 4));
+      assert.deepEqual(made.channels, ['Fp2', 'F3', 'F4']);
+      assert.equal(made.label, 'spike-wave');
+      assert.equal(made.note, 'first pass');
+      assert.equal(made.author, annotator.user.username);
+
+      // Drawn where the mapping puts it, on its three rows.
+      await page.waitForFunction((id) => window.ndsViewer!.annotationsDrawn.some((a) => a.id === id && !a.draft), made.id);
+      const drawn = (await state(page)).annotationsDrawn.find((a) => a.id === made.id)!;
+      const columnOf = (t: number) => s.plot.left + ((t * s.rate - s.start) * s.plot.width) / (s.end - s.start);
+      assert.ok(Math.abs(drawn.x0 - columnOf(made.onset)) <= 1 && Math.abs(drawn.x1 - columnOf(made.onset + made.duration)) <= 1, JSON.stringify(drawn));
+      assert.deepEqual(drawn.rows, [1, 2, 3]);
+      assert.equal(drawn.author, annotator.user.username);
+
+      // Click inside it: the form opens on it; a new label is saved.
+      const middle = await pointAt(page, s, made.onset + made.duration / 2, 2);
+      await page.mouse.click(middle.x, middle.y);
+      await form.waitFor({ state: 'visible' });
+      assert.equal(await form.getAttribute('data-annotation'), made.id);
+      assert.equal(await form.locator('input[name=annotation-label]').inputValue(), 'spike-wave');
+      await form.locator('input[name=annotation-label]').fill('sharp-wave');
+      await form.locator('button[data-action=save]').click();
+      let now = await until(() => listAnnotations(annotator), (a) => a.revision > revision);
+      assert.equal(await form.locator('.viewer-annotation-message').textContent(), '');
+      assert.equal(now.annotations[0]!.label, 'sharp-wave');
+      assert.equal(now.annotations[0]!.onset, made.onset);
+      assert.equal(now.revision, revision + 1);
+      await form.locator('button[data-action=cancel]').click();
+
+      // Drag its end from 14.5 s to 16 s: saved on release.
+      const endPoint = await pointAt(page, s, made.onset + made.duration, 2);
+      const later = await pointAt(page, s, 16, 2);
+      await drag(page, { x: endPoint.x, y: endPoint.y }, later);
+      const labelled = now.revision;
+      now = await until(() => listAnnotations(annotator), (a) => a.revision > labelled);
+      const moved = now.annotations[0]!;
+      assert.equal(moved.onset, made.onset);
+      assert.ok(Math.abs(moved.onset + moved.duration - secondsOfColumn(s, later.column)) <= pixel, `end ${moved.onset + moved.duration}`);
+      assert.ok(Math.abs(moved.onset + moved.duration - 16) <= pixel);
+
+      // The events panel lists it with its author; Delete there removes it.
+      await page.locator('#nds-viewer button[data-panel=events]').click();
+      const row = page.locator(`#nds-viewer .viewer-annotations tr[data-annotation="${made.id}"]`);
+      await row.waitFor();
+      assert.match((await row.textContent())!, new RegExp(`sharp-wave.*${annotator.user.username}`));
+      await row.locator('button[data-action=delete]').click();
+      await page.waitForFunction((id) => !window.ndsViewer!.annotationsDrawn.some((a) => a.id === id), made.id);
+      assert.deepEqual((await listAnnotations(annotator)).annotations, []);
+      assert.equal(await row.count(), 0);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("another user's new, changed and deleted annotations appear within 5 s", async () => {
+    const { context, page } = await open(annotator.user);
+    try {
+      const made = await owner.api(`/datasets/${ID}/annotations`, { method: 'POST', body: JSON.stringify({ path: RECORDING, onset: 16, duration: 1.5, label: 'artefact' }) });
+      assert.equal(made.status, 201);
+      const id = ((await made.json()) as { annotations: ViewerAnnotation[] }).annotations[0]!.id;
+      let started = Date.now();
+      await page.waitForFunction((id) => window.ndsViewer!.annotationsDrawn.some((a) => a.id === id), id, { timeout: 5000, polling: 50 });
+      const seenAfter = Date.now() - started;
+      const s = await state(page);
+      const drawn = s.annotationsDrawn.find((a) => a.id === id)!;
+      // For all channels: every row of the page.
+      assert.deepEqual(drawn.rows, s.rowChannels.map((_, i) => i));
+      assert.equal(drawn.author, owner.user.username);
+      assert.ok(seenAfter < 5000, `seen after ${seenAfter} ms`);
+
+      const changed = await owner.api(`/datasets/${ID}/annotations/${id}`, { method: 'PATCH', body: JSON.stringify({ label: 'muscle' }) });
+      assert.equal(changed.status, 200);
+      started = Date.now();
+      await page.waitForFunction((id) => window.ndsViewer!.annotationsDrawn.some((a) => a.id === id && a.label === 'muscle'), id, { timeout: 5000, polling: 50 });
+      assert.ok(Date.now() - started < 5000);
+
+      const gone = await owner.api(`/datasets/${ID}/annotations/${id}`, { method: 'DELETE' });
+      assert.equal(gone.status, 200);
+      await page.waitForFunction((id) => !window.ndsViewer!.annotationsDrawn.some((a) => a.id === id), id, { timeout: 5000, polling: 50 });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('an edit of an annotation someone changed meanwhile is refused, shown and reloaded, not saved over theirs', async () => {
+    const made = await annotator.api(`/datasets/${ID}/annotations`, { method: 'POST', body: JSON.stringify({ path: RECORDING, onset: 13, duration: 2, label: 'spindle' }) });
+    const id = ((await made.json()) as { annotations: ViewerAnnotation[] }).annotations[0]!.id;
+    const { context, page } = await open(annotator.user);
+    try {
+      await page.locator('#nds-viewer button[data-panel=events]').click();
+      await page.locator(`#nds-viewer .viewer-annotations tr[data-annotation="${id}"] button[data-action=edit]`).click();
+      const form = page.locator('#nds-viewer form.viewer-annotation-form');
+      await form.waitFor({ state: 'visible' });
+      // Meanwhile, on another device, the same annotation gets another label.
+      const elsewhere = await annotator.api(`/datasets/${ID}/annotations/${id}`, { method: 'PATCH', body: JSON.stringify({ label: 'k-complex' }) });
+      assert.equal(elsewhere.status, 200);
+      await form.locator('input[name=annotation-label]').fill('mine');
+      await form.locator('button[data-action=save]').click();
+      const message = form.locator('.viewer-annotation-message');
+      await page.waitForFunction(() => /changed this annotation meanwhile/.test(document.querySelector('.viewer-annotation-message')?.textContent ?? ''));
+      assert.match((await message.textContent())!, /label "mine"/);
+      // Reloaded: the form shows the version that won, and the server kept it.
+      assert.equal(await form.locator('input[name=annotation-label]').inputValue(), 'k-complex');
+      const now = await listAnnotations(annotator);
+      assert.equal(now.annotations.find((a) => a.id === id)?.label, 'k-complex');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a reader sees the spans and the list but has no annotation mode', async () => {
+    const { context, page } = await open(reader.user);
+    try {
+      const { annotations } = await listAnnotations(reader);
+      assert.ok(annotations.length > 0);
+      const s = await state(page);
+      assert.deepEqual(
+        s.annotationsDrawn.map((a) => a.id).sort(),
+        annotations.filter((a) => a.onset < s.end / s.rate && a.onset + a.duration >= s.start / s.rate).map((a) => a.id).sort(),
+      );
+      assert.equal(await page.locator('#nds-viewer button[data-annotate]').count(), 0);
+      await page.locator('#nds-viewer button[data-panel=events]').click();
+      await page.locator('#nds-viewer .viewer-annotations tr[data-annotation]').first().waitFor();
+      assert.equal(await page.locator('#nds-viewer .viewer-annotations button[data-action]').count(), 0);
+      // A drag scrubs, as without annotations.
+      const from = await pointAt(page, s, 14, 1);
+      await drag(page, from, { x: from.x - 200, y: from.y });
+      await page.waitForFunction((start) => window.ndsViewer!.start > start, s.start);
+      assert.equal((await listAnnotations(reader)).annotations.length, annotations.length);
+    } finally {
+      await context.close();
+    }
+  });
+});
