@@ -5,6 +5,8 @@
  * deleted from the events panel; another user's changes appear within 5 s; an edit of an annotation someone
  * else changed meanwhile is refused and shown, not saved over theirs; a reader sees the spans and no mode.
  */
+// test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
+// database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
