@@ -23,6 +23,8 @@ export interface NdsProcess {
   /** What it wrote for people so far (stderr). */
   stderr(): string;
   exited: Promise<number | null>;
+  /** The pid it logs (its own namespace's: the pid in its conversion jobs' worker ids). */
+  pid(): number | undefined;
   /** Resolves once it says it serves; rejects when it exits first or does not say so in time. */
   ready: Promise<NdsProcess>;
 }
@@ -44,9 +46,19 @@ export function buildCliOnce(): Promise<void> {
  * when it serves). NDS_SERVE_LAUNCHER is off: the pid started is the pid that serves. A worker given
  * `METRICS_PORT` answers at the port it names.
  */
-export function startNdsProcess(options: { name: string; command: NdsCommand; args?: string[]; dataDir: string; env: Record<string, string>; timeoutMs?: number }): NdsProcess {
+export function startNdsProcess(options: {
+  name: string;
+  command: NdsCommand;
+  args?: string[];
+  dataDir: string;
+  env: Record<string, string>;
+  /** A command it runs under (`unshare --pid --fork ...`); its pid is then that command's. */
+  under?: string[];
+  timeoutMs?: number;
+}): NdsProcess {
   const { name, command, dataDir, env } = options;
-  const child = spawn(process.execPath, [path.resolve('bin/nds.js'), command, ...(options.args ?? [])], {
+  const [program, ...args] = [...(options.under ?? []), process.execPath, path.resolve('bin/nds.js'), command, ...(options.args ?? [])] as [string, ...string[]];
+  const child = spawn(program, args, {
     env: { ...process.env, NDS_SERVE_LAUNCHER: 'off', DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -66,7 +78,8 @@ export function startNdsProcess(options: { name: string; command: NdsCommand; ar
     }
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const node = { name, command, url: env.NODE_URL ?? '', dataDir, child, logs, stderr: () => text, exited } as NdsProcess;
+  const pid = () => logs.find((e) => typeof e.pid === 'number')?.pid as number | undefined;
+  const node = { name, command, url: env.NODE_URL ?? '', dataDir, child, logs, stderr: () => text, exited, pid } as NdsProcess;
   node.ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start within ${options.timeoutMs ?? 90_000} ms: ${text}`)), options.timeoutMs ?? 90_000);
     child.stderr!.on('data', (d: Buffer) => {
