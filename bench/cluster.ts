@@ -200,7 +200,7 @@ try {
     }
   }
 
-  const setups = [
+  const setups: Array<{ name: string; url: string; parts: Record<string, number[]> }> = [
     { name: '`nds serve` alone', url: aloneUrl, parts: { serve: [alone.child.pid!] } },
     { name: 'nginx → 1 API node, gateway', url: nginx1Url, parts: { nginx: [nginx1.pid!], 'API nodes': [api1.child.pid!], gateway: [gateway.child.pid!] } },
     { name: 'nginx → 2 API nodes, gateway', url: nginx2Url, parts: { nginx: [nginx2.pid!], 'API nodes': [api1.child.pid!, api2.child.pid!], gateway: [gateway.child.pid!] } },
