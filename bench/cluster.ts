@@ -108,16 +108,23 @@ async function startRedis(port: number): Promise<ChildProcess> {
   return child;
 }
 
-/** CPU seconds of every process of this machine running `command` (PostgreSQL's backends, say). */
-function cpuOfCommand(command: string): number {
-  let sum = 0;
+/** CPU seconds of each process of this machine running `command` (PostgreSQL's backends, say), by pid. */
+function cpuOfCommand(command: string): Map<number, number> {
+  const found = new Map<number, number>();
   for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === command) sum += cpuSeconds(Number(pid));
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === command) found.set(Number(pid), cpuSeconds(Number(pid)));
     } catch {
       // Gone meanwhile.
     }
   }
+  return found;
+}
+
+/** CPU seconds the processes of `after` used since `before` (one started meanwhile counts whole; one ended is lost). */
+function cpuSince(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, seconds] of after) sum += seconds - (before.get(pid) ?? 0);
   return sum;
 }
 
@@ -218,7 +225,7 @@ try {
       const cores = (used: number) => (used / seconds).toFixed(2);
       const own = process.cpuUsage(ownBefore);
       const used = parts.map(([name, pids], i) => `${name} ${cores(pids.reduce((s, pid) => s + cpuSeconds(pid), 0) - cpuBefore[i]!)}`);
-      used.push(`PostgreSQL ${cores(cpuOfCommand('postgres') - postgresBefore)}`, `load generator ${cores((own.user + own.system) / 1e6)}`);
+      used.push(`PostgreSQL ${cores(cpuSince(postgresBefore, cpuOfCommand('postgres')))}`, `load generator ${cores((own.user + own.system) / 1e6)}`);
       rows.push([setup.name, String(round), loadBefore, r.requests.average.toFixed(0), String(r.latency.p50), String(r.latency.p99), String(r.non2xx + r.errors + r.timeouts), used.join(', ')]);
     }
   }

@@ -115,6 +115,9 @@ describe('an nds cluster on one machine: two API nodes, two workers and a gatewa
   const hostOf = (proc: NdsProcess) => new URL(proc.url).host;
   /** Whether the worker id of a job or task (`host:pid:start:worker`) names this worker process. */
   const ranBy = (workerId: string | null, worker: NdsProcess) => workerId?.includes(`:${worker.pid()}:`) === true;
+  /** What the API nodes logged of git requests and of trouble, for a failure's message. */
+  const gitLog = () =>
+    [api1, api2].map((p) => `${p.name}: ${p.logs.filter((e) => (e.level as number) >= 40 || String(e.route ?? '').startsWith('/git')).slice(-12).map((e) => JSON.stringify(e)).join('\n')}`).join('\n');
   /** A chunk of the published copy, read through the gateway (cached there for a day). */
   let viewerChunk: string;
 
@@ -234,9 +237,11 @@ describe('an nds cluster on one machine: two API nodes, two workers and a gatewa
 
     // The dataset's page, from an API node, points its viewer at the gateway, through nginx.
     const zarrBase = `${publicUrl}/zarrproxy/${published}/zarr`;
-    const page = await fetch(`${publicUrl}/datasets/${published}`);
+    const page = await fetch(`${publicUrl}/datasets/${published}`, { headers: { accept: 'text/html' } });
     assert.equal(page.status, 200);
-    assert.ok((await page.text()).includes(zarrBase), `the page gives the viewer ${zarrBase}`);
+    const viewer = /<script type="application\/json" id="nds-viewer-config">([\s\S]*?)<\/script>/.exec(await page.text());
+    assert.ok(viewer, 'the page has the viewer');
+    assert.equal((JSON.parse(viewer[1]!) as { zarrBase: string }).zarrBase, zarrBase);
     // What the viewer reads there: the index, a store's metadata, a chunk (with the page's Origin).
     const read = (key: string) => fetch(`${zarrBase}/${key}`, { headers: { origin: publicUrl } });
     const index = await read('index.json');
@@ -400,8 +405,9 @@ describe('an nds cluster on one machine: two API nodes, two workers and a gatewa
         killed = { victim: worker, at: Date.now() };
       });
     }
-    const pushed = await git(repo, 'push', '-q', remote(publicUrl, owner), 'main');
-    assert.equal(pushed.status, 0, pushed.stderr);
+    // Through the node without the repository: the pack streams on to the holder.
+    const pushed = await git(repo, 'push', '-q', remote(api2.url, owner), 'main');
+    assert.equal(pushed.status, 0, `${pushed.stderr}\n${gitLog()}`);
     const { victim, at } = await until(async () => killed, 'a worker converting the new recording', 60_000);
     assert.equal(await victim.exited, null, 'killed, not exited');
     const survivor = workers.find((w) => w !== victim)!;
