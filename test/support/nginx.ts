@@ -14,10 +14,9 @@ export type NginxRoutes = Record<string, number[]>;
 
 /**
  * Starts nginx on `port` in `dir`: `/` goes to `upstreams` (API nodes), each prefix of `routes` to its own.
- * Connections to the upstreams are kept alive (HTTP/1.1) and request bodies are unbounded (git pushes,
- * uploads through `/objects`); nginx buffers each request body before passing it on (its default), which a
- * git push needs: with `proxy_request_buffering off`, a push whose answer starts before its pack is all sent
- * can stall until nginx's read timeout. Resolves once `/healthz` answers through it.
+ * Connections to the upstreams are kept alive (HTTP/1.1), request bodies are unbounded (git pushes, uploads
+ * through `/objects`), and bodies are buffered as nginx does by default. Resolves once `/healthz` answers
+ * through it.
  */
 export async function startNginx(dir: string, port: number, upstreams: number[], routes: NginxRoutes = {}): Promise<ChildProcess> {
   const nginx = ['/usr/sbin/nginx', '/usr/local/sbin/nginx'].find((p) => existsSync(p));
