@@ -126,8 +126,17 @@ export async function freshS3Store(): Promise<{ url: string; cleanup(): Promise<
   } catch {
     return undefined;
   }
-  const s3 = await storeVariants.find((v) => v.name.startsWith('S3'))!.setup();
-  return { url: s3.env.OBJECT_STORE_URL!, cleanup: s3.cleanup };
+  // A radosgw that answers but takes no writes (its store full) would hang the bucket's creation: say so instead.
+  let timer: NodeJS.Timeout | undefined;
+  const refused = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the S3 server at ${endpoint} answers but did not create a bucket within 30 s (is it full?)`)), 30_000);
+  });
+  try {
+    const s3 = await Promise.race([storeVariants.find((v) => v.name.startsWith('S3'))!.setup(), refused]);
+    return { url: s3.env.OBJECT_STORE_URL!, cleanup: s3.cleanup };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The Prometheus text of `url`/metrics, read with the METRICS_TOKEN `token`. */
