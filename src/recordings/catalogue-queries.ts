@@ -5,7 +5,9 @@
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../db/types.js';
+import type { User } from '../db/accounts-tables.js';
 import type { RecordingsTable } from '../db/recordings-tables.js';
+import { isAdmin } from '../datasets/dataset-access.js';
 import { readableDatasetIds, readableDatasetsQuery } from '../datasets/dataset-queries.js';
 import type { RecordingFilters } from '../client/index.js';
 
@@ -14,9 +16,9 @@ export type RecordingRow = Selectable<RecordingsTable>;
 /** Filters of `GET /recordings` (and of window lists): the client's, so both sides share one shape. */
 export type { RecordingFilters } from '../client/index.js';
 
-export interface Viewer {
-  id: number;
-  admin: boolean;
+/** What the dataset queries need of the caller to decide what it may read. */
+function readerOf(user: User | undefined): { id: number; admin: boolean } | undefined {
+  return user && { id: user.id, admin: isAdmin(user) };
 }
 
 /** Where a page ends: the last row's key. */
@@ -79,13 +81,13 @@ function wordPatterns(q: string | undefined): Array<{ word: string; pattern: str
 }
 
 /**
- * The datasets whose recordings may match `filters` (decision 0023): visible to `viewer`, at or after the
+ * The datasets whose recordings may match `filters` (decision 0023): readable by `user`, at or after the
  * cursor's dataset, and admitted by the fence of every filter. `undefined` when nothing narrows (an admin's
  * unfiltered list walks the whole catalogue).
  */
-function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, filters: RecordingFilters, after: CatalogueCursor | undefined) {
-  let d = readableDatasetsQuery(db, viewer);
-  let narrowed = !viewer?.admin;
+function candidateDatasets(db: Kysely<Database>, user: User | undefined, filters: RecordingFilters, after: CatalogueCursor | undefined) {
+  let d = readableDatasetsQuery(db, readerOf(user));
+  let narrowed = !isAdmin(user);
   if (filters.dataset) {
     d = d.where('d.id', '=', filters.dataset);
     narrowed = true;
@@ -123,17 +125,17 @@ function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, fil
 }
 
 /**
- * One page of the recordings `viewer` may read that match `filters`, in (dataset, store) order: the
+ * One page of the recordings `user` may read that match `filters`, in (dataset, store) order: the
  * candidate datasets are fixed first (an array, so the walk is an ordered scan of the primary key over
  * them alone), then each row is tested against every filter.
  */
 export async function listRecordingRows(
   db: Kysely<Database>,
-  viewer: Viewer | undefined,
+  user: User | undefined,
   filters: RecordingFilters,
   page: { limit: number; after?: CatalogueCursor },
 ): Promise<RecordingPageRow[]> {
-  const candidates = candidateDatasets(db, viewer, filters, page.after);
+  const candidates = candidateDatasets(db, user, filters, page.after);
   if (!candidates) return pageOf(db, filters, page);
   return db.transaction().execute(async (trx) => {
     // The fences are read first, on their own: the trigram index of the words is read by bitmap scans only.
@@ -189,16 +191,17 @@ export async function findRecordingRow(db: Kysely<Database>, datasetId: string, 
 }
 
 /**
- * The store folder of the recording at `path` (data file or store folder) in `datasetId`, when `viewer` may
- * read the dataset: visibility and lookup in one query, since a window is read on every request.
+ * The store folder of the recording at `path` (data file or store folder) in `datasetId`, when `user` may read
+ * the dataset (`'granted'`: a read grant of the dataset was checked): visibility and look-up in one query,
+ * since a window is read on every request.
  */
-export async function findReadableStore(db: Kysely<Database>, viewer: Viewer | undefined, datasetId: string, path: string): Promise<string | undefined> {
+export async function findReadableStore(db: Kysely<Database>, user: User | undefined | 'granted', datasetId: string, path: string): Promise<string | undefined> {
   let q = db
     .selectFrom('recordings')
     .select('zarr')
     .where('dataset_id', '=', datasetId)
     .where((eb) => eb.or([eb('path', '=', path), eb('zarr', '=', path)]));
-  const readable = readableDatasetIds(db, viewer);
+  const readable = user === 'granted' ? undefined : readableDatasetIds(db, readerOf(user));
   if (readable) q = q.where('dataset_id', 'in', readable);
   return (await q.executeTakeFirst())?.zarr;
 }
