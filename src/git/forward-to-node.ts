@@ -5,6 +5,7 @@
  * A holder that cannot be reached is the caller's 503 with the reason, never a 500.
  */
 import { NdsError } from '../core/errors.js';
+import { currentRequest } from '../core/request-context.js';
 
 /** Marks a forwarded request: the holder serves it from its own disk and never forwards it again. */
 export const FORWARDED_HEADER = 'x-nds-forwarded-by';
@@ -32,6 +33,9 @@ export async function forwardToNode(request: Request, nodeUrl: string, options: 
     const value = request.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
+  // The id this node serves the request under (adopted or its own) goes along, so both nodes log one id.
+  const requestId = currentRequest()?.requestId;
+  if (requestId !== undefined) headers.set('x-request-id', requestId);
   headers.set(FORWARDED_HEADER, options.from);
   const body = options.json !== undefined ? JSON.stringify(options.json) : request.body;
   if (options.json !== undefined) {

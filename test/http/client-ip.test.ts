@@ -11,16 +11,16 @@
  * configuration on a free port, round-robin over both); it runs in the PostgreSQL pass.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CODE_FAILURES_PER_IP } from '../../src/accounts/sign-in-limits.js';
 import { startNds, type CliRun } from '../support/cli.js';
-import { mailsTo, signInCodeFor } from '../support/outbox.js';
+import { startNginx, stopChild } from '../support/nginx.js';
+import { signInCodeFor, waitForMail } from '../support/outbox.js';
 import { createPostgresTestDatabase, freePort, startTestServer, usingPostgres, type PostgresTestDatabase, type TestServer } from '../support/test-server.js';
 
 const CLIENT_A = '198.51.100.7';
@@ -90,60 +90,6 @@ describe('sign-in limits with no trusted proxy (the default)', () => {
   });
 });
 
-/** The nginx of this test: its own configuration, pid file, logs and temporary folders, in the foreground. */
-async function startNginx(dir: string, port: number, upstreams: number[]): Promise<ChildProcess> {
-  const nginx = ['/usr/sbin/nginx', '/usr/local/sbin/nginx'].find((p) => existsSync(p));
-  assert.ok(nginx, 'nginx is not installed: scripts/ci/setup.sh installs Debian\'s package');
-  for (const sub of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(path.join(dir, sub), { recursive: true });
-  const conf = `
-daemon off;
-master_process off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream nds {
-${upstreams.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://nds;
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      add_header X-Upstream $upstream_addr always;
-    }
-  }
-}
-`;
-  await writeFile(path.join(dir, 'nginx.conf'), conf);
-  const child = spawn(nginx, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) assert.fail(`nginx exited: ${stderr} ${await readFile(path.join(dir, 'error.log'), 'utf8').catch(() => '')}`);
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return child;
-    if (Date.now() > deadline) assert.fail(`nginx did not answer within 10 s: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function stop(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 describe('two nds serve behind nginx on one PostgreSQL', { timeout: 180_000, ...(usingPostgres ? {} : { skip: 'needs the PostgreSQL server: runs in the PostgreSQL pass (NDS_TEST_DB=postgres TEST_DATABASE_URL=...)' }) }, () => {
   let work: string;
   let database: PostgresTestDatabase;
@@ -184,8 +130,8 @@ describe('two nds serve behind nginx on one PostgreSQL', { timeout: 180_000, ...
   });
 
   after(async () => {
-    await stop(nginx, 'SIGQUIT');
-    await Promise.all(servers.map((s) => stop(s.child, 'SIGTERM')));
+    await stopChild(nginx, 'SIGQUIT');
+    await Promise.all(servers.map((s) => stopChild(s.child, 'SIGTERM')));
     await database?.drop();
     if (work) await rm(work, { recursive: true, force: true });
   });
@@ -224,14 +170,3 @@ describe('two nds serve behind nginx on one PostgreSQL', { timeout: 180_000, ...
     assert.match(res.headers.get('set-cookie') ?? '', /nds_session=/);
   });
 });
-
-async function waitForMail(dataDirs: string[], email: string): Promise<string[]> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const found: string[] = [];
-    for (const dir of dataDirs) if ((await mailsTo(dir, email)).length > 0) found.push(dir);
-    if (found.length > 0) return found;
-    if (Date.now() > deadline) assert.fail(`no mail to ${email} in either server's outbox`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -60,3 +60,15 @@ export async function signInCodeFor(dataDir: string, address: string, after = 0)
   if (!code) throw new Error(`no sign-in code in the mail to ${address}: ${mail.subject}`);
   return code;
 }
+
+/** The outboxes (of several nodes' `dataDirs`) holding a mail to `address`: whichever node sent it; waits up to 5 s for one. */
+export async function waitForMail(dataDirs: string[], address: string): Promise<string[]> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const found: string[] = [];
+    for (const dir of dataDirs) if ((await mailsTo(dir, address)).length > 0) found.push(dir);
+    if (found.length > 0) return found;
+    if (Date.now() > deadline) throw new Error(`no mail to ${address} in any of the outboxes`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
