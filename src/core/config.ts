@@ -5,8 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { parseTrustedProxies, type TrustedProxies } from './client-address.js';
-import { parseCidr } from './address-ranges.js';
+import { parseCidr, parseTrustedProxies, type TrustedProxies } from './ip-addresses.js';
 import { credentialsFilePath } from '../client/server-identity.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

@@ -43,33 +43,33 @@ export async function lockDatasetRow(trx: Kysely<Database>, id: string): Promise
 }
 
 /**
- * The condition "`viewerId` may read the row" of `datasets`: public, theirs, or one they are a member of. The
+ * The condition "`userId` may read the row" of `datasets`: public, theirs, or one they are a member of. The
  * SQL form of `canSee` (`dataset-access.ts`) without the administrators, whom callers let through before.
  */
-function readableBy(db: Kysely<Database>, viewerId: number | undefined) {
+function readableBy(db: Kysely<Database>, userId: number | undefined) {
   return (eb: ExpressionBuilder<Database & { datasets: DatasetsTable }, 'datasets'>) =>
-    viewerId !== undefined
-      ? eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', viewerId), eb('datasets.id', 'in', memberDatasetIds(db, viewerId))])
+    userId !== undefined
+      ? eb.or([eb('datasets.visibility', '=', 'public'), eb('datasets.owner_id', '=', userId), eb('datasets.id', 'in', memberDatasetIds(db, userId))])
       : eb('datasets.visibility', '=', 'public');
 }
 
-/** Pages of datasets, newest id first: `owned` ones of `viewerId`, or `visible` ones (public, theirs, or shared with them). */
-export function listDatasetRows(db: Kysely<Database>, options: { scope: 'visible' | 'owned'; viewerId: number | undefined; beforeId?: string; limit: number }): Promise<Dataset[]> {
-  const { viewerId } = options;
+/** Pages of datasets, newest id first: `owned` ones of `userId`, or `visible` ones (public, theirs, or shared with them). */
+export function listDatasetRows(db: Kysely<Database>, options: { scope: 'visible' | 'owned'; userId: number | undefined; beforeId?: string; limit: number }): Promise<Dataset[]> {
+  const { userId } = options;
   let q = datasetsWithOwner(db);
   if (options.scope === 'owned') {
-    q = q.where('datasets.owner_id', '=', viewerId ?? -1);
+    q = q.where('datasets.owner_id', '=', userId ?? -1);
   } else {
-    q = q.where(readableBy(db, viewerId));
+    q = q.where(readableBy(db, userId));
   }
   if (options.beforeId) q = q.where('datasets.id', '<', options.beforeId);
   return q.orderBy('datasets.id', 'desc').limit(options.limit).execute();
 }
 
-/** Public datasets, `viewerId`'s own and those shared with them, most recently created first (the dataset pages). */
-export function listRecentVisibleDatasets(db: Kysely<Database>, viewerId: number | undefined, limit: number): Promise<Dataset[]> {
+/** Public datasets, `userId`'s own and those shared with them, most recently created first (the dataset pages). */
+export function listRecentVisibleDatasets(db: Kysely<Database>, userId: number | undefined, limit: number): Promise<Dataset[]> {
   return datasetsWithOwner(db)
-    .where(readableBy(db, viewerId)).orderBy('datasets.created_at', 'desc').orderBy('datasets.id', 'desc').limit(limit).execute();
+    .where(readableBy(db, userId)).orderBy('datasets.created_at', 'desc').orderBy('datasets.id', 'desc').limit(limit).execute();
 }
 
 /** Datasets whose `source_repo` ends in `/<repo>`, `/<repo>.git` or `:<repo>.git` (`repo` is `owner/name`), by id. */
@@ -247,25 +247,25 @@ export async function replaceZarrIndexEtag(db: Kysely<Database>, id: string, fro
 }
 
 /**
- * The ids of the datasets a viewer may read, as a subquery for other tables' filters (`where dataset_id in
- * (...)`): public ones, the viewer's own and those shared with them; `undefined` for an admin, who may read
+ * The ids of the datasets a user may read, as a subquery for other tables' filters (`where dataset_id in
+ * (...)`): public ones, the user's own and those shared with them; `undefined` for an admin, who may read
  * every dataset.
  */
-export function readableDatasetIds(db: Kysely<Database>, viewer: { id: number; admin: boolean } | undefined) {
-  if (viewer?.admin) return undefined;
-  return db.selectFrom('datasets').select('datasets.id').where(readableBy(db, viewer?.id));
+export function readableDatasetIds(db: Kysely<Database>, user: { id: number; admin: boolean } | undefined) {
+  if (user?.admin) return undefined;
+  return db.selectFrom('datasets').select('datasets.id').where(readableBy(db, user?.id));
 }
 
 /**
- * The ids of the datasets `viewer` may read (every one for an admin), as a query of `datasets as d` that a
+ * The ids of the datasets `user` may read (every one for an admin), as a query of `datasets as d` that a
  * caller narrows further: the recording catalogue adds its fences to it (decision 0023).
  */
-export function readableDatasetsQuery(db: Kysely<Database>, viewer: { id: number; admin: boolean } | undefined) {
+export function readableDatasetsQuery(db: Kysely<Database>, user: { id: number; admin: boolean } | undefined) {
   const q = db.selectFrom('datasets as d').select('d.id');
-  if (viewer?.admin) return q;
-  // The same rule as readableBy: public, the viewer's own, and those shared with them (decision 0028).
-  return viewer
-    ? q.where((eb) => eb.or([eb('d.visibility', '=', 'public'), eb('d.owner_id', '=', viewer.id), eb('d.id', 'in', memberDatasetIds(db, viewer.id))]))
+  if (user?.admin) return q;
+  // The same rule as readableBy: public, the user's own, and those shared with them (decision 0028).
+  return user
+    ? q.where((eb) => eb.or([eb('d.visibility', '=', 'public'), eb('d.owner_id', '=', user.id), eb('d.id', 'in', memberDatasetIds(db, user.id))]))
     : q.where('d.visibility', '=', 'public');
 }
 

@@ -12,7 +12,7 @@ import { findDatasetsByExternalId, findDatasetsBySourceRepo, findDatasetWithOwne
 export interface ListOptions {
   limit: number;
   cursor?: string;
-  /** `visible`: public ones plus the viewer's own; `owned`: only the viewer's own, private or not. */
+  /** `visible`: public ones plus the user's own; `owned`: only the user's own, private or not. */
   scope: 'visible' | 'owned';
 }
 
@@ -30,10 +30,10 @@ function decodeCursor(cursor: string): string {
   throw new NdsError('validation_failed', { details: ['cursor: not a cursor this server gave out'] });
 }
 
-export async function listDatasets(db: Kysely<Database>, viewer: User | undefined, options: ListOptions): Promise<{ datasets: Dataset[]; nextCursor: string | null }> {
+export async function listDatasets(db: Kysely<Database>, user: User | undefined, options: ListOptions): Promise<{ datasets: Dataset[]; nextCursor: string | null }> {
   const beforeId = options.cursor ? decodeCursor(options.cursor) : undefined;
   // One extra row tells whether another page exists without a count.
-  const rows = await listDatasetRows(db, { scope: options.scope, viewerId: viewer?.id, ...(beforeId && { beforeId }), limit: options.limit + 1 });
+  const rows = await listDatasetRows(db, { scope: options.scope, userId: user?.id, ...(beforeId && { beforeId }), limit: options.limit + 1 });
   const page = rows.slice(0, options.limit);
   return { datasets: page, nextCursor: rows.length > options.limit ? encodeCursor(page[page.length - 1].id) : null };
 }
@@ -41,7 +41,7 @@ export async function listDatasets(db: Kysely<Database>, viewer: User | undefine
 /**
  * A dataset by an outside name: an external id (`openneuro:ds004504`), a repository `owner/name`
  * (matched against the end of `source_repo`, with or without `.git`), or its own id. Only datasets the
- * viewer may see are found.
+ * user may see are found.
  */
 export async function resolveDataset(db: Kysely<Database>, sourceId: string, canSee: (d: Dataset) => Promise<boolean>): Promise<Dataset | undefined> {
   let candidates: Dataset[];

@@ -9,7 +9,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Config } from '../core/config.js';
-import { addressMatcher, isPublicAddress } from '../core/address-ranges.js';
+import { addressMatcher, isPublicAddress } from '../core/ip-addresses.js';
 import { NdsError } from '../core/errors.js';
 
 /** `source_repo` of a dataset whose repository is its own hosted one (`<PUBLIC_URL>/git/<id>.git`). */

@@ -1,11 +1,11 @@
 /**
  * The one place that says which address a request comes from: the socket's peer, or, behind proxies listed in
- * `TRUSTED_PROXIES`, the client they name in `X-Forwarded-For` (`core/client-address.ts`). Sign-in and device
+ * `TRUSTED_PROXIES`, the client they name in `X-Forwarded-For` (`core/ip-addresses.ts`). Sign-in and device
  * limits, audit entries, session records and git's REMOTE_ADDR all take it from here.
  */
 import type { Context } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { clientAddress } from '../core/client-address.js';
+import { clientAddress } from '../core/ip-addresses.js';
 import type { AppEnv } from './app-env.js';
 
 /** The client's address in canonical form (IPv4-mapped IPv6 as IPv4), or `unknown` when the socket has none. */

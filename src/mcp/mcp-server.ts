@@ -28,15 +28,82 @@ window with read_window (exact float32 values), summarize_window (statistics and
 (a picture as the nds viewer draws it, with the viewer's link). Times are seconds from a recording's first sample.`;
 
 const loose = (shape: z.ZodRawShape) => z.looseObject(shape);
-const outputs = {
-  search_datasets: loose({ total: z.number(), datasets: z.array(loose({ id: z.string(), name: z.string() })) }),
-  get_dataset: loose({ dataset: loose({ id: z.string() }), versions: z.array(loose({})), recordings: loose({ count: z.number() }), failures: z.array(loose({})) }),
-  list_recordings: loose({ recordings: z.array(loose({ dataset_id: z.string(), path: z.string() })), next_cursor: z.string().nullable() }),
-  get_events: loose({ total: z.number(), truncated: z.boolean(), events: z.array(loose({ onset: z.number(), duration: z.number(), sample: z.number() })) }),
-  read_window: loose({ channels: z.array(z.string()), units: z.array(z.string()), rate: z.number(), start_sample: z.number(), shape: z.tuple([z.number(), z.number()]), format: z.enum(['json', 'npy']), data: z.array(z.array(z.number())).optional() }),
-  summarize_window: loose({ rate: z.number(), channels: z.array(loose({ label: z.string(), dominant_hz: z.number().nullable() })) }),
-  plot_window: loose({ viewer_url: z.string(), width: z.number(), height: z.number(), rows: z.array(z.string()) }),
-};
+
+/**
+ * One read-only tool: what `tools/list` shows of it (title, description, the schemas of its arguments and of
+ * its answer) and the service call it runs. `run` is a method so that a table can hold tools of different
+ * arguments; `tool()` is what ties each one's arguments to its input schema.
+ */
+interface ToolDeclaration<Input extends z.ZodRawShape> {
+  name: string;
+  title: string;
+  description: string;
+  input: Input;
+  output: z.ZodType;
+  run(ctx: ToolContext, args: z.output<z.ZodObject<Input>>): Promise<CallToolResult | Record<string, unknown>>;
+}
+
+const tool = <Input extends z.ZodRawShape>(declaration: ToolDeclaration<Input>): ToolDeclaration<z.ZodRawShape> => declaration;
+
+/** The seven tools, in the order `tools/list` gives them. */
+const TOOLS: readonly ToolDeclaration<z.ZodRawShape>[] = [
+  tool({
+    name: 'search_datasets',
+    title: 'Search datasets',
+    description: 'Search the datasets you may read (public ones, and your own with a key) by words, modality and task. Each has its id, name, modalities, subjects, recordings, hours and DOI.',
+    input: SearchInput,
+    output: loose({ total: z.number(), datasets: z.array(loose({ id: z.string(), name: z.string() })) }),
+    run: searchDatasetsTool,
+  }),
+  tool({
+    name: 'get_dataset',
+    title: 'A dataset',
+    description: "A dataset's fields, its versions, a summary of its converted recordings (paths, groups, rates, channels, durations) and the recordings that could not be converted, with why.",
+    input: GetDatasetInput,
+    output: loose({ dataset: loose({ id: z.string() }), versions: z.array(loose({})), recordings: loose({ count: z.number() }), failures: z.array(loose({})) }),
+    run: getDatasetTool,
+  }),
+  tool({
+    name: 'list_recordings',
+    title: 'List recordings',
+    description: 'Recordings across datasets (or of one, with dataset), filtered by BIDS entities, rate, channel counts and labels, duration and event types: channels, groups, event counts. Page with next_cursor.',
+    input: ListRecordingsInput,
+    output: loose({ recordings: z.array(loose({ dataset_id: z.string(), path: z.string() })), next_cursor: z.string().nullable() }),
+    run: listRecordingsTool,
+  }),
+  tool({
+    name: 'get_events',
+    title: 'Events of a recording',
+    description: "A recording's events (from its _events.tsv): onset and duration in seconds, sample, trial_type and value; filter by trial_type and time.",
+    input: EventsInput,
+    output: loose({ total: z.number(), truncated: z.boolean(), events: z.array(loose({ onset: z.number(), duration: z.number(), sample: z.number() })) }),
+    run: getEventsTool,
+  }),
+  tool({
+    name: 'read_window',
+    title: 'Read a window of samples',
+    description: 'Exact samples of some channels of a recording over a span of time, in physical units (float32, not rounded): json gives numbers (at most 100,000 channel-samples); npy gives a NumPy file as an embedded resource (at most 4,194,304) and a link to the same window at the HTTP API. Optional resampling.',
+    input: ReadWindowInput,
+    output: loose({ channels: z.array(z.string()), units: z.array(z.string()), rate: z.number(), start_sample: z.number(), shape: z.tuple([z.number(), z.number()]), format: z.enum(['json', 'npy']), data: z.array(z.array(z.number())).optional() }),
+    run: readWindowTool,
+  }),
+  tool({
+    name: 'summarize_window',
+    title: 'Summarize a window',
+    description: 'Per channel over a window: min, max, mean, standard deviation, line-noise power at 50 and 60 Hz, the dominant frequency and the power in the delta, theta, alpha, beta and gamma bands (Welch PSD), and flags: flat, clipped, bad in channels.tsv.',
+    input: SummarizeInput,
+    output: loose({ rate: z.number(), channels: z.array(loose({ label: z.string(), dominant_hz: z.number().nullable() })) }),
+    run: summarizeWindowTool,
+  }),
+  tool({
+    name: 'plot_window',
+    title: 'Plot a window',
+    description: "A PNG of a window (at most 60 s) drawn as the nds viewer draws it: one row per channel at a fixed µV per division per channel type, labels, time axis and events; optional high-pass, low-pass, notch and reference. With the viewer's URL that opens the same view.",
+    input: PlotInput,
+    output: loose({ viewer_url: z.string(), width: z.number(), height: z.number(), rows: z.array(z.string()) }),
+    run: plotWindowTool,
+  }),
+];
 
 /** A tool's handler, with refusals turned into tool errors (`tool-answer.ts`). */
 function guarded<A>(ctx: ToolContext, name: string, run: (ctx: ToolContext, args: A) => Promise<CallToolResult | Record<string, unknown>>) {
@@ -66,41 +133,9 @@ export function createMcpServer(ctx: ToolContext): McpServer {
   const server = new McpServer({ name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION }, { instructions });
   const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
 
-  server.registerTool('search_datasets', {
-    title: 'Search datasets',
-    description: 'Search the datasets you may read (public ones, and your own with a key) by words, modality and task. Each has its id, name, modalities, subjects, recordings, hours and DOI.',
-    inputSchema: SearchInput, outputSchema: outputs.search_datasets, annotations: readOnly,
-  }, guarded(ctx, 'search_datasets', searchDatasetsTool));
-  server.registerTool('get_dataset', {
-    title: 'A dataset',
-    description: "A dataset's fields, its versions, a summary of its converted recordings (paths, groups, rates, channels, durations) and the recordings that could not be converted, with why.",
-    inputSchema: GetDatasetInput, outputSchema: outputs.get_dataset, annotations: readOnly,
-  }, guarded(ctx, 'get_dataset', getDatasetTool));
-  server.registerTool('list_recordings', {
-    title: 'List recordings',
-    description: 'Recordings across datasets (or of one, with dataset), filtered by BIDS entities, rate, channel counts and labels, duration and event types: channels, groups, event counts. Page with next_cursor.',
-    inputSchema: ListRecordingsInput, outputSchema: outputs.list_recordings, annotations: readOnly,
-  }, guarded(ctx, 'list_recordings', listRecordingsTool));
-  server.registerTool('get_events', {
-    title: 'Events of a recording',
-    description: "A recording's events (from its _events.tsv): onset and duration in seconds, sample, trial_type and value; filter by trial_type and time.",
-    inputSchema: EventsInput, outputSchema: outputs.get_events, annotations: readOnly,
-  }, guarded(ctx, 'get_events', getEventsTool));
-  server.registerTool('read_window', {
-    title: 'Read a window of samples',
-    description: 'Exact samples of some channels of a recording over a span of time, in physical units (float32, not rounded): json gives numbers (at most 100,000 channel-samples); npy gives a NumPy file as an embedded resource (at most 4,194,304) and a link to the same window at the HTTP API. Optional resampling.',
-    inputSchema: ReadWindowInput, outputSchema: outputs.read_window, annotations: readOnly,
-  }, guarded(ctx, 'read_window', readWindowTool));
-  server.registerTool('summarize_window', {
-    title: 'Summarize a window',
-    description: 'Per channel over a window: min, max, mean, standard deviation, line-noise power at 50 and 60 Hz, the dominant frequency and the power in the delta, theta, alpha, beta and gamma bands (Welch PSD), and flags: flat, clipped, bad in channels.tsv.',
-    inputSchema: SummarizeInput, outputSchema: outputs.summarize_window, annotations: readOnly,
-  }, guarded(ctx, 'summarize_window', summarizeWindowTool));
-  server.registerTool('plot_window', {
-    title: 'Plot a window',
-    description: "A PNG of a window (at most 60 s) drawn as the nds viewer draws it: one row per channel at a fixed µV per division per channel type, labels, time axis and events; optional high-pass, low-pass, notch and reference. With the viewer's URL that opens the same view.",
-    inputSchema: PlotInput, outputSchema: outputs.plot_window, annotations: readOnly,
-  }, guarded(ctx, 'plot_window', plotWindowTool));
+  for (const { name, title, description, input, output, run } of TOOLS) {
+    server.registerTool(name, { title, description, inputSchema: input, outputSchema: output, annotations: readOnly }, guarded(ctx, name, run));
+  }
 
   server.registerResource(
     'dataset',

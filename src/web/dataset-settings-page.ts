@@ -19,7 +19,7 @@ import type { MemberRole } from '../db/datasets-tables.js';
 import { membersSection } from './dataset-members-section.js';
 import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
-import { FormFields } from '../http/form-input.js';
+import { FormFields, type FormInput } from '../http/form-input.js';
 import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
 import { html, type SafeHtml } from './html.js';
@@ -99,8 +99,11 @@ ${membersSection(d.id, d.owner_username, view.members, user.username)}
 <section class="card" id="visibility"><h2>Visibility</h2>${visibility}</section>`;
 }
 
+/** A dataset as its settings page shows it, to the account managing it. */
+type Managed = Omit<SettingsView, 'form' | 'notices'>;
+
 /** The usable account of this browser and the dataset it may manage; or the answer instead (sign in, 404, 403). */
-async function managed(c: Context<AppEnv>, id: string): Promise<{ user: User; dataset: Dataset; requests: PublicationRequestView[]; members: PresentedMember[] } | Response> {
+async function managed(c: Context<AppEnv>, id: string): Promise<Managed | Response> {
   const here = `/datasets/${id}/settings`;
   const session = await pageSession(c);
   if (!session) return c.redirect(signInFirst(here), 303);
@@ -131,6 +134,35 @@ function settingsPage(c: Context<AppEnv>, view: SettingsView, status: Contentful
 
 const settingsPath = `${DATASET_PATH}/settings`;
 
+/**
+ * A form of the settings page, posted to `path`: what every one of them checks first, in one place. It comes
+ * from this site (`requireOwnOrigin`), from the usable account of this browser, for a dataset that account may
+ * manage (`managed`: else the sign-in redirect, or the 404 or 403 page); `handle` then gets that dataset and
+ * the form's fields.
+ */
+function settingsForm(spec: {
+  path: string;
+  summary: string;
+  /** Largest body taken; absent: the routes' default. */
+  maxBytes?: number;
+  handle: (c: Context<AppEnv>, found: Managed, form: FormInput | undefined) => Promise<Response>;
+}): Route {
+  return route({
+    method: 'post',
+    path: spec.path,
+    summary: spec.summary,
+    access: 'page',
+    undocumented: true,
+    body: { schema: FormFields, media: ['form'], optional: true, ...(spec.maxBytes !== undefined && { maxBytes: spec.maxBytes }) },
+    handler: async (c, { body }) => {
+      requireOwnOrigin(c);
+      const found = await managed(c, c.req.param('id')!);
+      if (found instanceof Response) return found;
+      return spec.handle(c, found, body);
+    },
+  });
+}
+
 export const datasetSettingsPages: Route[] = [
   route({
     method: 'get',
@@ -153,17 +185,11 @@ export const datasetSettingsPages: Route[] = [
     },
   }),
 
-  route({
-    method: 'post',
+  settingsForm({
     path: settingsPath,
     summary: "The settings page's metadata form",
-    access: 'page',
-    undocumented: true,
-    body: { schema: FormFields, media: ['form'], optional: true, maxBytes: 128 * 1024 },
-    handler: async (c, { body }) => {
-      requireOwnOrigin(c);
-      const found = await managed(c, c.req.param('id')!);
-      if (found instanceof Response) return found;
+    maxBytes: 128 * 1024,
+    handle: async (c, found, body) => {
       const form: MetadataForm = { name: body?.name ?? '', description: body?.description ?? '', license: body?.license ?? '', keywords: body?.keywords ?? '', authors: body?.authors ?? '' };
       const parsed = MetadataPatch.safeParse({ ...form, keywords: splitList(form.keywords, /,/), authors: splitList(form.authors, /\r?\n/) });
       if (!parsed.success) {
@@ -180,17 +206,10 @@ export const datasetSettingsPages: Route[] = [
     },
   }),
 
-  route({
-    method: 'post',
+  settingsForm({
     path: `${settingsPath}/publish`,
     summary: "The settings page's publication request",
-    access: 'page',
-    undocumented: true,
-    body: { schema: FormFields, media: ['form'], optional: true },
-    handler: async (c, { body }) => {
-      requireOwnOrigin(c);
-      const found = await managed(c, c.req.param('id')!);
-      if (found instanceof Response) return found;
+    handle: async (c, found, body) => {
       try {
         await requestPublication(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, body?.message?.trim().slice(0, 2000) || undefined);
       } catch (err) {
@@ -200,17 +219,10 @@ export const datasetSettingsPages: Route[] = [
     },
   }),
 
-  route({
-    method: 'post',
+  settingsForm({
     path: `${settingsPath}/visibility`,
     summary: "The settings page's visibility form (admins: public → private)",
-    access: 'page',
-    undocumented: true,
-    body: { schema: FormFields, media: ['form'], optional: true },
-    handler: async (c, { body }) => {
-      requireOwnOrigin(c);
-      const found = await managed(c, c.req.param('id')!);
-      if (found instanceof Response) return found;
+    handle: async (c, found, body) => {
       try {
         if (body?.visibility !== 'private') throw new NdsError('validation_failed', { message: 'Only "private" can be chosen here; a dataset becomes public through publication.' });
         await updateDataset(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, { visibility: 'private' });
@@ -223,17 +235,10 @@ export const datasetSettingsPages: Route[] = [
     },
   }),
 
-  route({
-    method: 'post',
+  settingsForm({
     path: `${settingsPath}/members`,
     summary: "The settings page's member form: add a member or change their role",
-    access: 'page',
-    undocumented: true,
-    body: { schema: FormFields, media: ['form'], optional: true },
-    handler: async (c, { body }) => {
-      requireOwnOrigin(c);
-      const found = await managed(c, c.req.param('id')!);
-      if (found instanceof Response) return found;
+    handle: async (c, found, body) => {
       const username = body?.username?.trim() ?? '';
       const role = body?.role ?? 'reader';
       try {
@@ -248,17 +253,10 @@ export const datasetSettingsPages: Route[] = [
     },
   }),
 
-  route({
-    method: 'post',
+  settingsForm({
     path: `${settingsPath}/members/remove`,
     summary: "The settings page's remove (or leave) button of a member",
-    access: 'page',
-    undocumented: true,
-    body: { schema: FormFields, media: ['form'], optional: true },
-    handler: async (c, { body }) => {
-      requireOwnOrigin(c);
-      const found = await managed(c, c.req.param('id')!);
-      if (found instanceof Response) return found;
+    handle: async (c, found, body) => {
       const username = body?.username?.trim() ?? '';
       try {
         await removeMember(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, username);
