@@ -66,15 +66,19 @@ export function searchConditions(viewer: User | undefined, filters: SearchFilter
 
 export const and = (parts: RawBuilder<unknown>[]) => sql.join(parts, sql` and `);
 
-/** Facet counts and the total over the datasets matching `where` (alias `d`). */
+/**
+ * Facet counts and the total over the datasets matching `where` (alias `d`), read in one pass: the total and
+ * the subject thresholds are counts of one aggregate, the arrays are unnested in the select list.
+ */
 export async function facetCounts(deps: Pick<Deps, 'db'>, where: RawBuilder<unknown>[]): Promise<{ total: number; facets: Facets }> {
+  const steps = SUBJECT_STEPS.map((s) => sql`count(*) filter (where hits.n_subjects >= ${sql.lit(s)})`);
   const { rows } = await sql<{ facet: string; value: string; n: string | number }>`
-    with hits as (select d.modalities, d.sampling_rates, d.n_subjects from datasets d where ${and(where)})
-    select 'total' as facet, '' as value, count(*) as n from hits
-    union all select 'modality', m, count(*) from hits, unnest(hits.modalities) m group by m
-    union all select 'sampling_rate', r::text, count(*) from hits, unnest(hits.sampling_rates) r group by r
-    union all select 'min_subjects', s::text, count(*) from hits, unnest(${sql.raw(`array[${SUBJECT_STEPS.join(',')}]`)}) s
-      where hits.n_subjects >= s group by s`.execute(deps.db);
+    with hits as materialized (select d.modalities, d.sampling_rates, d.n_subjects from datasets d where ${and(where)}),
+      counted as (select count(*) as total, array[${sql.join(steps)}] as steps from hits)
+    select 'total' as facet, '' as value, total as n from counted
+    union all select 'min_subjects', step::text, n from counted, unnest(${sql.lit(`{${SUBJECT_STEPS.join(',')}}`)}::int[], counted.steps) as s(step, n) where n > 0
+    union all select 'modality', m, count(*) from (select unnest(hits.modalities) as m from hits) ms group by m
+    union all select 'sampling_rate', r::text, count(*) from (select unnest(hits.sampling_rates) as r from hits) rs group by r`.execute(deps.db);
   const facets: Facets = { modality: [], sampling_rate: [], min_subjects: [] };
   let total = 0;
   for (const r of rows) {

@@ -1,11 +1,12 @@
 /**
- * Every read and write of `recordings` rows and of their fences (`recording_facets`, `recording_words`,
- * decision 0023): the one module that queries those tables. Rows are replaced per dataset by the catalogue
+ * Every read and write of `recordings` rows and of their fences (`recording_facets`, `recording_terms`,
+ * `recording_ranges`, and `recording_words` kept for the previous release; decision 0023): the one module that
+ * queries those tables. Rows are replaced per dataset by the catalogue
  * sync (`catalogue-sync.ts`), fences with them; the filters of `GET /recordings` are composed here.
  */
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from '../db/types.js';
-import type { RecordingsTable } from '../db/recordings-tables.js';
+import type { RecordingRangesTable, RecordingsTable } from '../db/recordings-tables.js';
 import { readableDatasetIds, readableDatasetsQuery } from '../datasets/dataset-queries.js';
 import type { RecordingFilters } from '../client/index.js';
 
@@ -47,8 +48,8 @@ export async function replaceRecordings(db: Kysely<Database>, datasetId: string,
 }
 
 /**
- * Rebuilds the fences (`recording_facets`, `recording_words`) of `datasetIds` from their rows; the SQL is the
- * migration's function, so one definition serves the catalogue, the migration's backfill and the bench.
+ * Rebuilds the fences (`recording_facets`, `recording_terms`, `recording_ranges`, `recording_words`) of `datasetIds` from their
+ * rows; the SQL is the migrations' function, so one definition serves the catalogue, the backfill and the bench.
  */
 export async function refreshFences(db: Kysely<Database>, datasetIds: string[]): Promise<void> {
   await sql`select refresh_recording_fences(${sql.val(datasetIds)}::text[])`.execute(db);
@@ -70,20 +71,30 @@ const PAGE_COLUMNS = ['r.dataset_id', 'r.zarr', 'r.path', 'r.source_commit', 'r.
 
 export type RecordingPageRow = Pick<RecordingRow, 'dataset_id' | 'zarr' | 'path' | 'source_commit' | 'subject' | 'session' | 'task' | 'run' | 'acquisition' | 'datatype' | 'groups' | 'events'>;
 
-/** The words of `q`, each with its `%word%` pattern, LIKE's own characters escaped. */
-function wordPatterns(q: string | undefined): Array<{ word: string; pattern: string }> {
-  return (q ?? '')
-    .split(/\s+/)
-    .filter(Boolean)
-    .map((word) => ({ word, pattern: `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%` }));
+/** `%text%`, LIKE's own characters escaped. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The words of `q`: each row must contain every one (ILIKE `%word%`). */
+function wordPatterns(q: string | undefined): string[] {
+  return (q ?? '').split(/\s+/).filter(Boolean).map(containing);
 }
 
 /**
- * The datasets whose recordings may match `filters` (decision 0023): visible to `viewer`, at or after the
- * cursor's dataset, and admitted by the fence of every filter. `undefined` when nothing narrows (an admin's
- * unfiltered list walks the whole catalogue).
+ * What the terms fence (`recording_terms`, split at white space, `/`, `_`, `.` and `-`) is asked for `q`:
+ * the parts of its words between those characters, each of which lies inside one term of a matching
+ * dataset. A part under three characters is left out: a trigram index cannot narrow it, and its rows are
+ * tested on the walk alone.
  */
-function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, filters: RecordingFilters, after: CatalogueCursor | undefined) {
+export function termPatterns(q: string | undefined): string[] {
+  const parts = (q ?? '').split(/[\s\u0085\u180e/_.-]+/).filter((part) => [...part].length >= 3);
+  return [...new Set(parts)].map(containing);
+}
+
+/**
+ * The datasets whose recordings may match `filters` (decision 0023): visible to `viewer` and admitted by the
+ * fence of every filter. `undefined` when nothing narrows (an admin's unfiltered list walks the whole catalogue).
+ */
+function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, filters: RecordingFilters) {
   let d = readableDatasetsQuery(db, viewer);
   let narrowed = !viewer?.admin;
   if (filters.dataset) {
@@ -94,8 +105,13 @@ function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, fil
     d = d.where((eb) => eb.exists(eb.selectFrom('recording_facets as f').select(sql`1`.as('one')).whereRef('f.dataset_id', '=', 'd.id').where('f.kind', '=', kind).where('f.value', '=', value)));
     narrowed = true;
   };
-  const num = (kind: string, op: '=' | '>=' | '<=', value: number) => {
-    d = d.where((eb) => eb.exists(eb.selectFrom('recording_facets as f').select(sql`1`.as('one')).whereRef('f.dataset_id', '=', 'd.id').where('f.kind', '=', kind).where('f.num', op, value)));
+  const rate = (value: number) => {
+    d = d.where((eb) => eb.exists(eb.selectFrom('recording_facets as f').select(sql`1`.as('one')).whereRef('f.dataset_id', '=', 'd.id').where('f.kind', '=', 'rate').where('f.num', '=', value)));
+    narrowed = true;
+  };
+  // A bound admits the datasets whose greatest (for a least bound) or least (for a greatest) value meets it.
+  const range = (column: keyof Omit<RecordingRangesTable, 'dataset_id'>, op: '>=' | '<=', value: number) => {
+    d = d.where((eb) => eb.exists(eb.selectFrom('recording_ranges as g').select(sql`1`.as('one')).whereRef('g.dataset_id', '=', 'd.id').where(`g.${column}`, op, value)));
     narrowed = true;
   };
   for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
@@ -105,27 +121,30 @@ function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, fil
   for (const label of filters.channel ?? []) text('channel', label);
   if (filters.channel_type) text('channel_type', filters.channel_type.toUpperCase());
   if (filters.event_type) text('event_type', filters.event_type);
-  if (filters.rate !== undefined) num('rate', '=', filters.rate);
-  if (filters.rate_min !== undefined) num('rate', '>=', filters.rate_min);
-  if (filters.rate_max !== undefined) num('rate', '<=', filters.rate_max);
-  if (filters.channels_min !== undefined) num('n_channels', '>=', filters.channels_min);
-  if (filters.channels_max !== undefined) num('n_channels', '<=', filters.channels_max);
-  if (filters.duration_min !== undefined) num('duration', '>=', filters.duration_min);
-  if (filters.duration_max !== undefined) num('duration', '<=', filters.duration_max);
-  // A trigram index cannot narrow a word under three characters; its rows are tested on the walk alone.
-  for (const { pattern } of wordPatterns(filters.q).filter(({ word }) => [...word].length >= 3)) {
-    d = d.where((eb) => eb.exists(eb.selectFrom('recording_words as w').select(sql`1`.as('one')).whereRef('w.dataset_id', '=', 'd.id').where('w.words', 'ilike', pattern)));
+  if (filters.rate !== undefined) rate(filters.rate);
+  if (filters.rate_min !== undefined) range('rate_greatest', '>=', filters.rate_min);
+  if (filters.rate_max !== undefined) range('rate_least', '<=', filters.rate_max);
+  if (filters.channels_min !== undefined) range('channels_greatest', '>=', filters.channels_min);
+  if (filters.channels_max !== undefined) range('channels_least', '<=', filters.channels_max);
+  if (filters.duration_min !== undefined) range('duration_greatest', '>=', filters.duration_min);
+  if (filters.duration_max !== undefined) range('duration_least', '<=', filters.duration_max);
+  for (const pattern of termPatterns(filters.q)) {
+    d = d.where((eb) => eb.exists(eb.selectFrom('recording_terms as w').select(sql`1`.as('one')).whereRef('w.dataset_id', '=', 'd.id').where('w.terms', 'ilike', pattern)));
     narrowed = true;
   }
-  if (!narrowed) return undefined;
-  if (after) d = d.where('d.id', '>=', after.dataset_id);
-  return d;
+  return narrowed ? d : undefined;
 }
 
+/** Candidate datasets read in the first round of a page; each further round reads four times more. */
+const FIRST_BATCH = 64;
+
 /**
- * One page of the recordings `viewer` may read that match `filters`, in (dataset, store) order: the
- * candidate datasets are fixed first (an array, so the walk is an ordered scan of the primary key over
- * them alone), then each row is tested against every filter.
+ * One page of the recordings `viewer` may read that match `filters`, in (dataset, store) order, in rounds:
+ * the next candidate datasets in id order, a batch at a time (the planner weighs the fences: a value few
+ * datasets hold is read from its fence's index and the few sorted, one most hold by walking the datasets in
+ * order and probing each one's fence until the batch is full), then their recordings walked in primary-key
+ * order, each row tested against every filter, until the page is full. A value most datasets hold fills the
+ * page in the first round, so the candidates are never all read.
  */
 export async function listRecordingRows(
   db: Kysely<Database>,
@@ -133,21 +152,34 @@ export async function listRecordingRows(
   filters: RecordingFilters,
   page: { limit: number; after?: CatalogueCursor },
 ): Promise<RecordingPageRow[]> {
-  const candidates = candidateDatasets(db, viewer, filters, page.after);
+  const candidates = candidateDatasets(db, viewer, filters);
   if (!candidates) return pageOf(db, filters, page);
   return db.transaction().execute(async (trx) => {
-    // The fences are read first, on their own: the trigram index of the words is read by bitmap scans only.
-    const { rows } = await sql<{ ids: string[] }>`select array(${candidates}) as ids`.execute(trx);
-    const ids = rows[0]!.ids;
-    if (ids.length === 0) return [];
-    // Then the walk. The planner cannot know the candidates' number (a parameter it does not look into, so
-    // thousands of ids cost nothing to plan) and guesses a bitmap scan of all their rows and a sort: for a
-    // candidate set of thousands of datasets, every row of them. The ordered walk of the primary key stops
-    // at the page's last row; told to leave bitmaps and whole-table scans out, the planner takes it (word
-    // filters look rare to it, and it would read the whole table and sort rather than walk).
-    await sql`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
-    return pageOf(trx, filters, page, ids);
+    const rows: RecordingPageRow[] = [];
+    let from: { id: string; inclusive: boolean } | undefined = page.after ? { id: page.after.dataset_id, inclusive: true } : undefined;
+    for (let batch = FIRST_BATCH; ; batch *= 4) {
+      if (from && !from.inclusive) await walkSettings(trx, 'on');
+      let next = candidates;
+      if (from) next = next.where('d.id', from.inclusive ? '>=' : '>', from.id);
+      const ids = (await next.orderBy('d.id').limit(batch).execute()).map((d) => d.id);
+      if (ids.length === 0) return rows;
+      await walkSettings(trx, 'off');
+      rows.push(...(await pageOf(trx, filters, { limit: page.limit - rows.length, ...(from?.inclusive && page.after ? { after: page.after } : {}) }, ids)));
+      if (rows.length >= page.limit || ids.length < batch) return rows;
+      from = { id: ids.at(-1)!, inclusive: false };
+    }
   });
+}
+
+/**
+ * The walk over a batch of candidates is an ordered scan of the primary key that stops at the page's last
+ * row. The planner cannot know the candidates (a parameter it does not look into, so that it plans no
+ * per-id work) and would rather read all their rows by a bitmap, or the whole table, and sort; so it is told
+ * to leave both out for the walk (`set_config(..., true)`: until the transaction ends), and to use them again
+ * for the fences (the trigram index of the terms is read by bitmap scans only).
+ */
+async function walkSettings(db: Kysely<Database>, value: 'on' | 'off'): Promise<void> {
+  await sql`select set_config('enable_bitmapscan', ${value}, true), set_config('enable_seqscan', ${value}, true)`.execute(db);
 }
 
 async function pageOf(
@@ -156,27 +188,36 @@ async function pageOf(
   page: { limit: number; after?: CatalogueCursor },
   candidates?: string[],
 ): Promise<RecordingPageRow[]> {
-  let q = db.selectFrom('recordings as r').select(PAGE_COLUMNS);
+  let q = db.selectFrom('recordings as r').select(PAGE_COLUMNS).where(allOf(rowConditions(filters, page.after)));
   if (candidates) q = q.where(sql<boolean>`r.dataset_id = any((select ${sql.val(candidates)}::text[])::text[])`);
-  if (filters.dataset) q = q.where('r.dataset_id', '=', filters.dataset);
-  for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
-    const value = filters[key];
-    if (value !== undefined) q = q.where(`r.${key}`, '=', value);
-  }
-  if (filters.rate !== undefined) q = q.where(sql<boolean>`${filters.rate}::float8 = any(r.rates)`);
-  if (filters.rate_min !== undefined) q = q.where(sql<boolean>`${filters.rate_min}::float8 <= any(r.rates)`);
-  if (filters.rate_max !== undefined) q = q.where(sql<boolean>`${filters.rate_max}::float8 >= any(r.rates)`);
-  if (filters.channels_min !== undefined) q = q.where('r.n_channels', '>=', filters.channels_min);
-  if (filters.channels_max !== undefined) q = q.where('r.n_channels', '<=', filters.channels_max);
-  if (filters.duration_min !== undefined) q = q.where('r.duration_s', '>=', filters.duration_min);
-  if (filters.duration_max !== undefined) q = q.where('r.duration_s', '<=', filters.duration_max);
-  if (filters.channel && filters.channel.length > 0) q = q.where(sql<boolean>`r.channel_labels @> ${sql.val(filters.channel)}::text[]`);
-  if (filters.channel_type) q = q.where(sql<boolean>`${filters.channel_type.toUpperCase()} = any(r.channel_types)`);
-  if (filters.event_type) q = q.where(sql<boolean>`${filters.event_type} = any(r.trial_types)`);
-  for (const { pattern } of wordPatterns(filters.q)) q = q.where('r.search_text', 'ilike', pattern);
-  if (page.after) q = q.where(sql<boolean>`(r.dataset_id, r.zarr) > (${page.after.dataset_id}, ${page.after.zarr})`);
   return (await q.orderBy('r.dataset_id').orderBy('r.zarr').limit(page.limit).execute()) as RecordingPageRow[];
 }
+
+/** Every filter's test of a row (`recordings as r`), and the cursor's. */
+function rowConditions(filters: RecordingFilters, after: CatalogueCursor | undefined): RawBuilder<boolean>[] {
+  const where: RawBuilder<boolean>[] = [];
+  if (filters.dataset) where.push(sql`r.dataset_id = ${filters.dataset}`);
+  for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
+    const value = filters[key];
+    if (value !== undefined) where.push(sql`${sql.ref(`r.${key}`)} = ${value}`);
+  }
+  if (filters.rate !== undefined) where.push(sql`${filters.rate}::float8 = any(r.rates)`);
+  if (filters.rate_min !== undefined) where.push(sql`${filters.rate_min}::float8 <= any(r.rates)`);
+  if (filters.rate_max !== undefined) where.push(sql`${filters.rate_max}::float8 >= any(r.rates)`);
+  if (filters.channels_min !== undefined) where.push(sql`r.n_channels >= ${filters.channels_min}`);
+  if (filters.channels_max !== undefined) where.push(sql`r.n_channels <= ${filters.channels_max}`);
+  if (filters.duration_min !== undefined) where.push(sql`r.duration_s >= ${filters.duration_min}`);
+  if (filters.duration_max !== undefined) where.push(sql`r.duration_s <= ${filters.duration_max}`);
+  if (filters.channel && filters.channel.length > 0) where.push(sql`r.channel_labels @> ${sql.val(filters.channel)}::text[]`);
+  if (filters.channel_type) where.push(sql`${filters.channel_type.toUpperCase()} = any(r.channel_types)`);
+  if (filters.event_type) where.push(sql`${filters.event_type} = any(r.trial_types)`);
+  for (const pattern of wordPatterns(filters.q)) where.push(sql`r.search_text ilike ${pattern}`);
+  if (after) where.push(sql`(r.dataset_id, r.zarr) > (${after.dataset_id}, ${after.zarr})`);
+  return where;
+}
+
+/** The conditions joined by `and`; true when there are none. */
+const allOf = (where: RawBuilder<boolean>[]) => (where.length > 0 ? sql<boolean>`${sql.join(where, sql` and `)}` : sql<boolean>`true`);
 
 /** The row of the store whose data file is `path` (or whose store folder is `path`) in one dataset. */
 export async function findRecordingRow(db: Kysely<Database>, datasetId: string, path: string): Promise<RecordingRow | undefined> {
