@@ -10,7 +10,7 @@
  *
  * Run: node --import tsx bench/scale.ts [--url postgres://postgres@127.0.0.1:5432/nds_scale]
  *        [--datasets 10000] [--per-dataset 100] [--runs 20] [--refill] [--fill-only] [--explain /tmp/scale-explain.txt]
- *        [--only <regular expression of "route: filter", e.g. "recordings: q=">]
+ *        [--only <regular expression of "route: filter", e.g. "recordings: q=">] [--no-baseline]
  * The database is created when missing and filled once; a later run reuses it unless --refill. Then semantic
  * search at 10,000 datasets (`bench/scale-semantic.ts`, in `<database>_semantic` and in PGlite) unless --no-semantic.
  */
@@ -302,7 +302,7 @@ console.log('|---|---|---|---:|---:|---:|---:|---:|---|');
 let missed = 0;
 const chosen = cases.filter((c) => only.test(`${c.route}: ${c.name}`));
 for (const c of chosen) {
-  const base = c.route === 'recordings' ? await baseline(c.filters as RecordingFilters) : undefined;
+  const base = c.route === 'recordings' && !args.includes('--no-baseline') ? await baseline(c.filters as RecordingFilters) : undefined;
   for (const [callerName, user] of callers) {
     const first: number[] = [];
     const later: number[] = [];

@@ -6,7 +6,7 @@
  */
 import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from '../db/types.js';
-import type { RecordingRangesTable, RecordingsTable } from '../db/recordings-tables.js';
+import type { RecordingsTable } from '../db/recordings-tables.js';
 import { readableDatasetIds, readableDatasetsQuery } from '../datasets/dataset-queries.js';
 import type { RecordingFilters } from '../client/index.js';
 
@@ -90,49 +90,55 @@ export function termPatterns(q: string | undefined): string[] {
   return [...new Set(parts)].map(containing);
 }
 
+/** Where a round of candidates starts: at the cursor's dataset (inclusive) or after the last round's. */
+interface CandidatesFrom {
+  id: string;
+  inclusive: boolean;
+}
+
 /**
- * The datasets whose recordings may match `filters` (decision 0023): visible to `viewer` and admitted by the
- * fence of every filter. `undefined` when nothing narrows (an admin's unfiltered list walks the whole catalogue).
+ * The datasets whose recordings may match `filters` (decision 0023), visible to `viewer` and admitted by the
+ * fence of every filter, in id order from `from`, at most `batch`: `undefined` when nothing narrows (an admin's
+ * unfiltered list walks the whole catalogue). Each fence is joined, not tested by EXISTS: it holds at most one
+ * row a dataset and value, so the planner may drive the walk from any of them in dataset order (the value
+ * index of `recording_facets` is ordered by dataset within a value) and stop at the batch's end, for a rare
+ * value as for a common one.
  */
 function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, filters: RecordingFilters) {
-  let d = readableDatasetsQuery(db, viewer);
-  let narrowed = !viewer?.admin;
-  if (filters.dataset) {
-    d = d.where('d.id', '=', filters.dataset);
-    narrowed = true;
-  }
-  const text = (kind: string, value: string) => {
-    d = d.where((eb) => eb.exists(eb.selectFrom('recording_facets as f').select(sql`1`.as('one')).whereRef('f.dataset_id', '=', 'd.id').where('f.kind', '=', kind).where('f.value', '=', value)));
-    narrowed = true;
-  };
-  const rate = (value: number) => {
-    d = d.where((eb) => eb.exists(eb.selectFrom('recording_facets as f').select(sql`1`.as('one')).whereRef('f.dataset_id', '=', 'd.id').where('f.kind', '=', 'rate').where('f.num', '=', value)));
-    narrowed = true;
-  };
-  // A bound admits the datasets whose greatest (for a least bound) or least (for a greatest) value meets it.
-  const range = (column: keyof Omit<RecordingRangesTable, 'dataset_id'>, op: '>=' | '<=', value: number) => {
-    d = d.where((eb) => eb.exists(eb.selectFrom('recording_ranges as g').select(sql`1`.as('one')).whereRef('g.dataset_id', '=', 'd.id').where(`g.${column}`, op, value)));
-    narrowed = true;
+  const joins: RawBuilder<unknown>[] = [];
+  const where: RawBuilder<unknown>[] = [];
+  if (filters.dataset) where.push(sql`d.id = ${filters.dataset}`);
+  const facet = (kind: string, test: (f: RawBuilder<unknown>) => RawBuilder<unknown>) => {
+    const f = sql.id(`f${joins.length}`);
+    joins.push(sql`join recording_facets ${f} on ${f}.dataset_id = d.id and ${f}.kind = ${kind} and ${test(f)}`);
   };
   for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
     const value = filters[key];
-    if (value !== undefined) text(key, value);
+    if (value !== undefined) facet(key, (f) => sql`${f}.value = ${value}`);
   }
-  for (const label of filters.channel ?? []) text('channel', label);
-  if (filters.channel_type) text('channel_type', filters.channel_type.toUpperCase());
-  if (filters.event_type) text('event_type', filters.event_type);
-  if (filters.rate !== undefined) rate(filters.rate);
-  if (filters.rate_min !== undefined) range('rate_greatest', '>=', filters.rate_min);
-  if (filters.rate_max !== undefined) range('rate_least', '<=', filters.rate_max);
-  if (filters.channels_min !== undefined) range('channels_greatest', '>=', filters.channels_min);
-  if (filters.channels_max !== undefined) range('channels_least', '<=', filters.channels_max);
-  if (filters.duration_min !== undefined) range('duration_greatest', '>=', filters.duration_min);
-  if (filters.duration_max !== undefined) range('duration_least', '<=', filters.duration_max);
-  for (const pattern of termPatterns(filters.q)) {
-    d = d.where((eb) => eb.exists(eb.selectFrom('recording_terms as w').select(sql`1`.as('one')).whereRef('w.dataset_id', '=', 'd.id').where('w.terms', 'ilike', pattern)));
-    narrowed = true;
-  }
-  return narrowed ? d : undefined;
+  for (const label of new Set(filters.channel ?? [])) facet('channel', (f) => sql`${f}.value = ${label}`);
+  if (filters.channel_type) facet('channel_type', (f) => sql`${f}.value = ${filters.channel_type!.toUpperCase()}`);
+  if (filters.event_type) facet('event_type', (f) => sql`${f}.value = ${filters.event_type}`);
+  if (filters.rate !== undefined) facet('rate', (f) => sql`${f}.num = ${filters.rate}::float8`);
+  // A bound admits the datasets whose greatest (for a least bound) or least (for a greatest) value meets it.
+  const ranges: RawBuilder<unknown>[] = [];
+  if (filters.rate_min !== undefined) ranges.push(sql`g.rate_greatest >= ${filters.rate_min}::float8`);
+  if (filters.rate_max !== undefined) ranges.push(sql`g.rate_least <= ${filters.rate_max}::float8`);
+  if (filters.channels_min !== undefined) ranges.push(sql`g.channels_greatest >= ${filters.channels_min}`);
+  if (filters.channels_max !== undefined) ranges.push(sql`g.channels_least <= ${filters.channels_max}`);
+  if (filters.duration_min !== undefined) ranges.push(sql`g.duration_greatest >= ${filters.duration_min}::float8`);
+  if (filters.duration_max !== undefined) ranges.push(sql`g.duration_least <= ${filters.duration_max}::float8`);
+  if (ranges.length > 0) joins.push(sql`join recording_ranges g on g.dataset_id = d.id and ${sql.join(ranges, sql` and `)}`);
+  const terms = termPatterns(filters.q).map((pattern) => sql`w.terms ilike ${pattern}`);
+  if (terms.length > 0) joins.push(sql`join recording_terms w on w.dataset_id = d.id and ${sql.join(terms, sql` and `)}`);
+  if (viewer?.admin && joins.length === 0 && where.length === 0) return undefined;
+  return (from: CandidatesFrom | undefined, batch: number) => {
+    const after = from ? [sql`d.id ${sql.raw(from.inclusive ? '>=' : '>')} ${from.id}`] : [];
+    return sql<{ id: string }>`
+      select d.id from (${readableDatasetsQuery(db, viewer)}) d ${sql.join(joins, sql` `)}
+      where ${allOf([...where, ...after] as RawBuilder<boolean>[])}
+      order by d.id limit ${batch}`.execute(db);
+  };
 }
 
 /** Candidate datasets read in the first round of a page; each further round reads four times more. */
@@ -152,18 +158,16 @@ export async function listRecordingRows(
   filters: RecordingFilters,
   page: { limit: number; after?: CatalogueCursor },
 ): Promise<RecordingPageRow[]> {
-  const candidates = candidateDatasets(db, viewer, filters);
-  if (!candidates) return pageOf(db, filters, page);
+  if (!candidateDatasets(db, viewer, filters)) return pageOf(db, filters, page);
   return db.transaction().execute(async (trx) => {
+    const candidates = candidateDatasets(trx, viewer, filters)!;
     const rows: RecordingPageRow[] = [];
-    let from: { id: string; inclusive: boolean } | undefined = page.after ? { id: page.after.dataset_id, inclusive: true } : undefined;
+    let from: CandidatesFrom | undefined = page.after ? { id: page.after.dataset_id, inclusive: true } : undefined;
     for (let batch = FIRST_BATCH; ; batch *= 4) {
-      if (from && !from.inclusive) await walkSettings(trx, 'on');
-      let next = candidates;
-      if (from) next = next.where('d.id', from.inclusive ? '>=' : '>', from.id);
-      const ids = (await next.orderBy('d.id').limit(batch).execute()).map((d) => d.id);
+      await walkSettings(trx, 'fences');
+      const ids = (await candidates(from, batch)).rows.map((d) => d.id);
       if (ids.length === 0) return rows;
-      await walkSettings(trx, 'off');
+      await walkSettings(trx, 'walk');
       rows.push(...(await pageOf(trx, filters, { limit: page.limit - rows.length, ...(from?.inclusive && page.after ? { after: page.after } : {}) }, ids)));
       if (rows.length >= page.limit || ids.length < batch) return rows;
       from = { id: ids.at(-1)!, inclusive: false };
@@ -172,14 +176,17 @@ export async function listRecordingRows(
 }
 
 /**
- * The walk over a batch of candidates is an ordered scan of the primary key that stops at the page's last
- * row. The planner cannot know the candidates (a parameter it does not look into, so that it plans no
- * per-id work) and would rather read all their rows by a bitmap, or the whole table, and sort; so it is told
- * to leave both out for the walk (`set_config(..., true)`: until the transaction ends), and to use them again
- * for the fences (the trigram index of the terms is read by bitmap scans only).
+ * What the planner is told for each step (`set_config(..., true)`: until the transaction ends). The walk over a
+ * batch of candidates is an ordered scan of the primary key that stops at the page's last row; the planner
+ * cannot know the candidates (a parameter it does not look into, so that it plans no per-id work) and would
+ * rather read all their rows by a bitmap, or the whole table, and sort: both are left out. The fences are small
+ * tables, which the planner would rather scan whole than read through an index (the terms' trigram index
+ * costs it more than a scan of 10,000 rows, which takes tens of milliseconds of ILIKE): scans are left out,
+ * bitmaps (the trigram index is read by bitmap scans only) are not.
  */
-async function walkSettings(db: Kysely<Database>, value: 'on' | 'off'): Promise<void> {
-  await sql`select set_config('enable_bitmapscan', ${value}, true), set_config('enable_seqscan', ${value}, true)`.execute(db);
+async function walkSettings(db: Kysely<Database>, step: 'fences' | 'walk'): Promise<void> {
+  const bitmaps = step === 'walk' ? 'off' : 'on';
+  await sql`select set_config('enable_bitmapscan', ${bitmaps}, true), set_config('enable_seqscan', 'off', true)`.execute(db);
 }
 
 async function pageOf(

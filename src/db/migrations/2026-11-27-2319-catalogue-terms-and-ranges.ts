@@ -11,9 +11,8 @@
  *   recordings, so a range filter (`rate_min`, `channels_max`, `duration_min`...) is one column with its own
  *   statistics: the planner knows how many datasets it admits and picks an ordered walk for a common bound,
  *   an index for a rare one (in `recording_facets` every kind shares one `num` column and its estimates).
- * - Statistics on `recording_facets (kind, value)` (most common pairs), so the planner knows a value most
- *   datasets hold (`channel_type=EEG`) from a rare one and reads the first from the fence's index in dataset
- *   order, stopping with the page.
+ * - Statistics on `recording_facets (kind, value)` and `(kind, num)` (most common pairs), so the planner knows
+ *   a value most datasets hold (`channel_type=EEG`, `rate=500`) from a rare one.
  *
  * Expand only: `recording_words` and the numeric facets are still kept by `refresh_recording_fences` for
  * processes of the previous release during a rolling upgrade; a later contract migration drops them.
@@ -50,6 +49,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await sql`create statistics recording_facets_kind_value (mcv) on kind, value from recording_facets`.execute(db);
   await sql`alter statistics recording_facets_kind_value set statistics 2000`.execute(db);
+  await sql`create statistics recording_facets_kind_num (mcv) on kind, num from recording_facets`.execute(db);
+  await sql`alter statistics recording_facets_kind_num set statistics 2000`.execute(db);
 
   // Migration 2026-11-27-1800-recording-fences's function, with the terms and the ranges.
   await sql`
