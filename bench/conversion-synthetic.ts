@@ -11,6 +11,8 @@ export interface SyntheticSpec {
   rate: number;
   /** Target size in bytes; rounded down to whole 1-s records. */
   bytes: number;
+  /** Another seed, another signal (files of one dataset differ, as real ones do); default 0. */
+  seed?: number;
 }
 
 export async function writeSyntheticRecording(spec: SyntheticSpec): Promise<number> {
@@ -52,7 +54,7 @@ export async function writeSyntheticRecording(spec: SyntheticSpec): Promise<numb
   const period = 60 * spec.rate;
   const patterns = Array.from({ length: n }, (_, c) => {
     const p = new Int32Array(period);
-    let seed = 12345 + c * 7919;
+    let seed = 12345 + c * 7919 + (spec.seed ?? 0) * 104729;
     let noise = 0;
     for (let t = 0; t < period; t++) {
       seed = (seed * 1103515245 + 12345) >>> 0;

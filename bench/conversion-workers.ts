@@ -1,25 +1,38 @@
 /**
  * Conversion through workers (issue 24, items 3 and 4): one BIDS dataset of 40 EDF recordings (synthetic,
- * 64 channels at 1000 Hz, 8 MB each by default), hosted in git, converted by 1 and then by 2 real `nds worker`
- * processes sharing one PostgreSQL queue and one folder object store; the figure is the wall time from the
- * job queued to the job done (checkout, planning, every recording task, index, catalogue), the source MB/s,
- * and the MB/s per busy core. Needs a PostgreSQL server: BENCH_DATABASE_URL (default
+ * 64 channels at 1000 Hz, 8 MB each by default, each file its own signal), hosted in git as `nds datasets
+ * upload` leaves it (git-lfs pointers, the data in the dataset's content objects; `--in-git` commits the data
+ * as git blobs instead), converted in one run by:
+ *   1. the converter alone (no store), pinned to one core: the ceiling;
+ *   2. `nds convert <tree> <out>`, pinned to one core;
+ *   3. one `nds worker` pinned to one core (the holder of the repository and PostgreSQL on the other);
+ *   4. one and then two `nds worker` processes, unpinned: the speed-up of a second worker on one dataset.
+ * A worker's figure is the wall time from the job queued to the job done (checkout, plan, every recording
+ * task, index, catalogue), and the sum of its tasks' times (a task: the recording's files fetched, converted,
+ * written to the store). The workers fetch the repository over HTTP from a holder node in this process, as
+ * in a cluster (decision 0026), and share one PostgreSQL queue and one folder object store; each has its own
+ * DATA_DIR (nothing of a mirror is shared). Needs PostgreSQL: BENCH_DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/test; a database is created and dropped for each run).
- * Run: node --import tsx bench/conversion-workers.ts [--recordings 40] [--mb 8]
+ * Run: node --import tsx bench/conversion-workers.ts [--recordings 40] [--mb 8] [--format edf|bdf] [--in-git] [--prof <dir>]
+ * `--prof <dir>` writes a CPU profile of each pinned worker and `nds convert` there (`node --cpu-prof`).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createUser } from '../src/accounts/users.js';
 import { enqueueConversion } from '../src/conversion/job-queue.js';
+import { loadConfig } from '../src/core/config.js';
 import { connectDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { repositoryDir } from '../src/git/repository-dir.js';
 import { HOSTED_SOURCE } from '../src/datasets/source-repo.js';
+import { openObjectStore } from '../src/objects/open-object-store.js';
+import { startRepositoryNode } from '../test/conversion/support.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
 
 const args = process.argv.slice(2);
@@ -29,7 +42,28 @@ const option = (name: string, fallback: string) => {
 };
 const RECORDINGS = Number(option('recordings', '40'));
 const MB = Number(option('mb', '8'));
+const IN_GIT = args.includes('--in-git');
+const BDF = option('format', 'edf') === 'bdf';
+const EXT = BDF ? 'bdf' : 'edf';
+const PROF = args.includes('--prof') ? path.resolve(option('prof', 'prof')) : undefined;
 const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SECRET = 'bench-signing-secret';
+const ID = 'nd000001';
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const hasTaskset = (() => {
+  try {
+    execFileSync('taskset', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const cores = availableParallelism();
+const pinned = (command: string[]) => (hasTaskset ? ['taskset', '-c', '0', ...command] : command);
+const unpinned = (command: string[]) => (hasTaskset ? ['taskset', '-c', `0-${cores - 1}`, ...command] : command);
+// This process (the repository's holder, the clock) keeps off core 0, which the pinned runs have to themselves.
+if (hasTaskset && cores > 1) execFileSync('taskset', ['-a', '-p', '-c', `1-${cores - 1}`, String(process.pid)], { stdio: 'ignore' });
+const clockTicks = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-c', 'user.name=Bench', '-c', 'user.email=bench@example.org', '-c', 'init.defaultBranch=main', ...a], { cwd });
 
@@ -43,75 +77,185 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
+/** CPU seconds (user + system) a live process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
 const work = await mkdtemp(path.join(tmpdir(), 'nds-bench-workers-'));
 const source = path.join(work, 'source');
+const plain = path.join(work, 'plain');
 mkdirSync(source);
-writeFileSync(path.join(source, 'dataset_description.json'), JSON.stringify({ Name: 'bench', BIDSVersion: '1.9.0' }));
+const description = JSON.stringify({ Name: 'bench', BIDSVersion: '1.9.0' });
+writeFileSync(path.join(source, 'dataset_description.json'), description);
+mkdirSync(plain);
+writeFileSync(path.join(plain, 'dataset_description.json'), description);
+// A sidecar every recording inherits from the top of the tree, as BIDS datasets have.
+writeFileSync(path.join(source, 'task-rest_eeg.json'), JSON.stringify({ TaskName: 'rest', PowerLineFrequency: 50 }));
+writeFileSync(path.join(plain, 'task-rest_eeg.json'), JSON.stringify({ TaskName: 'rest', PowerLineFrequency: 50 }));
 let sourceBytes = 0;
+/** The data files as content objects (git-lfs pointers in the repository): sha256 → local file. */
+const contents = new Map<string, string>();
+const dataFiles: string[] = [];
 for (let s = 1; s <= RECORDINGS; s++) {
-  const dir = path.join(source, `sub-${String(s).padStart(3, '0')}`, 'eeg');
-  mkdirSync(dir, { recursive: true });
-  sourceBytes += await writeSyntheticRecording({ path: path.join(dir, `sub-${String(s).padStart(3, '0')}_task-rest_eeg.edf`), bdf: false, channels: 64, rate: 1000, bytes: MB * 1e6 });
+  const rel = `sub-${String(s).padStart(3, '0')}/eeg/sub-${String(s).padStart(3, '0')}_task-rest_eeg.${EXT}`;
+  const file = path.join(plain, rel);
+  mkdirSync(path.dirname(file), { recursive: true });
+  mkdirSync(path.dirname(path.join(source, rel)), { recursive: true });
+  sourceBytes += await writeSyntheticRecording({ path: file, bdf: BDF, channels: 64, rate: 1000, bytes: MB * 1e6, seed: s });
+  dataFiles.push(file);
+  const bytes = readFileSync(file);
+  if (IN_GIT) {
+    writeFileSync(path.join(source, rel), bytes);
+  } else {
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    contents.set(sha, file);
+    writeFileSync(path.join(source, rel), `version https://git-lfs.github.com/spec/v1\noid sha256:${sha}\nsize ${bytes.length}\n`);
+  }
 }
+if (!IN_GIT) writeFileSync(path.join(source, '.gitattributes'), `*.${EXT} filter=lfs diff=lfs merge=lfs -text\n`);
 git(source, 'init', '-q');
 git(source, 'add', '-A');
 git(source, 'commit', '-q', '-m', 'recordings');
+const sourceMb = sourceBytes / 1e6;
 
-/** One conversion of the dataset by `workers` processes; returns the seconds from queued to done. */
-async function run(workers: number): Promise<{ seconds: number; tasksByWorker: number[] }> {
+interface WorkerRun {
+  seconds: number;
+  tasksByWorker: number[];
+  /** Sum of the tasks' times (claimed to finished), seconds. */
+  taskSeconds: number;
+  /** CPU seconds of the worker processes (not of the git they start). */
+  workerCpu: number;
+  /** Seconds from queued to the job claimed, to the first task started (checkout, plan), to the last task done, to the job done (index, catalogue). */
+  phases: [number, number, number, number];
+}
+
+/** One conversion of the dataset by `workers` processes (each pinned to core 0 when `pin`). */
+async function runWorkers(workers: number, pin: boolean, label: string): Promise<WorkerRun> {
   const name = `nds_bench_${randomBytes(4).toString('hex')}`;
   await adminQuery(`create database ${name}`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  const dataDir = path.join(work, `data-${workers}`);
-  const id = 'nd000001';
-  const repo = repositoryDir(path.join(dataDir, 'git'), id);
+  const base = path.join(work, `run-${label}`);
+  const gitDir = path.join(base, 'holder-git');
+  const objectsDir = path.join(base, 'objects');
+  const repo = repositoryDir(gitDir, ID);
   mkdirSync(path.dirname(repo), { recursive: true });
   execFileSync('git', ['clone', '-q', '--bare', source, repo]);
+  // A pushed repository of a real dataset is a pack (git unpacks pushes of fewer than 100 objects).
+  execFileSync('git', ['-C', repo, 'repack', '-adq']);
+  const node = await startRepositoryNode(gitDir, { dataDir: base, objectSigningSecret: SECRET });
+  const common = { DATABASE_URL: url.toString(), NODE_URL: node.url, OBJECT_SIGNING_SECRET: SECRET, OBJECT_STORE_URL: `file:${objectsDir}`, LOG_LEVEL: 'warn' };
+  const objects = await openObjectStore(loadConfig({ ...common, DATA_DIR: path.join(base, 'holder') }).objectStoreUrl);
+  for (const [sha, file] of contents) await objects.put(`${ID}/objects/${sha}`, readFileSync(file));
   const database = await connectDatabase(url.toString());
   const children: ReturnType<typeof spawn>[] = [];
   try {
     await migrateToLatest(database.db);
     const owner = await createUser(database.db, { username: 'bench', email: 'bench@example.org', status: 'approved', role: 'admin', kind: 'person' }, new Date());
-    await database.db.insertInto('datasets').values({ id, name: 'Bench', owner_id: owner.id, visibility: 'public', source_repo: HOSTED_SOURCE, external_ids: [] }).execute();
-    const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: url.toString(), LOG_LEVEL: 'warn' };
-    for (let i = 0; i < workers; i++) children.push(spawn(process.execPath, ['bin/nds.js', 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
-    // Let the workers start (bundle, migrations check) before the clock starts.
-    await new Promise((r) => setTimeout(r, 5000));
+    await database.db.insertInto('datasets').values({ id: ID, name: 'Bench', owner_id: owner.id, visibility: 'public', source_repo: HOSTED_SOURCE, external_ids: [] }).execute();
+    for (let i = 0; i < workers; i++) {
+      const env = { ...process.env, ...common, DATA_DIR: path.join(base, `worker-${i}`) };
+      const prof = PROF && pin ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, `--cpu-prof-name=worker-${label}-${i}.cpuprofile`] : [];
+      const command = [process.execPath, ...prof, 'bin/nds.js', 'worker'];
+      const run = pin ? pinned(command) : unpinned(command);
+      children.push(spawn(run[0]!, run.slice(1), { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] }));
+    }
+    // The clock starts once every worker is up and listening for work (bundle loaded, database checked).
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve, reject) => {
+            let said = '';
+            c.stderr!.on('data', (d: Buffer) => {
+              said += d.toString();
+              if (said.includes('taking conversion jobs')) resolve();
+            });
+            c.once('exit', (code) => reject(new Error(`a worker exited (${code}): ${said.slice(-2000)}`)));
+          }),
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const cpuBefore = children.map((c) => cpuSeconds(c.pid!));
     const started = performance.now();
-    const { job } = await enqueueConversion(database.db, { datasetId: id, ref: 'main', full: true, reason: 'bench' });
+    const { job } = await enqueueConversion(database.db, { datasetId: ID, ref: 'main', full: true, reason: 'bench' });
     for (;;) {
       const row = await database.db.selectFrom('conversion_jobs').select(['state', 'error']).where('id', '=', job.id).executeTakeFirstOrThrow();
       if (row.state === 'done') break;
       if (row.state === 'failed') throw new Error(`the job failed: ${row.error}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 50));
     }
     const seconds = (performance.now() - started) / 1000;
-    const tasks = await database.db.selectFrom('conversion_tasks').select('worker_id').where('job_id', '=', job.id).execute();
+    const jobRow = await database.db.selectFrom('conversion_jobs').select(['requested_at', 'started_at', 'finished_at']).where('id', '=', job.id).executeTakeFirstOrThrow();
+    const workerCpu = children.reduce((sum, c, i) => sum + cpuSeconds(c.pid!) - cpuBefore[i]!, 0);
+    const tasks = await database.db.selectFrom('conversion_tasks').select(['worker_id', 'started_at', 'finished_at', 'failure']).where('job_id', '=', job.id).execute();
+    const failed = tasks.filter((t) => t.failure);
+    if (failed.length > 0) throw new Error(`${failed.length} recordings failed: ${JSON.stringify(failed[0]!.failure)}`);
     const counts = new Map<string, number>();
     for (const t of tasks) counts.set(t.worker_id ?? '?', (counts.get(t.worker_id ?? '?') ?? 0) + 1);
-    return { seconds, tasksByWorker: [...counts.values()].sort((a, b) => b - a) };
+    const taskSeconds = tasks.reduce((sum, t) => sum + (t.finished_at!.getTime() - t.started_at!.getTime()) / 1000, 0);
+    const at = (d: Date | null) => (d ? d.getTime() / 1000 : NaN);
+    const firstTask = Math.min(...tasks.map((t) => at(t.started_at)));
+    const lastTask = Math.max(...tasks.map((t) => at(t.finished_at)));
+    const phases: WorkerRun['phases'] = [at(jobRow.started_at) - at(jobRow.requested_at), firstTask - at(jobRow.started_at), lastTask - firstTask, at(jobRow.finished_at) - lastTask];
+    return { seconds, tasksByWorker: [...counts.values()].sort((a, b) => b - a), taskSeconds, workerCpu, phases };
   } finally {
+    // SIGINT: a profiled worker writes its profile on a normal exit.
     for (const c of children) c.kill('SIGTERM');
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
     await database.close();
+    await node.close();
+    await objects.close();
     await adminQuery(`drop database if exists ${name} with (force)`);
-    await rm(dataDir, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true });
   }
+}
+
+/** Seconds of one command pinned to core 0 (and its own report of seconds, when it prints JSON). */
+function timed(command: string[]): { seconds: number; output: string } {
+  const started = performance.now();
+  const output = execFileSync(command[0]!, command.slice(1), { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'ignore'] });
+  return { seconds: (performance.now() - started) / 1000, output };
 }
 
 try {
   const loadBefore = load();
-  const one = await run(1);
-  const two = await run(2);
-  const mbs = (s: number) => sourceBytes / 1e6 / s;
-  const cores = availableParallelism();
-  console.log(`conversion through workers: ${RECORDINGS} EDF recordings, ${(sourceBytes / 1e6).toFixed(0)} MB of source, ${cores} cores, load ${loadBefore} → ${load()}`);
-  console.log('| workers | wall | source converted | per busy core | tasks by worker |');
-  console.log('|---:|---:|---:|---:|---|');
-  console.log(`| 1 | ${one.seconds.toFixed(1)} s | ${mbs(one.seconds).toFixed(0)} MB/s | ${mbs(one.seconds).toFixed(0)} MB/s | ${one.tasksByWorker.join(', ')} |`);
-  console.log(`| 2 | ${two.seconds.toFixed(1)} s | ${mbs(two.seconds).toFixed(0)} MB/s | ${(mbs(two.seconds) / Math.min(2, cores)).toFixed(0)} MB/s | ${two.tasksByWorker.join(', ')} |`);
-  console.log(`speed-up of 2 workers over 1: ${(one.seconds / two.seconds).toFixed(2)}× (goal ≥ 1.6×)`);
+  const uptimeBefore = execFileSync('uptime').toString().trim();
+  // 1. The converter alone, every data file in one process, chunks dropped.
+  const aloneProf = PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, '--cpu-prof-name=converter-alone.cpuprofile'] : [];
+  const alone = timed(pinned([process.execPath, ...aloneProf, '--import', 'tsx', 'bench/conversion-run.ts', dataFiles[0]!, '--no-store', ...dataFiles.slice(1)]));
+  const aloneSeconds = (JSON.parse(alone.output.trim().split('\n').at(-1)!) as { seconds: number }).seconds;
+  // 2. `nds convert` of the tree (data in the files themselves), into a folder.
+  const out = path.join(work, 'convert-out');
+  const prof = PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, '--cpu-prof-name=nds-convert.cpuprofile'] : [];
+  const convert = timed(pinned([process.execPath, ...prof, 'bin/nds.js', 'convert', plain, out, '--json']));
+  const convertSeconds = (JSON.parse(convert.output) as { seconds: number }).seconds;
+  await rm(out, { recursive: true, force: true });
+  // 3. One worker on one core; 4. one and two workers, unpinned.
+  const onePinned = await runWorkers(1, true, 'pinned');
+  const one = await runWorkers(1, false, 'one');
+  const two = await runWorkers(2, false, 'two');
+  const mbs = (s: number) => (sourceMb / s).toFixed(0);
+  console.log(`${uptimeBefore}`);
+  console.log(
+    `conversion through workers: ${RECORDINGS} ${EXT.toUpperCase()} recordings (${IN_GIT ? 'data in git blobs' : 'git-lfs pointers, data in the object store'}), ` +
+      `${sourceMb.toFixed(0)} MB of source, ${cores} cores, load ${loadBefore} → ${load()}, pinned with taskset: ${hasTaskset}`,
+  );
+  console.log('\n| one core | wall | source MB/s |');
+  console.log('|---|---:|---:|');
+  console.log(`| converter alone (no store, one process) | ${aloneSeconds.toFixed(2)} s | ${mbs(aloneSeconds)} |`);
+  console.log(`| \`nds convert\` into a folder (its own figure; process ${convert.seconds.toFixed(2)} s) | ${convertSeconds.toFixed(2)} s | ${mbs(convertSeconds)} |`);
+  console.log(`| one \`nds worker\`, job queued → done | ${onePinned.seconds.toFixed(2)} s | ${mbs(onePinned.seconds)} |`);
+  console.log(`| one \`nds worker\`, its tasks only (sum) | ${onePinned.taskSeconds.toFixed(2)} s | ${mbs(onePinned.taskSeconds)} |`);
+  console.log(`| one \`nds worker\`, its CPU time (user + sys) | ${onePinned.workerCpu.toFixed(2)} s | ${mbs(onePinned.workerCpu)} |`);
+  const phases = (r: WorkerRun) => r.phases.map((p) => `${p.toFixed(2)}`).join(' / ');
+  console.log('\n| workers | wall | source converted | worker CPU | queued → claimed / → first task (checkout, plan) / → last task done / → job done (index, catalogue), s | tasks by worker |');
+  console.log('|---|---:|---:|---:|---|---|');
+  console.log(`| 1, on one core | ${onePinned.seconds.toFixed(2)} s | ${mbs(onePinned.seconds)} MB/s | ${onePinned.workerCpu.toFixed(1)} s | ${phases(onePinned)} | ${onePinned.tasksByWorker.join(', ')} |`);
+  console.log(`| 1 | ${one.seconds.toFixed(2)} s | ${mbs(one.seconds)} MB/s | ${one.workerCpu.toFixed(1)} s | ${phases(one)} | ${one.tasksByWorker.join(', ')} |`);
+  console.log(`| 2 | ${two.seconds.toFixed(2)} s | ${mbs(two.seconds)} MB/s | ${two.workerCpu.toFixed(1)} s | ${phases(two)} | ${two.tasksByWorker.join(', ')} |`);
+  console.log(`\nspeed-up of 2 workers over 1: ${(one.seconds / two.seconds).toFixed(2)}× (goal ≥ 1.6×)`);
 } finally {
   await rm(work, { recursive: true, force: true });
 }

@@ -8,8 +8,12 @@
  *     `atob` (as the SDK does on each side) and decoded, without a server,
  * each timed from the call to the decoded bytes in hand; p50 and p95 of each, and their ratio. Client and
  * server share this process and its thread. Goal: read_window p95 ≤ 150 ms.
- * Run: npm run bench -- mcp   (NDS_BENCH_MCP_N: windows of each kind, default 60)
+ * Then the same windows again with `nds serve` in a process of its own (as agents meet it), on the same database.
+ * Run: npm run bench -- mcp   (NDS_BENCH_MCP_N: windows of each kind, default 60; NDS_BENCH_SERVE_NODE_OPTIONS:
+ *      Node.js flags of that `nds serve`, e.g. --cpu-prof)
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -18,7 +22,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createAccount } from '../test/support/accounts.js';
-import { startTestServer } from '../test/support/test-server.js';
+import { freePort, startTestServer } from '../test/support/test-server.js';
 import { publishDataset } from '../test/web/viewer-support.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
 
@@ -29,7 +33,9 @@ const id = 'nd000925';
 const work = await mkdtemp(join(tmpdir(), 'nds-bench-mcp-'));
 const server = await startTestServer({ env: { DATABASE_URL: `pglite:${join(work, 'db')}`, OBJECT_STORE_URL: `file:${join(work, 'objects')}` } });
 const client = new Client({ name: 'nds-bench', version: '1.0.0' });
+let serving: { url: string; child: ChildProcess } | undefined;
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const line = (name: string, xs: number[]) => `${name.padEnd(34)} p50 ${percentile(xs, 50).toFixed(1).padStart(6)} ms   p95 ${percentile(xs, 95).toFixed(1).padStart(6)} ms`;
 try {
   const bids = join(work, 'bids');
   const path = 'sub-01/eeg/sub-01_task-bench_eeg.edf';
@@ -38,20 +44,44 @@ try {
   writeFileSync(join(bids, 'dataset_description.json'), '{"Name":"mcp bench","BIDSVersion":"1.9.0"}');
   const owner = await createAccount(server);
   await publishDataset(server, { id, ownerId: owner.user.id, name: 'MCP bench', recordings: [{ file: join(bids, path), bidsRoot: bids, path, zarr: path.replace(/\.\w+$/, '.zarr') }] });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+  const starts = Array.from({ length: n }, () => Math.floor(Math.random() * (seconds * 256 - samples)));
+  const inProcess = await measure(server.url, client, path, starts);
+  // As agents meet nds: `nds serve` in a process of its own, on the same database and store, so the server's
+  // half of each call (reading, base64, the SDK's check of the answer, JSON) and the client's half (parsing,
+  // the SDK's check again, decoding) no longer share one thread and one heap.
+  await client.close();
+  await server.close();
+  serving = await serveInProcessOfItsOwn(work);
+  const separate = await measure(serving.url, new Client({ name: 'nds-bench', version: '1.0.0' }), path, starts);
+  console.log(`load average ${loadavg()[0]!.toFixed(1)}; ${n} windows of 64 × ${samples} float32 (${((64 * samples * 4) / 2 ** 20).toFixed(1)} MiB) at random starts, warm`);
+  for (const [where, m] of [['client and server in one process', inProcess], ['nds serve in its own process', separate]] as const) {
+    console.log(`-- ${where}`);
+    console.log(line('read_window (MCP, npy, base64)', m.mcp));
+    console.log(line('GET /datasets/:id/signal (npy)', m.route));
+    console.log(line('the envelope alone (no server)', m.floor));
+    console.log(`ratio MCP / route: p50 ${(percentile(m.mcp, 50) / percentile(m.route, 50)).toFixed(2)}, p95 ${(percentile(m.mcp, 95) / percentile(m.route, 95)).toFixed(2)}; goal p95 ≤ 150 ms: ${percentile(m.mcp, 95) <= 150 ? 'met' : 'missed'}`);
+  }
+} finally {
+  await client.close().catch(() => undefined);
+  await server.close().catch(() => undefined);
+  serving?.child.kill('SIGTERM');
+  if (serving) await once(serving.child, 'exit');
+  await rm(work, { recursive: true, force: true });
+}
 
+async function measure(url: string, mcpClient: Client, path: string, starts: number[]): Promise<{ mcp: number[]; route: number[]; floor: number[] }> {
+  await mcpClient.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
   const viaMcp = async (start: number): Promise<number> => {
-    const result = (await client.callTool({ name: 'read_window', arguments: { dataset_id: id, path, start_sample: start, n_samples: samples, format: 'npy' } })) as CallToolResult;
+    const result = (await mcpClient.callTool({ name: 'read_window', arguments: { dataset_id: id, path, start_sample: start, n_samples: samples, format: 'npy' } })) as CallToolResult;
     const resource = result.content.find((c) => c.type === 'resource');
     if (!resource || resource.type !== 'resource' || !('blob' in resource.resource)) throw new Error(`read_window: ${JSON.stringify(result.content).slice(0, 300)}`);
     return Buffer.from(resource.resource.blob, 'base64').byteLength;
   };
   const viaRoute = async (start: number): Promise<number> => {
-    const res = await fetch(`${server.url}/datasets/${id}/signal?path=${encodeURIComponent(path)}&start_sample=${start}&n_samples=${samples}&format=npy`);
+    const res = await fetch(`${url}/datasets/${id}/signal?path=${encodeURIComponent(path)}&start_sample=${start}&n_samples=${samples}&format=npy`);
     if (res.status !== 200) throw new Error(`signal: ${res.status} ${await res.text()}`);
     return (await res.arrayBuffer()).byteLength;
   };
-  const starts = Array.from({ length: n }, () => Math.floor(Math.random() * (seconds * 256 - samples)));
   // Warm: every chunk decoded once and the code compiled, so the figures are of warm reads.
   for (const start of starts.slice(0, 10)) {
     const [a, b] = [await viaMcp(start), await viaRoute(start)];
@@ -64,24 +94,31 @@ try {
     atob(parsed.result.content[0]!.resource.blob);
     return Buffer.from(parsed.result.content[0]!.resource.blob, 'base64').byteLength;
   };
-  const mcp: number[] = [];
-  const route: number[] = [];
-  const floor: number[] = [];
+  const m = { mcp: [] as number[], route: [] as number[], floor: [] as number[] };
   for (const start of starts) {
-    for (const [run, into] of [[viaMcp, mcp], [viaRoute, route], [envelope, floor]] as const) {
+    for (const [run, into] of [[viaMcp, m.mcp], [viaRoute, m.route], [envelope, m.floor]] as const) {
       const t0 = performance.now();
       await run(start);
       into.push(performance.now() - t0);
     }
   }
-  const line = (name: string, xs: number[]) => `${name.padEnd(34)} p50 ${percentile(xs, 50).toFixed(1).padStart(6)} ms   p95 ${percentile(xs, 95).toFixed(1).padStart(6)} ms`;
-  console.log(`load average ${loadavg()[0]!.toFixed(1)}; ${n} windows of 64 × ${samples} float32 (${((64 * samples * 4) / 2 ** 20).toFixed(1)} MiB) at random starts, warm`);
-  console.log(line('read_window (MCP, npy, base64)', mcp));
-  console.log(line('GET /datasets/:id/signal (npy)', route));
-  console.log(line('the envelope alone (no server)', floor));
-  console.log(`ratio MCP / route: p50 ${(percentile(mcp, 50) / percentile(route, 50)).toFixed(2)}, p95 ${(percentile(mcp, 95) / percentile(route, 95)).toFixed(2)}; goal p95 ≤ 150 ms: ${percentile(mcp, 95) <= 150 ? 'met' : 'missed'}`);
-} finally {
-  await client.close().catch(() => undefined);
-  await server.close();
-  await rm(work, { recursive: true, force: true });
+  await mcpClient.close();
+  return m;
+}
+
+/** `nds serve` (bin/nds.js) on the bench's database and store, in a child process; resolves once it answers. */
+async function serveInProcessOfItsOwn(folder: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['bin/nds.js', 'serve'], {
+    env: { ...process.env, PORT: String(port), PUBLIC_URL: url, DATA_DIR: join(folder, 'serve'), DATABASE_URL: `pglite:${join(folder, 'db')}`, OBJECT_STORE_URL: `file:${join(folder, 'objects')}`, LOG_LEVEL: 'warn', NODE_OPTIONS: process.env.NDS_BENCH_SERVE_NODE_OPTIONS ?? '' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`nds serve exited with ${child.exitCode}`);
+    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return { url, child };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('nds serve did not answer within 60 s');
 }

@@ -61,13 +61,13 @@ try {
     console.log(`200 random chunks of ${keys.length}: read ${(read / 200).toFixed(3)} ms, decode ${(decode / 200).toFixed(3)} ms a chunk; ${(size / 200 / 1024).toFixed(0)} KiB compressed`);
   }
   const starts = Array.from({ length: 200 }, () => Math.floor(Math.random() * (seconds - 4)));
-  const req = (start: number) => ({ path, start, duration: 4, format: 'f32' as const, dtype: 'float32' as const });
+  const req = (start: number) => ({ dataset_id: id, path, start, duration: 4 });
   let plan = 0;
   let answer = 0;
   let bytes = 0;
   for (const start of starts) {
     const t0 = performance.now();
-    const p = await planWindow(server.deps, undefined, id, req(start));
+    const p = await planWindow(server.deps, undefined, req(start), { format: 'f32', dtype: 'float32' });
     const t1 = performance.now();
     const reader = windowStream(server.deps, p, 'f32', 'float32').getReader();
     for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.byteLength;

@@ -5,12 +5,19 @@
  * Files from 64 MiB on go up in parts (`--files 1 --mib 4096`: one 4 GiB file). With `--cuts n`, the CLI and the
  * presigned URLs go through a TCP proxy that cuts every connection at n evenly spaced points of the bytes sent,
  * and the bench prints the bytes sent against the bytes of the folder.
+ * With `--s3 <store URL>` (the radosgw of scripts/ci/services/radosgw.sh, see scripts/ci/env.sh's TEST_S3_URL), the
+ * server's store is that bucket, the CLI sends to presigned URLs of it, and the baseline is the AWS SDK's own
+ * upload (`@aws-sdk/lib-storage`'s `Upload`: the same files, 8 at a time, parts of 8 MiB, 4 in flight, as the CLI)
+ * into the same bucket instead of `cp`. Goal there: ≥ 0.9× lib-storage.
  * Run: node --import tsx bench/upload.ts [--files 100] [--mib 1024] [--dir /tmp] [--rounds 3] [--settle-ms 3000] [--concurrency n]
- *        [--cuts 10] [--database-url postgres://...]
+ *        [--cuts 10] [--database-url postgres://...] [--s3 s3://bucket?endpoint=...]
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, rm } from 'node:fs/promises';
+import { S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -18,6 +25,7 @@ import { mintApiKey } from '../src/accounts/api-keys.js';
 import { createUser } from '../src/accounts/users.js';
 import { loadConfig } from '../src/core/config.js';
 import { createLogger } from '../src/core/log.js';
+import { parseS3Url, S3ObjectStore } from '../src/objects/s3-object-store.js';
 import { startServer } from '../src/server.js';
 import { startCuttingProxy } from '../test/support/cutting-proxy.js';
 
@@ -36,6 +44,9 @@ const concurrency = option('concurrency', '');
 const databaseUrl = option('database-url', 'pglite:memory');
 /** Forced disconnects during each upload (0: none, the CLI talks to the server directly). */
 const cuts = Number(option('cuts', '0'));
+/** An S3 store for the server (and lib-storage as the baseline), instead of a folder and `cp`. */
+const s3Url = option('s3', '');
+const baselineName = s3Url ? 'lib-storage' : 'cp -r';
 const work = await mkdtemp(join(option('dir', tmpdir()), 'nds-bench-upload-'));
 const mb = (bytes: number, s: number) => bytes / 1e6 / s;
 
@@ -68,7 +79,7 @@ const port = await new Promise<number>((resolve) => {
   });
 });
 const proxy = cuts > 0 ? await startCuttingProxy() : undefined;
-const config = loadConfig({ PORT: String(port), DATA_DIR: join(work, 'data'), DATABASE_URL: databaseUrl, OBJECT_STORE_URL: `file:${join(work, 'objects')}`, LOG_LEVEL: 'silent', IN_PROCESS_WORKER: 'false', ...(proxy ? { PUBLIC_URL: proxy.url } : {}) });
+const config = loadConfig({ PORT: String(port), DATA_DIR: join(work, 'data'), DATABASE_URL: databaseUrl, OBJECT_STORE_URL: s3Url || `file:${join(work, 'objects')}`, LOG_LEVEL: 'silent', IN_PROCESS_WORKER: 'false', ...(proxy ? { PUBLIC_URL: proxy.url } : {}) });
 const server = await startServer({ config, hostname: '127.0.0.1', log: createLogger('silent') });
 if (proxy) proxy.target = { host: '127.0.0.1', port };
 const url = proxy?.url ?? config.publicUrl;
@@ -99,16 +110,45 @@ try {
     await rm(join(work, 'copy'), { recursive: true });
     return { seconds, cpu: copied.stderr.trim().split(' ').map(Number).reduce((a, b) => a + b, 0) };
   };
+  /** The AWS SDK's own multipart upload of every file into the bucket, as many at a time as the CLI sends. */
+  const libStorageOnce = async (round: number) => {
+    const location = parseS3Url(s3Url);
+    const client = new S3Client({
+      region: location.region,
+      endpoint: location.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: location.accessKeyId!, secretAccessKey: location.secretAccessKey! },
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+    const paths = (await readdir(src, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+    const prefix = `bench-lib-storage/${round}-${Date.now()}/`;
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < paths.length; i = next++) {
+        const key = prefix + paths[i]!.slice(src.length + 1);
+        await new Upload({ client, params: { Bucket: location.bucket, Key: key, Body: createReadStream(paths[i]!) }, queueSize: 4, partSize: 8 * 2 ** 20 }).done();
+      }
+    };
+    await Promise.all(Array.from({ length: Number(concurrency || 8) }, worker));
+    const seconds = (performance.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
+    await new S3ObjectStore(location).deletePrefix(prefix);
+    client.destroy();
+    return { seconds, cpu: (used.user + used.system) / 1e6 };
+  };
   // Warm the page cache for both contenders alike.
   execFileSync('sh', ['-c', `cat ${src}/*/eeg/* > /dev/null`]);
   for (let round = 1; round <= rounds; round++) {
     await settle();
-    const first = await copyOnce();
+    const first = s3Url ? await libStorageOnce(round) : await copyOnce();
     cpRuns.push(first.seconds);
     cpCpu.push(first.cpu);
     // cp again at once, into the page-cache pages the first copy just gave back (before the host takes them):
     // cp's best case on this VM, the stricter baseline.
-    cpWarmRuns.push((await copyOnce()).seconds);
+    cpWarmRuns.push((s3Url ? await libStorageOnce(round) : await copyOnce()).seconds);
 
     // A new dataset each round: content already stored would be skipped, not sent.
     const created = await fetch(`${url}/datasets`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: `bench ${round}` }) });
@@ -141,11 +181,13 @@ try {
     // The last line of stderr is /usr/bin/time's (the lines before it are --json progress events).
     const [cliUser, cliSys, peakKb] = run.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
     uploadRuns.push({ seconds, beforeSync, cliCpu: cliUser + cliSys, serverCpu: (server.user + server.system) / 1e6, peakMb: peakKb / 1024 });
-    await rm(join(work, 'objects', id), { recursive: true, force: true });
+    if (s3Url) await S3ObjectStore.fromUrl(s3Url).deletePrefix(`${id}/`);
+    else await rm(join(work, 'objects', id), { recursive: true, force: true });
   }
 
-  console.log(`Upload: ${(bytes / 2 ** 30).toFixed(2)} GiB, ${files} files (folder store, local server), ${rounds} alternating rounds`);
-  console.log('| round | cp -r + sync | cp -r again at once + sync | nds datasets upload + sync | upload before sync | CPU: cp / CLI / server | CLI peak RSS | ratio to cp / to cp again |\n|---|---|---|---|---|---|---|---|');
+  console.log(`Upload: ${(bytes / 2 ** 30).toFixed(2)} GiB, ${files} files (${s3Url ? 'S3 store' : 'folder store'}, local server), ${rounds} alternating rounds`);
+  const b = baselineName;
+  console.log(`| round | ${b}${s3Url ? '' : ' + sync'} | ${b} again at once | nds datasets upload + sync | upload before sync | CPU: ${b} / CLI / server | CLI peak RSS | ratio to ${b} / to ${b} again |\n|---|---|---|---|---|---|---|---|`);
   uploadRuns.forEach((u, i) => {
     const c = cpRuns[i];
     const w = cpWarmRuns[i];
@@ -154,10 +196,10 @@ try {
   const cpMedian = median(cpRuns);
   const uploadMedian = median(uploadRuns.map((u) => u.seconds));
   const peak = Math.max(...uploadRuns.map((u) => u.peakMb));
-  console.log(`Medians: cp ${cpMedian.toFixed(2)} s (${mb(bytes, cpMedian).toFixed(0)} MB/s), upload ${uploadMedian.toFixed(2)} s (${mb(bytes, uploadMedian).toFixed(0)} MB/s)`);
+  console.log(`Medians: ${b} ${cpMedian.toFixed(2)} s (${mb(bytes, cpMedian).toFixed(0)} MB/s), upload ${uploadMedian.toFixed(2)} s (${mb(bytes, uploadMedian).toFixed(0)} MB/s)`);
   const cpWarmMedian = median(cpWarmRuns);
-  console.log(`cp again at once: ${cpWarmMedian.toFixed(2)} s (${mb(bytes, cpWarmMedian).toFixed(0)} MB/s)`);
-  console.log(`CLI/cp throughput ratio (medians): ${((100 * cpMedian) / uploadMedian).toFixed(0)}% (goal ≥ 50%), to cp again at once ${((100 * cpWarmMedian) / uploadMedian).toFixed(0)}%; CLI peak RSS ${peak.toFixed(0)} MB (goal < 200 MB)`);
+  console.log(`${b} again at once: ${cpWarmMedian.toFixed(2)} s (${mb(bytes, cpWarmMedian).toFixed(0)} MB/s)`);
+  console.log(`CLI/${b} throughput ratio (medians): ${((100 * cpMedian) / uploadMedian).toFixed(0)}% (goal ≥ ${s3Url ? 90 : 50}%), to ${b} again at once ${((100 * cpWarmMedian) / uploadMedian).toFixed(0)}%; CLI peak RSS ${peak.toFixed(0)} MB (goal < 200 MB)`);
   for (const [i, c] of sentWithCuts.entries()) {
     console.log(`Round ${i + 1} with ${c.cuts} forced disconnects: sent ${(c.sent / 1e6).toFixed(1)} MB for ${(bytes / 1e6).toFixed(1)} MB of files (${((100 * (c.sent - bytes)) / bytes).toFixed(1)}% again)`);
   }

@@ -29,6 +29,7 @@ import { healthOf, readinessOf } from './routes/health-routes.js';
 import { removeDeletedRepositories } from './datasets/hosted-repository.js';
 import { searchFieldsRefresher } from './datasets/search-fields.js';
 import { backfillCatalogue } from './recordings/catalogue-sync.js';
+import { createRecordingCaches } from './recordings/recording-caches.js';
 import { vectorSimilarityOf } from './datasets/search-semantic.js';
 import { startEmbeddingRefresher } from './datasets/search-embeddings.js';
 import { connectDatabase, type DatabaseHandle, type PoolUse } from './db/connect.js';
@@ -222,7 +223,7 @@ const UPLOAD_SWEEPER_INTERVAL_MS = 3600_000;
 /** How often `nds serve` looks for copy sweeps that a crash or a failure left undone. */
 const COPY_SWEEPER_INTERVAL_MS = 30_000;
 
-/** Everything `nds serve` runs on: the deps, the key cache, rate limits, the gateway, and the conversion hooks. */
+/** Everything `nds serve` runs on: the deps, the key cache, rate limits, the gateway, the read side's caches, and the conversion hooks. */
 export async function openServerDeps(options: OpenOptions): Promise<{ opened: OpenedDeps; deps: ServerDeps }> {
   const opened = await openDeps(options, PROCESS_PARTS.serve);
   const { deps, keyCache } = opened;
@@ -233,6 +234,10 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   // The origin: a dataset made private through another process is closed here within a second.
   const objectVisibility = new VisibilityGate(deps.db, () => deps.clock.now().getTime(), OBJECT_VISIBILITY_TTL_MS);
   deps.hooks.datasetVisibilityChanged.push((id) => objectVisibility.forget(id));
+  // The read side looks a dataset's recordings up again at once when it goes private or away, or is converted anew.
+  const recordingCaches = createRecordingCaches(deps);
+  deps.hooks.datasetVisibilityChanged.push((id) => recordingCaches.storeLookups.forgetDataset(id));
+  deps.hooks.zarrChanged.push((id) => recordingCaches.storeLookups.forgetDataset(id));
   deps.hooks.datasetVisibilityChanged.push((id) => sweepCopy(deps, id, { waitMs: COPY_SWEEP_WAIT_MS }));
   const sweeper = startCopySweeper(deps, COPY_SWEEPER_INTERVAL_MS);
   opened.closers.push(() => sweeper.stop());
@@ -263,6 +268,7 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
       ownerSetup: new OwnerSetup(deps.clock),
       mcpLimits: createMcpLimits(rateLimits),
       catalogueLimits: createCatalogueLimits(rateLimits, deps.config.anonymousCatalogueRequestsPerMinute),
+      recordingCaches,
     },
   };
 }

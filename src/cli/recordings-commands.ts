@@ -8,17 +8,11 @@ import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
+import type { Recording } from '../client/index.js';
 import { ApiClient, ApiError } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { info, printJson, printTable } from './output.js';
 
-interface Recording {
-  dataset_id: string;
-  path: string;
-  entities: Record<string, string | null>;
-  groups: Array<{ name: string; rate: number; n_channels: number; duration_s: number }>;
-  events: { n_events: number };
-}
 
 function number(name: string) {
   return (v: string) => {

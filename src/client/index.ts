@@ -37,6 +37,32 @@ export interface RecordingFilters {
   q?: string;
 }
 
+/** One channel of a recording, as the catalogue lists it. */
+export interface Channel {
+  label: string;
+  type: string;
+  unit: string;
+  status: string;
+}
+
+/** The channels of a recording sampled at one rate: a group of its store (`eeg_256hz`, say). */
+export interface ChannelGroup {
+  name: string;
+  modality: string;
+  rate: number;
+  n_channels: number;
+  n_samples: number;
+  duration_s: number;
+  channels: Channel[];
+}
+
+/** How many events a recording has, in all and by `trial_type`. */
+export interface EventCounts {
+  n_events: number;
+  counts: Record<string, number>;
+}
+
+/** A recording of the catalogue (`GET /recordings`): where it is, what it holds, and where to stream its store. */
 export interface Recording {
   dataset_id: string;
   path: string;
@@ -44,10 +70,11 @@ export interface Recording {
   store_url: string;
   source_commit: string | null;
   entities: { subject: string | null; session: string | null; task: string | null; run: string | null; acquisition: string | null; datatype: string | null };
-  groups: Array<{ name: string; modality: string; rate: number; n_channels: number; n_samples: number; duration_s: number; channels: Array<{ label: string; type: string; unit: string; status: string }> }>;
-  events: { n_events: number; counts: Record<string, number> };
+  groups: ChannelGroup[];
+  events: EventCounts;
 }
 
+/** An exact window of one recording (`GET /datasets/:id/signal`): its span in seconds or samples, and which channels. */
 export interface WindowRequest {
   dataset_id: string;
   path: string;

@@ -1,38 +1,40 @@
 /**
  * The BIDS source of a conversion, as a folder on disk. A git repository is mirrored under
- * `<DATA_DIR>/sources/<id>.git` and the commit extracted with `git archive`; large files stay pointers
- * (git-annex `SHA256E` symlinks, git-lfs pointer files) until a recording needs them, and are then read
- * from the object store (`<id>/objects/<sha256>`), so the disk holds one recording's data at a time.
+ * `<DATA_DIR>/sources/<id>.git` and the commit written out from the mirror without the content of its large
+ * files (`commit-tree.ts`, decision 0030); large files, and those git-annex and git-lfs keep as pointers, get
+ * their content only when a conversion opens them (`materialize`: from the mirror, or from the object store,
+ * `<id>/objects/<sha256>`) and lose it again after the recording (`release`), so the disk holds one
+ * recording's data at a time and a worker taking one recording's task fetches that recording's files only.
+ * A mirror that already has the commit asked for (a task's planned commit) is not fetched again.
  * A dataset without a repository is taken from its latest version manifest the same way.
  *
  * The tree is hostile input. Its repository is fetched only where `datasets/source-repo.ts` allows (the
- * dataset's own hosted repository, or an https URL pinned to the public address checked), and the extracted
- * tree keeps directories and regular files only: a git-annex link becomes a pointer, every other link (or
- * hard link, FIFO, device) an empty file that `SourceTree` refuses to read, with the reason recorded here.
+ * dataset's own hosted repository, or an https URL pinned to the public address checked), and the tree
+ * written keeps directories and regular files only: a git-annex link becomes a pointer, every other link an
+ * empty file that `SourceTree` refuses to read, with the reason recorded here.
  *
  * A hosted repository is fetched over HTTP like a remote one, never read from a folder (decision 0026): from
  * the node that holds it (`datasets/repository-holders.ts`; NODE_URL when none is recorded), with a fetch
  * credential that reads this dataset's repository for five minutes and can do nothing else.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { constants, createWriteStream, existsSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, open, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { executableSearchPath } from '../core/config.js';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
+import type { FileObjectStore } from '../objects/file-object-store.js';
 import { classifySourceRepo, pinnedFetch, resolveSource, systemLookup, type HostLookup } from '../datasets/source-repo.js';
 import { signGitFetchCredential } from '../datasets/git-fetch-credential.js';
 import { repositoryHolder } from '../datasets/repository-holders.js';
 import { runGit, type RunGitOptions } from '../git/run-git.js';
-import { spawnGit } from '../git/spawn-git.js';
+import { LFS_HEADER, writeBlob, writeCommitTree } from './commit-tree.js';
 import { sourceMirrorDir } from './zarr-ready.js';
 
 export interface SourceCheckout {
-  /** The extracted tree. */
+  /** The tree written out (large files and pointers without their content until `materialize`). */
   dir: string;
   /** 40-hex commit id (for a manifest source: the SHA-1 of the manifest). */
   commit: string;
@@ -40,15 +42,23 @@ export interface SourceCheckout {
   mirror?: string;
   /** Entries of the tree that are not read, by path (relative, `/`): what each was (`a symbolic link`). */
   refused: ReadonlyMap<string, string>;
-  /** Replaces any pointer among `files` (relative paths) by its content from the object store. */
+  /**
+   * Gives each of `files` (relative paths) its content: a large file's from the mirror, a pointer's from the
+   * object store; a file that has its content already is left as it is. Throws `SourceError` when the content
+   * cannot be had (a pointer's object missing or not matching its sha256).
+   */
   materialize(files: string[]): Promise<void>;
-  /** Removes materialized content again (keeps the disk to one recording's data). */
-  release(files: string[]): Promise<void>;
+  /** Takes back the content `materialize` gave since the last release (keeps the disk to one recording's data). */
+  release(): Promise<void>;
+  /**
+   * Files given their content since the last release without a check of it (a folder store's content object
+   * linked into the tree, not copied), by path, with the sha256 their content must have: the caller checks
+   * them (the conversion's own digests of what it read) before it trusts what it made of them.
+   */
+  unchecked(): ReadonlyMap<string, string>;
   cleanup(): Promise<void>;
 }
 
-const LFS_HEADER = 'version https://git-lfs.github.com/spec/v1';
-const ANNEX_KEY = /SHA256E?-s\d+--([0-9a-f]{64})/;
 
 /**
  * A conversion that cannot start from its source (refused, unreachable, no such commit). Its message is shown
@@ -78,9 +88,15 @@ interface FetchPlan {
 }
 
 /** Where git fetches the dataset's source from, and with which transports and settings; refused sources throw. */
-async function fetchPlan(deps: CheckoutDeps, dataset: DatasetRow, options: CheckoutOptions): Promise<FetchPlan> {
+/** What `source_repo` names, under today's rules; a refused source throws. */
+function allowedSource(deps: CheckoutDeps, dataset: DatasetRow) {
   const source = classifySourceRepo(dataset.source_repo!, dataset.id, deps.config);
   if (source.kind === 'refused') throw new SourceError(`The source repository is refused: ${source.reason}. Set source_repo again (PATCH /datasets/${dataset.id}).`);
+  return source;
+}
+
+async function fetchPlan(deps: CheckoutDeps, dataset: DatasetRow, options: CheckoutOptions): Promise<FetchPlan> {
+  const source = allowedSource(deps, dataset);
   if (source.kind === 'hosted') {
     const holder = (await (options.holder ?? ((id) => repositoryHolder(deps.db, id)))(dataset.id)) ?? deps.config.nodeUrl;
     const credential = signGitFetchCredential(deps.config, dataset.id, deps.clock.now());
@@ -115,6 +131,21 @@ async function mirrorRepository(deps: CheckoutDeps, dataset: DatasetRow, checkou
   return mirror;
 }
 
+/**
+ * The dataset's mirror, holding `ref`. A commit id the mirror has already (the planned commit a task is
+ * given, on the host that planned it or after an earlier task) names the same tree forever: it is read as it
+ * is, with no request to the holder; anything else is fetched first.
+ */
+async function mirrorWith(deps: CheckoutDeps, dataset: DatasetRow, ref: string, options: CheckoutOptions): Promise<string> {
+  const mirror = sourceMirrorDir(deps.config.dataDir, dataset.id);
+  if (/^[0-9a-f]{40}$/.test(ref) && existsSync(mirror)) {
+    allowedSource(deps, dataset);
+    const r = await runGit(['--git-dir', mirror, 'cat-file', '-e', `${ref}^{commit}`]);
+    if (r.code === 0) return mirror;
+  }
+  return mirrorRepository(deps, dataset, options);
+}
+
 async function resolveCommit(mirror: string, ref: string): Promise<string> {
   if (ref.startsWith('-')) throw new SourceError(`${ref} is not a git reference.`);
   for (const candidate of /^[0-9a-f]{40}$/.test(ref) ? [ref] : [`refs/heads/${ref}`, ref, 'HEAD']) {
@@ -124,32 +155,10 @@ async function resolveCommit(mirror: string, ref: string): Promise<string> {
   throw new SourceError(`The repository has no commit for ${ref}.`);
 }
 
-function extract(mirror: string, commit: string, dir: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const archive = spawnGit(['--git-dir', mirror, 'archive', '--format=tar', commit]);
-    archive.stdin.end();
-    // tar too gets nothing of this process's environment (a TAR_OPTIONS could add options).
-    const tar = spawn('tar', ['-x', '--no-same-owner', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'], env: { PATH: executableSearchPath(), LC_ALL: 'C' } });
-    let err = '';
-    archive.stderr.on('data', (d) => (err += d));
-    tar.stderr.on('data', (d) => (err += d));
-    archive.stdout.pipe(tar.stdin);
-    let pending = 2;
-    const done = (code: number | null) => {
-      if (code !== 0) return reject(new SourceError(`Extracting commit ${commit} failed.`, { cause: new Error(err.trim()) }));
-      if (--pending === 0) resolve();
-    };
-    archive.on('close', done);
-    tar.on('close', done);
-    archive.on('error', reject);
-    tar.on('error', reject);
-  });
-}
-
 /** The sha256 a pointer file names, or undefined for an ordinary file. */
 async function pointerTarget(file: string): Promise<string | undefined> {
   const s = await lstat(file).catch(() => undefined);
-  // The checkout holds no links (`keepRegularFiles`): anything but a small regular file is no pointer.
+  // The checkout holds no links (`writeCommitTree`): anything but a small regular file is no pointer.
   if (!s?.isFile() || s.size > 1024) return undefined;
   const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
@@ -162,42 +171,103 @@ async function pointerTarget(file: string): Promise<string | undefined> {
   }
 }
 
-function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, dir: string, commit: string, refused: ReadonlyMap<string, string>, mirror?: string): SourceCheckout {
-  const pointers = new Map<string, string>();
+/** Where a file's content came from when it was materialized, and what it is put back to on release. */
+type Fetched = { kind: 'pointer'; sha: string; checked: boolean } | { kind: 'blob' };
+
+interface CheckoutParts {
+  dir: string;
+  commit: string;
+  refused: ReadonlyMap<string, string>;
+  /** The mirror, for a git source. */
+  mirror?: string;
+  /** Files left empty by `writeCommitTree`: their blob in the mirror. */
+  deferred?: ReadonlyMap<string, string>;
+}
+
+function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: CheckoutParts): SourceCheckout {
+  const { dir, mirror } = parts;
+  const deferred = parts.deferred ?? new Map<string, string>();
+  /** Content given since the last release, by path. */
+  const fetched = new Map<string, Fetched>();
+  /** Materializations under way, by path: a file opened twice at once is fetched once. */
+  const inFlight = new Map<string, Promise<void>>();
   const inside = (rel: string) => {
     const normal = path.posix.normalize(rel);
     if (normal.startsWith('../') || normal === '..' || path.posix.isAbsolute(normal)) throw new SourceError(`${rel} lies outside the dataset.`);
-    return path.join(dir, normal);
+    return { normal, file: path.join(dir, normal) };
+  };
+  /** Gives `file` the content object `sha`; false when it was linked, not copied, and so not checked yet. */
+  const fromObjects = async (rel: string, file: string, sha: string): Promise<boolean> => {
+    const key = `${datasetId}/objects/${sha}`;
+    await rm(file, { force: true });
+    if (deps.objects.kind === 'file') {
+      // The folder store's own file, linked: no copy of the data (new pages cost this VM more than the
+      // conversion's reads) and no hash of it here; the conversion hashes what it reads anyway (`unchecked`).
+      // The store replaces an object by renaming a new file over it, never writes into one, and a release
+      // removes the link only.
+      try {
+        await link((deps.objects as FileObjectStore).pathOf(key), file);
+        return false;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') throw new SourceError(`the content of ${rel} (sha256 ${sha}) is not in the object store`);
+        // Another file system (EXDEV), or links not allowed: copied below.
+      }
+    }
+    const object = await deps.objects.get(key);
+    if (!object) throw new SourceError(`the content of ${rel} (sha256 ${sha}) is not in the object store`);
+    const hash = createHash('sha256');
+    object.body.on('data', (chunk: Buffer) => hash.update(chunk));
+    await pipeline(object.body, createWriteStream(file, { flags: 'wx', highWaterMark: 1 << 20 }));
+    if (hash.digest('hex') !== sha) throw new SourceError(`the stored content of ${rel} does not match its sha256`);
+    return true;
+  };
+  const fetchOne = async (rel: string) => {
+    const { normal, file } = inside(rel);
+    if (fetched.has(normal)) return;
+    const oid = deferred.get(normal);
+    if (oid && mirror) {
+      await rm(file, { force: true });
+      try {
+        await writeBlob(mirror, oid, file);
+      } catch (cause) {
+        throw new SourceError(`the content of ${normal} could not be read from the source repository`, { cause });
+      }
+      fetched.set(normal, { kind: 'blob' });
+      return;
+    }
+    const sha = await pointerTarget(file);
+    if (!sha) return;
+    const checked = await fromObjects(normal, file, sha);
+    fetched.set(normal, { kind: 'pointer', sha, checked });
+  };
+  const materialize = async (files: string[]) => {
+    for (const rel of files) {
+      let running = inFlight.get(rel);
+      if (!running) {
+        running = fetchOne(rel).finally(() => inFlight.delete(rel));
+        inFlight.set(rel, running);
+      }
+      await running;
+    }
   };
   return {
     dir,
-    commit,
+    commit: parts.commit,
     mirror,
-    refused,
-    async materialize(files) {
-      for (const rel of files) {
-        const file = inside(rel);
-        const sha = await pointerTarget(file);
-        if (!sha) continue;
-        const object = await deps.objects.get(`${datasetId}/objects/${sha}`);
-        if (!object) throw new SourceError(`the content of ${rel} (sha256 ${sha}) is not in the object store`);
+    refused: parts.refused,
+    materialize,
+    async release() {
+      for (const [rel, was] of fetched) {
+        // Put the placeholder back: the file stays visible to later recordings' sidecar lookups.
+        const { file } = inside(rel);
         await rm(file, { force: true });
-        const hash = createHash('sha256');
-        object.body.on('data', (chunk: Buffer) => hash.update(chunk));
-        await pipeline(object.body, createWriteStream(file, { flags: 'wx' }));
-        if (hash.digest('hex') !== sha) throw new SourceError(`the stored content of ${rel} does not match its sha256`);
-        pointers.set(rel, sha);
+        await writeFile(file, was.kind === 'pointer' ? `${LFS_HEADER}\noid sha256:${was.sha}\nsize 0\n` : '', { flag: 'wx' });
       }
+      fetched.clear();
     },
-    async release(files) {
-      for (const rel of files) {
-        const sha = pointers.get(rel);
-        if (!sha) continue;
-        // Put the pointer back: the file stays visible to later recordings' sidecar lookups.
-        await rm(inside(rel), { force: true });
-        await writeFile(inside(rel), `${LFS_HEADER}\noid sha256:${sha}\nsize 0\n`, { flag: 'wx' });
-        pointers.delete(rel);
-      }
+    unchecked() {
+      return new Map([...fetched].flatMap(([rel, was]) => (was.kind === 'pointer' && !was.checked ? [[rel, was.sha] as const] : [])));
     },
     async cleanup() {
       await rm(dir, { recursive: true, force: true });
@@ -226,57 +296,27 @@ async function manifestCheckout(deps: Pick<Deps, 'objects'>, dataset: DatasetRow
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, `${LFS_HEADER}\noid sha256:${e.sha256}\nsize ${e.size}\n`);
   }
-  const checkout = checkoutOf(deps, dataset.id, dir, createHash('sha1').update(raw).digest('hex'), new Map());
-  // Small text files (sidecars, TSV, JSON) are needed to find and describe recordings: fetch them now.
-  await checkout.materialize(entries.filter((e) => e.size <= 1_000_000 && !/\.(edf|bdf|eeg|fdt|set)$/i.test(e.path)).map((e) => e.path));
-  return checkout;
+  // Every file is a pointer until a conversion opens it (sidecars included): a task fetches its recording's files only.
+  return checkoutOf(deps, dataset.id, { dir, commit: createHash('sha1').update(raw).digest('hex'), refused: new Map() });
 }
 
 export async function checkoutSource(deps: CheckoutDeps, dataset: DatasetRow, ref: string, options: CheckoutOptions = {}): Promise<SourceCheckout> {
   if (!dataset.source_repo) return manifestCheckout(deps, dataset);
-  const mirror = await mirrorRepository(deps, dataset, options);
+  const mirror = await mirrorWith(deps, dataset, ref, options);
   const commit = await resolveCommit(mirror, ref);
   const dir = await mkdtemp(path.join(os.tmpdir(), `nds-src-${dataset.id}-`));
   try {
-    await extract(mirror, commit, dir);
-    const refused = await keepRegularFiles(dir);
-    return checkoutOf(deps, dataset.id, dir, commit, refused, mirror);
+    let tree;
+    try {
+      tree = await writeCommitTree(mirror, commit, dir);
+    } catch (cause) {
+      throw new SourceError(`Extracting commit ${commit} failed.`, { cause });
+    }
+    return checkoutOf(deps, dataset.id, { dir, commit, mirror, ...tree });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
-}
-
-/**
- * Leaves the extracted tree with folders and regular files only. git-annex keeps content behind symlinks
- * (`…/SHA256E-s<size>--<sha256>.<ext>`): each becomes a pointer file, so the tree lists it as a file and its
- * content comes from the object store; the link itself is never followed. Any other link, a hard link, a
- * FIFO or a device becomes an empty file, and the map returned says what it was.
- */
-async function keepRegularFiles(dir: string): Promise<Map<string, string>> {
-  const refused = new Map<string, string>();
-  const walk = async (rel: string): Promise<void> => {
-    for (const entry of await readdir(path.join(dir, rel), { withFileTypes: true })) {
-      const name = rel ? `${rel}/${entry.name}` : entry.name;
-      const file = path.join(dir, name);
-      const s = await lstat(file);
-      if (s.isDirectory()) {
-        await walk(name);
-        continue;
-      }
-      if (s.isFile() && s.nlink === 1) continue;
-      const sha = s.isSymbolicLink() ? ANNEX_KEY.exec(await readlink(file))?.[1] : undefined;
-      await rm(file, { force: true });
-      if (sha) {
-        await writeFile(file, `${LFS_HEADER}\noid sha256:${sha}\nsize 0\n`, { flag: 'wx' });
-        continue;
-      }
-      refused.set(name, s.isSymbolicLink() ? 'a symbolic link' : s.isFile() ? 'a hard link' : 'not a regular file');
-      await writeFile(file, '', { flag: 'wx' });
-    }
-  };
-  await walk('');
-  return refused;
 }
 
 /** Paths changed between two commits of the mirror; undefined when the older commit is unknown there. */

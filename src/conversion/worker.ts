@@ -68,8 +68,13 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
   let passes = 0;
   let busy = false;
   let prunedAt = 0;
-  /** Checkouts of the jobs this worker converts tasks of, by job id; dropped when it runs out of work. */
-  const sources = new Map<number, Promise<OpenSource>>();
+  /**
+   * Checkouts of the sources this worker converts tasks of, by dataset and commit (`sourceKey`): kept for its
+   * further tasks of the same job, removed when its job is done here, when it takes a task of another source,
+   * or when it runs out of work.
+   */
+  const sources = new Map<string, Promise<OpenSource>>();
+  const sourceKey = (datasetId: string, commit: string) => `${datasetId}@${commit}`;
 
   /** Sleeps until woken or `ms` passed. */
   async function rest(ms: number): Promise<void> {
@@ -105,33 +110,46 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
     }
   }
 
-  function sourceOf(jobId: number, datasetId: string, commit: string): Promise<OpenSource> {
-    let source = sources.get(jobId);
+  /** The checkout of `datasetId` at `commit` (a planned commit), made on first use; others this worker held are removed. */
+  async function sourceOf(datasetId: string, commit: string): Promise<OpenSource> {
+    const key = sourceKey(datasetId, commit);
+    // One task at a time: a checkout of another source is of a job this worker no longer works on.
+    for (const other of [...sources.keys()]) if (other !== key) await dropSource(other);
+    let source = sources.get(key);
     if (!source) {
       source = checkoutForConversion(deps, datasetId, commit);
-      sources.set(jobId, source);
-      source.catch(() => sources.delete(jobId));
+      sources.set(key, source);
+      source.catch(() => sources.delete(key));
     }
     return source;
   }
 
-  async function dropSource(jobId: number): Promise<void> {
-    const source = sources.get(jobId);
-    sources.delete(jobId);
+  async function dropSource(key: string): Promise<void> {
+    const source = sources.get(key);
+    sources.delete(key);
     await source?.then((s) => s.checkout.cleanup()).catch(() => {});
+  }
+
+  /** The plan of the job whose tasks this worker last took: a plan never changes once stored, and a big one is megabytes. */
+  let lastPlan: { jobId: number; planned: NonNullable<Awaited<ReturnType<typeof jobPlan>>> } | undefined;
+  async function planOf(jobId: number) {
+    if (lastPlan?.jobId === jobId) return lastPlan.planned;
+    const planned = await jobPlan(db, jobId);
+    lastPlan = planned ? { jobId, planned } : undefined;
+    return planned;
   }
 
   /** Converts one recording task and records its outcome. */
   async function runTask(task: ConversionTask): Promise<void> {
     const beat = setInterval(() => void heartbeatTask(db, task.id, workerId, clock.now()).catch(() => {}), limits.leaseMs / 3);
     try {
-      const planned = await jobPlan(db, task.job_id);
+      const planned = await planOf(task.job_id);
       const recording = planned?.plan.recordings[task.position];
       if (!planned || !recording) return;
       log.info({ task: task.id, job: task.job_id, dataset: planned.datasetId, path: recording.path, attempt: task.attempts }, 'recording conversion started');
       let outcome;
       try {
-        const source = await sourceOf(task.job_id, planned.datasetId, planned.plan.commit);
+        const source = await sourceOf(planned.datasetId, planned.plan.commit);
         if (source.checkout.commit !== planned.plan.commit) throw new SourceError(`the source no longer has the planned commit ${planned.plan.commit}`);
         outcome = await convertOneRecording(deps, planned.datasetId, source, recording);
       } catch (err) {
@@ -164,9 +182,11 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
     try {
       let plan = job.plan as unknown as StoredPlan | null;
       if (!plan) {
+        for (const key of [...sources.keys()]) await dropSource(key);
         const source = await checkoutForConversion(deps, job.dataset_id, job.ref);
-        sources.set(job.id, Promise.resolve(source));
         commit = source.checkout.commit;
+        // Kept for this worker's own tasks of the job.
+        sources.set(sourceKey(job.dataset_id, commit), Promise.resolve(source));
         plan = await planConversionJob(deps, { datasetId: job.dataset_id, ref: job.ref, full: job.full }, source);
         const tasks = plannedTasks(plan);
         checkOwned();
@@ -203,7 +223,8 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       await reportJobFailure(deps, job.dataset_id, commit, ownerReason(err)).catch((e) => log.warn({ err: e }, 'could not record the failure'));
     } finally {
       clearInterval(beat);
-      await dropSource(job.id);
+      // The job is over here: the checkouts of its dataset go.
+      for (const key of [...sources.keys()]) if (key.startsWith(`${job.dataset_id}@`)) await dropSource(key);
       await removeCopyIfDeleted(job.dataset_id);
     }
   }

@@ -1,28 +1,6 @@
 import type { ColumnType } from 'kysely';
+import type { ChannelGroup, EventCounts } from '../client/index.js';
 import type { Json, Timestamp } from './accounts-tables.js';
-
-/** One channel of a recording group, as the catalogue lists it. */
-export interface CatalogueChannel {
-  label: string;
-  type: string;
-  unit: string;
-  status: string;
-}
-
-export interface CatalogueGroup {
-  name: string;
-  modality: string;
-  rate: number;
-  n_channels: number;
-  n_samples: number;
-  duration_s: number;
-  channels: CatalogueChannel[];
-}
-
-export interface CatalogueEvents {
-  n_events: number;
-  counts: Record<string, number>;
-}
 
 /** Arrays are written as Postgres arrays and read back as JS arrays (node-postgres parses them). */
 type PgArray<T> = ColumnType<T[], T[], T[]>;
@@ -44,8 +22,9 @@ export interface RecordingsTable {
   channel_labels: PgArray<string>;
   channel_types: PgArray<string>;
   trial_types: PgArray<string>;
-  groups: Json<CatalogueGroup[]>;
-  events: Json<CatalogueEvents>;
+  /** Stored as `GET /recordings` answers them: the client's types are the API's. */
+  groups: Json<ChannelGroup[]>;
+  events: Json<EventCounts>;
   search_text: string;
   updated_at: Timestamp;
 }

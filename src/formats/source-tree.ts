@@ -4,6 +4,7 @@
  * the server), a FIFO or device, a name that climbs out (`DataFile=../../x`) are refused with a reason the
  * dataset's owner can act on, never read. The server's checkout also names the entries it refused outright
  * (every link but git-annex's, hard links; `conversion/source-checkout.ts`): those are refused by name.
+ * A checkout that writes large files without their content gives them their content as they are opened (`fill`).
  */
 import { constants } from 'node:fs';
 import { lstat, open, realpath, type FileHandle } from 'node:fs/promises';
@@ -17,20 +18,23 @@ export class SourceTree {
   readonly root: string;
   readonly #realRoot: string;
   readonly #refused: ReadonlyMap<string, string>;
+  readonly #fill: ((relative: string) => Promise<void>) | undefined;
 
-  private constructor(root: string, realRoot: string, refused: ReadonlyMap<string, string>) {
+  private constructor(root: string, realRoot: string, refused: ReadonlyMap<string, string>, fill: ((relative: string) => Promise<void>) | undefined) {
     this.root = root;
     this.#realRoot = realRoot.endsWith(path.sep) ? realRoot : `${realRoot}${path.sep}`;
     this.#refused = refused;
+    this.#fill = fill;
   }
 
   /**
    * The tree under `root`. `refused` maps paths (relative, with `/`) to what they were in the source (`a
-   * symbolic link`): reading one fails with that reason.
+   * symbolic link`): reading one fails with that reason. `fill`, when given, is called with a file's relative
+   * path before it is opened (and before it is checked): it gives the file its content if it has none yet.
    */
-  static async at(root: string, refused: ReadonlyMap<string, string> = new Map()): Promise<SourceTree> {
+  static async at(root: string, refused: ReadonlyMap<string, string> = new Map(), fill?: (relative: string) => Promise<void>): Promise<SourceTree> {
     const absolute = path.resolve(root);
-    return new SourceTree(absolute, await realpath(absolute), refused);
+    return new SourceTree(absolute, await realpath(absolute), refused, fill);
   }
 
   /** The tree of a lone data file: its folder (companion files are looked for beside it). */
@@ -64,6 +68,7 @@ export class SourceTree {
     if (refusedAs !== undefined) {
       throw new FileReadError(`${rel} is ${refusedAs} in the repository: nds reads only regular files of a dataset (git-annex links excepted). Commit the file itself.`);
     }
+    await this.#fill?.(rel);
     let real: string;
     try {
       real = await realpath(absolute);

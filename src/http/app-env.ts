@@ -7,6 +7,7 @@ import type { ApiKey, User } from '../db/accounts-tables.js';
 import type { Deps } from '../deps.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { RateLimiter } from '../core/rate-limiter.js';
+import type { RecordingCaches } from '../recordings/recording-caches.js';
 import type { VisibilityGate } from '../gateway/visibility-gate.js';
 
 /**
@@ -33,6 +34,8 @@ export interface ServerDeps extends Deps {
   mcpLimits: RateLimiter;
   /** Anonymous requests to the catalogue and the dataset search, per address (`http/catalogue-limits.ts`). */
   catalogueLimits: RateLimiter;
+  /** The recordings read side's caches: store look-ups, store metadata, decoded chunks (`recordings/recording-caches.ts`). */
+  recordingCaches: RecordingCaches;
 }
 
 /** Who made a request, once an auth middleware has run. */

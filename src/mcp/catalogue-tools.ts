@@ -5,6 +5,7 @@
  */
 import type { User } from '../db/accounts-tables.js';
 import type { Deps } from '../deps.js';
+import type { ServerDeps } from '../http/app-env.js';
 import { visibleDataset } from '../datasets/dataset-access.js';
 import type { Dataset } from '../datasets/dataset-queries.js';
 import { presentDataset } from '../datasets/present-dataset.js';
@@ -16,7 +17,7 @@ import type { EventsArgs, GetDatasetArgs, ListRecordingsArgs, SearchArgs } from 
 
 /** What every tool receives: the services, and who calls (undefined: anonymous, public data only). */
 export interface ToolContext {
-  deps: Deps;
+  deps: ServerDeps;
   user: User | undefined;
 }
 

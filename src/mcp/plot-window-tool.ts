@@ -14,7 +14,7 @@ import { answer } from './tool-answer.js';
 export const DEFAULT_PLOT_SECONDS = 10;
 
 export async function plotWindowTool({ deps, user }: ToolContext, args: PlotArgs): Promise<CallToolResult> {
-  const window = windowRequest(args, 'f32');
+  const window = windowRequest(args);
   if (args.duration_s === undefined && args.n_samples === undefined) {
     // The viewer's first window, or what is left of the recording after the start.
     const recording = await recordingAt(deps, user, args.dataset_id, args.path);
@@ -23,7 +23,7 @@ export async function plotWindowTool({ deps, user }: ToolContext, args: PlotArgs
     if (args.start_sample !== undefined) window.n_samples = Math.max(1, Math.floor(Math.min(DEFAULT_PLOT_SECONDS, length - start) * (recording.groups[0]?.rate ?? 1)));
     else window.duration = Math.max(1e-3, Math.min(DEFAULT_PLOT_SECONDS, length - start));
   }
-  const plot = await plotWindow(deps, user, args.dataset_id, {
+  const plot = await plotWindow(deps, user, {
     window,
     filter: { hp: args.hp, lp: args.lp, notch: args.notch },
     ref: args.ref,

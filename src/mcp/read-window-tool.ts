@@ -8,7 +8,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { NdsError } from '../core/errors.js';
 import { datasetVisibility } from '../datasets/dataset-queries.js';
 import { READ_GRANT_SECONDS, signReadGrant } from '../datasets/read-grant.js';
-import { planWindow, windowJson, windowNpy, type WindowPlan, type WindowRequest } from '../recordings/signal-window.js';
+import type { WindowRequest } from '../client/index.js';
+import { planWindow, windowJson, windowNpy, type WindowPlan } from '../recordings/signal-window.js';
 import type { ToolContext } from './catalogue-tools.js';
 import type { ReadWindowArgs, SummarizeArgs } from './tool-schemas.js';
 import { answer } from './tool-answer.js';
@@ -17,8 +18,8 @@ import { answer } from './tool-answer.js';
 export const MAX_NPY_VALUES = 4 * 1024 * 1024;
 
 /** The signal route's request for a tool's window selection. */
-export function windowRequest(args: SummarizeArgs & { rate?: number | undefined }, format: WindowRequest['format']): WindowRequest {
-  const req: WindowRequest = { path: args.path, format, dtype: 'float32' };
+export function windowRequest(args: SummarizeArgs & { rate?: number | undefined }): WindowRequest {
+  const req: WindowRequest = { dataset_id: args.dataset_id, path: args.path };
   if (args.start_s !== undefined) req.start = args.start_s;
   if (args.duration_s !== undefined) req.duration = args.duration_s;
   if (args.start_sample !== undefined) req.start_sample = args.start_sample;
@@ -59,7 +60,7 @@ export function windowFacts(args: { dataset_id: string; path: string }, plan: Wi
 }
 
 export async function readWindowTool({ deps, user }: ToolContext, args: ReadWindowArgs): Promise<CallToolResult> {
-  const plan = await planWindow(deps, user, args.dataset_id, windowRequest(args, args.format));
+  const plan = await planWindow(deps, user, windowRequest(args), { format: args.format, dtype: 'float32' });
   const values = plan.rows.length * plan.outCount;
   if (args.format === 'npy' && values > MAX_NPY_VALUES) {
     throw new NdsError('validation_failed', { message: `read_window answers at most ${MAX_NPY_VALUES} values as npy; this window holds ${values}.`, details: ['split the window in time or ask for fewer channels'] });

@@ -10,7 +10,7 @@ import type { SummarizeArgs } from './tool-schemas.js';
 export const MAX_SUMMARY_VALUES = 4 * 1024 * 1024;
 
 export async function summarizeWindowTool({ deps, user }: ToolContext, args: SummarizeArgs) {
-  const plan = await planWindow(deps, user, args.dataset_id, windowRequest(args, 'f32'));
+  const plan = await planWindow(deps, user, windowRequest(args), { format: 'f32', dtype: 'float32' });
   const values = plan.rows.length * plan.outCount;
   if (values > MAX_SUMMARY_VALUES) {
     throw new NdsError('validation_failed', { message: `summarize_window reads at most ${MAX_SUMMARY_VALUES} values; this window holds ${values}.`, details: ['a shorter window or fewer channels'] });

@@ -112,7 +112,8 @@ export class FileObjectStore implements ObjectStore {
     await mkdir(path.dirname(file), { recursive: true });
     const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     try {
-      const source = typeof body === 'string' || body instanceof Uint8Array ? [Buffer.from(body)] : body;
+      // Bytes are staged from the caller's array as they are (a copy of each conversion chunk cost garbage collections).
+      const source = typeof body === 'string' ? [Buffer.from(body)] : body instanceof Uint8Array ? [body] : body;
       const written = await writeObjectFile(source, tmp, options, !this.#directRefused);
       if (written.directRefused) this.#directRefused = true;
       if (options.contentLength !== undefined && written.size !== options.contentLength) {

@@ -6,7 +6,9 @@
  */
 import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from '../db/types.js';
+import type { User } from '../db/accounts-tables.js';
 import type { RecordingsTable } from '../db/recordings-tables.js';
+import { isAdmin } from '../datasets/dataset-access.js';
 import { readableDatasetIds, readableDatasetsQuery } from '../datasets/dataset-queries.js';
 import type { RecordingFilters } from '../client/index.js';
 
@@ -15,9 +17,9 @@ export type RecordingRow = Selectable<RecordingsTable>;
 /** Filters of `GET /recordings` (and of window lists): the client's, so both sides share one shape. */
 export type { RecordingFilters } from '../client/index.js';
 
-export interface Viewer {
-  id: number;
-  admin: boolean;
+/** What the dataset queries need of the caller to decide what it may read. */
+function readerOf(user: User | undefined): { id: number; admin: boolean } | undefined {
+  return user && { id: user.id, admin: isAdmin(user) };
 }
 
 /** Where a page ends: the last row's key. */
@@ -97,14 +99,14 @@ interface CandidatesFrom {
 }
 
 /**
- * The datasets whose recordings may match `filters` (decision 0023), visible to `viewer` and admitted by the
+ * The datasets whose recordings may match `filters` (decision 0023), readable by `user` and admitted by the
  * fence of every filter, in id order from `from`, at most `batch`: `undefined` when nothing narrows (an admin's
  * unfiltered list walks the whole catalogue). Each fence is joined, not tested by EXISTS: it holds at most one
  * row a dataset and value, so the planner may drive the walk from any of them in dataset order (the value
  * index of `recording_facets` is ordered by dataset within a value) and stop at the batch's end, for a rare
  * value as for a common one.
  */
-function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, filters: RecordingFilters) {
+function candidateDatasets(db: Kysely<Database>, user: User | undefined, filters: RecordingFilters) {
   const joins: RawBuilder<unknown>[] = [];
   const where: RawBuilder<unknown>[] = [];
   if (filters.dataset) where.push(sql`d.id = ${filters.dataset}`);
@@ -131,11 +133,11 @@ function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, fil
   if (ranges.length > 0) joins.push(sql`join recording_ranges g on g.dataset_id = d.id and ${sql.join(ranges, sql` and `)}`);
   const terms = termPatterns(filters.q).map((pattern) => sql`w.terms ilike ${pattern}`);
   if (terms.length > 0) joins.push(sql`join recording_terms w on w.dataset_id = d.id and ${sql.join(terms, sql` and `)}`);
-  if (viewer?.admin && joins.length === 0 && where.length === 0) return undefined;
+  if (isAdmin(user) && joins.length === 0 && where.length === 0) return undefined;
   return (from: CandidatesFrom | undefined, batch: number) => {
     const after = from ? [sql`d.id ${sql.raw(from.inclusive ? '>=' : '>')} ${from.id}`] : [];
     return sql<{ id: string }>`
-      select d.id from (${readableDatasetsQuery(db, viewer)}) d ${sql.join(joins, sql` `)}
+      select d.id from (${readableDatasetsQuery(db, readerOf(user))}) d ${sql.join(joins, sql` `)}
       where ${allOf([...where, ...after] as RawBuilder<boolean>[])}
       order by d.id limit ${batch}`.execute(db);
   };
@@ -145,7 +147,7 @@ function candidateDatasets(db: Kysely<Database>, viewer: Viewer | undefined, fil
 const FIRST_BATCH = 64;
 
 /**
- * One page of the recordings `viewer` may read that match `filters`, in (dataset, store) order, in rounds:
+ * One page of the recordings `user` may read that match `filters`, in (dataset, store) order, in rounds:
  * the next candidate datasets in id order, a batch at a time (the planner weighs the fences: a value few
  * datasets hold is read from its fence's index and the few sorted, one most hold by walking the datasets in
  * order and probing each one's fence until the batch is full), then their recordings walked in primary-key
@@ -154,13 +156,13 @@ const FIRST_BATCH = 64;
  */
 export async function listRecordingRows(
   db: Kysely<Database>,
-  viewer: Viewer | undefined,
+  user: User | undefined,
   filters: RecordingFilters,
   page: { limit: number; after?: CatalogueCursor },
 ): Promise<RecordingPageRow[]> {
-  if (!candidateDatasets(db, viewer, filters)) return pageOf(db, filters, page);
+  if (!candidateDatasets(db, user, filters)) return pageOf(db, filters, page);
   return db.transaction().execute(async (trx) => {
-    const candidates = candidateDatasets(trx, viewer, filters)!;
+    const candidates = candidateDatasets(trx, user, filters)!;
     const rows: RecordingPageRow[] = [];
     let from: CandidatesFrom | undefined = page.after ? { id: page.after.dataset_id, inclusive: true } : undefined;
     for (let batch = FIRST_BATCH; ; batch *= 4) {
@@ -240,16 +242,17 @@ export async function findRecordingRow(db: Kysely<Database>, datasetId: string, 
 }
 
 /**
- * The store folder of the recording at `path` (data file or store folder) in `datasetId`, when `viewer` may
- * read the dataset: visibility and lookup in one query, since a window is read on every request.
+ * The store folder of the recording at `path` (data file or store folder) in `datasetId`, when `user` may read
+ * the dataset (`'granted'`: a read grant of the dataset was checked): visibility and look-up in one query,
+ * since a window is read on every request.
  */
-export async function findReadableStore(db: Kysely<Database>, viewer: Viewer | undefined, datasetId: string, path: string): Promise<string | undefined> {
+export async function findReadableStore(db: Kysely<Database>, user: User | undefined | 'granted', datasetId: string, path: string): Promise<string | undefined> {
   let q = db
     .selectFrom('recordings')
     .select('zarr')
     .where('dataset_id', '=', datasetId)
     .where((eb) => eb.or([eb('path', '=', path), eb('zarr', '=', path)]));
-  const readable = readableDatasetIds(db, viewer);
+  const readable = user === 'granted' ? undefined : readableDatasetIds(db, readerOf(user));
   if (readable) q = q.where('dataset_id', 'in', readable);
   return (await q.executeTakeFirst())?.zarr;
 }

@@ -7,7 +7,7 @@ import type { Deps } from '../deps.js';
 import { listZarrStates } from '../datasets/dataset-queries.js';
 import type { StoreIndex } from '../formats/zarr/store-index.js';
 import { readStoreIndex } from '../formats/zarr/store-index-object.js';
-import type { CatalogueGroup } from '../db/recordings-tables.js';
+import type { ChannelGroup } from '../client/index.js';
 import { catalogued, countCatalogued, replaceRecordings, type NewRecording } from './catalogue-queries.js';
 import { recordingEntities } from './recording-entities.js';
 import { readEventLabels } from './store-events.js';
@@ -22,7 +22,7 @@ export async function catalogueRow(deps: Pick<Deps, 'objects'>, datasetId: strin
   const labels = await readEventLabels(deps.objects, metadata);
   const counts: Record<string, number> = {};
   for (const label of labels) counts[label] = (counts[label] ?? 0) + 1;
-  const groups: CatalogueGroup[] = metadata.groups.map((g) => ({
+  const groups: ChannelGroup[] = metadata.groups.map((g) => ({
     name: g.name,
     modality: g.modality,
     rate: g.rate,

@@ -4,28 +4,13 @@
  */
 import type { Deps } from '../deps.js';
 import type { User } from '../db/accounts-tables.js';
-import type { CatalogueEvents, CatalogueGroup } from '../db/recordings-tables.js';
+import type { Recording } from '../client/index.js';
 import { NdsError } from '../core/errors.js';
-import { isAdmin, visibleDataset } from '../datasets/dataset-access.js';
-import { findRecordingRow, listRecordingRows, type CatalogueCursor, type RecordingFilters, type RecordingPageRow, type Viewer } from './catalogue-queries.js';
+import { visibleDataset } from '../datasets/dataset-access.js';
+import { findRecordingRow, listRecordingRows, type CatalogueCursor, type RecordingFilters, type RecordingPageRow } from './catalogue-queries.js';
 import { readConversionFailures, type ConversionFailure } from '../formats/zarr/conversion-failures.js';
 
-export interface Recording {
-  dataset_id: string;
-  path: string;
-  zarr: string;
-  store_url: string;
-  source_commit: string | null;
-  entities: { subject: string | null; session: string | null; task: string | null; run: string | null; acquisition: string | null; datatype: string | null };
-  groups: CatalogueGroup[];
-  events: CatalogueEvents;
-}
-
 export const MAX_PAGE = 1000;
-
-export function viewerOf(user: User | undefined): Viewer | undefined {
-  return user ? { id: user.id, admin: isAdmin(user) } : undefined;
-}
 
 export function presentRecording(row: RecordingPageRow, config: Deps['config']): Recording {
   return {
@@ -62,7 +47,7 @@ export async function listRecordings(
   page: { limit: number; cursor?: string },
 ): Promise<{ recordings: Recording[]; next_cursor: string | null }> {
   const after = page.cursor ? decodeCursor(page.cursor) : undefined;
-  const rows = await listRecordingRows(deps.db, viewerOf(user), filters, { limit: page.limit + 1, ...(after ? { after } : {}) });
+  const rows = await listRecordingRows(deps.db, user, filters, { limit: page.limit + 1, ...(after ? { after } : {}) });
   const shown = rows.slice(0, page.limit);
   const last = shown.at(-1);
   return {

@@ -1,16 +1,15 @@
 /** `GET /datasets/:id/events`: one recording's events with every `_events.tsv` column, as JSON rows or CSV. */
-import type { Deps } from '../deps.js';
 import type { User } from '../db/accounts-tables.js';
 import { NdsError } from '../core/errors.js';
 import { visibleDataset } from '../datasets/dataset-access.js';
 import { findRecordingRow } from './catalogue-queries.js';
 import { readStoreEvents, type StoreEvent } from './store-events.js';
-import { readStoreMetadata } from './store-metadata.js';
+import type { RecordingReadDeps } from './recording-caches.js';
 
-export async function recordingEvents(deps: Pick<Deps, 'db' | 'objects'>, user: User | undefined, datasetId: string, path: string, group?: string): Promise<{ group: string | null; events: StoreEvent[] }> {
+export async function recordingEvents(deps: RecordingReadDeps, user: User | undefined, datasetId: string, path: string, group?: string): Promise<{ group: string | null; events: StoreEvent[] }> {
   await visibleDataset(deps.db, datasetId, user);
   const row = await findRecordingRow(deps.db, datasetId, path);
-  const store = row && (await readStoreMetadata(deps.objects, datasetId, row.zarr));
+  const store = row && (await deps.recordingCaches.storeMetadata.read(datasetId, row.zarr));
   if (!row || !store) throw new NdsError('not_found', { message: `No converted recording at ${path} in ${datasetId}.` });
   if (group && !store.groups.some((g) => g.name === group)) {
     throw new NdsError('validation_failed', { message: `No group ${group} in this recording.`, details: [`group: one of ${store.groups.map((g) => g.name).join(', ')}`] });

@@ -6,31 +6,24 @@
  * memory stays near one row block's decoded chunks however long the window and however many channels.
  */
 import { createHash } from 'node:crypto';
-import type { Deps } from '../deps.js';
+import type { WindowRequest } from '../client/index.js';
 import type { User } from '../db/accounts-tables.js';
 import { NdsError } from '../core/errors.js';
 import { visibleDataset } from '../datasets/dataset-access.js';
 import { findReadableStore } from './catalogue-queries.js';
-import { viewerOf } from './catalogue.js';
 import { decodeChunk } from './chunk-decoder.js';
+import type { DigitalArray } from './decoded-chunks.js';
+import type { RecordingReadDeps } from './recording-caches.js';
 import { inputSpan, MAX_RATIO_TERM, resampleRatio, resampleSpan, type Ratio } from './resample.js';
-import { readStoreMetadata, type StoreGroup, type StoreMetadata } from './store-metadata.js';
+import type { StoreGroup, StoreMetadata } from './store-metadata.js';
 
 /** Most values (channels × samples) one window may hold: 16 Mi, 64 MiB of float32. */
 export const MAX_WINDOW_VALUES = 16 * 1024 * 1024;
 /** Most values of a `format=json` answer. */
 export const MAX_JSON_VALUES = 100_000;
 
-export interface WindowRequest {
-  path: string;
-  start?: number;
-  duration?: number;
-  start_sample?: number;
-  n_samples?: number;
-  channels?: string[];
-  channel_type?: string;
-  group?: string;
-  rate?: number;
+/** How a window's answer is written: `.npy`, raw float32 or JSON, and the sample type of npy and json. */
+export interface WindowEncoding {
   format: 'npy' | 'f32' | 'json';
   dtype: 'float32' | 'float64';
 }
@@ -52,45 +45,25 @@ export interface WindowPlan {
   etag: string;
 }
 
-/**
- * How long a found recording is served without asking the catalogue again: its look-up (visibility included)
- * was half the cost of a small window in embedded PGlite. A dataset made private or deleted stops being
- * served at most this long after the change; a refusal is never cached.
- */
-export const LOOKUP_TTL_MS = 2000;
-const LOOKUP_LIMIT = 1024;
-type Lookups = Map<string, { store: StoreMetadata; expires: number }>;
-/** One cache a database: two servers in one process (tests, benchmarks) never see each other's datasets. */
-const lookupsByDb = new WeakMap<object, Lookups>();
+/** What reading a planned window's chunks takes. */
+type ChunkReadDeps = Pick<RecordingReadDeps, 'objects' | 'recordingCaches'>;
 
 /** Who reads a window: an account (or nobody), or the holder of a checked read grant of the dataset. */
 export type WindowReader = User | undefined | { grant: string };
-
-/** A read grant reads its one dataset whatever its visibility, as its owner would: `datasetId` bounds every look-up. */
-const GRANT_VIEWER = { id: 0, admin: true };
 
 function isGrant(reader: WindowReader): reader is { grant: string } {
   return reader !== undefined && 'grant' in reader;
 }
 
-/** The store of the recording at `path` when `reader` may read `datasetId`, from the short-lived cache when it can. */
-async function readableStore(deps: Pick<Deps, 'db' | 'objects'>, reader: WindowReader, datasetId: string, path: string): Promise<StoreMetadata | undefined> {
-  const lookups: Lookups = lookupsByDb.get(deps.db) ?? new Map();
-  lookupsByDb.set(deps.db, lookups);
-  const key = `${isGrant(reader) ? `grant:${reader.grant}` : (reader?.id ?? '')}\0${datasetId}\0${path}`;
-  const now = performance.now();
-  const hit = lookups.get(key);
-  if (hit && hit.expires > now) return hit.store;
-  const zarr = await findReadableStore(deps.db, isGrant(reader) ? GRANT_VIEWER : viewerOf(reader), datasetId, path);
-  const store = zarr === undefined ? undefined : await readStoreMetadata(deps.objects, datasetId, zarr);
-  lookups.delete(key);
-  if (store) {
-    if (lookups.size >= LOOKUP_LIMIT) {
-      for (const [k, v] of lookups) if (v.expires <= now || lookups.size >= LOOKUP_LIMIT) lookups.delete(k);
-    }
-    lookups.set(key, { store, expires: now + LOOKUP_TTL_MS });
-  }
-  return store;
+/** The store of the recording at `path` when `reader` may read `datasetId`, remembered for a short while. */
+function readableStore(deps: RecordingReadDeps, reader: WindowReader, datasetId: string, path: string): Promise<StoreMetadata | undefined> {
+  const { storeLookups, storeMetadata } = deps.recordingCaches;
+  const readerKey = isGrant(reader) ? `grant:${reader.grant}` : String(reader?.id ?? '');
+  return storeLookups.find(readerKey, datasetId, path, async () => {
+    // A read grant reads its one dataset whatever its visibility, as its owner would.
+    const zarr = await findReadableStore(deps.db, isGrant(reader) ? 'granted' : reader, datasetId, path);
+    return zarr === undefined ? undefined : storeMetadata.read(datasetId, zarr);
+  });
 }
 
 function refuse(message: string, detail: string): NdsError {
@@ -99,9 +72,10 @@ function refuse(message: string, detail: string): NdsError {
 
 /**
  * Finds the recording and decides the window, refusing what cannot be answered with a reason. `reader` is the
- * caller, or `{ grant }` once the route has checked a read grant of `datasetId` (`datasets/read-grant.ts`).
+ * caller, or `{ grant }` once the route has checked a read grant of the dataset (`datasets/read-grant.ts`).
  */
-export async function planWindow(deps: Pick<Deps, 'db' | 'objects'>, reader: WindowReader, datasetId: string, req: WindowRequest): Promise<WindowPlan> {
+export async function planWindow(deps: RecordingReadDeps, reader: WindowReader, req: WindowRequest, encoding: WindowEncoding): Promise<WindowPlan> {
+  const datasetId = req.dataset_id;
   const store = await readableStore(deps, reader, datasetId, req.path);
   if (!store) {
     // Whether the dataset is missing, private to someone else, or lacks the recording, the answer is 404.
@@ -165,19 +139,17 @@ export async function planWindow(deps: Pick<Deps, 'db' | 'objects'>, reader: Win
   if (values > MAX_WINDOW_VALUES) {
     throw refuse(`The window holds ${values} values; one request may hold at most ${MAX_WINDOW_VALUES} (channels × samples).`, 'split the window in time or ask for fewer channels');
   }
-  if (req.format === 'json' && rows.length * outCount > MAX_JSON_VALUES) {
+  if (encoding.format === 'json' && rows.length * outCount > MAX_JSON_VALUES) {
     throw refuse(`format=json answers at most ${MAX_JSON_VALUES} values; this window holds ${rows.length * outCount}.`, 'format: npy or f32 for larger windows');
   }
   const etag = `"${createHash('sha256')
-    .update(JSON.stringify([store.etag, group.name, rows, start, count, rate, req.format, req.dtype]))
+    .update(JSON.stringify([store.etag, group.name, rows, start, count, rate, encoding.format, encoding.dtype]))
     .digest('base64url')
     .slice(0, 27)}"`;
   return { datasetId, store, group, rows, start, count, rate, outStart, outCount, ratio, etag };
 }
 
-type Digital = Int16Array | Int32Array | Float32Array | Float64Array;
-
-function typed(dtype: string, bytes: Uint8Array): Digital {
+function typed(dtype: string, bytes: Uint8Array): DigitalArray {
   const size = dtype === 'int16' ? 2 : dtype === 'float64' ? 8 : 4;
   const aligned = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
   const n = Math.floor(aligned.byteLength / size);
@@ -207,64 +179,24 @@ async function mapLimited<T, R>(items: T[], limit: number, work: (item: T) => Pr
   return results;
 }
 
-/** Most bytes of decoded chunks kept between requests (neighbouring and overlapping windows share chunks). */
-export const DECODED_CHUNK_BYTES = 16 * 1024 * 1024;
-/** Decoded chunks by store entity tag and key, least recently used first; `bytes` is set once decoded. */
-interface DecodedChunks {
-  slots: Map<string, { chunk: Promise<Digital>; bytes?: number }>;
-  bytes: number;
-}
-/** One cache an object store: two servers in one process (tests, benchmarks) never share chunks. */
-const decodedByStore = new WeakMap<object, DecodedChunks>();
-
-/**
- * One level-0 chunk of a group, decoded; kept in a byte-bounded LRU keyed by the store's entity tag. Concurrent
- * readers of one chunk share one read.
- */
-function decodedChunk(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: number, c: number): Promise<Digital> {
+/** One level-0 chunk of a group, decoded; kept for neighbouring windows under the store's entity tag. */
+function decodedChunk(deps: ChunkReadDeps, plan: WindowPlan, block: number, c: number): Promise<DigitalArray> {
   const { group, store } = plan;
   const objectKey = `${store.prefix}${group.name}/0/c/${block}/${c}`;
-  const key = `${store.etag}\0${objectKey}`;
-  const cache = decodedByStore.get(deps.objects) ?? { slots: new Map(), bytes: 0 };
-  decodedByStore.set(deps.objects, cache);
-  const hit = cache.slots.get(key);
-  if (hit) {
-    cache.slots.delete(key);
-    cache.slots.set(key, hit);
-    return hit.chunk;
-  }
   const bytesPerSample = group.dtype === 'int16' ? 2 : group.dtype === 'float64' ? 8 : 4;
   const rowsInBlock = Math.min(group.chunk_channels, group.n_channels - block * group.chunk_channels);
-  const slot: { chunk: Promise<Digital>; bytes?: number } = {
-    chunk: (async () => {
-      const frame = await deps.objects.readAll(objectKey);
-      if (!frame) throw new NdsError('internal_error', { message: `A chunk of ${plan.datasetId}/${group.name} is missing.` });
-      return typed(group.dtype, await decodeChunk(frame, rowsInBlock * group.chunk_samples * bytesPerSample));
-    })(),
-  };
-  cache.slots.set(key, slot);
-  slot.chunk.then(
-    (digital) => {
-      if (cache.slots.get(key) !== slot) return;
-      slot.bytes = digital.byteLength;
-      cache.bytes += digital.byteLength;
-      for (const [k, other] of cache.slots) {
-        if (cache.bytes <= DECODED_CHUNK_BYTES) break;
-        if (other.bytes === undefined) continue; // still being read
-        cache.slots.delete(k);
-        cache.bytes -= other.bytes;
-      }
-    },
-    () => cache.slots.get(key) === slot && cache.slots.delete(key),
-  );
-  return slot.chunk;
+  return deps.recordingCaches.decodedChunks.get(`${store.etag}\0${objectKey}`, async () => {
+    const frame = await deps.objects.readAll(objectKey);
+    if (!frame) throw new NdsError('internal_error', { message: `A chunk of ${plan.datasetId}/${group.name} is missing.` });
+    return typed(group.dtype, await decodeChunk(frame, rowsInBlock * group.chunk_samples * bytesPerSample));
+  });
 }
 
 // One copy of the loop for each pair of chunk and answer array types. V8 compiles a loop for the array types it
 // has seen: one that has met two (EDF's int16 and BDF's int32 in one server) ran 5× slower than one that met one,
 // and this loop is the largest part of a window's cost. Each value is `digital × scale + offset` in float64,
 // rounded once when stored in a float32 answer.
-type Convert<Out> = (out: Out, at: number, digital: Digital, base: number, from: number, to: number, scale: number, offset: number) => void;
+type Convert<Out> = (out: Out, at: number, digital: DigitalArray, base: number, from: number, to: number, scale: number, offset: number) => void;
 const toFloat32: Record<string, Convert<Float32Array>> = {
   int16: (out, at, d, base, from, to, scale, offset) => { const digital = d as Int16Array; for (let i = from; i < to; i++) out[at + i] = digital[base + i]! * scale + offset; },
   int32: (out, at, d, base, from, to, scale, offset) => { const digital = d as Int32Array; for (let i = from; i < to; i++) out[at + i] = digital[base + i]! * scale + offset; },
@@ -279,7 +211,7 @@ const toFloat64: Record<string, Convert<Float64Array>> = {
 };
 
 /** The decoded chunks of row block `block` that hold samples `[first, end)`, in time order (the first is chunk `floor(first / chunk_samples)`). */
-function blockChunks(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: number, first: number, end: number): Promise<Digital[]> {
+function blockChunks(deps: ChunkReadDeps, plan: WindowPlan, block: number, first: number, end: number): Promise<DigitalArray[]> {
   const cs = plan.group.chunk_samples;
   const chunks: number[] = [];
   for (let c = Math.floor(first / cs); c * cs < end; c++) chunks.push(c);
@@ -291,7 +223,7 @@ function blockChunks(deps: Pick<Deps, 'objects'>, plan: WindowPlan, block: numbe
  * `block`), from that block's `chunks` (of `blockChunks`), into `out`, row `k` at `k × (end - first)`. Each
  * value is computed in float64 and rounded once if `out` is float32.
  */
-function convertRows(plan: WindowPlan, block: number, rows: number[], first: number, end: number, chunks: Digital[], out: Float32Array | Float64Array): void {
+function convertRows(plan: WindowPlan, block: number, rows: number[], first: number, end: number, chunks: DigitalArray[], out: Float32Array | Float64Array): void {
   const { group } = plan;
   const cs = group.chunk_samples;
   const width = end - first;
@@ -340,7 +272,7 @@ function blockRuns(plan: WindowPlan): Array<{ index: number; block: number; rows
  * unless one row is longer), float32 when `dtype` says so and nothing is resampled (no float64 copy then),
  * float64 otherwise. A row block's chunks are decoded once for all its pieces.
  */
-export async function* windowBlocks(deps: Pick<Deps, 'objects'>, plan: WindowPlan, dtype: 'float32' | 'float64' = 'float64'): AsyncGenerator<{ index: number; rows: number; values: Float32Array | Float64Array }> {
+export async function* windowBlocks(deps: ChunkReadDeps, plan: WindowPlan, dtype: 'float32' | 'float64' = 'float64'): AsyncGenerator<{ index: number; rows: number; values: Float32Array | Float64Array }> {
   const { group } = plan;
   for (const run of blockRuns(plan)) {
     if (!plan.ratio) {
@@ -369,7 +301,7 @@ export async function* windowBlocks(deps: Pick<Deps, 'objects'>, plan: WindowPla
 }
 
 /** The window's channels as float64 rows at the answer's rate, in the order asked for. */
-export async function* windowRows(deps: Pick<Deps, 'objects'>, plan: WindowPlan): AsyncGenerator<{ index: number; values: Float64Array }> {
+export async function* windowRows(deps: ChunkReadDeps, plan: WindowPlan): AsyncGenerator<{ index: number; values: Float64Array }> {
   for await (const { index, rows, values } of windowBlocks(deps, plan, 'float64')) {
     for (let k = 0; k < rows; k++) yield { index: index + k, values: (values as Float64Array).subarray(k * plan.outCount, (k + 1) * plan.outCount) };
   }
@@ -390,7 +322,7 @@ export function npyHeader(dtype: 'float32' | 'float64', shape: [number, number])
 }
 
 /** The answer's bytes, streamed row by row: `.npy` (header then rows), raw float32, or nothing for JSON. */
-export function windowStream(deps: Pick<Deps, 'objects'>, plan: WindowPlan, format: 'npy' | 'f32', dtype: 'float32' | 'float64'): ReadableStream<Uint8Array> {
+export function windowStream(deps: ChunkReadDeps, plan: WindowPlan, format: 'npy' | 'f32', dtype: 'float32' | 'float64'): ReadableStream<Uint8Array> {
   const wide = format === 'npy' && dtype === 'float64';
   const blocks = windowBlocks(deps, plan, wide ? 'float64' : 'float32');
   let headerSent = format !== 'npy';
@@ -417,7 +349,7 @@ export function windowStream(deps: Pick<Deps, 'objects'>, plan: WindowPlan, form
 }
 
 /** The whole `.npy` answer in one buffer, byte for byte what `windowStream(…, 'npy', dtype)` sends. */
-export async function windowNpy(deps: Pick<Deps, 'objects'>, plan: WindowPlan, dtype: 'float32' | 'float64' = 'float32'): Promise<Uint8Array> {
+export async function windowNpy(deps: ChunkReadDeps, plan: WindowPlan, dtype: 'float32' | 'float64' = 'float32'): Promise<Uint8Array> {
   const header = npyHeader(dtype, [plan.rows.length, plan.outCount]);
   const size = dtype === 'float32' ? 4 : 8;
   const out = new Uint8Array(header.byteLength + plan.rows.length * plan.outCount * size);
@@ -431,7 +363,7 @@ export async function windowNpy(deps: Pick<Deps, 'objects'>, plan: WindowPlan, d
 }
 
 /** A small window as JSON numbers (float32 or float64 values, as asked). */
-export async function windowJson(deps: Pick<Deps, 'objects'>, plan: WindowPlan, dtype: 'float32' | 'float64'): Promise<number[][]> {
+export async function windowJson(deps: ChunkReadDeps, plan: WindowPlan, dtype: 'float32' | 'float64'): Promise<number[][]> {
   const data: number[][] = [];
   for await (const { values } of windowRows(deps, plan)) data.push(Array.from(dtype === 'float32' ? Float32Array.from(values) : values));
   return data;

@@ -1,30 +1,23 @@
 /**
  * What a reader needs from one store's metadata (docs/conversion.md, "The store"): its groups with their
- * channels, level 0's digital type, chunk shape, scale and offset, and the root's entity tag. The metadata of
- * a store is cached by that tag: a request reads the root `zarr.json` once, the rest only when it changed.
+ * channels, level 0's digital type, chunk shape, scale and offset, and the root's entity tag. Read fresh here;
+ * `store-metadata-cache.ts` keeps it by that tag for the read side.
  */
+import type { Channel, ChannelGroup } from '../client/index.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { readBody } from '../objects/read-object.js';
 import type { SampleType } from '../formats/types.js';
 
-export interface StoreChannel {
-  label: string;
-  type: string;
-  unit: string;
-  status: string;
+/** A channel as the catalogue lists it, with what turns its digital values into physical ones. */
+export interface StoreChannel extends Channel {
   scale: number;
   offset: number;
   /** The physical values the source could record (EDF/BDF physical minimum and maximum), when it says. */
   range?: [number, number];
 }
 
-export interface StoreGroup {
-  name: string;
-  modality: string;
-  rate: number;
-  n_channels: number;
-  n_samples: number;
-  duration_s: number;
+/** A channel group as the catalogue lists it, with how its level 0 is stored. */
+export interface StoreGroup extends ChannelGroup {
   /** Level 0's chunk shape: rows (≤ 64 channels) by samples. */
   chunk_channels: number;
   chunk_samples: number;
@@ -41,9 +34,6 @@ export interface StoreMetadata {
   groups: StoreGroup[];
 }
 
-const cache = new Map<string, StoreMetadata>();
-const CACHE_LIMIT = 512;
-
 async function readJson(objects: Pick<ObjectStore, 'get'>, key: string): Promise<{ value: Record<string, any>; etag: string } | undefined> {
   const found = await objects.get(key);
   if (!found) return undefined;
@@ -51,12 +41,14 @@ async function readJson(objects: Pick<ObjectStore, 'get'>, key: string): Promise
   return { value: JSON.parse(text) as Record<string, any>, etag: found.info.etag };
 }
 
-/** The store's metadata; `undefined` when the store (its root `zarr.json`) is not there. */
-export async function readStoreMetadata(objects: Pick<ObjectStore, 'get' | 'head'>, datasetId: string, zarr: string): Promise<StoreMetadata | undefined> {
-  const prefix = `${datasetId}/zarr/${zarr}/`;
-  // A cached store is checked by the root's entity tag alone (a stat for the folder store, a HEAD for S3).
-  const cached = cache.get(prefix);
-  if (cached && (await objects.head(`${prefix}zarr.json`))?.etag === cached.etag) return cached;
+/** The object key prefix of a store: `<id>/zarr/<zarr>/`. */
+export function storePrefix(datasetId: string, zarr: string): string {
+  return `${datasetId}/zarr/${zarr}/`;
+}
+
+/** The store's metadata, read now; `undefined` when the store (its root `zarr.json`) is not there. */
+export async function readStoreMetadata(objects: Pick<ObjectStore, 'get'>, datasetId: string, zarr: string): Promise<StoreMetadata | undefined> {
+  const prefix = storePrefix(datasetId, zarr);
   const root = await readJson(objects, `${prefix}zarr.json`);
   if (!root) return undefined;
   const attributes = (root.value.attributes ?? {}) as Record<string, any>;
@@ -94,10 +86,7 @@ export async function readStoreMetadata(objects: Pick<ObjectStore, 'get' | 'head
       channels,
     });
   }
-  const metadata: StoreMetadata = { prefix, etag: root.etag, root: attributes, groups };
-  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-  cache.set(prefix, metadata);
-  return metadata;
+  return { prefix, etag: root.etag, root: attributes, groups };
 }
 
 /** A store-relative JSON object (the events group's metadata, say); `undefined` when absent. */

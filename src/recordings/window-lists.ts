@@ -7,15 +7,12 @@
  * of the mapping (with the event types the recordings do have), a split left empty.
  */
 import { createHash } from 'node:crypto';
-import type { Deps } from '../deps.js';
 import type { User } from '../db/accounts-tables.js';
 import { NdsError } from '../core/errors.js';
-import type { CatalogueGroup } from '../db/recordings-tables.js';
 import { listRecordingRows, type RecordingFilters, type RecordingPageRow } from './catalogue-queries.js';
-import { viewerOf } from './catalogue.js';
 import { readStoreEvents } from './store-events.js';
-import { readStoreMetadata } from './store-metadata.js';
-import type { TrainingWindow, WindowLabel, WindowList } from '../client/index.js';
+import type { RecordingReadDeps } from './recording-caches.js';
+import type { ChannelGroup, TrainingWindow, WindowLabel, WindowList } from '../client/index.js';
 import { emptySplitWarnings, eventWarnings, fixedWarnings, noRecordingWarning, type EventTally } from './window-list-warnings.js';
 
 export interface WindowSpec {
@@ -69,16 +66,16 @@ export function assignSplits(units: string[], fractions: { train: number; valid:
   return out;
 }
 
-function chooseGroup(groups: CatalogueGroup[], modality: string | undefined): CatalogueGroup | undefined {
+function chooseGroup(groups: ChannelGroup[], modality: string | undefined): ChannelGroup | undefined {
   return modality ? groups.find((g) => g.modality === modality) : groups[0];
 }
 
-export async function listWindows(deps: Pick<Deps, 'db' | 'objects'>, user: User | undefined, spec: WindowSpec): Promise<WindowList> {
+export async function listWindows(deps: RecordingReadDeps, user: User | undefined, spec: WindowSpec): Promise<WindowList> {
   if (!spec.fixed === !spec.events) throw new NdsError('validation_failed', { message: 'Give either fixed or events windows.', details: ['fixed: {length_s, stride_s} or events: {mapping, by, offset_s, length_s}'] });
   const rows: RecordingPageRow[] = [];
   for (;;) {
     const last = rows.at(-1);
-    const page = await listRecordingRows(deps.db, viewerOf(user), spec.recordings, { limit: 1000, ...(last ? { after: { dataset_id: last.dataset_id, zarr: last.zarr } } : {}) });
+    const page = await listRecordingRows(deps.db, user, spec.recordings, { limit: 1000, ...(last ? { after: { dataset_id: last.dataset_id, zarr: last.zarr } } : {}) });
     rows.push(...page);
     if (page.length < 1000) break;
     if (rows.length > MAX_LIST_RECORDINGS) throw new NdsError('validation_failed', { message: `The filters select more than ${MAX_LIST_RECORDINGS} recordings.`, details: ['recordings: narrow the filters (dataset, task, subject...)'] });
@@ -90,7 +87,7 @@ export async function listWindows(deps: Pick<Deps, 'db' | 'objects'>, user: User
   const windows: TrainingWindow[] = [];
   const tally: EventTally = { keys: new Map(), matched: new Map(), withoutEvents: 0, outside: 0, recordings: rows.length };
   let shorter = 0;
-  const add = (row: RecordingPageRow, group: CatalogueGroup, start: number, length: number, label: WindowLabel | null) => {
+  const add = (row: RecordingPageRow, group: ChannelGroup, start: number, length: number, label: WindowLabel | null) => {
     if (start < 0 || start + length > group.n_samples) {
       tally.outside++; // past either end: left out
       return;
@@ -124,7 +121,7 @@ export async function listWindows(deps: Pick<Deps, 'db' | 'objects'>, user: User
         tally.withoutEvents++;
         continue;
       }
-      const store = await readStoreMetadata(deps.objects, row.dataset_id, row.zarr);
+      const store = await deps.recordingCaches.storeMetadata.read(row.dataset_id, row.zarr);
       if (!store) continue;
       const length = Math.round(ev.length_s * group.rate);
       if (length <= 0) throw new NdsError('validation_failed', { message: 'Windows need at least one sample.', details: [`events.length_s: at least ${1 / group.rate} s at ${group.rate} Hz`] });

@@ -6,7 +6,6 @@
  * without filters; this draws every span from the exact samples, filtered.
  */
 import type { User } from '../db/accounts-tables.js';
-import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { drawText, fillRect, fitText, GLYPH_HEIGHT, textWidth, type Image } from '../formats/raster/bitmap-font.js';
 import { encodePng } from '../formats/raster/png-writer.js';
@@ -19,7 +18,9 @@ import { paintPlotPixels, pixel, plotBufferRows, type DrawnRow, type FrameInput 
 import { formatTime } from '../signals/time-format.js';
 import { autoRowScale, placeEventLabels, tickStep, traceLayout, type RowScale, type TraceLayout } from '../signals/trace-layout.js';
 import { defaultSettings, rowsPerPageChoices, writeViewQuery } from '../signals/view-settings.js';
-import { planWindow, windowRows, type WindowRequest } from './signal-window.js';
+import type { WindowRequest } from '../client/index.js';
+import type { RecordingReadDeps } from './recording-caches.js';
+import { planWindow, windowRows } from './signal-window.js';
 import { readEventLabels, readStoreEvents } from './store-events.js';
 
 /** The longest span drawn, seconds. */
@@ -28,8 +29,8 @@ export const MAX_PLOT_SECONDS = 60;
 export const MAX_PLOT_ROWS = Math.max(...rowsPerPageChoices);
 
 export interface PlotRequest {
-  /** The window and channels, as for `GET /datasets/:id/signal` (format and rate are ignored). */
-  window: Omit<WindowRequest, 'format' | 'dtype' | 'rate'>;
+  /** The recording, window and channels, as for `GET /datasets/:id/signal` (drawn at the recording's own rate). */
+  window: Omit<WindowRequest, 'rate'>;
   filter: DisplayFilter;
   /** `avg`, a label, `A1+A2`, `bipolar:Fp1-F7,…`; absent: the recording's own reference. */
   ref?: string | undefined;
@@ -70,8 +71,10 @@ function formatAmplitude(value: number): string {
   return value.toPrecision(2);
 }
 
-export async function plotWindow(deps: Pick<Deps, 'db' | 'objects'>, user: User | undefined, datasetId: string, req: PlotRequest): Promise<Plot> {
-  const plan = await planWindow(deps, user, datasetId, { ...req.window, format: 'f32', dtype: 'float64' });
+export async function plotWindow(deps: RecordingReadDeps, user: User | undefined, req: PlotRequest): Promise<Plot> {
+  const { window } = req;
+  const exact = { format: 'f32', dtype: 'float64' } as const;
+  const plan = await planWindow(deps, user, window, exact);
   const { group } = plan;
   if (plan.count > MAX_PLOT_SECONDS * group.rate + 1e-9) {
     throw new NdsError('validation_failed', { message: `A plot spans at most ${MAX_PLOT_SECONDS} s; this window spans ${(plan.count / group.rate).toFixed(3)} s.`, details: [`duration_s: at most ${MAX_PLOT_SECONDS}`] });
@@ -88,7 +91,7 @@ export async function plotWindow(deps: Pick<Deps, 'db' | 'objects'>, user: User 
   const from = Math.max(0, plan.start - margin);
   const to = Math.min(group.n_samples, plan.start + plan.count + margin);
   const needed = sourcesOf(rows);
-  const read = await planWindow(deps, user, datasetId, { path: req.window.path, group: group.name, channels: needed.map((i) => group.channels[i]!.label), start_sample: from, n_samples: to - from, format: 'f32', dtype: 'float64' });
+  const read = await planWindow(deps, user, { dataset_id: window.dataset_id, path: window.path, group: group.name, channels: needed.map((i) => group.channels[i]!.label), start_sample: from, n_samples: to - from }, exact);
   const source = new Map<number, Float64Array>();
   for await (const { index, values } of windowRows(deps, read)) source.set(needed[index]!, Float64Array.from(values));
   const samples = applyMontage(rows, source, to - from);

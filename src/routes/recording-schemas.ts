@@ -1,5 +1,6 @@
 /** Schemas of the recording catalogue, signal windows, events and window lists (`GET /recordings`, ...). */
 import { z } from '@hono/zod-openapi';
+import type { Recording } from '../client/index.js';
 
 const label = z.string().trim().min(1).max(200);
 const entity = z.string().trim().min(1).max(100);
@@ -70,6 +71,12 @@ export const RecordingSchema = z
     events: z.object({ n_events: z.number().int(), counts: z.record(z.string(), z.number().int()) }),
   })
   .openapi('Recording');
+
+/** True when `A` and `B` accept the same values. */
+export type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** The documented answer is the client's `Recording`, field for field: the type check fails when one drifts. */
+const documentsTheClientsRecording: Exactly<z.output<typeof RecordingSchema>, Recording> = true;
+void documentsTheClientsRecording;
 
 export const RecordingPage = z.object({ recordings: z.array(RecordingSchema), next_cursor: z.string().nullable() }).openapi('RecordingPage');
 

@@ -8,7 +8,9 @@ import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
 import { eventsCsv, recordingEvents } from '../recordings/recording-events.js';
 import { MAX_JSON_VALUES, MAX_WINDOW_VALUES, planWindow, windowHeaders, windowJson, windowStream } from '../recordings/signal-window.js';
+import type { WindowRequest } from '../client/index.js';
 import { IdParam } from './dataset-schemas.js';
+import type { Exactly } from './recording-schemas.js';
 import { grantReadsDataset } from '../datasets/read-grant.js';
 
 const labels = z
@@ -31,6 +33,10 @@ const SignalQuery = z.object({
   rate: z.coerce.number().positive().max(1_000_000).optional().openapi({ description: 'Resample to this rate (polyphase, anti-aliased; see docs/api.md)' }),
   grant: z.string().max(200).optional().openapi({ description: "A read grant of the dataset (POST /datasets/:id/read-grant, or an MCP read_window's link): reads a private dataset without a key" }),
 });
+
+/** The query selects the client's `WindowRequest` (its dataset in the path), field for field: the type check fails when one drifts. */
+const selectsTheClientsWindow: Exactly<Omit<z.output<typeof SignalQuery>, 'format' | 'dtype' | 'grant'>, Omit<WindowRequest, 'dataset_id'>> = true;
+void selectsTheClientsWindow;
 
 const EventsQuery = z.object({
   path: z.string().min(1).max(1000),
@@ -58,9 +64,9 @@ export const signalRoutes: Route[] = [
     },
     handler: async (c, { params, query }) => {
       const { deps } = c.var;
-      const { channels, grant, ...rest } = query;
+      const { channels, grant, format, dtype, ...selection } = query;
       const reader = grant !== undefined && (await grantReadsDataset(deps, grant, params.id)) ? { grant } : c.var.caller?.user;
-      const plan = await planWindow(deps, reader, params.id, { ...rest, ...(channels ? { channels } : {}) });
+      const plan = await planWindow(deps, reader, { dataset_id: params.id, ...selection, ...(channels ? { channels } : {}) }, { format, dtype });
       const headers = windowHeaders(plan);
       if (c.req.header('if-none-match') === plan.etag) return new Response(null, { status: 304, headers });
       if (query.format === 'json') {

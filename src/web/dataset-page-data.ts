@@ -32,14 +32,14 @@ export async function readZarrIndex(objects: ObjectStore, id: string): Promise<S
 }
 
 /** Zarr metadata documents of one store, by key inside the store (`zarr.json`, `eeg_256hz/0/zarr.json`). */
-export type StoreMetadata = Record<string, unknown>;
+export type StoreDocuments = Record<string, unknown>;
 
 /**
  * The metadata the viewer needs before its first frame of `group`: the root, the group, its level 0 and
  * view levels, and the events. Embedded in the page, it saves the browser a chain of round trips; two
  * rounds of small parallel reads here. Undefined when anything is missing (the viewer then fetches).
  */
-export async function readStoreMetadata(objects: ObjectStore, id: string, zarr: string, group: string): Promise<StoreMetadata | undefined> {
+export async function readStoreDocuments(objects: ObjectStore, id: string, zarr: string, group: string): Promise<StoreDocuments | undefined> {
   const base = `${id}/zarr/${zarr}/`;
   const read = async (keys: string[]) => {
     const docs = await Promise.all(keys.map((k) => readJson(objects, base + k)));

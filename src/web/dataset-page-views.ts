@@ -2,7 +2,7 @@
 import type { ConversionFailure } from '../formats/zarr/conversion-failures.js';
 import type { Dataset } from '../datasets/dataset-queries.js';
 import type { StoreIndex, StoreIndexEntry } from '../formats/zarr/store-index.js';
-import type { StoreMetadata } from './dataset-page-data.js';
+import type { StoreDocuments } from './dataset-page-data.js';
 import { zarrState } from './dataset-cards.js';
 import { html, SafeHtml } from './html.js';
 import { viewerScriptPath } from './viewer-bundle.js';
@@ -34,7 +34,7 @@ export interface DatasetPageInput {
   /** The channel group shown first (`?group=`, else the recording's first). */
   group?: string | undefined;
   /** The selected store's metadata for that group, embedded so the viewer skips those requests. */
-  metadata?: StoreMetadata | undefined;
+  metadata?: StoreDocuments | undefined;
   /** `?embed=1`: the viewer alone. */
   embed?: boolean | undefined;
   /** Recordings the last conversion could not convert, with their reasons. */

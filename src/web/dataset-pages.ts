@@ -10,7 +10,7 @@ import { route, type Route } from '../http/route.js';
 import { conversionFailuresOf } from '../formats/zarr/conversion-failures.js';
 import { allows } from '../datasets/dataset-access.js';
 import { READ_GRANT_SECONDS, signReadGrant } from '../datasets/read-grant.js';
-import { findPageDataset, listPageDatasets, readStoreMetadata, readZarrIndex, type StoreMetadata } from './dataset-page-data.js';
+import { findPageDataset, listPageDatasets, readStoreDocuments, readZarrIndex, type StoreDocuments } from './dataset-page-data.js';
 import { datasetDetailBody, datasetListBody, embeddedViewerPage, viewerStyle } from './dataset-page-views.js';
 import { html, page } from './html.js';
 import { viewerPreloads } from './viewer-bundle.js';
@@ -34,14 +34,14 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
   const selected = index?.stores.find((s) => s.zarr === wanted) ?? index?.stores[0];
   const group = selected && (selected.groups.find((g) => g.name === c.req.query('group')) ?? selected.groups[0])?.name;
   let head = viewerStyle;
-  let metadata: StoreMetadata | undefined;
+  let metadata: StoreDocuments | undefined;
   // A private dataset is seen here only by its owner, members and admins: its viewer reads through a read grant.
   const readGrant =
     dataset.visibility === 'private' && index && user
       ? { grant: signReadGrant(config, id, user.id, c.var.deps.clock.now()).grant, expires_in: READ_GRANT_SECONDS, refresh: `/datasets/${id}/read-grant` }
       : undefined;
   if (selected && group) {
-    metadata = await readStoreMetadata(objects, id, selected.zarr, group);
+    metadata = await readStoreDocuments(objects, id, selected.zarr, group);
     const preloads = await viewerPreloads(metadata ? storeCodecs(metadata) : []);
     head = html`${viewerStyle}${preloads.map((href) => html`<link rel="modulepreload" href="${href}">`)}`;
   }
@@ -60,7 +60,7 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
 }
 
 /** Names of the codecs the store's arrays use (the bundle splits the heavy ones into their own files). */
-function storeCodecs(metadata: StoreMetadata): string[] {
+function storeCodecs(metadata: StoreDocuments): string[] {
   const names = new Set<string>();
   for (const doc of Object.values(metadata)) {
     for (const codec of ((doc as { codecs?: Array<{ name?: unknown }> }).codecs ?? [])) if (typeof codec.name === 'string') names.add(codec.name);

@@ -4,6 +4,7 @@
  * the last task; a later push converts only the recordings it changed.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -16,6 +17,7 @@ import { writeEdf } from '../formats/support/edf-writer.js';
 import { gitIn, hostedSource, hostRepository } from './support.js';
 
 const RECORDINGS = 8;
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 function recording(seed: number): Uint8Array {
   const signals = Array.from({ length: 8 }, (_, c) => {
@@ -30,10 +32,13 @@ function makeRepo(root: string): string {
   const dir = path.join(root, `tasks-source`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'dataset_description.json'), JSON.stringify({ Name: 'tasks', BIDSVersion: '1.9.0' }));
+  // Sidecars the recordings inherit from higher up the tree (BIDS inheritance): a worker must fetch them too.
+  writeFileSync(path.join(dir, 'task-rest_eeg.json'), JSON.stringify({ TaskName: 'rest', PowerLineFrequency: 50 }));
   for (let s = 1; s <= RECORDINGS; s++) {
     const sub = path.join(dir, `sub-0${s}`, 'eeg');
     mkdirSync(sub, { recursive: true });
     writeFileSync(path.join(sub, `sub-0${s}_task-rest_eeg.edf`), recording(s));
+    writeFileSync(path.join(dir, `sub-0${s}`, `sub-0${s}_task-rest_events.tsv`), `onset\tduration\ttrial_type\n${s}\t0\tblink\n`);
   }
   gitIn(dir, 'init', '-q');
   gitIn(dir, 'add', '-A');
@@ -99,7 +104,13 @@ describe('a conversion job split into recording tasks', { timeout: 300_000 }, ()
     const byTwo = await copy();
 
     assert.deepEqual([...byTwo.keys()].sort(), [...byOne.keys()].sort());
-    for (const [key, bytes] of byOne) assert.ok(bytes.equals(byTwo.get(key)!), `${key} is the same`);
+    for (const [key, bytes] of byOne) assert.equal(sha256(byTwo.get(key)!), sha256(bytes), `${key} is the same`);
+    // Each store was made with the sidecars it inherits, fetched by whichever worker converted it.
+    for (let s = 1; s <= RECORDINGS; s++) {
+      const root = byTwo.get(`${id}/zarr/sub-0${s}/eeg/sub-0${s}_task-rest_eeg.zarr/zarr.json`)!.toString();
+      assert.match(root, /task-rest_eeg\.json/);
+      assert.match(root, new RegExp(`sub-0${s}_task-rest_events\\.tsv`));
+    }
   });
 
   it('a later commit makes tasks only of the recordings it changed', async () => {

@@ -4,7 +4,7 @@
  * whatever the repository holds and whatever the machine's git configuration says.
  */
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,12 @@ import { loadConfig } from '../../src/core/config.js';
 import type { DatasetRow } from '../../src/db/datasets-tables.js';
 import type { Deps } from '../../src/deps.js';
 import { checkoutSource, SourceError, type CheckoutDeps } from '../../src/conversion/source-checkout.js';
+import { convertOneRecording, openSource } from '../../src/conversion/recording-conversions.js';
+import { createHash } from 'node:crypto';
+import { createLogger } from '../../src/core/log.js';
+import { Metrics } from '../../src/core/metrics.js';
+import { FileObjectStore } from '../../src/objects/file-object-store.js';
+import { writeEdf } from '../formats/support/edf-writer.js';
 import { systemClock } from '../../src/core/clock.js';
 import { sourceMirrorDir } from '../../src/conversion/zarr-ready.js';
 import { datasetRow } from '../support/datasets.js';
@@ -112,6 +118,88 @@ describe('the checkout of a source repository', () => {
       assert.doesNotMatch(readFileSync(path.join(sourceMirrorDir(deps.config.dataDir, 'nd000007'), 'config'), 'utf8'), /ndsfetch|extraHeader/i);
     } finally {
       await checkout.cleanup();
+    }
+  });
+
+  it("writes a large file without its content, gives it its content when a conversion opens it, and takes it back after the recording", async () => {
+    // A worker taking one recording's task writes that recording's data, not the dataset's (decision 0030).
+    const one = `one ${'x'.repeat(200_000)}`;
+    const two = `two ${'y'.repeat(200_000)}`;
+    hosted('nd000009', {
+      'dataset_description.json': '{"Name": "large"}',
+      'task-rest_eeg.json': '{"TaskName": "rest"}',
+      'sub-01/eeg/sub-01_task-rest_eeg.edf': one,
+      'sub-02/eeg/sub-02_task-rest_eeg.edf': two,
+    });
+    const checkout = await checkoutSource(deps, row('nd000009', hostedSource), 'HEAD', { holder });
+    try {
+      const size = (rel: string) => statSync(path.join(checkout.dir, rel)).size;
+      assert.equal(readFileSync(path.join(checkout.dir, 'task-rest_eeg.json'), 'utf8'), '{"TaskName": "rest"}');
+      assert.deepEqual([size('sub-01/eeg/sub-01_task-rest_eeg.edf'), size('sub-02/eeg/sub-02_task-rest_eeg.edf')], [0, 0]);
+      const { tree } = await openSource(checkout);
+      assert.equal(await tree.readText(path.join(checkout.dir, 'sub-01/eeg/sub-01_task-rest_eeg.edf')), one);
+      assert.equal(size('sub-02/eeg/sub-02_task-rest_eeg.edf'), 0, "the other recording's data stays in the mirror");
+      await checkout.release();
+      assert.equal(size('sub-01/eeg/sub-01_task-rest_eeg.edf'), 0, 'released after the recording');
+      assert.equal(await tree.readText(path.join(checkout.dir, 'sub-02/eeg/sub-02_task-rest_eeg.edf')), two);
+    } finally {
+      await checkout.cleanup();
+    }
+  });
+
+  it("converts a git-lfs recording from the folder store's content object without copying it, and refuses one whose object does not match its sha256", async () => {
+    const objects = new FileObjectStore(path.join(tmp, 'objects-lfs'));
+    const edf = (seed: number) =>
+      Buffer.from(writeEdf({ recordDuration: 1, records: 4, signals: [{ label: 'Cz', samplesPerRecord: 100, samples: Int16Array.from({ length: 400 }, (_, i) => (i * seed) % 300) }] }));
+    const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    const pointer = (digest: string) => `version https://git-lfs.github.com/spec/v1\noid sha256:${digest}\nsize 10\n`;
+    const good = edf(1);
+    const named = edf(2);
+    await objects.put(`nd000011/objects/${sha(good)}`, good);
+    // A store whose object no longer holds what its name says (a damaged disk, a wrong copy).
+    await objects.put(`nd000011/objects/${sha(named)}`, edf(3));
+    hosted('nd000011', {
+      'dataset_description.json': '{"Name": "lfs"}',
+      'sub-01/eeg/sub-01_task-rest_eeg.edf': pointer(sha(good)),
+      'sub-02/eeg/sub-02_task-rest_eeg.edf': pointer(sha(named)),
+    });
+    const checkout = await checkoutSource({ ...deps, objects }, row('nd000011', hostedSource), 'HEAD', { holder });
+    const source = await openSource(checkout);
+    const convertDeps = { objects, clock: systemClock, log: createLogger('silent'), metrics: new Metrics() };
+    try {
+      // The data file is the content object itself (one inode), not a copy of it.
+      await checkout.materialize(['sub-01/eeg/sub-01_task-rest_eeg.edf']);
+      assert.equal(statSync(path.join(checkout.dir, 'sub-01/eeg/sub-01_task-rest_eeg.edf')).ino, statSync(objects.pathOf(`nd000011/objects/${sha(good)}`)).ino);
+      await checkout.release();
+      const converted = await convertOneRecording(convertDeps, 'nd000011', source, { path: 'sub-01/eeg/sub-01_task-rest_eeg.edf', zarr: 'sub-01/eeg/sub-01_task-rest_eeg.zarr', modality: 'eeg' });
+      assert.ok(converted.store, JSON.stringify(converted.failure));
+      assert.ok(await objects.readAll('nd000011/zarr/sub-01/eeg/sub-01_task-rest_eeg.zarr/zarr.json'));
+      const refused = await convertOneRecording(convertDeps, 'nd000011', source, { path: 'sub-02/eeg/sub-02_task-rest_eeg.edf', zarr: 'sub-02/eeg/sub-02_task-rest_eeg.zarr', modality: 'eeg' });
+      assert.equal(refused.failure?.code, 'file_read_error');
+      assert.match(refused.failure?.reason ?? '', /sub-02_task-rest_eeg\.edf does not match its sha256/);
+      assert.equal(await objects.readAll('nd000011/zarr/sub-02/eeg/sub-02_task-rest_eeg.zarr/zarr.json'), undefined, 'no store of the wrong content');
+      // The content objects are as they were; the tree holds pointers again.
+      assert.ok((await objects.readAll(`nd000011/objects/${sha(good)}`))!.equals(good));
+      assert.equal(readFileSync(path.join(checkout.dir, 'sub-01/eeg/sub-01_task-rest_eeg.edf'), 'utf8'), `version https://git-lfs.github.com/spec/v1\noid sha256:${sha(good)}\nsize 0\n`);
+    } finally {
+      await checkout.cleanup();
+      await objects.close();
+    }
+  });
+
+  it('checks out a commit its mirror has already without asking the node that holds the repository', async () => {
+    hosted('nd000010', { 'dataset_description.json': '{"Name": "again"}' });
+    const first = await checkoutSource(deps, row('nd000010', hostedSource), 'HEAD', { holder });
+    await first.cleanup();
+    const sent = node.authorizations.length;
+    // A task's checkout names the job's planned commit: a commit id names one tree forever.
+    const again = await checkoutSource(deps, row('nd000010', hostedSource), first.commit, { holder });
+    try {
+      assert.equal(again.commit, first.commit);
+      assert.equal(node.authorizations.length, sent, 'no request to the node');
+      assert.equal(readFileSync(path.join(again.dir, 'dataset_description.json'), 'utf8'), '{"Name": "again"}');
+    } finally {
+      await again.cleanup();
     }
   });
 

@@ -3,6 +3,8 @@
  * same data: the new process takes the job back from its dead predecessor at once (not after the lease),
  * the copy is ready within 30 s of the restart, and `index.json` lists exactly the stores in the object store.
  * On embedded PGlite (a folder), and on the PostgreSQL server in the suite's PostgreSQL pass.
+ * Then, on the PostgreSQL server only (two processes share a queue there): two workers convert the next
+ * commit together, one is killed mid-way, the previous copy stays readable, and the other finishes the job.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -99,6 +101,7 @@ describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
   let env: Record<string, string>;
   let dropDatabase: (() => Promise<void>) | undefined;
   let node: RepositoryNode;
+  let repo: string;
 
   before(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'nds-restart-'));
@@ -109,7 +112,7 @@ describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
     // The worker fetches the hosted repository over HTTP from the node that holds it (decision 0026).
     node = await startRepositoryNode(path.join(dataDir, 'git'), { dataDir, objectSigningSecret: secret });
     env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', NODE_URL: node.url, OBJECT_SIGNING_SECRET: secret };
-    hostRepository(path.join(dataDir, 'git'), id, makeRepo(root));
+    repo = hostRepository(path.join(dataDir, 'git'), id, makeRepo(root));
     const database = await connectDatabase(databaseUrl, { pgliteDump: usingPostgres ? undefined : await pgliteDump() });
     try {
       await migrateToLatest(database.db);
@@ -188,4 +191,53 @@ describe('a conversion killed mid-run', { timeout: 180_000 }, () => {
       await objects.close();
     }
   });
+  it(
+    'two workers on one dataset: one killed mid-way leaves the previous copy readable, and the other finishes the job',
+    { skip: usingPostgres ? false : 'two worker processes share a queue on a PostgreSQL server only (the suite runs this in its PostgreSQL pass)' },
+    async () => {
+      const config = loadConfig(env);
+      const objects = await openObjectStore(config.objectStoreUrl, config);
+      const database = await connectDatabase(env.DATABASE_URL!);
+      const workers: CliRun[] = [];
+      try {
+        const previous = (await objects.readAll(`${id}/zarr/index.json`))!;
+        const previousStores = JSON.parse(previous.toString()).stores as Array<{ zarr: string }>;
+        for (let s = 1; s <= RECORDINGS; s++) writeFileSync(path.join(repo, `sub-0${s}/eeg/sub-0${s}_task-rest_eeg.edf`), recording(s + 10));
+        gitIn(repo, 'commit', '-q', '-am', 'every recording again');
+        const commit = gitIn(repo, 'rev-parse', 'HEAD');
+        const { job } = await enqueueConversion(database.db, { datasetId: id, ref: 'main', full: false, reason: 'test' });
+
+        workers.push(startNds(['worker'], env), startNds(['worker'], env));
+        workers.forEach(linesOf);
+        // The first worker to start a recording is killed while it converts it.
+        const victim = await Promise.any(workers.map((w) => logged(w, 'recording conversion started', 60_000).then(() => w)));
+        victim.child.kill('SIGKILL');
+        assert.equal((await victim.done).code, null, 'killed, not exited');
+        // The copy readers see is still the previous one, whole: its index and each store it names.
+        assert.ok((await objects.readAll(`${id}/zarr/index.json`))!.equals(previous), 'index.json is the previous one');
+        for (const store of previousStores) assert.ok(await objects.readAll(`${id}/zarr/${store.zarr}/zarr.json`), `${store.zarr} is readable`);
+
+        const deadline = Date.now() + 60_000;
+        for (;;) {
+          const row = await database.db.selectFrom('conversion_jobs').select(['state', 'error']).where('id', '=', job.id).executeTakeFirstOrThrow();
+          if (row.state === 'done') break;
+          assert.notEqual(row.state, 'failed', row.error ?? '');
+          assert.ok(Date.now() < deadline, 'the other worker finished the job within 60 s');
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const index = await readStoreIndex(objects, id);
+        assert.equal(index?.source_commit, commit);
+        assert.equal(index?.failures.length, 0);
+        assert.deepEqual(index?.stores.map((s) => s.zarr).sort(), previousStores.map((s) => s.zarr).sort());
+        const tasks = await database.db.selectFrom('conversion_tasks').select(['state', 'attempts']).where('job_id', '=', job.id).execute();
+        assert.equal(tasks.length, RECORDINGS, 'only the changed recordings, all of them');
+        assert.ok(tasks.every((t) => t.state === 'done'));
+      } finally {
+        for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
+        await Promise.all(workers.map((w) => w.done));
+        await database.close();
+        await objects.close();
+      }
+    },
+  );
 });

@@ -2,7 +2,8 @@
  * A rolling upgrade on one PostgreSQL: the previous release's `nds serve` (a git worktree of an earlier
  * commit, run from a temporary folder) migrates an empty database and serves; the new release starts beside it
  * and migrates the rest; then an even newer release's expand migration lands. The old process keeps
- * answering throughout, and restarts against the newer schema.
+ * answering throughout, and restarts against the newer schema. The previous release's `nds worker` converts
+ * on that schema, alone and beside the new release's worker.
  *
  * The previous release is HEAD~1, or NDS_UPGRADE_FROM; a commit older than the acceptance of unknown newer
  * migrations (2026-11-27-2300-schema-requirements) is replaced by the first commit that has it, since such a
@@ -11,16 +12,25 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
+import { createUser } from '../../src/accounts/users.js';
+import { enqueueConversion } from '../../src/conversion/job-queue.js';
 import { loadConfig } from '../../src/core/config.js';
 import { createLogger } from '../../src/core/log.js';
+import { connectDatabase } from '../../src/db/connect.js';
+import { readStoreIndex } from '../../src/formats/zarr/store-index-object.js';
+import { openObjectStore } from '../../src/objects/open-object-store.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { gitIn, hostedSource, hostRepository, startRepositoryNode, type RepositoryNode } from '../conversion/support.js';
+import { writeEdf } from '../formats/support/edf-writer.js';
+import { startNds, type CliRun } from '../support/cli.js';
+import { insertDatasetRows } from '../support/datasets.js';
 import { freePort, usingPostgres } from '../support/test-server.js';
 
 const git = async (...args: string[]) => (await promisify(execFile)('git', args)).stdout.trim();
@@ -45,6 +55,35 @@ function startOld(root: string, env: Record<string, string>): Promise<{ child: C
     });
     void exited.then((code) => reject(new Error(`the previous release exited (${code}): ${text}`)));
   });
+}
+
+/** A hosted BIDS repository of `subjects` short 8-channel EDF recordings, committed. */
+function makeRepository(root: string, name: string, subjects: number): string {
+  const dir = path.join(root, name);
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, 'dataset_description.json'), JSON.stringify({ Name: name, BIDSVersion: '1.9.0' }));
+  for (let s = 1; s <= subjects; s++) {
+    const sub = path.join(dir, `sub-0${s}`, 'eeg');
+    mkdirSync(sub, { recursive: true });
+    const signals = Array.from({ length: 8 }, (_, c) => ({ label: `EEG${c + 1}`, samplesPerRecord: 250, samples: Int16Array.from({ length: 250 * 10 }, (_, i) => Math.round(1000 * Math.sin((i * (c + s)) / 20))) }));
+    writeFileSync(path.join(sub, `sub-0${s}_task-rest_eeg.edf`), writeEdf({ recordDuration: 1, records: 10, signals }));
+  }
+  gitIn(dir, 'init', '-q');
+  gitIn(dir, 'add', '-A');
+  gitIn(dir, 'commit', '-q', '-m', 'recordings');
+  return dir;
+}
+
+/** `nds worker` of the tree at `root` (the previous release's, or this checkout's). */
+function startWorker(root: string, env: Record<string, string>): CliRun {
+  if (root === '.') return startNds(['worker'], env);
+  const child = spawn(process.execPath, [path.join(root, 'bin/nds.js'), 'worker'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return { child, done, output: () => ({ stdout, stderr }), stderrMatch: () => Promise.reject(new Error('not used')) };
 }
 
 const answers = async (base: string) => {
@@ -117,5 +156,59 @@ describe('a rolling upgrade: the previous release beside the new one on one Post
     assert.equal(await old.exited, 0);
     old = await startOld(oldRoot, oldEnv);
     assert.deepEqual(await answers(oldBase), [200, 200]);
+  });
+  it("converts with the previous release's worker on the newer schema, alone and beside the new release's worker", async () => {
+    assert.ok(current, 'the first test started the new release');
+    const secret = 'rolling-upgrade-signing-secret';
+    const gitDir = path.join(tmp, 'git');
+    const node: RepositoryNode = await startRepositoryNode(gitDir, { dataDir: path.join(tmp, 'node-data'), objectSigningSecret: secret });
+    const objectStoreUrl = `file:${path.join(tmp, 'objects')}`;
+    const workerEnv = (name: string) => ({ DATA_DIR: path.join(tmp, name), DATABASE_URL: databaseUrl, OBJECT_STORE_URL: objectStoreUrl, NODE_URL: node.url, OBJECT_SIGNING_SECRET: secret, LOG_LEVEL: 'info' });
+    const database = await connectDatabase(databaseUrl);
+    const objects = await openObjectStore(objectStoreUrl, loadConfig(workerEnv('check')));
+    const workers: CliRun[] = [];
+    const jobState = async (id: string) => (await database.db.selectFrom('conversion_jobs').select('state').where('dataset_id', '=', id).orderBy('id', 'desc').executeTakeFirst())?.state;
+    const converted = async (id: string, by: CliRun[]) => {
+      const deadline = Date.now() + 120_000;
+      while ((await jobState(id)) !== 'done') {
+        for (const w of by) assert.equal(w.child.exitCode, null, `a worker ended: ${w.output().stderr.slice(-2000)}`);
+        assert.ok(Date.now() < deadline, `${id} converted in time (state ${await jobState(id)})`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    try {
+      const owner = await createUser(database.db, { username: 'upgrade-owner', email: 'upgrade@example.org', status: 'approved', kind: 'person' }, new Date());
+      const [alone, together] = ['nd000731', 'nd000732'];
+      for (const id of [alone, together]) {
+        hostRepository(gitDir, id, makeRepository(tmp, id, 3));
+        await insertDatasetRows(database.db, { id, name: id, owner_id: owner.id, visibility: 'public', source_repo: hostedSource });
+      }
+
+      // The previous release's worker alone, on the schema two releases ahead of it.
+      const old = startWorker(oldRoot, workerEnv('old-worker'));
+      workers.push(old);
+      await enqueueConversion(database.db, { datasetId: alone, ref: 'main', full: false, reason: 'test' });
+      await converted(alone, [old]);
+
+      // Both releases' workers at once on one job.
+      const next = startWorker('.', workerEnv('new-worker'));
+      workers.push(next);
+      await enqueueConversion(database.db, { datasetId: together, ref: 'main', full: false, reason: 'test' });
+      await converted(together, [old, next]);
+
+      for (const id of [alone, together]) {
+        const index = await readStoreIndex(objects, id);
+        assert.deepEqual(index?.stores.map((s) => s.path).sort(), [1, 2, 3].map((n) => `sub-0${n}/eeg/sub-0${n}_task-rest_eeg.edf`), `${id}'s index lists its recordings`);
+        assert.deepEqual(index?.failures, []);
+      }
+      // The old server reads what the workers published.
+      assert.deepEqual(await answers(`http://127.0.0.1:${oldEnv.PORT}`), [200, 200]);
+    } finally {
+      for (const w of workers) if (w.child.exitCode === null) w.child.kill('SIGTERM');
+      await Promise.all(workers.map((w) => w.done));
+      await objects.close();
+      await database.close();
+      await node.close();
+    }
   });
 });

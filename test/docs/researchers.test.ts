@@ -5,6 +5,8 @@
  * sends the researcher to the browser (the sign-up page, approving the terminal's code), the test does what
  * the browser would, through the same routes; the mails the page promises are read from the outbox.
  */
+// test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
+// database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { cpSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

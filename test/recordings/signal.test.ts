@@ -7,9 +7,10 @@ import { after, before, describe, it } from 'node:test';
 import { createAccount, apiFetch, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
-import { convertedDataset, fixtures, makeRepo } from './support.js';
+import { convertedDataset, fixtures, makeRepo, reconvertedDataset } from './support.js';
+import { gitIn } from '../conversion/support.js';
 import { eeglabSet } from './eeglab-fixture.js';
-import { LOOKUP_TTL_MS } from '../../src/recordings/signal-window.js';
+import { LOOKUP_TTL_MS } from '../../src/recordings/store-lookups.js';
 
 const python = '/usr/bin/python3';
 const hasMne = existsSync(python) && (() => {
@@ -41,6 +42,12 @@ function sineEdf(): Uint8Array {
   const signal = (label: string, f: number) => ({ label, unit: 'uV', physicalMin: -1000, physicalMax: 1000, digitalMin: -32768, digitalMax: 32767, samplesPerRecord: RATE, samples: sine(f) });
   return writeEdf({ recordDuration: 1, records: SECONDS, signals: [signal('S20', 20), signal('S80', 80)] });
 }
+
+/** A one-channel, 2-second EDF whose every sample is `digital` (±1000 µV over the int16 range). */
+function constantEdf(digital: number): Uint8Array {
+  return writeEdf({ recordDuration: 1, records: 2, signals: [{ label: 'C', unit: 'uV', physicalMin: -1000, physicalMax: 1000, digitalMin: -32768, digitalMax: 32767, samplesPerRecord: RATE, samples: new Array(2 * RATE).fill(digital) }] });
+}
+const physical = (digital: number) => -1000 + ((digital + 32768) * 2000) / 65535;
 
 describe('exact signal windows: GET /datasets/:id/signal', () => {
   let server: TestServer;
@@ -196,19 +203,52 @@ describe('exact signal windows: GET /datasets/:id/signal', () => {
     assert.equal((await apiFetch(server, `/datasets/${privateId}/events?path=${encodeURIComponent(sources.edf!)}`, owner.key)).status, 200);
   });
 
-  it(`stops serving a dataset made private within ${LOOKUP_TTL_MS} ms (the look-up cache's lifetime)`, async () => {
+  it(`stops serving a dataset made private through another process within ${LOOKUP_TTL_MS} ms (the look-up cache's lifetime)`, async () => {
     const p = `path=${encodeURIComponent(sources.edf!)}&start=0&duration=0.5&channels=A1`;
     const setVisibility = (visibility: 'public' | 'private') => server.deps.db.updateTable('datasets').set({ visibility }).where('id', '=', privateId).execute();
     await setVisibility('public');
     try {
       assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`)).status, 200);
+      // A write straight to the table, as another process's would be: no hook of this server runs.
       await setVisibility('private');
-      await new Promise((resolve) => setTimeout(resolve, LOOKUP_TTL_MS + 100));
+      server.clock.advance(LOOKUP_TTL_MS + 1);
       assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`)).status, 404);
       assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`, owner.key)).status, 200);
     } finally {
       await setVisibility('private');
     }
+  });
+
+  it('stops serving a dataset made private through this server at once, whatever the look-up cache holds', async () => {
+    const p = `path=${encodeURIComponent(sources.edf!)}&start=0&duration=0.5&channels=A1`;
+    await server.deps.db.updateTable('datasets').set({ visibility: 'public' }).where('id', '=', privateId).execute();
+    try {
+      assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`)).status, 200);
+      const admin = await createAccount(server, { role: 'admin' }); // only an administrator makes a public dataset private
+      const patched = await admin.api(`/datasets/${privateId}`, { method: 'PATCH', body: JSON.stringify({ visibility: 'private' }) });
+      assert.equal(patched.status, 200, await patched.clone().text());
+      assert.equal((await apiFetch(server, `/datasets/${privateId}/signal?${p}`)).status, 404);
+    } finally {
+      await server.deps.db.updateTable('datasets').set({ visibility: 'private' }).where('id', '=', privateId).execute();
+    }
+  });
+
+  it('reads a recording converted anew at once: the new store\'s samples, never the ones decoded before', async () => {
+    const file = 'sub-01/eeg/sub-01_task-rest_eeg.edf';
+    const repo = makeRepo([{ bytes: constantEdf(3000), to: file }]);
+    dirs.push(repo);
+    const fresh = await convertedDataset(server, owner.user.id, repo);
+    const first = async () => {
+      const res = await apiFetch(server, `/datasets/${fresh}/signal?path=${encodeURIComponent(file)}&start=0&duration=1&format=json&dtype=float64`);
+      assert.equal(res.status, 200, await res.clone().text());
+      return ((await res.json()) as { data: number[][] }).data[0]![0]!;
+    };
+    assert.ok(Math.abs((await first()) - physical(3000)) < 1e-6);
+    writeFileSync(path.join(repo, file), constantEdf(-9000));
+    gitIn(repo, 'commit', '-q', '-am', 'new samples');
+    await reconvertedDataset(server, fresh, repo);
+    // The clock has not moved: only the conversion's hook can have made this server look the recording up again.
+    assert.ok(Math.abs((await first()) - physical(-9000)) < 1e-6);
   });
 
   it('resamples with an anti-aliasing filter: passband within 0.1 dB, aliases below -60 dB', async () => {

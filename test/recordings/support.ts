@@ -3,6 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { enqueueConversion } from '../../src/conversion/job-queue.js';
+import { repositoryDir } from '../../src/git/repository-dir.js';
 import type { TestServer } from '../support/test-server.js';
 import { fixtures, gitIn, hostCopy, hostedSource } from '../conversion/support.js';
 
@@ -50,10 +51,20 @@ export async function convertedDataset(server: TestServer, ownerId: number, repo
     .insertInto('datasets')
     .values({ id, name: `Recordings ${id}`, owner_id: ownerId, visibility, source_repo: hostedSource, external_ids: [], latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: null, zarr_converted_at: null, zarr_store_count: null, zarr_index_etag: null, zarr_source_commit: null })
     .execute();
+  await convertToEnd(server, id);
+  return id;
+}
+
+/** Pushes `repo`'s new commit to the dataset's hosted repository and converts it to the end, as a push would. */
+export async function reconvertedDataset(server: TestServer, id: string, repo: string): Promise<void> {
+  gitIn(repo, 'push', '-q', '--force', repositoryDir(server.config.gitDir, id), `HEAD:${gitIn(repo, 'rev-parse', '--abbrev-ref', 'HEAD').trim()}`);
+  await convertToEnd(server, id);
+}
+
+async function convertToEnd(server: TestServer, id: string): Promise<void> {
   await enqueueConversion(server.deps.db, { datasetId: id, ref: 'HEAD', full: true, reason: 'test' });
   for (const wake of server.deps.hooks.jobQueued) wake();
   await server.worker!.idle();
   const row = await server.deps.db.selectFrom('datasets').select(['zarr_status']).where('id', '=', id).executeTakeFirstOrThrow();
   if (row.zarr_status !== 'ready') throw new Error(`conversion of ${id} ended ${row.zarr_status}`);
-  return id;
 }

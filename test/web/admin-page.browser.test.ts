@@ -6,6 +6,8 @@
  * reason. The administrator's home page names the open requests. To anyone else `/admin` answers as a path
  * no route takes. Screenshots go to $NDS_SCREENSHOTS when set.
  */
+// test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
+// database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';

@@ -2,6 +2,8 @@
  * The whole device sign-in as a person does it: a real Chromium signs in on /login with a mailed code, and
  * approves (or denies) on /device the code that `nds auth login`, running as a child process, printed.
  */
+// test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
+// database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';

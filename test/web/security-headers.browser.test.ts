@@ -4,6 +4,8 @@
  * framed, by another site and by a page of the service's own origin, while the viewer's `?embed=1` renders
  * inside a frame. `NDS_TEST_SCREENSHOTS=<folder>` keeps a screenshot of each page there.
  */
+// test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
+// database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';

@@ -3,6 +3,8 @@
  * and signed in on that browser; the same link refuses a second use (410), a wrong token (403) and, on a
  * fresh service, a link older than an hour (410).
  */
+// test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
+// database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';

@@ -5,6 +5,8 @@
  * 10-20 recording, not on a BioSemi cap; channels in ARU, µS and °C on their own scale in their own unit; the
  * spectrum's legend; the events panel, the last time label and the recordings table inside their boxes.
  */
+// test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
+// database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';

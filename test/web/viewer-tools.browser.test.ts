@@ -4,6 +4,8 @@
  * samples, montages (average, bipolar) as arithmetic on the source samples, events at coarse zoom off the
  * traces, the event list, the spectrum, and a shared address restoring the same view.
  */
+// test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
+// database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';

@@ -3,6 +3,8 @@
  * holds (pixels checked against values computed here from the reader), scrubs and zooms across view
  * levels, and fetches only the chunks covering the window plus one chunk of prefetch each side.
  */
+// test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
+// database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

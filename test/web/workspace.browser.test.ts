@@ -6,6 +6,8 @@
  * recording's reason is on its page; the settings page saves metadata and requests publication; /account
  * requests upload access. Screenshots go to $NDS_SCREENSHOTS when set (docs/images/ holds the chosen ones).
  */
+// test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
+// database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';

@@ -2,7 +2,9 @@
 # A real S3-compatible server for the tests: Ceph's radosgw from Debian, single node, memstore, on
 # 127.0.0.1:17480, with a test user (fixed keys below, also in scripts/ci/env.sh) and the bucket `nds-test`.
 # It checks SigV4 signatures, so presigned-URL tampering tests mean something. Idempotent: when the
-# gateway already answers, it exits at once. Recipe: shared/reference/STACK.md ("Real S3 (radosgw)").
+# gateway already answers and stores a small object, it exits at once; a gateway that answers but cannot store
+# (its memory store full, say, after a benchmark) is started afresh. Recipe: shared/reference/STACK.md ("Real S3 (radosgw)").
+# RADOSGW_MEMSTORE_BYTES sizes the store (default 4 GiB: it is memory, used only as far as it is filled).
 set -euo pipefail
 
 DIR="${RADOSGW_DIR:-/tmp/nds-radosgw}"
@@ -21,8 +23,15 @@ ensure_bucket() {
   [[ "$code" == 200 || "$code" == 409 ]] || { echo "radosgw: bucket creation answered $code" >&2; return 1; }
 }
 
-if gateway_up; then
-  ensure_bucket
+# A write, not only an answer: a full memstore answers reads and lets writes hang.
+stores_objects() {
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X PUT --data-binary 'probe' -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
+    --aws-sigv4 "aws:amz:us-east-1:s3" --user "$ACCESS_KEY:$SECRET_KEY" "$ENDPOINT/$BUCKET/.radosgw-probe") || true
+  [[ "$code" == 200 ]]
+}
+
+if gateway_up && ensure_bucket 2>/dev/null && stores_objects; then
   exit 0
 fi
 
@@ -31,11 +40,14 @@ if ! command -v radosgw >/dev/null || ! command -v ceph-mon >/dev/null || ! comm
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ceph-mon ceph-osd radosgw >/dev/null
 fi
 
-# A previous cluster whose gateway is down: stop what is left of it and start afresh (memstore keeps nothing).
+# A previous cluster whose gateway is down or cannot store: stop what is left of it and start afresh (memstore
+# keeps nothing).
 if [ -d "$DIR/run" ]; then
   for pidfile in "$DIR"/run/*.pid; do
     [ -e "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
   done
+  for _ in $(seq 1 20); do gateway_up || break; sleep 0.5; done
+  pkill -f 'radosgw -n client.rgw' 2>/dev/null || true
   sleep 1
 fi
 rm -rf "$DIR"
@@ -61,7 +73,7 @@ osd pool default pgp num = 8
 osd pool default pg autoscale mode = off
 osd crush chooseleaf type = 0
 osd objectstore = memstore
-memstore device bytes = 1073741824
+memstore device bytes = ${RADOSGW_MEMSTORE_BYTES:-4294967296}
 mon data = $DIR/\$name
 osd data = $DIR/\$name
 run dir = $DIR/run
@@ -76,6 +88,10 @@ keyring = $DIR/\$name/keyring
 [client.rgw]
 rgw frontends = beast endpoint=127.0.0.1:17480
 rgw data = $DIR/rgw
+# Deleted objects' data is freed by the gateway's garbage collector, by default two hours later: in a memory
+# store that the tests and benchmarks fill and empty, that is a full store within the hour.
+rgw gc obj min wait = 5
+rgw gc processor period = 10
 EOF
 export CEPH_CONF="$DIR/ceph.conf"
 
