@@ -66,20 +66,33 @@ export function searchConditions(viewer: User | undefined, filters: SearchFilter
 
 export const and = (parts: RawBuilder<unknown>[]) => sql.join(parts, sql` and `);
 
-/** Facet counts and the total over the datasets matching `where` (alias `d`). */
+/**
+ * Facet counts and the total over the datasets matching `where` (alias `d`), in one pass over them: each
+ * dataset's modalities, rates and subject count are unnested side by side and counted by grouping sets, one
+ * for each; the subject thresholds are summed here from the counts by subject number.
+ */
 export async function facetCounts(deps: Pick<Deps, 'db'>, where: RawBuilder<unknown>[]): Promise<{ total: number; facets: Facets }> {
-  const { rows } = await sql<{ facet: string; value: string; n: string | number }>`
-    with hits as (select d.modalities, d.sampling_rates, d.n_subjects from datasets d where ${and(where)})
-    select 'total' as facet, '' as value, count(*) as n from hits
-    union all select 'modality', m, count(*) from hits, unnest(hits.modalities) m group by m
-    union all select 'sampling_rate', r::text, count(*) from hits, unnest(hits.sampling_rates) r group by r
-    union all select 'min_subjects', s::text, count(*) from hits, unnest(${sql.raw(`array[${SUBJECT_STEPS.join(',')}]`)}) s
-      where hits.n_subjects >= s group by s`.execute(deps.db);
+  // grouping(m, r, s): 3 for the modality set, 5 for the rate set, 6 for the subject-count set.
+  const { rows } = await sql<{ g: number; m: string | null; r: string | null; s: number | null; n: string | number }>`
+    select grouping(m, r, s) as g, m, r::text as r, s, count(*) as n
+    from (select unnest(d.modalities) as m, unnest(d.sampling_rates) as r, unnest(array[coalesce(d.n_subjects, -1)]) as s from datasets d where ${and(where)}) x
+    group by grouping sets ((m), (r), (s))`.execute(deps.db);
   const facets: Facets = { modality: [], sampling_rate: [], min_subjects: [] };
   let total = 0;
-  for (const r of rows) {
-    if (r.facet === 'total') total = Number(r.n);
-    else facets[r.facet as keyof typeof facets].push({ value: r.value, count: Number(r.n) });
+  const bySubjects: Array<{ s: number; n: number }> = [];
+  for (const row of rows) {
+    const n = Number(row.n);
+    if (row.g === 3 && row.m !== null) facets.modality.push({ value: row.m, count: n });
+    else if (row.g === 5 && row.r !== null) facets.sampling_rate.push({ value: row.r, count: n });
+    else if (row.g === 6 && row.s !== null) {
+      // Each dataset once (-1: no subject count); a null is the padding of a longer array beside it.
+      total += n;
+      bySubjects.push({ s: Number(row.s), n });
+    }
+  }
+  for (const step of SUBJECT_STEPS) {
+    const count = bySubjects.filter(({ s }) => s >= step).reduce((sum, { n }) => sum + n, 0);
+    if (count > 0) facets.min_subjects.push({ value: String(step), count });
   }
   facets.modality.sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
   facets.sampling_rate.sort((a, b) => Number(a.value) - Number(b.value));

@@ -82,26 +82,29 @@ export async function semanticRanking(deps: Pick<Deps, 'db' | 'config' | 'log' |
   const backend = deps.vectorSimilarity;
   const ranked = [...where, sql`e.model = ${deps.config.embeddingsModel}`];
   const title = input.q.trim();
-  // A dataset named exactly as the query comes first, then the nearest others.
-  const { rows: exact } = await sql<Row>`
-    select d.*, u.username as owner_username, 1::float8 as score
-    from datasets d join users u on u.id = d.owner_id join dataset_embeddings e on e.dataset_id = d.id
-    where ${and(ranked)} and lower(d.name) = lower(${title}) order by d.id limit ${input.offset + input.limit}`.execute(deps.db);
-  const others = [...ranked, sql`lower(d.name) <> lower(${title})`];
-  const k = input.offset + input.limit - Math.min(exact.length, input.offset + input.limit);
-  let nearest: Row[];
-  if (backend === 'pgvector' && HNSW_DIMENSIONS.includes(query.length) && input.offset + input.limit <= HNSW_MAX_ROWS) {
-    nearest = k > 0 ? await nearestByIndex(deps, others, query, k) : [];
-  } else {
-    const similarity = backend === 'pgvector' ? sql`1 - (e.embedding::vector <=> ${JSON.stringify(query)}::vector)` : sql`nds_cosine(e.embedding, ${pgArray(query)}::real[])`;
-    ({ rows: nearest } = await sql<Row>`
-      select d.*, u.username as owner_username, coalesce(${similarity}, 0)::float8 as score
+  const rank = async (): Promise<Row[]> => {
+    // A dataset named exactly as the query comes first, then the nearest others.
+    const { rows: exact } = await sql<Row>`
+      select d.*, u.username as owner_username, 1::float8 as score
       from datasets d join users u on u.id = d.owner_id join dataset_embeddings e on e.dataset_id = d.id
-      where ${and(others)}
-      order by score desc, d.id
-      limit ${Math.max(k, 0)}`.execute(deps.db));
-  }
-  const rows = [...exact, ...nearest].slice(input.offset, input.offset + input.limit);
-  const { total, facets } = await facetCounts(deps, where);
+      where ${and(ranked)} and lower(d.name) = lower(${title}) order by d.id limit ${input.offset + input.limit}`.execute(deps.db);
+    const others = [...ranked, sql`lower(d.name) <> lower(${title})`];
+    const k = input.offset + input.limit - Math.min(exact.length, input.offset + input.limit);
+    let nearest: Row[];
+    if (backend === 'pgvector' && HNSW_DIMENSIONS.includes(query.length) && input.offset + input.limit <= HNSW_MAX_ROWS) {
+      nearest = k > 0 ? await nearestByIndex(deps, others, query, k) : [];
+    } else {
+      const similarity = backend === 'pgvector' ? sql`1 - (e.embedding::vector <=> ${JSON.stringify(query)}::vector)` : sql`nds_cosine(e.embedding, ${pgArray(query)}::real[])`;
+      ({ rows: nearest } = await sql<Row>`
+        select d.*, u.username as owner_username, coalesce(${similarity}, 0)::float8 as score
+        from datasets d join users u on u.id = d.owner_id join dataset_embeddings e on e.dataset_id = d.id
+        where ${and(others)}
+        order by score desc, d.id
+        limit ${Math.max(k, 0)}`.execute(deps.db));
+    }
+    return [...exact, ...nearest].slice(input.offset, input.offset + input.limit);
+  };
+  // The ranking and the facets are queries on two connections (one after the other on PGlite).
+  const [rows, { total, facets }] = await Promise.all([rank(), facetCounts(deps, where)]);
   return { ok: true, backend, total, rows, facets };
 }

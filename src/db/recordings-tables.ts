@@ -48,8 +48,35 @@ export interface RecordingWordsTable {
   words: string;
 }
 
+/**
+ * The distinct terms of a dataset's recordings' search text, split at white space, `/`, `_`, `.` and `-`,
+ * space-separated, under a trigram index: the word fence the catalogue reads (`recording_words` is kept for
+ * the previous release only).
+ */
+export interface RecordingTermsTable {
+  dataset_id: string;
+  terms: string;
+}
+
+/**
+ * The least and greatest rate, channel count and duration of a dataset's recordings: the range fence of
+ * `rate_min`/`rate_max`, `channels_min`/`channels_max` and `duration_min`/`duration_max` (decision 0023).
+ * The rates are null when no recording has one.
+ */
+export interface RecordingRangesTable {
+  dataset_id: string;
+  rate_least: number | null;
+  rate_greatest: number | null;
+  channels_least: number;
+  channels_greatest: number;
+  duration_least: number;
+  duration_greatest: number;
+}
+
 export interface RecordingsTables {
   recordings: RecordingsTable;
   recording_facets: RecordingFacetsTable;
   recording_words: RecordingWordsTable;
+  recording_terms: RecordingTermsTable;
+  recording_ranges: RecordingRangesTable;
 }

@@ -1,9 +1,10 @@
 /**
- * Every read and write of `recordings` rows and of their fences (`recording_facets`, `recording_words`,
- * decision 0023): the one module that queries those tables. Rows are replaced per dataset by the catalogue
+ * Every read and write of `recordings` rows and of their fences (`recording_facets`, `recording_terms`,
+ * `recording_ranges`, and `recording_words` kept for the previous release; decision 0023): the one module that
+ * queries those tables. Rows are replaced per dataset by the catalogue
  * sync (`catalogue-sync.ts`), fences with them; the filters of `GET /recordings` are composed here.
  */
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { User } from '../db/accounts-tables.js';
 import type { RecordingsTable } from '../db/recordings-tables.js';
@@ -49,8 +50,8 @@ export async function replaceRecordings(db: Kysely<Database>, datasetId: string,
 }
 
 /**
- * Rebuilds the fences (`recording_facets`, `recording_words`) of `datasetIds` from their rows; the SQL is the
- * migration's function, so one definition serves the catalogue, the migration's backfill and the bench.
+ * Rebuilds the fences (`recording_facets`, `recording_terms`, `recording_ranges`, `recording_words`) of `datasetIds` from their
+ * rows; the SQL is the migrations' function, so one definition serves the catalogue, the backfill and the bench.
  */
 export async function refreshFences(db: Kysely<Database>, datasetIds: string[]): Promise<void> {
   await sql`select refresh_recording_fences(${sql.val(datasetIds)}::text[])`.execute(db);
@@ -72,62 +73,86 @@ const PAGE_COLUMNS = ['r.dataset_id', 'r.zarr', 'r.path', 'r.source_commit', 'r.
 
 export type RecordingPageRow = Pick<RecordingRow, 'dataset_id' | 'zarr' | 'path' | 'source_commit' | 'subject' | 'session' | 'task' | 'run' | 'acquisition' | 'datatype' | 'groups' | 'events'>;
 
-/** The words of `q`, each with its `%word%` pattern, LIKE's own characters escaped. */
-function wordPatterns(q: string | undefined): Array<{ word: string; pattern: string }> {
-  return (q ?? '')
-    .split(/\s+/)
-    .filter(Boolean)
-    .map((word) => ({ word, pattern: `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%` }));
+/** `%text%`, LIKE's own characters escaped. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The words of `q`: each row must contain every one (ILIKE `%word%`). */
+function wordPatterns(q: string | undefined): string[] {
+  return (q ?? '').split(/\s+/).filter(Boolean).map(containing);
 }
 
 /**
- * The datasets whose recordings may match `filters` (decision 0023): readable by `user`, at or after the
- * cursor's dataset, and admitted by the fence of every filter. `undefined` when nothing narrows (an admin's
- * unfiltered list walks the whole catalogue).
+ * What the terms fence (`recording_terms`, split at white space, `/`, `_`, `.` and `-`) is asked for `q`:
+ * the parts of its words between those characters, each of which lies inside one term of a matching
+ * dataset. A part under three characters is left out: a trigram index cannot narrow it, and its rows are
+ * tested on the walk alone.
  */
-function candidateDatasets(db: Kysely<Database>, user: User | undefined, filters: RecordingFilters, after: CatalogueCursor | undefined) {
-  let d = readableDatasetsQuery(db, readerOf(user));
-  let narrowed = !isAdmin(user);
-  if (filters.dataset) {
-    d = d.where('d.id', '=', filters.dataset);
-    narrowed = true;
-  }
-  const text = (kind: string, value: string) => {
-    d = d.where((eb) => eb.exists(eb.selectFrom('recording_facets as f').select(sql`1`.as('one')).whereRef('f.dataset_id', '=', 'd.id').where('f.kind', '=', kind).where('f.value', '=', value)));
-    narrowed = true;
-  };
-  const num = (kind: string, op: '=' | '>=' | '<=', value: number) => {
-    d = d.where((eb) => eb.exists(eb.selectFrom('recording_facets as f').select(sql`1`.as('one')).whereRef('f.dataset_id', '=', 'd.id').where('f.kind', '=', kind).where('f.num', op, value)));
-    narrowed = true;
+export function termPatterns(q: string | undefined): string[] {
+  const parts = (q ?? '').split(/[\s\u0085\u180e/_.-]+/).filter((part) => [...part].length >= 3);
+  return [...new Set(parts)].map(containing);
+}
+
+/** Where a round of candidates starts: at the cursor's dataset (inclusive) or after the last round's. */
+interface CandidatesFrom {
+  id: string;
+  inclusive: boolean;
+}
+
+/**
+ * The datasets whose recordings may match `filters` (decision 0023), readable by `user` and admitted by the
+ * fence of every filter, in id order from `from`, at most `batch`: `undefined` when nothing narrows (an admin's
+ * unfiltered list walks the whole catalogue). Each fence is joined, not tested by EXISTS: it holds at most one
+ * row a dataset and value, so the planner may drive the walk from any of them in dataset order (the value
+ * index of `recording_facets` is ordered by dataset within a value) and stop at the batch's end, for a rare
+ * value as for a common one.
+ */
+function candidateDatasets(db: Kysely<Database>, user: User | undefined, filters: RecordingFilters) {
+  const joins: RawBuilder<unknown>[] = [];
+  const where: RawBuilder<unknown>[] = [];
+  if (filters.dataset) where.push(sql`d.id = ${filters.dataset}`);
+  const facet = (kind: string, test: (f: RawBuilder<unknown>) => RawBuilder<unknown>) => {
+    const f = sql.id(`f${joins.length}`);
+    joins.push(sql`join recording_facets ${f} on ${f}.dataset_id = d.id and ${f}.kind = ${kind} and ${test(f)}`);
   };
   for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
     const value = filters[key];
-    if (value !== undefined) text(key, value);
+    if (value !== undefined) facet(key, (f) => sql`${f}.value = ${value}`);
   }
-  for (const label of filters.channel ?? []) text('channel', label);
-  if (filters.channel_type) text('channel_type', filters.channel_type.toUpperCase());
-  if (filters.event_type) text('event_type', filters.event_type);
-  if (filters.rate !== undefined) num('rate', '=', filters.rate);
-  if (filters.rate_min !== undefined) num('rate', '>=', filters.rate_min);
-  if (filters.rate_max !== undefined) num('rate', '<=', filters.rate_max);
-  if (filters.channels_min !== undefined) num('n_channels', '>=', filters.channels_min);
-  if (filters.channels_max !== undefined) num('n_channels', '<=', filters.channels_max);
-  if (filters.duration_min !== undefined) num('duration', '>=', filters.duration_min);
-  if (filters.duration_max !== undefined) num('duration', '<=', filters.duration_max);
-  // A trigram index cannot narrow a word under three characters; its rows are tested on the walk alone.
-  for (const { pattern } of wordPatterns(filters.q).filter(({ word }) => [...word].length >= 3)) {
-    d = d.where((eb) => eb.exists(eb.selectFrom('recording_words as w').select(sql`1`.as('one')).whereRef('w.dataset_id', '=', 'd.id').where('w.words', 'ilike', pattern)));
-    narrowed = true;
-  }
-  if (!narrowed) return undefined;
-  if (after) d = d.where('d.id', '>=', after.dataset_id);
-  return d;
+  for (const label of new Set(filters.channel ?? [])) facet('channel', (f) => sql`${f}.value = ${label}`);
+  if (filters.channel_type) facet('channel_type', (f) => sql`${f}.value = ${filters.channel_type!.toUpperCase()}`);
+  if (filters.event_type) facet('event_type', (f) => sql`${f}.value = ${filters.event_type}`);
+  if (filters.rate !== undefined) facet('rate', (f) => sql`${f}.num = ${filters.rate}::float8`);
+  // A bound admits the datasets whose greatest (for a least bound) or least (for a greatest) value meets it.
+  const ranges: RawBuilder<unknown>[] = [];
+  if (filters.rate_min !== undefined) ranges.push(sql`g.rate_greatest >= ${filters.rate_min}::float8`);
+  if (filters.rate_max !== undefined) ranges.push(sql`g.rate_least <= ${filters.rate_max}::float8`);
+  if (filters.channels_min !== undefined) ranges.push(sql`g.channels_greatest >= ${filters.channels_min}`);
+  if (filters.channels_max !== undefined) ranges.push(sql`g.channels_least <= ${filters.channels_max}`);
+  if (filters.duration_min !== undefined) ranges.push(sql`g.duration_greatest >= ${filters.duration_min}::float8`);
+  if (filters.duration_max !== undefined) ranges.push(sql`g.duration_least <= ${filters.duration_max}::float8`);
+  if (ranges.length > 0) joins.push(sql`join recording_ranges g on g.dataset_id = d.id and ${sql.join(ranges, sql` and `)}`);
+  const terms = termPatterns(filters.q).map((pattern) => sql`w.terms ilike ${pattern}`);
+  if (terms.length > 0) joins.push(sql`join recording_terms w on w.dataset_id = d.id and ${sql.join(terms, sql` and `)}`);
+  if (isAdmin(user) && joins.length === 0 && where.length === 0) return undefined;
+  return (from: CandidatesFrom | undefined, batch: number) => {
+    const after = from ? [sql`d.id ${sql.raw(from.inclusive ? '>=' : '>')} ${from.id}`] : [];
+    return sql<{ id: string }>`
+      select d.id from (${readableDatasetsQuery(db, readerOf(user))}) d ${sql.join(joins, sql` `)}
+      where ${allOf([...where, ...after] as RawBuilder<boolean>[])}
+      order by d.id limit ${batch}`.execute(db);
+  };
 }
 
+/** Candidate datasets read in the first round of a page; each further round reads four times more. */
+const FIRST_BATCH = 64;
+
 /**
- * One page of the recordings `user` may read that match `filters`, in (dataset, store) order: the
- * candidate datasets are fixed first (an array, so the walk is an ordered scan of the primary key over
- * them alone), then each row is tested against every filter.
+ * One page of the recordings `user` may read that match `filters`, in (dataset, store) order, in rounds:
+ * the next candidate datasets in id order, a batch at a time (the planner weighs the fences: a value few
+ * datasets hold is read from its fence's index and the few sorted, one most hold by walking the datasets in
+ * order and probing each one's fence until the batch is full), then their recordings walked in primary-key
+ * order, each row tested against every filter, until the page is full. A value most datasets hold fills the
+ * page in the first round, so the candidates are never all read.
  */
 export async function listRecordingRows(
   db: Kysely<Database>,
@@ -135,21 +160,38 @@ export async function listRecordingRows(
   filters: RecordingFilters,
   page: { limit: number; after?: CatalogueCursor },
 ): Promise<RecordingPageRow[]> {
-  const candidates = candidateDatasets(db, user, filters, page.after);
-  if (!candidates) return pageOf(db, filters, page);
+  if (!candidateDatasets(db, user, filters)) return pageOf(db, filters, page);
   return db.transaction().execute(async (trx) => {
-    // The fences are read first, on their own: the trigram index of the words is read by bitmap scans only.
-    const { rows } = await sql<{ ids: string[] }>`select array(${candidates}) as ids`.execute(trx);
-    const ids = rows[0]!.ids;
-    if (ids.length === 0) return [];
-    // Then the walk. The planner cannot know the candidates' number (a parameter it does not look into, so
-    // thousands of ids cost nothing to plan) and guesses a bitmap scan of all their rows and a sort: for a
-    // candidate set of thousands of datasets, every row of them. The ordered walk of the primary key stops
-    // at the page's last row; told to leave bitmaps and whole-table scans out, the planner takes it (word
-    // filters look rare to it, and it would read the whole table and sort rather than walk).
-    await sql`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`.execute(trx);
-    return pageOf(trx, filters, page, ids);
+    const candidates = candidateDatasets(trx, user, filters)!;
+    const rows: RecordingPageRow[] = [];
+    let from: CandidatesFrom | undefined = page.after ? { id: page.after.dataset_id, inclusive: true } : undefined;
+    for (let batch = FIRST_BATCH; ; batch *= 4) {
+      await walkSettings(trx, 'fences');
+      const ids = (await candidates(from, batch)).rows.map((d) => d.id);
+      if (ids.length === 0) return rows;
+      await walkSettings(trx, 'walk');
+      rows.push(...(await pageOf(trx, filters, { limit: page.limit - rows.length, ...(from?.inclusive && page.after ? { after: page.after } : {}) }, ids)));
+      if (rows.length >= page.limit || ids.length < batch) return rows;
+      from = { id: ids.at(-1)!, inclusive: false };
+    }
   });
+}
+
+/**
+ * What the planner is told for each step (`set_config(..., true)`: until the transaction ends). The walk over a
+ * batch of candidates is an ordered scan of the primary key that stops at the page's last row; the planner
+ * cannot know the candidates (a parameter it does not look into, so that it plans no per-id work) and would
+ * rather read all their rows by a bitmap, or the whole table, and sort: both are left out. The fences are small
+ * tables, which the planner would rather scan whole than read through an index (the terms' trigram index
+ * costs it more than a scan of 10,000 rows, which takes tens of milliseconds of ILIKE): scans are left out,
+ * bitmaps (the trigram index is read by bitmap scans only) are not; and merge joins, which walk every visible
+ * dataset up to a rare value's last (`subject=p03`: 8,000 rows for 40), where a walk of the value's index in
+ * dataset order, probing each dataset, stops at the batch's end for a common value as for a rare one.
+ */
+async function walkSettings(db: Kysely<Database>, step: 'fences' | 'walk'): Promise<void> {
+  const bitmaps = step === 'walk' ? 'off' : 'on';
+  const merges = step === 'walk' ? 'on' : 'off';
+  await sql`select set_config('enable_bitmapscan', ${bitmaps}, true), set_config('enable_seqscan', 'off', true), set_config('enable_mergejoin', ${merges}, true)`.execute(db);
 }
 
 async function pageOf(
@@ -158,27 +200,36 @@ async function pageOf(
   page: { limit: number; after?: CatalogueCursor },
   candidates?: string[],
 ): Promise<RecordingPageRow[]> {
-  let q = db.selectFrom('recordings as r').select(PAGE_COLUMNS);
+  let q = db.selectFrom('recordings as r').select(PAGE_COLUMNS).where(allOf(rowConditions(filters, page.after)));
   if (candidates) q = q.where(sql<boolean>`r.dataset_id = any((select ${sql.val(candidates)}::text[])::text[])`);
-  if (filters.dataset) q = q.where('r.dataset_id', '=', filters.dataset);
-  for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
-    const value = filters[key];
-    if (value !== undefined) q = q.where(`r.${key}`, '=', value);
-  }
-  if (filters.rate !== undefined) q = q.where(sql<boolean>`${filters.rate}::float8 = any(r.rates)`);
-  if (filters.rate_min !== undefined) q = q.where(sql<boolean>`${filters.rate_min}::float8 <= any(r.rates)`);
-  if (filters.rate_max !== undefined) q = q.where(sql<boolean>`${filters.rate_max}::float8 >= any(r.rates)`);
-  if (filters.channels_min !== undefined) q = q.where('r.n_channels', '>=', filters.channels_min);
-  if (filters.channels_max !== undefined) q = q.where('r.n_channels', '<=', filters.channels_max);
-  if (filters.duration_min !== undefined) q = q.where('r.duration_s', '>=', filters.duration_min);
-  if (filters.duration_max !== undefined) q = q.where('r.duration_s', '<=', filters.duration_max);
-  if (filters.channel && filters.channel.length > 0) q = q.where(sql<boolean>`r.channel_labels @> ${sql.val(filters.channel)}::text[]`);
-  if (filters.channel_type) q = q.where(sql<boolean>`${filters.channel_type.toUpperCase()} = any(r.channel_types)`);
-  if (filters.event_type) q = q.where(sql<boolean>`${filters.event_type} = any(r.trial_types)`);
-  for (const { pattern } of wordPatterns(filters.q)) q = q.where('r.search_text', 'ilike', pattern);
-  if (page.after) q = q.where(sql<boolean>`(r.dataset_id, r.zarr) > (${page.after.dataset_id}, ${page.after.zarr})`);
   return (await q.orderBy('r.dataset_id').orderBy('r.zarr').limit(page.limit).execute()) as RecordingPageRow[];
 }
+
+/** Every filter's test of a row (`recordings as r`), and the cursor's. */
+function rowConditions(filters: RecordingFilters, after: CatalogueCursor | undefined): RawBuilder<boolean>[] {
+  const where: RawBuilder<boolean>[] = [];
+  if (filters.dataset) where.push(sql`r.dataset_id = ${filters.dataset}`);
+  for (const key of ['subject', 'session', 'task', 'run', 'datatype'] as const) {
+    const value = filters[key];
+    if (value !== undefined) where.push(sql`${sql.ref(`r.${key}`)} = ${value}`);
+  }
+  if (filters.rate !== undefined) where.push(sql`${filters.rate}::float8 = any(r.rates)`);
+  if (filters.rate_min !== undefined) where.push(sql`${filters.rate_min}::float8 <= any(r.rates)`);
+  if (filters.rate_max !== undefined) where.push(sql`${filters.rate_max}::float8 >= any(r.rates)`);
+  if (filters.channels_min !== undefined) where.push(sql`r.n_channels >= ${filters.channels_min}`);
+  if (filters.channels_max !== undefined) where.push(sql`r.n_channels <= ${filters.channels_max}`);
+  if (filters.duration_min !== undefined) where.push(sql`r.duration_s >= ${filters.duration_min}`);
+  if (filters.duration_max !== undefined) where.push(sql`r.duration_s <= ${filters.duration_max}`);
+  if (filters.channel && filters.channel.length > 0) where.push(sql`r.channel_labels @> ${sql.val(filters.channel)}::text[]`);
+  if (filters.channel_type) where.push(sql`${filters.channel_type.toUpperCase()} = any(r.channel_types)`);
+  if (filters.event_type) where.push(sql`${filters.event_type} = any(r.trial_types)`);
+  for (const pattern of wordPatterns(filters.q)) where.push(sql`r.search_text ilike ${pattern}`);
+  if (after) where.push(sql`(r.dataset_id, r.zarr) > (${after.dataset_id}, ${after.zarr})`);
+  return where;
+}
+
+/** The conditions joined by `and`; true when there are none. */
+const allOf = (where: RawBuilder<boolean>[]) => (where.length > 0 ? sql<boolean>`${sql.join(where, sql` and `)}` : sql<boolean>`true`);
 
 /** The row of the store whose data file is `path` (or whose store folder is `path`) in one dataset. */
 export async function findRecordingRow(db: Kysely<Database>, datasetId: string, path: string): Promise<RecordingRow | undefined> {

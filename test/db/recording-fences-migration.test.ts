@@ -76,6 +76,9 @@ describe('the recording fences migration', () => {
     const words = (await sql<{ words: string }>`select words from recording_words where dataset_id = 'nd000001'`.execute(db)).rows[0]!.words.split(' ');
     assert.ok(['nd000001', 'sub-02/eeg/b.zarr', 'EMG1', 'rest'].every((w) => words.includes(w)), words.join(' '));
     assert.equal((await sql`select 1 from recording_facets where dataset_id = 'nd000002'`.execute(db)).rows.length, 0);
+    // Migration 2026-11-27-2319-recording-terms: the same text split at white space, /, _, . and -, each term once.
+    const terms = (await sql<{ terms: string }>`select terms from recording_terms where dataset_id = 'nd000001'`.execute(db)).rows[0]!.terms.split(' ');
+    assert.deepEqual([...terms].sort(), ['Cz', 'EEG', 'EMG1', 'Oz', 'Pz', 'a', 'b', 'eeg', 'left', 'nd000001', 'rest', 'sub', 'zarr', '01', '02'].sort());
 
     const found = async (filters: Parameters<typeof listRecordingRows>[2]) =>
       (await listRecordingRows(db, undefined, filters, { limit: 10 })).map((r) => r.zarr);
@@ -83,9 +86,13 @@ describe('the recording fences migration', () => {
     assert.deepEqual(await found({ rate: 256 }), ['sub-01/eeg/a.zarr']);
     assert.deepEqual(await found({ duration_min: 20 }), ['sub-02/eeg/b.zarr']);
     assert.deepEqual(await found({ q: 'EMG' }), ['sub-02/eeg/b.zarr']);
+    assert.deepEqual(await found({ q: 'sub-02/eeg' }), ['sub-02/eeg/b.zarr']);
+    assert.deepEqual(await found({ q: 'eeg/a.zarr rest' }), ['sub-01/eeg/a.zarr']);
     assert.deepEqual(await found({ subject: '01', channel_type: 'eeg' }), ['sub-01/eeg/a.zarr']);
 
     const index = await sql`select 1 from pg_indexes where indexname = 'recording_words_trigrams'`.execute(db);
     assert.equal(index.rows.length, 1, 'the words are under a trigram index');
+    const termsIndex = await sql`select 1 from pg_indexes where indexname = 'recording_terms_trigrams'`.execute(db);
+    assert.equal(termsIndex.rows.length, 1, 'the terms are under a trigram index');
   });
 });

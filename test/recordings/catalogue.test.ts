@@ -104,6 +104,22 @@ describe('the recording catalogue: GET /recordings and GET /datasets/:id/recordi
     assert.equal((await list(`dataset=${publicId}&q=nothing-like-this`)).length, 0);
   });
 
+  // Decision 0023: the words' fence holds terms split at `/`, `_`, `.` and `-`; a query word holding those
+  // characters is fenced by its parts and still matched whole against each row.
+  it('finds recordings by a q word that spans path separators, across datasets, and only those', async () => {
+    const bdf = ['sub-02/ses-a/eeg/sub-02_ses-a_task-motor_eeg.bdf'];
+    assert.deepEqual(paths(await list('q=sub-02_ses-a')), bdf);
+    assert.deepEqual(paths(await list('q=task-motor_eeg.bdf')), bdf);
+    assert.deepEqual(paths(await list('q=ses-a/eeg')), bdf);
+    assert.deepEqual(paths(await list('q=02/ses-a/EEG/sub')), bdf);
+    assert.deepEqual(paths(await list('q=rest_run-1_eeg.edf')), ['sub-01/eeg/sub-01_task-rest_run-1_eeg.edf']);
+    // Every part is in the fence of the dataset, but no recording holds the word whole.
+    assert.deepEqual(await list('q=sub-02_task-rest'), []);
+    assert.deepEqual(await list(`q=${publicId}%20motor-rest`), []);
+    assert.deepEqual(paths(await list('q=sub-03_task-rest%20motor')), []);
+    assert.deepEqual(paths(await list('q=sub-03_task-rest%20rest')), ['sub-03/eeg/sub-03_task-rest_eeg.edf']);
+  });
+
   it('pages with a cursor, every recording once', async () => {
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -153,6 +169,8 @@ describe('the recording catalogue: GET /recordings and GET /datasets/:id/recordi
       `q=${privateId}`,
       'q=secret',
       'q=sub-09_task-secret',
+      'q=task-secret_eeg.edf',
+      'q=09/eeg/sub',
       `q=${label}`,
       `channel=${label}`,
       `channel_type=${group.channels[0]!.type}`,

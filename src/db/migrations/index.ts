@@ -22,6 +22,8 @@ import * as recordingFences from './2026-11-27-1800-recording-fences.js';
 import * as repositoryHolders from './2026-11-27-1800-repository-holders.js';
 import * as embeddingIndex from './2026-11-27-1801-embedding-index.js';
 import * as schemaRequirements from './2026-11-27-2300-schema-requirements.js';
+import * as catalogueTermsAndRanges from './2026-11-27-2319-catalogue-terms-and-ranges.js';
+import * as catalogueSearchIndexes from './2026-11-27-2320-catalogue-search-indexes.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -43,4 +45,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-1800-repository-holders': repositoryHolders,
   '2026-11-27-1801-embedding-index': embeddingIndex,
   '2026-11-27-2300-schema-requirements': schemaRequirements,
+  '2026-11-27-2319-catalogue-terms-and-ranges': catalogueTermsAndRanges,
+  '2026-11-27-2320-catalogue-search-indexes': catalogueSearchIndexes,
 };
