@@ -9,7 +9,6 @@
  * started the poisoned recording, which is what an out-of-memory kill or a crash of a native decoder does.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,36 +23,11 @@ import { openObjectStore } from '../../src/objects/open-object-store.js';
 import { startNds, type CliRun } from '../support/cli.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { createPostgresTestDatabase, pgliteDump, usingPostgres } from '../support/test-server.js';
-import { writeEdf } from '../formats/support/edf-writer.js';
-import { gitIn, hostRepository, hostedSource, startRepositoryNode, type RepositoryNode } from './support.js';
+import { hostRepository, hostedSource, makeEdfRepo, startRepositoryNode, type RepositoryNode } from './support.js';
 
 const poisoned = 'nd000251';
 const healthy = 'nd000252';
 const POISON_PATH = 'sub-02/eeg/sub-02_task-rest_eeg.edf';
-
-function recording(seed: number, seconds: number): Uint8Array {
-  const signals = Array.from({ length: 16 }, (_, c) => {
-    const samples = new Int16Array(seconds * 500);
-    for (let i = 0; i < samples.length; i++) samples[i] = Math.round(2000 * Math.sin((i * (c + seed)) / 30));
-    return { label: `EEG${c + 1}`, samplesPerRecord: 500, samples };
-  });
-  return writeEdf({ recordDuration: 1, records: seconds, signals });
-}
-
-function makeRepo(root: string, name: string, subjects: number, seconds: number): string {
-  const dir = path.join(root, name);
-  mkdirSync(dir);
-  writeFileSync(path.join(dir, 'dataset_description.json'), JSON.stringify({ Name: name, BIDSVersion: '1.9.0' }));
-  for (let s = 1; s <= subjects; s++) {
-    const sub = path.join(dir, `sub-0${s}`, 'eeg');
-    mkdirSync(sub, { recursive: true });
-    writeFileSync(path.join(sub, `sub-0${s}_task-rest_eeg.edf`), recording(s, seconds));
-  }
-  gitIn(dir, 'init', '-q');
-  gitIn(dir, 'add', '-A');
-  gitIn(dir, 'commit', '-q', '-m', 'recordings');
-  return dir;
-}
 
 describe('a recording that makes the worker process exit', { timeout: 300_000 }, () => {
   let root: string;
@@ -70,8 +44,8 @@ describe('a recording that makes the worker process exit', { timeout: 300_000 },
     // The workers fetch the hosted repositories over HTTP from the node that holds them (decision 0026).
     node = await startRepositoryNode(path.join(dataDir, 'git'), { dataDir, objectSigningSecret: secret });
     env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info', CONVERSION_MAX_ATTEMPTS: '3', NODE_URL: node.url, OBJECT_SIGNING_SECRET: secret };
-    hostRepository(path.join(dataDir, 'git'), poisoned, makeRepo(root, 'poisoned', 2, 20));
-    hostRepository(path.join(dataDir, 'git'), healthy, makeRepo(root, 'healthy', 4, 30));
+    hostRepository(path.join(dataDir, 'git'), poisoned, makeEdfRepo(root, 'poisoned', { subjects: 2, seconds: 20, channels: 16, rate: 500 }));
+    hostRepository(path.join(dataDir, 'git'), healthy, makeEdfRepo(root, 'healthy', { subjects: 4, seconds: 30, channels: 16, rate: 500 }));
     const database = await connectDatabase(databaseUrl, { pgliteDump: usingPostgres ? undefined : await pgliteDump() });
     try {
       await migrateToLatest(database.db);

@@ -12,6 +12,7 @@ import { repositoryDir } from '../../src/git/repository-dir.js';
 import { HOSTED_SOURCE } from '../../src/datasets/source-repo.js';
 import { gitFetchCredentialReads } from '../../src/datasets/git-fetch-credential.js';
 import { runGitHttpBackend } from '../../src/git/git-http-backend.js';
+import { writeEdf } from '../formats/support/edf-writer.js';
 import { fixturesDir } from '../formats/support/fixtures.js';
 
 export const fixtures = fixturesDir;
@@ -31,6 +32,31 @@ export function makeBidsRepo(): string {
   gitIn(dir, 'init', '-q');
   gitIn(dir, 'add', '-A');
   gitIn(dir, 'commit', '-q', '-m', 'first');
+  return dir;
+}
+
+/**
+ * A committed BIDS repository `root/name` of `subjects` EDF recordings (`sub-0N/eeg/sub-0N_task-rest_eeg.edf`),
+ * each `seconds` long, of `channels` sines at `rate` Hz that differ by subject and channel.
+ */
+export function makeEdfRepo(root: string, name: string, recordings: { subjects: number; seconds: number; channels: number; rate: number }): string {
+  const { subjects, seconds, channels, rate } = recordings;
+  const dir = path.join(root, name);
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, 'dataset_description.json'), JSON.stringify({ Name: name, BIDSVersion: '1.9.0' }));
+  for (let s = 1; s <= subjects; s++) {
+    const sub = path.join(dir, `sub-0${s}`, 'eeg');
+    mkdirSync(sub, { recursive: true });
+    const signals = Array.from({ length: channels }, (_, c) => {
+      const samples = new Int16Array(seconds * rate);
+      for (let i = 0; i < samples.length; i++) samples[i] = Math.round(2000 * Math.sin((i * (c + s)) / 30));
+      return { label: `EEG${c + 1}`, samplesPerRecord: rate, samples };
+    });
+    writeFileSync(path.join(sub, `sub-0${s}_task-rest_eeg.edf`), writeEdf({ recordDuration: 1, records: seconds, signals }));
+  }
+  gitIn(dir, 'init', '-q');
+  gitIn(dir, 'add', '-A');
+  gitIn(dir, 'commit', '-q', '-m', 'recordings');
   return dir;
 }
 

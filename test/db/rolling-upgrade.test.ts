@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,8 +27,7 @@ import { connectDatabase } from '../../src/db/connect.js';
 import { readStoreIndex } from '../../src/formats/zarr/store-index-object.js';
 import { openObjectStore } from '../../src/objects/open-object-store.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { gitIn, hostedSource, hostRepository, startRepositoryNode, type RepositoryNode } from '../conversion/support.js';
-import { writeEdf } from '../formats/support/edf-writer.js';
+import { hostedSource, hostRepository, makeEdfRepo, startRepositoryNode, type RepositoryNode } from '../conversion/support.js';
 import { startNds, type CliRun } from '../support/cli.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { freePort, usingPostgres } from '../support/test-server.js';
@@ -55,23 +54,6 @@ function startOld(root: string, env: Record<string, string>): Promise<{ child: C
     });
     void exited.then((code) => reject(new Error(`the previous release exited (${code}): ${text}`)));
   });
-}
-
-/** A hosted BIDS repository of `subjects` short 8-channel EDF recordings, committed. */
-function makeRepository(root: string, name: string, subjects: number): string {
-  const dir = path.join(root, name);
-  mkdirSync(dir);
-  writeFileSync(path.join(dir, 'dataset_description.json'), JSON.stringify({ Name: name, BIDSVersion: '1.9.0' }));
-  for (let s = 1; s <= subjects; s++) {
-    const sub = path.join(dir, `sub-0${s}`, 'eeg');
-    mkdirSync(sub, { recursive: true });
-    const signals = Array.from({ length: 8 }, (_, c) => ({ label: `EEG${c + 1}`, samplesPerRecord: 250, samples: Int16Array.from({ length: 250 * 10 }, (_, i) => Math.round(1000 * Math.sin((i * (c + s)) / 20))) }));
-    writeFileSync(path.join(sub, `sub-0${s}_task-rest_eeg.edf`), writeEdf({ recordDuration: 1, records: 10, signals }));
-  }
-  gitIn(dir, 'init', '-q');
-  gitIn(dir, 'add', '-A');
-  gitIn(dir, 'commit', '-q', '-m', 'recordings');
-  return dir;
 }
 
 /** `nds worker` of the tree at `root` (the previous release's, or this checkout's). */
@@ -180,7 +162,7 @@ describe('a rolling upgrade: the previous release beside the new one on one Post
       const owner = await createUser(database.db, { username: 'upgrade-owner', email: 'upgrade@example.org', status: 'approved', kind: 'person' }, new Date());
       const [alone, together] = ['nd000731', 'nd000732'];
       for (const id of [alone, together]) {
-        hostRepository(gitDir, id, makeRepository(tmp, id, 3));
+        hostRepository(gitDir, id, makeEdfRepo(tmp, id, { subjects: 3, seconds: 10, channels: 8, rate: 250 }));
         await insertDatasetRows(database.db, { id, name: id, owner_id: owner.id, visibility: 'public', source_repo: hostedSource });
       }
 
