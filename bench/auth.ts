@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/support/test-server.js';
+import { option } from './bench-args.js';
 
 interface Result {
   requests: { average: number; total: number };
@@ -20,11 +21,6 @@ interface Result {
 type Autocannon = (options: { url: string; connections: number; duration: number; headers?: Record<string, string> }) => Promise<Result>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const seconds = Number(option('seconds', '10'));
 const connections = Number(option('connections', '64'));
 

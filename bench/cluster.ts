@@ -27,6 +27,7 @@ import { buildCliOnce, startNdsProcess, type NdsProcess } from '../test/support/
 import { startNginx, stopChild } from '../test/support/nginx.js';
 import { cpuSeconds } from '../test/support/processes.js';
 import { freePort } from '../test/support/test-server.js';
+import { args, option } from './bench-args.js';
 
 interface Result {
   requests: { average: number; total: number };
@@ -43,11 +44,6 @@ interface Request {
 type Autocannon = (options: { url: string; connections: number; duration: number; requests: Request[] }) => Promise<Result>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const seconds = Number(option('seconds', '10'));
 const connections = Number(option('connections', '32'));
 const rounds = Number(option('rounds', '2'));

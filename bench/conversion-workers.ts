@@ -34,12 +34,8 @@ import { HOSTED_SOURCE } from '../src/datasets/source-repo.js';
 import { openObjectStore } from '../src/objects/open-object-store.js';
 import { startRepositoryNode } from '../test/conversion/support.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
+import { args, option } from './bench-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const RECORDINGS = Number(option('recordings', '40'));
 const MB = Number(option('mb', '8'));
 const IN_GIT = args.includes('--in-git');

@@ -7,12 +7,8 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { option } from './bench-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const dir = mkdtempSync(join(option('dir', '/dev/shm'), 'nds-write-probe-'));
 const gib = Number(option('gib', '6'));
 const file = Buffer.alloc(512 * 1024, 7);

@@ -14,12 +14,8 @@ import { tmpdir, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
+import { option } from './bench-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const cases = option('cases', 'edf:1,bdf:1,edf:4').split(',').map((c) => {
   const [format, gib] = c.split(':');
   return { bdf: format === 'bdf', gib: Number(gib) };

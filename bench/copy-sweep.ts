@@ -22,12 +22,8 @@ import { mapLimit } from '../src/datasets/uploads.js';
 import { closeDeps, openDeps, PROCESS_PARTS } from '../src/lifecycle.js';
 import { publicReadPolicy } from '../src/objects/public-read.js';
 import { parseS3Url } from '../src/objects/s3-object-store.js';
+import { option } from './bench-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const count = Number(option('objects', '4000'));
 const size = Number(option('bytes', '4096'));
 const s3Url = process.env.TEST_S3_URL;

@@ -31,12 +31,8 @@ import { startGatewayServer } from '../src/gateway-server.js';
 import { createLogger } from '../src/core/log.js';
 import { closeDeps, openDeps, PROCESS_PARTS, type OpenedDeps } from '../src/lifecycle.js';
 import { freePort } from '../test/support/test-server.js';
+import { option } from './bench-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const duration = Number(option('duration', '5'));
 const warmup = Number(option('warmup', '2'));
 const nChunks = Number(option('chunks', '16'));

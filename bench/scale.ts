@@ -28,12 +28,8 @@ import type { SearchInput } from '../src/datasets/search-filters.js';
 import { listRecordings } from '../src/recordings/catalogue.js';
 import type { RecordingFilters } from '../src/client/index.js';
 import { benchSemantic } from './scale-semantic.js';
+import { args, option } from './bench-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const url = option('url', 'postgres://postgres@127.0.0.1:5432/nds_scale');
 const nDatasets = Number(option('datasets', '10000'));
 const perDataset = Number(option('per-dataset', '100'));

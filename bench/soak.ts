@@ -16,12 +16,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { rssBytes, servingPid } from '../test/support/processes.js';
 import { freePort } from '../test/support/test-server.js';
+import { option } from './bench-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const soakSeconds = Number(process.env.SOAK_SECONDS ?? option('seconds', '300'));
 const clients = Number(option('clients', '16'));
 const baselineSeconds = Number(option('baseline-seconds', String(Math.min(20, Math.max(5, Math.round(soakSeconds / 10))))));

@@ -10,12 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { option } from './bench-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const root = option('dir', tmpdir());
 const rounds = Number(option('rounds', '3'));
 const settleMs = Number(option('settle-ms', '3000'));

@@ -28,12 +28,8 @@ import { createLogger } from '../src/core/log.js';
 import { parseS3Url, S3ObjectStore } from '../src/objects/s3-object-store.js';
 import { startServer } from '../src/server.js';
 import { startCuttingProxy } from '../test/support/cutting-proxy.js';
+import { option } from './bench-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1]! : fallback;
-};
 const files = Number(option('files', '100'));
 const totalBytes = Number(option('mib', '1024')) * 2 ** 20;
 const rounds = Number(option('rounds', '3'));
