@@ -56,18 +56,6 @@ function startOld(root: string, env: Record<string, string>): Promise<{ child: C
   });
 }
 
-/** `nds worker` of the tree at `root` (the previous release's, or this checkout's). */
-function startWorker(root: string, env: Record<string, string>): CliRun {
-  if (root === '.') return startNds(['worker'], env);
-  const child = spawn(process.execPath, [path.join(root, 'bin/nds.js'), 'worker'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, done, output: () => ({ stdout, stderr }), stderrMatch: () => Promise.reject(new Error('not used')) };
-}
-
 const answers = async (base: string) => {
   const ready = await fetch(`${base}/readyz`);
   const list = await fetch(`${base}/datasets`, { headers: { accept: 'application/json' } });
@@ -167,13 +155,13 @@ describe('a rolling upgrade: the previous release beside the new one on one Post
       }
 
       // The previous release's worker alone, on the schema two releases ahead of it.
-      const old = startWorker(oldRoot, workerEnv('old-worker'));
+      const old = startNds(['worker'], workerEnv('old-worker'), undefined, oldRoot);
       workers.push(old);
       await enqueueConversion(database.db, { datasetId: alone, ref: 'main', full: false, reason: 'test' });
       await converted(alone, [old]);
 
       // Both releases' workers at once on one job.
-      const next = startWorker('.', workerEnv('new-worker'));
+      const next = startNds(['worker'], workerEnv('new-worker'));
       workers.push(next);
       await enqueueConversion(database.db, { datasetId: together, ref: 'main', full: false, reason: 'test' });
       await converted(together, [old, next]);

@@ -1,5 +1,6 @@
 /** Runs the `nds` command as a child process (`node bin/nds.js ...`, the installed entry point), as a person would. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 
 export interface CliResult {
   code: number | null;
@@ -16,12 +17,16 @@ export interface CliRun {
   output(): { stdout: string; stderr: string };
 }
 
-/** Starts `nds <args>` with `env` on top of a clean environment (no NDS_API_KEY leaks in from the caller). */
-export function startNds(args: string[], env: Record<string, string>, stdin?: string): CliRun {
+/**
+ * Starts `nds <args>` with `env` on top of a clean environment (no NDS_API_KEY leaks in from the caller); the
+ * `nds` of the checkout at `root` (another release's worktree, say), run from that folder, when given.
+ */
+export function startNds(args: string[], env: Record<string, string>, stdin?: string, root?: string): CliRun {
   const base = { ...process.env };
   delete base.NDS_API_KEY;
   delete base.NDS_API_URL;
-  const child = spawn(process.execPath, ['bin/nds.js', ...args], {
+  const child = spawn(process.execPath, [root ? path.join(root, 'bin/nds.js') : 'bin/nds.js', ...args], {
+    cwd: root,
     env: { ...base, NDS_NO_BROWSER: '1', ...env },
     stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
