@@ -15,21 +15,21 @@ BUCKET="nds-test"
 
 gateway_up() { curl -s -o /dev/null --max-time 2 "$ENDPOINT/"; }
 
+# A signed PUT of `$1` (a path under the endpoint) with the body `$2`; prints the status code (000: no answer).
+signed_put() {
+  curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X PUT --data-binary "${2:-}" -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
+    --aws-sigv4 "aws:amz:us-east-1:s3" --user "$ACCESS_KEY:$SECRET_KEY" "$ENDPOINT/$1" || true
+}
+
 ensure_bucket() {
-  # A signed PUT on the bucket; 200 (created) or 409 (already ours) are both fine.
+  # 200 (created) or 409 (already ours) are both fine.
   local code
-  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X PUT -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
-    --aws-sigv4 "aws:amz:us-east-1:s3" --user "$ACCESS_KEY:$SECRET_KEY" "$ENDPOINT/$BUCKET")
+  code=$(signed_put "$BUCKET")
   [[ "$code" == 200 || "$code" == 409 ]] || { echo "radosgw: bucket creation answered $code" >&2; return 1; }
 }
 
 # A write, not only an answer: a full memstore answers reads and lets writes hang.
-stores_objects() {
-  local code
-  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X PUT --data-binary 'probe' -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
-    --aws-sigv4 "aws:amz:us-east-1:s3" --user "$ACCESS_KEY:$SECRET_KEY" "$ENDPOINT/$BUCKET/.radosgw-probe") || true
-  [[ "$code" == 200 ]]
-}
+stores_objects() { [[ "$(signed_put "$BUCKET/.radosgw-probe" probe)" == 200 ]]; }
 
 if gateway_up && ensure_bucket 2>/dev/null && stores_objects; then
   exit 0
