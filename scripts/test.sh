@@ -19,12 +19,25 @@ trap 'rm -rf "$work"' EXIT
 all=("$@")
 [ ${#all[@]} -gt 0 ] || all=(test/**/*.test.ts)
 started=$SECONDS
+
+# Runs one pass, its output also kept in a log; when it fails, the failing tests' lines and errors are printed
+# again at the end, where a reader of only the output's tail (a CI summary) sees them.
+run_pass() {
+  local name=$1 log="$work/$1.log" status=0
+  shift
+  "$@" 2>&1 | tee "$log" || status=$?
+  if [ "$status" != 0 ]; then
+    echo "== the $name pass failed (exit $status); its failures and errors again:"
+    grep -n -E '✖|not ok|[Ee]rror:|Uncaught|unhandled|exitCode|timed out|cancelled' "$log" | grep -v 'ℹ cancelled 0' | head -n 120
+  fi
+  return "$status"
+}
 # `nds/client` resolves to its build (package.json exports): build it from the sources being tested.
 node scripts/build-client.mjs
 mapfile -t runs < <(node test/support/test-groups.mjs "$groups" "$work/pglite" "${all[@]}")
 # NDS_TEST_PGLITE=0 leaves this pass out (CI runs it on another Node.js than the PostgreSQL pass).
 if [ "${NDS_TEST_PGLITE:-1}" != 0 ]; then
-  node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
+  run_pass PGlite node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
   echo "== embedded PGlite pass: ${#all[@]} files in $((SECONDS - started)) s"
 fi
 
@@ -37,6 +50,6 @@ if [ -n "${TEST_DATABASE_URL:-}" ] && [ ${#dbfiles[@]} -gt 0 ]; then
   echo "== again on the PostgreSQL server (${#dbfiles[@]} files)"
   mapfile -t runs < <(node test/support/test-groups.mjs "$groups" "$work/postgres" "${dbfiles[@]}")
   started=$SECONDS
-  NDS_TEST_DB=postgres node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
+  NDS_TEST_DB=postgres run_pass PostgreSQL node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
   echo "== PostgreSQL pass: ${#dbfiles[@]} files in $((SECONDS - started)) s"
 fi
