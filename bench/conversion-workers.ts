@@ -73,6 +73,25 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
+const CREATION_FILES = 3000;
+
+/**
+ * Seconds to create CREATION_FILES files of 64 KiB in a folder under `dir` by one process, and by two processes
+ * at once (the time until both are done): whether the file system lets two writers create files side by side.
+ */
+async function fileCreationBaseline(dir: string): Promise<{ one: number; two: number }> {
+  const script =
+    "const fs=require('node:fs');const d=process.argv[1];fs.mkdirSync(d);const b=Buffer.alloc(65536,7);" +
+    `for(let i=0;i<${CREATION_FILES};i++)fs.writeFileSync(d+'/f'+i,b);fs.rmSync(d,{recursive:true});`;
+  const run = async (count: number) => {
+    const started = performance.now();
+    const children = Array.from({ length: count }, (_, i) => spawn(process.execPath, ['-e', script, path.join(dir, `creation-${count}-${i}`)], { stdio: 'ignore' }));
+    await Promise.all(children.map((c) => new Promise((resolve) => c.on('exit', resolve))));
+    return (performance.now() - started) / 1000;
+  };
+  return { one: await run(1), two: await run(2) };
+}
+
 /** CPU seconds (user + system) a live process has used so far. */
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -232,6 +251,7 @@ try {
   const onePinned = await runWorkers(1, true, 'pinned');
   const one = await runWorkers(1, false, 'one');
   const two = await runWorkers(2, false, 'two');
+  const creation = await fileCreationBaseline(work);
   const mbs = (s: number) => (sourceMb / s).toFixed(0);
   console.log(`${uptimeBefore}`);
   console.log(
@@ -252,6 +272,11 @@ try {
   console.log(`| 1 | ${one.seconds.toFixed(2)} s | ${mbs(one.seconds)} MB/s | ${one.workerCpu.toFixed(1)} s | ${phases(one)} | ${one.tasksByWorker.join(', ')} |`);
   console.log(`| 2 | ${two.seconds.toFixed(2)} s | ${mbs(two.seconds)} MB/s | ${two.workerCpu.toFixed(1)} s | ${phases(two)} | ${two.tasksByWorker.join(', ')} |`);
   console.log(`\nspeed-up of 2 workers over 1: ${(one.seconds / two.seconds).toFixed(2)}× (goal ≥ 1.6×)`);
+  console.log(
+    `baseline, the store's file system (${work}): ${CREATION_FILES} files of 64 KiB created by one process in ${creation.one.toFixed(2)} s; ` +
+      `by two at once, ${creation.two.toFixed(2)} s for both: ${(creation.one * 2 / creation.two).toFixed(2)}× the files per second of one ` +
+      '(a conversion writes about 120 objects a recording; where this is near 1×, two workers on one folder store cannot be faster than one)',
+  );
 } finally {
   await rm(work, { recursive: true, force: true });
 }
