@@ -1,7 +1,7 @@
 /**
  * `POST /datasets/:id/annotations/commit` (decision 0028): writes every recording's annotations into its
- * `_events.tsv` as a new version of the dataset, keeping the rows the file had (and replacing those an earlier
- * commit wrote), with the message at the top of the BIDS `CHANGES` file. The new version converts as any new
+ * `_events.tsv` as a new version of the dataset, keeping the rows the file had, or those of the events file it
+ * inherited (and replacing those an earlier commit wrote), with the message at the top of the BIDS `CHANGES` file. The new version converts as any new
  * version does, so the marks reach `GET /datasets/:id/events` and `POST /windows`. Maintainers, the owner and
  * admins. A dataset whose source is a git repository takes its changes by push: it is refused, with the export.
  */
@@ -15,6 +15,7 @@ import { datasetFor } from '../datasets/dataset-access.js';
 import { contentKey, type ManifestEntry } from '../datasets/manifest.js';
 import { createVersion, findVersion, readManifest } from '../datasets/versions.js';
 import { parseBidsName } from '../formats/bids/bids-name.js';
+import { applicableFiles, type DirectoryLister } from '../formats/bids/sidecar-files.js';
 import { parseTsv } from '../formats/bids/tsv-table.js';
 import { annotatedPaths, listAnnotationRows } from './annotation-queries.js';
 import { mergedEventsTsv } from './annotation-tsv.js';
@@ -32,6 +33,16 @@ export function eventsPathOf(recordingPath: string): string {
   if (!name) throw new NdsError('conflict', { message: `${recordingPath} has no BIDS name; its events file cannot be named.` });
   const stem = name.stem.slice(0, name.stem.length - name.suffix.length - 1);
   return posix.join(posix.dirname(recordingPath), `${stem}_events.tsv`);
+}
+
+/** Lists a version's files folder by folder, as the BIDS inheritance look-up reads a tree. */
+function manifestLister(paths: Iterable<string>): DirectoryLister {
+  const byFolder = new Map<string, string[]>();
+  for (const path of paths) {
+    const dir = posix.dirname(path) === '.' ? '' : posix.dirname(path);
+    byFolder.set(dir, [...(byFolder.get(dir) ?? []), posix.basename(path)]);
+  }
+  return async (dir) => byFolder.get(dir) ?? [];
 }
 
 /** The next patch version: 1.2.3 → 1.2.4; a pre-release 1.3.0-rc.1 → 1.3.0. */
@@ -75,10 +86,15 @@ export async function commitAnnotations(deps: Deps, user: User, datasetId: strin
   if (paths.length === 0) throw new NdsError('conflict', { message: `${datasetId} has no annotations to commit.` });
   const files: string[] = [];
   let count = 0;
+  // The events a recording has now: its own file, or else the one it inherits from higher up the tree (BIDS
+  // uses only the lowest applicable TSV). The recording's own file written below would hide an inherited one,
+  // so that file's rows are carried into it.
+  const lister = manifestLister([...byPath.keys()]);
   for (const path of paths) {
     const rows = await listAnnotationRows(deps.db, datasetId, path);
     const eventsPath = eventsPathOf(path);
-    const existing = await readText(eventsPath);
+    const current = byPath.has(eventsPath) ? eventsPath : (await applicableFiles(lister, path, 'events', '.tsv')).at(-1);
+    const existing = current === undefined ? undefined : await readText(current);
     await write(eventsPath, mergedEventsTsv(existing === undefined ? undefined : parseTsv(existing), rows));
     files.push(eventsPath);
     count += rows.length;

@@ -192,4 +192,19 @@ describe('annotations', () => {
     const twice = await json(await reader.api(`/datasets/${id}/events?${q()}`), 200);
     assert.equal(twice.events.filter((e: { trial_type?: string }) => e.trial_type === 'seizure').length, 2);
   });
+
+  it('keeps the events a recording inherits from higher up the tree when its own events file is written', async () => {
+    // The recording has no events file of its own; it takes those of the task's file at the top of the tree.
+    const inherited = Buffer.from('onset\tduration\ttrial_type\n0.05\t0.1\tcue\n0.4\t0.05\tcue\n');
+    const other = await uploadedDataset(server, owner, 'bids/emg_CustomBipolar', [{ path: 'task-holdWeight_events.tsv', bytes: inherited }]);
+    const where = `path=${encodeURIComponent(other.recording)}`;
+    const before = await json(await owner.api(`/datasets/${other.id}/events?${where}`), 200);
+    assert.deepEqual(before.events.map((e: { onset: number; trial_type: string }) => [e.onset, e.trial_type]), [[0.05, 'cue'], [0.4, 'cue']]);
+    await json(await owner.api(`/datasets/${other.id}/annotations`, send('POST', { path: other.recording, onset: 0.2, duration: 0.1, label: 'tremor' })), 201);
+    const committed = await json(await owner.api(`/datasets/${other.id}/annotations/commit`, send('POST', { message: 'tremor' })), 201);
+    assert.ok(committed.files.includes(other.recording.replace(/_emg\.\w+$/, '_events.tsv')));
+    await server.worker!.idle();
+    const after = await json(await owner.api(`/datasets/${other.id}/events?${where}`), 200);
+    assert.deepEqual(after.events.map((e: { onset: number; trial_type: string }) => [e.onset, e.trial_type]), [[0.05, 'cue'], [0.2, 'tremor'], [0.4, 'cue']]);
+  });
 });

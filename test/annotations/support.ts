@@ -11,7 +11,13 @@ const post = (body: unknown) => ({ method: 'POST', body: JSON.stringify(body) })
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** Uploads a fixture BIDS tree as version 1.0.0 of a new private dataset of `owner`, converts it; its id and first recording's data file. */
-export async function uploadedDataset(server: TestServer, owner: TestAccount, tree = 'bids/emg_CustomBipolar'): Promise<{ id: string; recording: string; duration: number; channels: string[] }> {
+export async function uploadedDataset(
+  server: TestServer,
+  owner: TestAccount,
+  tree = 'bids/emg_CustomBipolar',
+  /** Files added to the tree's (an inherited sidecar, say). */
+  extra: { path: string; bytes: Buffer }[] = [],
+): Promise<{ id: string; recording: string; duration: number; channels: string[] }> {
   const created = await json(await owner.api('/datasets', post({ name: 'Annotated EMG', description: 'marks' })), 201);
   const id = created.id as string;
   const root = path.join(fixtures, tree);
@@ -21,6 +27,7 @@ export async function uploadedDataset(server: TestServer, owner: TestAccount, tr
     const full = path.join(entry.parentPath, entry.name);
     files.push({ path: path.relative(root, full).split(path.sep).join('/'), bytes: await readFile(full) });
   }
+  files.push(...extra);
   const manifest = files.map((f) => ({ path: f.path, size: f.bytes.length, sha256: sha(f.bytes) }));
   const { files: targets } = await json(await owner.api(`/datasets/${id}/upload-urls`, post({ files: manifest })), 200);
   for (const [i, target] of (targets as { status: string; url: string; headers: Record<string, string> }[]).entries()) {
