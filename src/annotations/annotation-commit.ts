@@ -3,7 +3,9 @@
  * `_events.tsv` as a new version of the dataset, keeping the rows the file had, or those of the events file it
  * inherited (and replacing those an earlier commit wrote), with the message at the top of the BIDS `CHANGES` file. The new version converts as any new
  * version does, so the marks reach `GET /datasets/:id/events` and `POST /windows`. Maintainers, the owner and
- * admins. A dataset whose source is a git repository takes its changes by push: it is refused, with the export.
+ * admins. A dataset whose source is its hosted repository gets the files as a commit on `main` (made on the
+ * node holding it), a version of that commit and the conversion a push gets; one whose source is a repository
+ * elsewhere takes its changes by push there: it is refused, with the export.
  */
 import { posix } from 'node:path';
 import type { User } from '../db/accounts-tables.js';
@@ -13,7 +15,11 @@ import { sha256Hex } from '../core/secrets.js';
 import { convertNewVersion } from '../conversion/convert-new-version.js';
 import { datasetFor } from '../datasets/dataset-access.js';
 import { contentKey, type ManifestEntry } from '../datasets/manifest.js';
-import { createVersion, findVersion, readManifest } from '../datasets/versions.js';
+import { createVersion, findVersion, listVersions, readManifest } from '../datasets/versions.js';
+import { commitToHosted, hostedHead, readHostedText } from '../datasets/hosted-commit.js';
+import { HOSTED_SOURCE } from '../datasets/source-repo.js';
+import { createVersionFromCommit, repositoryHeldElsewhere } from '../datasets/version-from-commit.js';
+import { afterPush } from '../conversion/after-push.js';
 import { parseBidsName } from '../formats/bids/bids-name.js';
 import { applicableFiles, type DirectoryLister } from '../formats/bids/sidecar-files.js';
 import { parseTsv } from '../formats/bids/tsv-table.js';
@@ -25,6 +31,8 @@ export interface CommitOutcome {
   /** The files written, by path: each recording's `_events.tsv` and `CHANGES`. */
   files: string[];
   annotations: number;
+  /** The commit made on `main`, for a dataset whose source is its hosted repository. */
+  commit?: string;
 }
 
 /** `sub-01/eeg/sub-01_task-rest_eeg.edf` → `sub-01/eeg/sub-01_task-rest_events.tsv`: the recording's own events file. */
@@ -58,11 +66,53 @@ function changesText(previous: string | undefined, version: string, date: string
   return previous ? `${entry}\n\n${previous.replace(/^\s+/, '')}` : `${entry}\n`;
 }
 
+/** What a commit reads and writes: the files of the dataset as it stands, and the new files to make its next version from. */
+interface CommitSource {
+  paths: string[];
+  readText(path: string): Promise<string | undefined>;
+}
+
+/** The annotated recordings' events files and `CHANGES` as they become, by path. */
+async function annotatedFiles(deps: Deps, datasetId: string, source: CommitSource, version: string, message: string, author: string): Promise<{ files: Map<string, string>; annotations: number }> {
+  const paths = await annotatedPaths(deps.db, datasetId);
+  if (paths.length === 0) throw new NdsError('conflict', { message: `${datasetId} has no annotations to commit.` });
+  const files = new Map<string, string>();
+  let annotations = 0;
+  // The events a recording has now: its own file, or else the one it inherits from higher up the tree (BIDS
+  // uses only the lowest applicable TSV). The recording's own file written below would hide an inherited one,
+  // so that file's rows are carried into it.
+  const present = new Set(source.paths);
+  const lister = manifestLister(source.paths);
+  for (const path of paths) {
+    const rows = await listAnnotationRows(deps.db, datasetId, path);
+    const eventsPath = eventsPathOf(path);
+    const current = present.has(eventsPath) ? eventsPath : (await applicableFiles(lister, path, 'events', '.tsv')).at(-1);
+    const existing = current === undefined ? undefined : await source.readText(current);
+    const merged = mergedEventsTsv(existing === undefined ? undefined : parseTsv(existing), rows);
+    if (current !== eventsPath || existing !== merged) files.set(eventsPath, merged);
+    annotations += rows.length;
+  }
+  if (files.size === 0) throw new NdsError('version_unchanged', { message: `The events files of ${datasetId} hold these annotations already; no version was made.` });
+  files.set('CHANGES', changesText(await source.readText('CHANGES'), version, deps.clock.now().toISOString().slice(0, 10), message.trim(), author));
+  return { files, annotations };
+}
+
+/**
+ * The NODE_URL of the node that must make the commit, when it is another (the dataset's hosted repository is
+ * held there); undefined when this node makes it. The caller's right to commit is checked first, so a request
+ * that may not commit is answered here and never forwarded.
+ */
+export async function commitMadeElsewhere(deps: Deps, user: User, datasetId: string): Promise<string | undefined> {
+  const { dataset } = await datasetFor(deps.db, datasetId, user, 'maintain');
+  return dataset.source_repo === HOSTED_SOURCE ? repositoryHeldElsewhere(deps, dataset.id) : undefined;
+}
+
 export async function commitAnnotations(deps: Deps, user: User, datasetId: string, message: string): Promise<CommitOutcome> {
   const { dataset } = await datasetFor(deps.db, datasetId, user, 'maintain');
+  if (dataset.source_repo === HOSTED_SOURCE) return commitIntoHostedRepository(deps, user, datasetId, message);
   if (dataset.source_repo) {
     throw new NdsError('conflict', {
-      message: `${datasetId} takes its changes from its git repository: export each recording's annotations (GET /datasets/${datasetId}/annotations/export) into its _events.tsv and push.`,
+      message: `${datasetId} takes its changes from the git repository ${dataset.source_repo}: export each recording's annotations (GET /datasets/${datasetId}/annotations/export) into its _events.tsv and push there.`,
     });
   }
   const latest = await findVersion(deps.db, datasetId, undefined);
@@ -75,34 +125,54 @@ export async function commitAnnotations(deps: Deps, user: User, datasetId: strin
     if (!bytes) throw new Error(`content of ${path} in ${datasetId} ${latest.version} is missing from the object store`);
     return bytes.toString('utf8');
   };
-  const write = async (path: string, text: string) => {
+  const version = nextPatch(latest.version);
+  const { files, annotations } = await annotatedFiles(deps, datasetId, { paths: [...byPath.keys()], readText }, version, message, user.username);
+  for (const [path, text] of files) {
     const bytes = Buffer.from(text, 'utf8');
     const sha256 = sha256Hex(bytes);
-    await deps.objects.put(contentKey(datasetId, sha256), bytes, { contentType: 'text/tab-separated-values', sha256 });
+    await deps.objects.put(contentKey(datasetId, sha256), bytes, { contentType: path.endsWith('.tsv') ? 'text/tab-separated-values' : 'text/plain', sha256 });
     byPath.set(path, { path, size: bytes.length, sha256 });
-  };
-
-  const paths = await annotatedPaths(deps.db, datasetId);
-  if (paths.length === 0) throw new NdsError('conflict', { message: `${datasetId} has no annotations to commit.` });
-  const files: string[] = [];
-  let count = 0;
-  // The events a recording has now: its own file, or else the one it inherits from higher up the tree (BIDS
-  // uses only the lowest applicable TSV). The recording's own file written below would hide an inherited one,
-  // so that file's rows are carried into it.
-  const lister = manifestLister([...byPath.keys()]);
-  for (const path of paths) {
-    const rows = await listAnnotationRows(deps.db, datasetId, path);
-    const eventsPath = eventsPathOf(path);
-    const current = byPath.has(eventsPath) ? eventsPath : (await applicableFiles(lister, path, 'events', '.tsv')).at(-1);
-    const existing = current === undefined ? undefined : await readText(current);
-    await write(eventsPath, mergedEventsTsv(existing === undefined ? undefined : parseTsv(existing), rows));
-    files.push(eventsPath);
-    count += rows.length;
   }
-  const version = nextPatch(latest.version);
-  await write('CHANGES', changesText(await readText('CHANGES'), version, deps.clock.now().toISOString().slice(0, 10), message.trim(), user.username));
-  files.push('CHANGES');
   await createVersion(deps, datasetId, { version, manifest: [...byPath.values()], createdBy: user.id });
   await convertNewVersion(deps, dataset, version);
-  return { version, files: files.sort(), annotations: count };
+  return { version, files: [...files.keys()].sort(), annotations };
+}
+
+/**
+ * The same commit for a dataset whose source is its hosted repository (on the node that holds it: the route
+ * forwards there): a commit on `main` by the user, a version made from it, and the conversion a push gets.
+ */
+function commitIntoHostedRepository(deps: Deps, user: User, datasetId: string, message: string): Promise<CommitOutcome> {
+  // One commit of a dataset at a time on its holder (every node forwards there): the next one reads the head
+  // and the versions the previous one left, so two never take the same version number. A push in between is
+  // caught by the compare-and-swap of `main`.
+  const previous = commitsUnderWay.get(datasetId) ?? Promise.resolve();
+  const mine = previous.catch(() => undefined).then(() => hostedCommit(deps, user, datasetId, message));
+  const settled = mine.catch(() => undefined);
+  commitsUnderWay.set(datasetId, settled);
+  void settled.then(() => {
+    if (commitsUnderWay.get(datasetId) === settled) commitsUnderWay.delete(datasetId);
+  });
+  return mine;
+}
+
+const commitsUnderWay = new Map<string, Promise<unknown>>();
+
+async function hostedCommit(deps: Deps, user: User, datasetId: string, message: string): Promise<CommitOutcome> {
+  const head = await hostedHead(deps, datasetId);
+  const latest = (await listVersions(deps.db, datasetId))[0];
+  const version = latest ? nextPatch(latest.version) : '1.0.0';
+  const source: CommitSource = { paths: [...head.files.keys()], readText: (path) => readHostedText(deps, datasetId, head, path) };
+  const { files, annotations } = await annotatedFiles(deps, datasetId, source, version, message, user.username);
+  const host = new URL(deps.config.publicUrl).hostname;
+  const commit = await commitToHosted(head, datasetId, {
+    files,
+    message: `${message.trim()}\n\nAnnotations committed by ${user.username} (version ${version}).`,
+    // Never the account's address: the history of a public dataset is public.
+    author: { name: user.username, email: `${user.username}@users.noreply.${host}` },
+    date: deps.clock.now(),
+  });
+  await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id });
+  await afterPush(deps, datasetId, head.dir, head.commit);
+  return { version, files: [...files.keys()].sort(), annotations, commit };
 }

@@ -16,14 +16,14 @@ export interface GitResult {
   stderr: string;
 }
 
-export interface RunGitOptions extends Pick<GitSpawnOptions, 'cwd' | 'config' | 'protocols'> {
+export interface RunGitOptions extends Pick<GitSpawnOptions, 'cwd' | 'env' | 'config' | 'protocols'> {
   input?: Buffer;
 }
 
 /** Runs git in the fixed environment of `spawnGit` and collects its output. */
 export function runGit(args: string[], options: RunGitOptions = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnGit(args, { cwd: options.cwd, config: options.config, protocols: options.protocols });
+    const child = spawnGit(args, { cwd: options.cwd, env: options.env, config: options.config, protocols: options.protocols });
     const out: Buffer[] = [];
     let err = '';
     child.stdout.on('data', (d: Buffer) => out.push(d));

@@ -5,12 +5,13 @@
  * a change based on an older one is refused with 409.
  */
 import type { Context } from 'hono';
-import { commitAnnotations, eventsPathOf } from '../annotations/annotation-commit.js';
+import { commitAnnotations, commitMadeElsewhere, eventsPathOf } from '../annotations/annotation-commit.js';
 import { annotationsTsv } from '../annotations/annotation-tsv.js';
 import { annotationHistory, createAnnotations, deleteAnnotation, readAnnotations, updateAnnotation } from '../annotations/annotations.js';
 import { NdsError } from '../core/errors.js';
 import type { AppEnv } from '../http/app-env.js';
 import { callerOf } from '../http/auth.js';
+import { forwardToHolder } from '../http/holder-forwarding.js';
 import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
 import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
@@ -122,7 +123,13 @@ export const annotationRoutes: Route[] = [
     params: IdParam,
     body: { schema: CommitBody },
     responses: { 201: jsonResponse(CommitAnswer, 'The version made'), 404: errorResponses[404], 409: errorResponses[409] },
-    handler: async (c, { params, body }) => c.json(await commitAnnotations(c.var.deps, callerOf(c).user, params.id, body.message), 201),
+    handler: async (c, { params, body }) => {
+      const user = callerOf(c).user;
+      // A dataset whose source is its hosted repository is committed to by the node holding it.
+      const holder = await commitMadeElsewhere(c.var.deps, user, params.id);
+      if (holder) return forwardToHolder(c, params.id, holder, body);
+      return c.json(await commitAnnotations(c.var.deps, user, params.id, body.message), 201);
+    },
   }),
 
   route({

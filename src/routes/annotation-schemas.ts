@@ -87,4 +87,11 @@ export const AnnotationParams = IdParam.extend({
 });
 
 export const CommitBody = z.object({ message: z.string().trim().min(1).max(2000).openapi({ description: 'What the version brings, written at the top of `CHANGES`' }) }).openapi('AnnotationCommit');
-export const CommitAnswer = z.object({ version: z.string(), files: z.array(z.string()), annotations: z.number().int() }).openapi('AnnotationCommitted');
+export const CommitAnswer = z
+  .object({
+    version: z.string(),
+    files: z.array(z.string()),
+    annotations: z.number().int(),
+    commit: z.string().optional().openapi({ description: 'The commit made on main, when the dataset\'s source is its hosted repository' }),
+  })
+  .openapi('AnnotationCommitted');
