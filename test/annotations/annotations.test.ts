@@ -185,12 +185,15 @@ describe('annotations', () => {
     const windows = await json(await reader.api('/windows', send('POST', { recordings: { dataset: id }, events: { mapping: { seizure: 1 }, length_s: 0.1 } })), 200);
     assert.equal(windows.windows.length, 2);
     assert.deepEqual(windows.windows.map((w: { start_s: number; label: number }) => [w.start_s, w.label]), [[0.2, 1], [0.6, 1]]);
+    // Nothing new to commit: no version is made.
+    assert.equal((await json(await owner.api(`/datasets/${id}/annotations/commit`, send('POST', { message: 'same' })), 409)).error, 'version_unchanged');
     // A second commit replaces the rows the first wrote instead of adding them again.
+    await json(await annotator.api(`/datasets/${id}/annotations`, send('POST', { path: recording, onset: 0.8, duration: 0.1, label: 'seizure' })), 201);
     const again = await json(await owner.api(`/datasets/${id}/annotations/commit`, send('POST', { message: 'again' })), 201);
     assert.equal(again.version, '1.0.2');
     await server.worker!.idle();
     const twice = await json(await reader.api(`/datasets/${id}/events?${q()}`), 200);
-    assert.equal(twice.events.filter((e: { trial_type?: string }) => e.trial_type === 'seizure').length, 2);
+    assert.equal(twice.events.filter((e: { trial_type?: string }) => e.trial_type === 'seizure').length, 3);
   });
 
   it('keeps the events a recording inherits from higher up the tree when its own events file is written', async () => {
