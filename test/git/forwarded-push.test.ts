@@ -177,7 +177,7 @@ describe('a push to the node without the repository, forwarded to the holder, be
   }
 
   const sendings = {
-    'with a Content-Length': (body: Buffer) => ({ body, headers: {} }),
+    'with a Content-Length': (body: Buffer) => ({ body: Uint8Array.from(body), headers: {} }),
     chunked: (body: Buffer) => ({ body: chunked(body), headers: {} }),
     'gzip-compressed and chunked': (body: Buffer) => ({ body: chunked(gzipSync(body)), headers: { 'content-encoding': 'gzip' } }),
   } satisfies Record<string, (body: Buffer) => { body: BodyInit; headers: Record<string, string> }>;
