@@ -81,17 +81,27 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
   void exited.then((code) => req.onExit?.(code));
   // git stops reading a body it cannot parse and exits: writes after that fail (EPIPE), and its answer tells why.
   child.stdin.on('error', () => {});
-  if (req.body) {
+  const bodyTaken = new Promise<void>((resolve) => {
+    if (!req.body) {
+      child.stdin.end();
+      return resolve();
+    }
     // `pipeline`, not `pipe`: a client that goes away mid-body ("aborted"), or git exiting before it has read
     // all of a malformed body (EPIPE on its stdin), must end this request, not throw where nothing listens.
     pipeline(Readable.fromWeb(req.body as import('node:stream/web').ReadableStream), child.stdin, (err) => {
       if (err && (err as NodeJS.ErrnoException).code !== 'EPIPE') child.kill();
+      resolve();
     });
-  } else {
-    child.stdin.end();
-  }
+  });
+  // 'exit', not 'close': git's output may still wait to be read, and 'close' waits for it.
+  const gitExited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     const { headers, status, rest } = await readCgiHeaders(child.stdout);
+    // git writes its CGI header before it reads the body; the answer's header goes out only once git has had
+    // the whole body (or has exited without it). A proxy may stop sending a body once it has passed the
+    // answer's header on to its client: nginx does, and then git waits for the rest of a large push forever,
+    // and the node forwarding to this one with it. git writes nothing more before it has read its input.
+    await Promise.race([bodyTaken, gitExited]);
     return new Response(Readable.toWeb(rest) as ReadableStream, { status, headers });
   } catch (err) {
     child.kill();

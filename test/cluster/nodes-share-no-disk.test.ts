@@ -406,9 +406,13 @@ describe('an nds cluster on one machine: two API nodes, two workers and a gatewa
         killed = { victim: worker, at: Date.now() };
       });
     }
-    // Through the node without the repository: the pack streams on to the holder.
-    const pushed = await git(repo, 'push', '-q', remote(api2.url, owner), 'main');
+    // Through nginx, as users push: it buffers the 7.7 MB pack and sends it on to whichever node it picks, which
+    // streams it on to the holder when it is the other (test/git/forwarded-push.test.ts takes that path each time).
+    const packsTaken = (proc: NdsProcess) => proc.logs.filter((e) => e.msg === 'request' && e.method === 'POST' && String(e.route).startsWith('/git')).length;
+    const [before1, before2] = [packsTaken(api1), packsTaken(api2)];
+    const pushed = await git(repo, 'push', '-q', remote(publicUrl, owner), 'main');
     assert.equal(pushed.status, 0, `${pushed.stderr}\n${gitLog()}`);
+    t.diagnostic(`nginx sent the pack to ${packsTaken(api2) > before2 ? 'api2, which forwarded it to api1, the holder' : packsTaken(api1) > before1 ? 'api1, the holder' : 'neither node (yet logged)'}`);
     const { victim, at } = await until(async () => killed, 'a worker converting the new recording', 60_000);
     assert.equal(await victim.exited, null, 'killed, not exited');
     const survivor = workers.find((w) => w !== victim)!;

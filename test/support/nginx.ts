@@ -12,13 +12,21 @@ import path from 'node:path';
 /** Upstream ports of a location other than `/` (`/zarrproxy/` to `nds gateway`, say), by path prefix. */
 export type NginxRoutes = Record<string, number[]>;
 
+export interface NginxOptions {
+  /**
+   * `proxy_request_buffering`: on (nginx's default), a request's body is read whole before it is passed on; off,
+   * it streams through as it comes, as many deployments set it for large uploads.
+   */
+  requestBuffering?: boolean;
+}
+
 /**
  * Starts nginx on `port` in `dir`: `/` goes to `upstreams` (API nodes), each prefix of `routes` to its own.
  * Connections to the upstreams are kept alive (HTTP/1.1), request bodies are unbounded (git pushes, uploads
- * through `/objects`), and bodies are buffered as nginx does by default. Resolves once `/healthz` answers
- * through it.
+ * through `/objects`), and bodies are buffered as nginx does by default (`options` may turn that off). Resolves
+ * once `/healthz` answers through it.
  */
-export async function startNginx(dir: string, port: number, upstreams: number[], routes: NginxRoutes = {}): Promise<ChildProcess> {
+export async function startNginx(dir: string, port: number, upstreams: number[], routes: NginxRoutes = {}, options: NginxOptions = {}): Promise<ChildProcess> {
   const nginx = ['/usr/sbin/nginx', '/usr/local/sbin/nginx'].find((p) => existsSync(p));
   assert.ok(nginx, "nginx is not installed: scripts/ci/setup.sh installs Debian's package");
   for (const sub of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(path.join(dir, sub), { recursive: true });
@@ -29,6 +37,7 @@ export async function startNginx(dir: string, port: number, upstreams: number[],
       proxy_set_header Connection "";
       proxy_set_header Host $http_host;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_request_buffering ${options.requestBuffering === false ? 'off' : 'on'};
       add_header X-Upstream $upstream_addr always;
     }`;
   const extra = Object.entries(routes).map(([prefix, ports], i) => ({ prefix, ports, name: `route${i}` }));
