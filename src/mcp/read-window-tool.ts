@@ -59,7 +59,7 @@ export function windowFacts(args: { dataset_id: string; path: string }, plan: Wi
   };
 }
 
-export async function readWindowTool({ deps, user }: ToolContext, args: ReadWindowArgs): Promise<CallToolResult> {
+export async function readWindowTool({ deps, user, attachments }: ToolContext, args: ReadWindowArgs): Promise<CallToolResult> {
   const plan = await planWindow(deps, user, windowRequest(args), { format: args.format, dtype: 'float32' });
   const values = plan.rows.length * plan.outCount;
   if (args.format === 'npy' && values > MAX_NPY_VALUES) {
@@ -71,8 +71,9 @@ export async function readWindowTool({ deps, user }: ToolContext, args: ReadWind
   const facts = { ...windowFacts(args, plan), format: args.format, signal_url: signalUrl(deps.config.publicUrl, args, plan, grant) };
   if (args.format === 'json') return answer({ ...facts, data: await windowJson(deps, plan, 'float32') });
   const npy = await windowNpy(deps, plan, 'float32');
+  // Over HTTP the base64 is written into the answer as it is sent, after the SDK has checked and serialised it.
   return answer(facts, [
-    { type: 'resource', resource: { uri: signalUrl(deps.config.publicUrl, args, plan), mimeType: 'application/x-npy', blob: Buffer.from(npy.buffer, npy.byteOffset, npy.byteLength).toString('base64') } },
+    { type: 'resource', resource: { uri: signalUrl(deps.config.publicUrl, args, plan), mimeType: 'application/x-npy', blob: attachments ? attachments.attach(npy) : Buffer.from(npy.buffer, npy.byteOffset, npy.byteLength).toString('base64') } },
     {
       type: 'resource_link',
       uri: facts.signal_url,
