@@ -12,18 +12,29 @@
  */
 import { randomBytes } from 'node:crypto';
 
-/** Input bytes of one base64 piece: a multiple of 3, so pieces join into one base64 string (512 KiB out). */
-const PIECE_BYTES = 3 * 128 * 1024;
+/**
+ * Input bytes of one base64 piece: a multiple of 3, so pieces join into one base64 string, and small enough (64 KiB
+ * out) that neither the string nor the bytes sent are fresh memory from the kernel (`windowNpyPieces`).
+ */
+const PIECE_BYTES = 3 * 16 * 1024;
+
+/** Bytes made on demand: `pieces` gives them in order, each piece valid until the next is asked for. */
+export interface LazyBytes {
+  byteLength: number;
+  pieces(): Iterable<Uint8Array>;
+}
+
+const lazy = (bytes: Uint8Array | LazyBytes): LazyBytes => (bytes instanceof Uint8Array ? { byteLength: bytes.byteLength, pieces: () => [bytes] } : bytes);
 
 const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
 
 export class BlobAttachments {
-  readonly #blobs = new Map<string, Uint8Array>();
+  readonly #blobs = new Map<string, LazyBytes>();
 
   /** A valid base64 stand-in for `bytes` (36 characters), replaced by their base64 when the answer is sent. */
-  attach(bytes: Uint8Array): string {
+  attach(bytes: Uint8Array | LazyBytes): string {
     const token = `nds0${randomBytes(16).toString('hex')}`;
-    this.#blobs.set(token, bytes);
+    this.#blobs.set(token, lazy(bytes));
     return token;
   }
 
@@ -39,7 +50,7 @@ export class BlobAttachments {
   async splice(answer: Response): Promise<Response> {
     if (this.isEmpty || !(answer.headers.get('content-type') ?? '').startsWith('application/json')) return answer;
     const text = await answer.text();
-    const parts: Array<string | Uint8Array> = [];
+    const parts: Array<string | LazyBytes> = [];
     let rest = text;
     for (;;) {
       let first: { at: number; token: string } | undefined;
@@ -52,32 +63,54 @@ export class BlobAttachments {
       rest = rest.slice(first.at + 1 + first.token.length);
     }
     parts.push(rest);
-    // The answer's pieces in order: JSON text (as UTF-8) and blobs (to be sent as base64).
+    // The answer's pieces in order: JSON text (as UTF-8) and blobs (sent as base64, a piece at a time).
     const encoder = new TextEncoder();
-    const pieces = parts.map((p) => (typeof p === 'string' ? { text: encoder.encode(p) } : { blob: p }));
-    const length = pieces.reduce((sum, p) => sum + (p.text ? p.text.byteLength : base64Length(p.blob!.byteLength)), 0);
+    const pieces = parts.map((p) => (typeof p === 'string' ? encoder.encode(p) : p));
+    const length = pieces.reduce((sum, p) => sum + (p instanceof Uint8Array ? p.byteLength : base64Length(p.byteLength)), 0);
     const headers = new Headers(answer.headers);
     headers.set('content-length', String(length));
+    const staging = Buffer.allocUnsafeSlow(PIECE_BYTES);
     let index = 0;
-    let offset = 0;
+    let blob: { source: Iterator<Uint8Array>; piece: Uint8Array; at: number; sent: number } | undefined;
+    /** The next base64 piece of `blob`: staging filled from its pieces (or what is left of them), encoded. */
+    const nextBase64 = (b: NonNullable<typeof blob>): Buffer | undefined => {
+      let filled = 0;
+      while (filled < PIECE_BYTES) {
+        if (b.at === b.piece.byteLength) {
+          const next = b.source.next();
+          if (next.done) break;
+          [b.piece, b.at] = [next.value, 0];
+          continue;
+        }
+        const n = Math.min(PIECE_BYTES - filled, b.piece.byteLength - b.at);
+        staging.set(b.piece.subarray(b.at, b.at + n), filled);
+        [filled, b.at] = [filled + n, b.at + n];
+      }
+      b.sent += filled;
+      return filled === 0 ? undefined : Buffer.from(staging.toString('base64', 0, filled), 'latin1');
+    };
     // A plain stream, not a byte stream: a byte stream would take over (detach) the buffers it is given, and a
     // small Buffer is a view of Node's shared pool.
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
-        for (; index < pieces.length; index++, offset = 0) {
-          const { text, blob } = pieces[index]!;
-          if (text) {
-            if (offset > 0 || text.byteLength === 0) continue;
-            offset = text.byteLength;
-            return controller.enqueue(text);
+        while (index < pieces.length) {
+          const piece = pieces[index]!;
+          if (piece instanceof Uint8Array) {
+            index++;
+            if (piece.byteLength > 0) return controller.enqueue(piece);
+            continue;
           }
-          if (offset === blob!.byteLength) continue;
-          const end = Math.min(blob!.byteLength, offset + PIECE_BYTES);
-          const b64 = Buffer.from(blob!.buffer, blob!.byteOffset + offset, end - offset).toString('base64');
-          offset = end;
-          return controller.enqueue(Buffer.from(b64, 'latin1'));
+          blob ??= { source: piece.pieces()[Symbol.iterator](), piece: new Uint8Array(0), at: 0, sent: 0 };
+          const out = nextBase64(blob);
+          if (out) return controller.enqueue(out);
+          // Content-Length was promised from `byteLength`: a producer that made other bytes breaks the answer off.
+          if (blob.sent !== piece.byteLength) return controller.error(new Error(`an attachment made ${blob.sent} bytes, not ${piece.byteLength}`));
+          [blob, index] = [undefined, index + 1];
         }
         controller.close();
+      },
+      cancel() {
+        blob?.source.return?.();
       },
     });
     return new Response(body, { status: answer.status, headers });

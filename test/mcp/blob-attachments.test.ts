@@ -21,6 +21,29 @@ describe('BlobAttachments: large bytes written into an MCP answer as it is sent'
     assert.equal(text.toString('utf8'), JSON.stringify(expected));
   });
 
+  it('sends bytes made on demand in pieces of any size, and breaks the answer off if they are not as many as promised', async () => {
+    const bytes = randomBytes(200_003);
+    const cuts = [0, 1, 7, 7, 50_000, 150_001, 200_003];
+    const attachments = new BlobAttachments();
+    const scratch = new Uint8Array(200_003);
+    // Each piece is a view of one array reused for the next, as windowNpyPieces makes them.
+    const token = attachments.attach({
+      byteLength: bytes.byteLength,
+      *pieces() {
+        for (let i = 1; i < cuts.length; i++) {
+          scratch.set(bytes.subarray(cuts[i - 1], cuts[i]));
+          yield scratch.subarray(0, cuts[i]! - cuts[i - 1]!);
+          scratch.fill(0);
+        }
+      },
+    });
+    const answer = await attachments.splice(json({ blob: token }));
+    assert.deepEqual(await answer.json(), { blob: bytes.toString('base64') });
+    const short = new BlobAttachments();
+    const lying = short.attach({ byteLength: 10, pieces: () => [new Uint8Array(9)] });
+    await assert.rejects((await short.splice(json({ blob: lying }))).text());
+  });
+
   it('replaces a stand-in only where it is a whole JSON string, and leaves other answers alone', async () => {
     const attachments = new BlobAttachments();
     const token = attachments.attach(new Uint8Array([1, 2, 3]));
