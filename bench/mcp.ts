@@ -17,7 +17,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +49,7 @@ try {
   const owner = await createAccount(server);
   await publishDataset(server, { id, ownerId: owner.user.id, name: 'MCP bench', recordings: [{ file: join(bids, path), bidsRoot: bids, path, zarr: path.replace(/\.\w+$/, '.zarr') }] });
   const starts = Array.from({ length: n }, () => Math.floor(Math.random() * (seconds * 256 - samples)));
-  const [inProcess] = await measure([{ url: server.url, client }], path, starts);
+  const [inProcess] = await measure([{ url: server.url, client, pid: process.pid }], path, starts);
   // As agents meet nds: `nds serve` in a process of its own, on the same database and store, so the server's
   // half of each call (reading, base64, the SDK's check of the answer, JSON) and the client's half (parsing,
   // the SDK's check again, decoding) no longer share one thread and one heap.
@@ -59,7 +59,7 @@ try {
   if (baseline) cpSync(join(work, 'db'), join(work, 'db-baseline'), { recursive: true });
   serving.push(await serveInProcessOfItsOwn(work, '.', 'db'));
   if (baseline) serving.push(await serveInProcessOfItsOwn(work, baseline, 'db-baseline'));
-  const separate = await measure(serving.map((s) => ({ url: s.url, client: new Client({ name: 'nds-bench', version: '1.0.0' }) })), path, starts);
+  const separate = await measure(serving.map((s) => ({ url: s.url, client: new Client({ name: 'nds-bench', version: '1.0.0' }), pid: serverPid(s.child) })), path, starts);
   console.log(`load average ${loadavg()[0]!.toFixed(1)}; Node ${process.version}; ${n} windows of 64 × ${samples} float32 (${((64 * samples * 4) / 2 ** 20).toFixed(1)} MiB) at random starts, warm`);
   const runs = [['client and server in one process', inProcess!], ['nds serve in its own process', separate[0]!]] as Array<[string, Measured]>;
   if (baseline) runs.push([`nds serve of ${baseline} (the baseline, read in turn with the one above)`, separate[1]!]);
@@ -68,6 +68,7 @@ try {
     console.log(line('read_window (MCP, npy, base64)', m.mcp));
     console.log(line('GET /datasets/:id/signal (npy)', m.route));
     console.log(line('the envelope alone (no server)', m.floor));
+    if (m.faults) console.log(`minor page faults of the server process a window: read_window ${m.faults.mcp.toFixed(0)}, signal route ${m.faults.route.toFixed(0)}`);
     console.log(`ratio MCP / route: p50 ${(percentile(m.mcp, 50) / percentile(m.route, 50)).toFixed(2)}, p95 ${(percentile(m.mcp, 95) / percentile(m.route, 95)).toFixed(2)}; goal p95 ≤ 150 ms: ${percentile(m.mcp, 95) <= 150 ? 'met' : 'missed'}`);
   }
   if (baseline) console.log(`read_window p50 / p95, this checkout ÷ baseline: ${(percentile(separate[0]!.mcp, 50) / percentile(separate[1]!.mcp, 50)).toFixed(2)} / ${(percentile(separate[0]!.mcp, 95) / percentile(separate[1]!.mcp, 95)).toFixed(2)}`);
@@ -81,10 +82,23 @@ try {
   await rm(work, { recursive: true, force: true });
 }
 
-type Measured = { mcp: number[]; route: number[]; floor: number[] };
+type Measured = { mcp: number[]; route: number[]; floor: number[]; faults?: { mcp: number; route: number } };
+
+/** Minor page faults of a process so far (Linux), or undefined: the first write to fresh memory costs one a page. */
+function minorFaults(pid: number | undefined): number | undefined {
+  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined;
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[7]);
+}
+
+/** The server process of a launched `nds serve` (bin/serve-launcher.js starts it as the launcher's child). */
+function serverPid(launcher: ChildProcess): number | undefined {
+  const children = `/proc/${launcher.pid}/task/${launcher.pid}/children`;
+  const first = existsSync(children) ? Number(readFileSync(children, 'utf8').trim().split(' ')[0]) : NaN;
+  return Number.isInteger(first) && first > 0 ? first : launcher.pid;
+}
 
 /** Each window read from every server in turn (its MCP answer, then its signal route), then the envelope alone. */
-async function measure(targets: Array<{ url: string; client: Client }>, path: string, starts: number[]): Promise<Measured[]> {
+async function measure(targets: Array<{ url: string; client: Client; pid?: number | undefined }>, path: string, starts: number[]): Promise<Measured[]> {
   for (const t of targets) await t.client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`)));
   const viaMcp = async ({ client: mcpClient }: { client: Client }, start: number): Promise<number> => {
     const result = (await mcpClient.callTool({ name: 'read_window', arguments: { dataset_id: id, path, start_sample: start, n_samples: samples, format: 'npy' } })) as CallToolResult;
@@ -111,22 +125,26 @@ async function measure(targets: Array<{ url: string; client: Client }>, path: st
     atob(parsed.result.content[0]!.resource.blob);
     return Buffer.from(parsed.result.content[0]!.resource.blob, 'base64').byteLength;
   };
-  const time = async (into: number[], run: () => Promise<number>) => {
+  const faults = targets.map(() => ({ mcp: 0, route: 0 }));
+  const time = async (into: number[], run: () => Promise<number>, pid?: number, count?: (n: number) => void) => {
+    const f0 = minorFaults(pid);
     const t0 = performance.now();
     await run();
     into.push(performance.now() - t0);
+    const f1 = minorFaults(pid);
+    if (f0 !== undefined && f1 !== undefined) count?.(f1 - f0);
   };
   const ms = targets.map(() => ({ mcp: [] as number[], route: [] as number[], floor: [] as number[] }));
   const floor: number[] = [];
   for (const start of starts) {
     for (const [i, t] of targets.entries()) {
-      await time(ms[i]!.mcp, () => viaMcp(t, start));
-      await time(ms[i]!.route, () => viaRoute(t, start));
+      await time(ms[i]!.mcp, () => viaMcp(t, start), t.pid, (n) => (faults[i]!.mcp += n));
+      await time(ms[i]!.route, () => viaRoute(t, start), t.pid, (n) => (faults[i]!.route += n));
     }
     await time(floor, envelope);
   }
   for (const t of targets) await t.client.close();
-  return ms.map((m) => ({ ...m, floor }));
+  return ms.map((m, i) => ({ ...m, floor, ...(targets[i]!.pid !== undefined ? { faults: { mcp: faults[i]!.mcp / starts.length, route: faults[i]!.route / starts.length } } : {}) }));
 }
 
 /** `nds serve` (`checkout`'s bin/nds.js) on the bench's database `db` and store, in a child process; resolves once it answers. */
