@@ -6,7 +6,8 @@
  *   - from `GET /datasets/:id/signal` (`.npy`, the baseline),
  *   - and, for scale, the JSON-RPC envelope alone: the same bytes to base64, stringified, parsed, checked with
  *     `atob` (as the SDK does on each side) and decoded, without a server,
- * each timed from the call to the decoded bytes in hand; p50 and p95 of each, and their ratio. Client and
+ * each timed from the call to the decoded bytes in hand; p50 and p95 of each, their ratio, and the server
+ * process's minor page faults a window (Linux; fresh memory written, which no load changes). Client and
  * server share this process and its thread. Goal: read_window p95 ≤ 150 ms.
  * Then the same windows again with `nds serve` in a process of its own (as agents meet it), on the same database.
  * With NDS_BENCH_MCP_BASELINE=<another checkout> (its own node_modules), that checkout's `nds serve` runs beside
