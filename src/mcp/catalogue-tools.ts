@@ -13,12 +13,17 @@ import { searchDatasets } from '../datasets/search.js';
 import { listVersions, presentVersion } from '../datasets/versions.js';
 import { datasetRecordings, listRecordings } from '../recordings/catalogue.js';
 import { recordingEvents } from '../recordings/recording-events.js';
+import type { BlobAttachments } from './blob-attachments.js';
 import type { EventsArgs, GetDatasetArgs, ListRecordingsArgs, SearchArgs } from './tool-schemas.js';
 
-/** What every tool receives: the services, and who calls (undefined: anonymous, public data only). */
+/**
+ * What every tool receives: the services, who calls (undefined: anonymous, public data only), and where a tool
+ * may leave large bytes to be written into the answer as it is sent (`blob-attachments.ts`; absent: inline).
+ */
 export interface ToolContext {
   deps: ServerDeps;
   user: User | undefined;
+  attachments?: BlobAttachments | undefined;
 }
 
 /** The `metadata.recording` facts of a dataset's last conversion (`datasets/search-fields.ts`). */

@@ -9,6 +9,7 @@ import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
 import { jsonProblems, readBodyBytes } from '../http/request-input.js';
 import { route, type Route } from '../http/route.js';
+import { BlobAttachments } from './blob-attachments.js';
 import { spendMcpRequests } from './mcp-limits.js';
 
 /** Largest request body: tool arguments are small; a megabyte leaves room for long channel lists. */
@@ -55,11 +56,12 @@ async function answerMcp(c: Context<AppEnv>): Promise<Response> {
     import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
     import('./mcp-server.js'),
   ]);
-  const server = createMcpServer({ deps, user: caller?.user });
+  const attachments = new BlobAttachments();
+  const server = createMcpServer({ deps, user: caller?.user, attachments });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(c.req.raw, { parsedBody: messages.body });
+    return await attachments.splice(await transport.handleRequest(c.req.raw, { parsedBody: messages.body }));
   } finally {
     await server.close();
   }

@@ -9,7 +9,7 @@ import { NdsError } from '../core/errors.js';
 import { datasetVisibility } from '../datasets/dataset-queries.js';
 import { READ_GRANT_SECONDS, signReadGrant } from '../datasets/read-grant.js';
 import type { WindowRequest } from '../client/index.js';
-import { planWindow, windowJson, windowNpy, type WindowPlan } from '../recordings/signal-window.js';
+import { planWindow, windowJson, windowNpy, windowNpyPieces, type WindowPlan } from '../recordings/signal-window.js';
 import type { ToolContext } from './catalogue-tools.js';
 import type { ReadWindowArgs, SummarizeArgs } from './tool-schemas.js';
 import { answer } from './tool-answer.js';
@@ -59,7 +59,7 @@ export function windowFacts(args: { dataset_id: string; path: string }, plan: Wi
   };
 }
 
-export async function readWindowTool({ deps, user }: ToolContext, args: ReadWindowArgs): Promise<CallToolResult> {
+export async function readWindowTool({ deps, user, attachments }: ToolContext, args: ReadWindowArgs): Promise<CallToolResult> {
   const plan = await planWindow(deps, user, windowRequest(args), { format: args.format, dtype: 'float32' });
   const values = plan.rows.length * plan.outCount;
   if (args.format === 'npy' && values > MAX_NPY_VALUES) {
@@ -70,9 +70,13 @@ export async function readWindowTool({ deps, user }: ToolContext, args: ReadWind
   const grant = user && (await datasetVisibility(deps.db, plan.datasetId)) !== 'public' ? signReadGrant(deps.config, plan.datasetId, user.id, deps.clock.now()).grant : undefined;
   const facts = { ...windowFacts(args, plan), format: args.format, signal_url: signalUrl(deps.config.publicUrl, args, plan, grant) };
   if (args.format === 'json') return answer({ ...facts, data: await windowJson(deps, plan, 'float32') });
-  const npy = await windowNpy(deps, plan, 'float32');
+  // Over HTTP the base64 is written into the answer as it is sent, after the SDK has checked and serialised it,
+  // from pieces converted as the socket takes them (`blob-attachments.ts`, `windowNpyPieces`).
+  const pieces = attachments && (await windowNpyPieces(deps, plan));
+  const npy = pieces ? undefined : await windowNpy(deps, plan, 'float32');
+  const blob = attachments ? attachments.attach(pieces ?? npy!) : Buffer.from(npy!.buffer, npy!.byteOffset, npy!.byteLength).toString('base64');
   return answer(facts, [
-    { type: 'resource', resource: { uri: signalUrl(deps.config.publicUrl, args, plan), mimeType: 'application/x-npy', blob: Buffer.from(npy.buffer, npy.byteOffset, npy.byteLength).toString('base64') } },
+    { type: 'resource', resource: { uri: signalUrl(deps.config.publicUrl, args, plan), mimeType: 'application/x-npy', blob } },
     {
       type: 'resource_link',
       uri: facts.signal_url,

@@ -218,6 +218,8 @@ function blockChunks(deps: ChunkReadDeps, plan: WindowPlan, block: number, first
   return mapLimited(chunks, 8, (c) => decodedChunk(deps, plan, block, c));
 }
 
+const shortChunk = (plan: WindowPlan) => new NdsError('internal_error', { message: `A chunk of ${plan.datasetId}/${plan.group.name} is shorter than its metadata says.` });
+
 /**
  * Physical samples `[first, end)` (clipped to the recording) of the group's channels `rows` (all in row block
  * `block`), from that block's `chunks` (of `blockChunks`), into `out`, row `k` at `k × (end - first)`. Each
@@ -239,7 +241,7 @@ function convertRows(plan: WindowPlan, block: number, rows: number[], first: num
     for (let k = 0; k < rows.length; k++) {
       const row = rows[k]!;
       const r = row - block * group.chunk_channels;
-      if (r >= chunkRows) throw new NdsError('internal_error', { message: `A chunk of ${plan.datasetId}/${group.name} is shorter than its metadata says.` });
+      if (r >= chunkRows) throw shortChunk(plan);
       const { scale, offset } = group.channels[row]!;
       const base = r * cs - c * cs;
       if (out instanceof Float32Array) convert32(out, k * width - first, digital, base, from, to, scale, offset);
@@ -354,12 +356,68 @@ export async function windowNpy(deps: ChunkReadDeps, plan: WindowPlan, dtype: 'f
   const size = dtype === 'float32' ? 4 : 8;
   const out = new Uint8Array(header.byteLength + plan.rows.length * plan.outCount * size);
   out.set(header, 0);
+  if (!plan.ratio && header.byteLength % size === 0) {
+    // Straight into the answer's own bytes (the header is padded to 64 bytes): no piece arrays, no copy.
+    const values = dtype === 'float32' ? new Float32Array(out.buffer, header.byteLength) : new Float64Array(out.buffer, header.byteLength);
+    for (const run of blockRuns(plan)) {
+      const chunks = await blockChunks(deps, plan, run.block, plan.start, plan.start + plan.count);
+      convertRows(plan, run.block, run.rows, plan.start, plan.start + plan.count, chunks, values.subarray(run.index * plan.count, (run.index + run.rows.length) * plan.count));
+    }
+    return out;
+  }
   let at = header.byteLength;
   for await (const { values } of windowBlocks(deps, plan, dtype)) {
     out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), at);
     at += values.byteLength;
   }
   return out;
+}
+
+/** Samples of one row converted at a time by `windowNpyPieces`: 48 KiB of float32, below glibc's mmap threshold. */
+const ROW_PIECE_SAMPLES = 12 * 1024;
+
+/**
+ * The `.npy` answer (float32, nothing resampled) byte for byte as `windowNpy` makes it, as pieces made on demand:
+ * the header, then each row a few thousand samples at a time, converted into one small array used again for every
+ * piece (each piece is valid until the next is asked for). Every chunk is read and checked here, so making the
+ * pieces cannot fail. No array of the answer's size is ever made: under `nds serve`'s allocator settings
+ * (`MALLOC_MMAP_THRESHOLD_`, decision 0015) each new array of 128 KiB or more is fresh memory from the kernel, and
+ * writing 4 MB of it cost about 1,000 page faults and 20–30 ms a window (bench/RESULTS.md, issue 25).
+ * `undefined` for a resampled window.
+ */
+export async function windowNpyPieces(deps: ChunkReadDeps, plan: WindowPlan): Promise<{ byteLength: number; pieces(): Generator<Uint8Array> } | undefined> {
+  if (plan.ratio) return undefined;
+  const { group } = plan;
+  const cs = group.chunk_samples;
+  const [first, end] = [plan.start, plan.start + plan.count];
+  const c0 = Math.floor(first / cs);
+  const runs = await Promise.all(
+    blockRuns(plan).map(async (run) => {
+      const chunks = await blockChunks(deps, plan, run.block, first, end);
+      const lastRow = Math.max(...run.rows) - run.block * group.chunk_channels;
+      if (chunks.some((digital) => lastRow >= Math.round(digital.length / cs))) throw shortChunk(plan);
+      return { ...run, chunks };
+    }),
+  );
+  const header = npyHeader('float32', [plan.rows.length, plan.outCount]);
+  return {
+    byteLength: header.byteLength + plan.rows.length * plan.count * 4,
+    *pieces() {
+      yield header;
+      const scratch = new Float32Array(ROW_PIECE_SAMPLES);
+      const bytes = new Uint8Array(scratch.buffer);
+      for (const run of runs) {
+        for (const row of run.rows) {
+          for (let from = first; from < end; from += ROW_PIECE_SAMPLES) {
+            const to = Math.min(end, from + ROW_PIECE_SAMPLES);
+            const chunks = run.chunks.slice(Math.floor(from / cs) - c0, Math.ceil(to / cs) - c0);
+            convertRows(plan, run.block, [row], from, to, chunks, scratch);
+            yield bytes.subarray(0, (to - from) * 4);
+          }
+        }
+      }
+    },
+  };
 }
 
 /** A small window as JSON numbers (float32 or float64 values, as asked). */

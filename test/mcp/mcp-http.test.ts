@@ -135,6 +135,28 @@ describe('the MCP server over streamable HTTP (POST /mcp)', () => {
     assert.ok(Buffer.compare(bytes, http) === 0, 'the same bytes as the signal route');
   });
 
+  it('read_window as npy in a batch: each answer its own window (channels in the order asked, resampled), the body exactly as long as it says', async () => {
+    type Answer = { id: number; result: { content: Array<{ type: string; resource?: { blob: string } }> } };
+    const windows = [
+      { start_sample: 0, n_samples: 1001 },
+      { start_sample: 2000, n_samples: 14_000, channels: ['E64', 'E2', 'E1', 'E33'] },
+      { start_sample: 256, n_samples: 2000, channels: ['E5', 'E4'], rate: 128 },
+    ];
+    const asks = windows.map((w, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'read_window', arguments: { dataset_id: id, path: BIG, ...w, format: 'npy' } } }));
+    const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(asks) });
+    assert.equal(res.status, 200);
+    const body = Buffer.from(await res.arrayBuffer());
+    assert.equal(res.headers.get('content-length'), String(body.byteLength));
+    const answers = JSON.parse(body.toString('utf8')) as Answer[];
+    for (const [i, w] of windows.entries()) {
+      const blob = answers.find((a) => a.id === i + 1)!.result.content.find((c) => c.type === 'resource')!.resource!.blob;
+      const channels = (w.channels ? `&channels=${w.channels.join(',')}` : '') + (w.rate ? `&rate=${w.rate}` : '');
+      const http = Buffer.from(await (await apiFetch(server, `/datasets/${id}/signal?path=${encodeURIComponent(BIG)}&start_sample=${w.start_sample}&n_samples=${w.n_samples}${channels}&format=npy`)).arrayBuffer());
+      assert.ok(Buffer.compare(Buffer.from(blob, 'base64'), http) === 0, `window ${i + 1}: the signal route's bytes`);
+      assert.deepEqual(readNpy(Buffer.from(blob, 'base64')).shape, [w.channels?.length ?? 64, w.rate ? w.n_samples / 2 : w.n_samples]);
+    }
+  });
+
   it('summarize_window finds 10 Hz in a 10 Hz sine, its power in alpha, and flags flat, clipped and bad channels', async () => {
     type Summary = { label: string; min: number; max: number; mean: number; std: number; dominant_hz: number; band_power: Record<string, number>; line_noise: { hz50: number; hz60: number }; flags: { flat: boolean; clipped: boolean; bad: boolean } };
     const { structured } = await call<{ rate: number; channels: Summary[]; psd: { resolution_hz: number } }>(anonymous, 'summarize_window', { dataset_id: id, path: SINE, start_s: 2, duration_s: 16 });
