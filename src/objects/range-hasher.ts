@@ -1,5 +1,6 @@
 /**
- * SHA-256 of files fed range by range on a worker thread, which reads the ranges itself: the folder store's
+ * SHA-256 of files fed range by range on a worker thread, which reads the ranges itself (with `O_DIRECT` where
+ * the filesystem takes it: past the page cache, which the parts were written around too): the folder store's
  * uploads in parts (decision 0031) hash each stored part into the whole file's hash in order while the upload
  * goes on, off the event loop that receives the parts, so completion has little or nothing left to read.
  * One hash state a name; the worker reads and hashes one range at a time. A failed worker fails the calls
@@ -11,25 +12,47 @@ import { Worker } from 'node:worker_threads';
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
-const { openSync, readSync, closeSync } = require('node:fs');
+const { constants, openSync, readSync, closeSync } = require('node:fs');
+const ALIGN = 4096;
+const SIZE = 4 << 20;
+// Page-aligned (a WebAssembly memory starts on a page), as reads with O_DIRECT want.
+const buffer = Buffer.from(new WebAssembly.Memory({ initial: SIZE / 65536, maximum: SIZE / 65536 }).buffer);
 const hashes = new Map();
-const buffer = Buffer.allocUnsafe(4 << 20);
+let directRefused = constants.O_DIRECT === undefined;
+function openForReading(file) {
+  if (!directRefused) {
+    try {
+      return { fd: openSync(file, constants.O_RDONLY | constants.O_DIRECT), direct: true };
+    } catch (err) {
+      if (err.code !== 'EINVAL') throw err;
+      directRefused = true;
+    }
+  }
+  return { fd: openSync(file, 'r'), direct: false };
+}
+function feed(hash, file, offset, length) {
+  const { fd, direct } = openForReading(file);
+  try {
+    const end = offset + length;
+    for (let position = direct ? offset - (offset % ALIGN) : offset; position < end; ) {
+      const want = direct ? Math.min(SIZE, Math.ceil((end - position) / ALIGN) * ALIGN) : Math.min(SIZE, end - position);
+      const n = readSync(fd, buffer, 0, want, position);
+      const from = Math.max(0, offset - position);
+      const to = Math.min(n, end - position);
+      if (to <= from) throw Object.assign(new Error(file + ' ended at ' + (position + n)), { code: 'ESHORT' });
+      hash.update(buffer.subarray(from, to));
+      position += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
 parentPort.on('message', (m) => {
   try {
     if (m.op === 'update') {
       let hash = hashes.get(m.name);
       if (!hash) hashes.set(m.name, (hash = createHash('sha256')));
-      const fd = openSync(m.file, 'r');
-      try {
-        for (let done = 0; done < m.length; ) {
-          const n = readSync(fd, buffer, 0, Math.min(buffer.length, m.length - done), m.offset + done);
-          if (n === 0) throw new Error(m.file + ' ended at ' + (m.offset + done));
-          hash.update(buffer.subarray(0, n));
-          done += n;
-        }
-      } finally {
-        closeSync(fd);
-      }
+      feed(hash, m.file, m.offset, m.length);
       parentPort.postMessage({ seq: m.seq });
     } else if (m.op === 'digest') {
       const hash = hashes.get(m.name) ?? createHash('sha256');
