@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
-import { ContentMismatchError, MultipartUploadGoneError, MAX_OBJECT_BYTES, MAX_PART_BYTES, MAX_PARTS, type PresignedRequest } from '../objects/object-store.js';
+import { ContentMismatchError, MultipartPartMissingError, MultipartUploadGoneError, MAX_OBJECT_BYTES, MAX_PART_BYTES, MAX_PARTS, type PresignedRequest } from '../objects/object-store.js';
 import { contentKey } from './manifest.js';
 import { UPLOAD_URL_TTL_S } from './uploads.js';
 
@@ -82,7 +82,7 @@ export async function startUpload(deps: UploadDeps, datasetId: string, userId: n
   if (file.size < 1 || file.size > MAX_OBJECT_BYTES) throw new NdsError('validation_failed', { message: `A file uploaded in parts has 1 byte to 5 TiB; ${file.path} has ${file.size}.` });
   const uploadId = randomBytes(16).toString('hex');
   const partSize = partSizeFor(file.size, deps.config.uploadPartSize);
-  const storeUploadId = await deps.objects.createMultipart(stagingKey(datasetId, uploadId));
+  const storeUploadId = await deps.objects.createMultipart(stagingKey(datasetId, uploadId), { size: file.size, partSize });
   const record: UploadRecord = {
     upload_id: uploadId,
     dataset_id: datasetId,
@@ -188,6 +188,9 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
     // the file, this one answers as a retry would; while it is still at it, the caller is told to ask again.
     if (await storedMeanwhile()) return done('present');
     if (err instanceof NdsError) throw err;
+    if (err instanceof MultipartPartMissingError) {
+      throw new NdsError('upload_incomplete', { message: `${record.path}: ${err.missing.length} of ${record.part_count} parts are not stored (first: ${err.missing[0]}).`, cause: err });
+    }
     if (err instanceof MultipartUploadGoneError) {
       throw new NdsError('conflict', { message: `${record.path}: another request is completing this upload; ask again in a moment to learn its result.`, cause: err });
     }

@@ -8,6 +8,7 @@ import {
   checkObjectKey,
   ContentMismatchError,
   type ByteRange,
+  type MultipartLayout,
   type MultipartTarget,
   type ObjectBody,
   type PartInfo,
@@ -21,6 +22,7 @@ import {
 import { systemClock, type Clock } from '../core/clock.js';
 import type { ObjectUrlSigner } from './object-url-signer.js';
 import { writeObjectFile } from './object-file-write.js';
+import { FolderMultipart, readLayout } from './folder-multipart.js';
 
 export interface FileObjectStoreOptions {
   /** Origin of the nds server that serves `/objects/<key>` for this folder; without it, no URLs. */
@@ -44,6 +46,8 @@ export class FileObjectStore implements ObjectStore {
   readonly #clock: Clock;
   /** Set once the folder's filesystem (or the platform) refused `O_DIRECT`: large objects then go through the page cache. */
   #directRefused = false;
+  /** Uploads in parts written in place (a layout given at their start), with the locks their writes take. */
+  readonly #inPlace = new FolderMultipart();
 
   constructor(root: string, options: FileObjectStoreOptions = {}) {
     this.root = path.resolve(root);
@@ -109,6 +113,18 @@ export class FileObjectStore implements ObjectStore {
 
   async put(key: string, body: Readable | Uint8Array | string, options: PutOptions = {}): Promise<ObjectInfo> {
     const file = this.pathOf(key);
+    const part = PART_KEY.exec(key);
+    const layout = part ? readLayout(path.dirname(file)) : undefined;
+    // A part of an upload completed or aborted: refused, as S3 refuses it, rather than leaving a folder behind.
+    if (part && !layout && !(await isFolder(path.dirname(file)))) throw new MultipartUploadGoneError(key);
+    if (part && layout) {
+      const source = typeof body === 'string' ? [Buffer.from(body)] : body instanceof Uint8Array ? [body] : body;
+      const { directRefused } = await this.#inPlace.putPart(path.dirname(file), layout, Number(part[1]), source, options, !this.#directRefused);
+      if (directRefused) this.#directRefused = true;
+      // The marker just written (a completion may already have taken it).
+      const s = await stat(file).catch(() => undefined);
+      return infoOf(key, options.contentLength ?? 0, s?.mtimeMs ?? this.#clock.now().getTime(), s?.ino ?? 0);
+    }
     await mkdir(path.dirname(file), { recursive: true });
     const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     try {
@@ -210,9 +226,11 @@ export class FileObjectStore implements ObjectStore {
     return `${this.#partsKey(key, uploadId)}/${String(partNumber).padStart(5, '0')}`;
   }
 
-  async createMultipart(key: string): Promise<string> {
+  async createMultipart(key: string, layout?: MultipartLayout): Promise<string> {
     const uploadId = randomBytes(12).toString('hex');
-    await mkdir(this.pathOf(this.#partsKey(key, uploadId)), { recursive: true });
+    const dir = this.pathOf(this.#partsKey(key, uploadId));
+    await mkdir(dir, { recursive: true });
+    if (layout) await this.#inPlace.create(dir, layout);
     return uploadId;
   }
 
@@ -223,6 +241,8 @@ export class FileObjectStore implements ObjectStore {
 
   async listParts(key: string, uploadId: string): Promise<PartInfo[] | undefined> {
     const dir = this.pathOf(this.#partsKey(key, uploadId));
+    const layout = readLayout(dir);
+    if (layout) return this.#inPlace.listParts(dir, layout).catch((err: unknown) => (isMissing(err) ? undefined : Promise.reject(err)));
     let names: string[];
     try {
       names = await readdir(dir);
@@ -239,10 +259,21 @@ export class FileObjectStore implements ObjectStore {
   }
 
   /**
-   * The parts are copied in order into a temporary file beside the target, hashed on the way (one pass), and
-   * the file is renamed into place only when size and hash are the promised ones.
+   * Parts written in place: the file is read once to hash it and renamed into place when size and hash are the
+   * promised ones (`folder-multipart.ts`). Parts of one file each (an upload started without a layout): they are
+   * copied in order into a temporary file beside the target, hashed on the way, and renamed the same way.
    */
   async completeMultipart(key: string, uploadId: string, partCount: number, target: MultipartTarget): Promise<ObjectInfo> {
+    const dir = this.pathOf(this.#partsKey(key, uploadId));
+    const layout = readLayout(dir);
+    if (!layout && !(await isFolder(dir))) throw new MultipartUploadGoneError(key);
+    if (layout) {
+      const file = this.pathOf(target.key);
+      await mkdir(path.dirname(file), { recursive: true });
+      await this.#inPlace.complete(dir, layout, partCount, file, target);
+      const s = await stat(file);
+      return infoOf(target.key, s.size, s.mtimeMs, s.ino);
+    }
     const partFiles = Array.from({ length: partCount }, (_, i) => this.pathOf(this.#partKey(key, uploadId, i + 1)));
     const file = this.pathOf(target.key);
     await mkdir(path.dirname(file), { recursive: true });
@@ -267,18 +298,22 @@ export class FileObjectStore implements ObjectStore {
   }
 
   async abortMultipart(key: string, uploadId: string): Promise<void> {
-    await rm(this.pathOf(this.#partsKey(key, uploadId)), { recursive: true, force: true });
+    await this.#inPlace.remove(this.pathOf(this.#partsKey(key, uploadId)));
   }
 
   publicUrl(key: string): string {
     return `${this.#baseUrl ?? ''}/objects/${key.split('/').map(encodeURIComponent).join('/')}`;
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.#inPlace.close();
+  }
 }
 
 /** The folder store's upload ids: 24 hex digits, so an id can never name another folder. */
 const UPLOAD_ID = /^[0-9a-f]{24}$/;
+/** The key of a part: `<key>.parts-<upload id>/<part number, 5 digits>`. */
+const PART_KEY = /\.parts-[0-9a-f]{24}\/(\d{5})$/;
 
 /**
  * The bytes of `files`, one after the other, read in 1 MiB chunks into one reused buffer: `writeObjectFile`
@@ -305,6 +340,13 @@ function infoOf(key: string, size: number, mtimeMs: number, ino: number): Object
   // Size, mtime and inode change with every atomic replace, so the tag changes with the content.
   const etag = `"${size.toString(16)}-${Math.floor(mtimeMs * 1000).toString(16)}-${ino.toString(16)}"`;
   return { key, size, etag, lastModified: new Date(mtimeMs) };
+}
+
+async function isFolder(dir: string): Promise<boolean> {
+  return stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }
 
 /** A key that names a folder of the store (a prefix of other keys), not an object. */

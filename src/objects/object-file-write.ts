@@ -54,14 +54,71 @@ interface Stage {
  * reaches the disk.
  */
 export async function writeObjectFile(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, file: string, options: PutOptions, tryDirect: boolean): Promise<WrittenFile> {
+  const stage = await openStage(file, options.contentLength, tryDirect);
+  try {
+    const { size, sha256 } = await writeStaged(source, stage, 0, options);
+    // A direct write ends on a whole page; the file is cut back to the bytes that came.
+    if (stage.direct && size % PAGE !== 0) await stage.out.truncate(size);
+    return { size, sha256, direct: stage.direct, directRefused: stage.directRefused };
+  } finally {
+    await stage.out.close();
+    stage.release();
+  }
+}
+
+/**
+ * Writes `source` into the existing file `file` from byte `offset` on (a multiple of 1 MiB), the same way as
+ * `writeObjectFile`; bytes outside the range are left as they are. A direct write of a length that is not a
+ * whole page writes zeros past the range's end up to the page's end: with `endOfFile`, the file is cut back to
+ * that length afterwards (the range is the file's last). A missing file is an `ENOENT` error, never created.
+ */
+export async function writeObjectRange(
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  file: string,
+  offset: number,
+  options: PutOptions & { endOfFile?: number },
+  tryDirect: boolean,
+): Promise<WrittenFile> {
+  const aligned = tryDirect && constants.O_DIRECT !== undefined ? alignedStages.take(DIRECT_STAGES) : undefined;
+  let out: FileHandle | undefined;
+  let direct = false;
+  let directRefused = false;
+  if (aligned) {
+    try {
+      out = await open(file, constants.O_WRONLY | constants.O_DIRECT);
+      direct = true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EINVAL') {
+        alignedStages.give(aligned);
+        throw err;
+      }
+      directRefused = true;
+    }
+  }
+  const buffers = direct ? aligned! : [stages.take(STAGE_BYTES), stages.take(STAGE_BYTES)];
+  if (aligned && !direct) alignedStages.give(aligned);
+  const release = () => (direct ? alignedStages.give(buffers) : buffers.forEach((b) => stages.give(b)));
+  try {
+    out ??= await open(file, constants.O_WRONLY);
+    const { size, sha256 } = await writeStaged(source, { out, buffers, direct, directRefused, release }, offset, options);
+    return { size, sha256, direct, directRefused };
+  } finally {
+    if (out) {
+      if (direct && options.endOfFile !== undefined) await out.truncate(options.endOfFile).catch(() => undefined);
+      await out.close();
+    }
+    release();
+  }
+}
+
+async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, stage: Stage, offset: number, options: PutOptions): Promise<{ size: number; sha256: string | undefined }> {
   const limit = options.contentLength;
-  const stage = await openStage(file, limit, tryDirect);
   const { out, buffers, direct } = stage;
   const hash = options.sha256 ? createHash('sha256') : undefined;
   let current = 0;
   let fill = 0;
   let size = 0;
-  let position = 0;
+  let position = offset;
   // Writes go out one at a time, in order; filling goes on into the next free buffer meanwhile.
   let written: Promise<void> = Promise.resolve();
   const pending: Array<Promise<void> | undefined> = buffers.map(() => undefined);
@@ -78,31 +135,25 @@ export async function writeObjectFile(source: AsyncIterable<Uint8Array> | Iterab
     fill = 0;
     await pending[current];
   };
-  let sha256: string | undefined;
   try {
     for await (const chunk of source) {
       size += chunk.length;
       if (limit !== undefined && size > limit) throw new ContentMismatchError({ size: limit }, { size });
-      for (let offset = 0; offset < chunk.length; ) {
-        const n = Math.min(chunk.length - offset, STAGE_BYTES - fill);
-        buffers[current].set(chunk.subarray(offset, offset + n), fill);
+      for (let at = 0; at < chunk.length; ) {
+        const n = Math.min(chunk.length - at, STAGE_BYTES - fill);
+        buffers[current].set(chunk.subarray(at, at + n), fill);
         fill += n;
-        offset += n;
+        at += n;
         if (fill === STAGE_BYTES) await flush();
       }
     }
     if (fill > 0) await flush();
     await written;
-    // A direct write ends on a whole page; the file is cut back to the bytes that came.
-    if (direct && size % PAGE !== 0) await out.truncate(size);
-    sha256 = hash?.digest('hex');
+    return { size, sha256: hash?.digest('hex') };
   } finally {
     // A write still in flight after a failure must end before its buffer goes back to the pool.
     await written.catch(() => undefined);
-    await out.close();
-    stage.release();
   }
-  return { size, sha256, direct, directRefused: stage.directRefused };
 }
 
 async function openStage(file: string, limit: number | undefined, tryDirect: boolean): Promise<Stage> {

@@ -78,6 +78,24 @@ export class MultipartUploadGoneError extends Error {
   }
 }
 
+/** Completion named parts the store does not hold (a part sent again was lost on the way): the upload stays open. */
+export class MultipartPartMissingError extends Error {
+  readonly missing: number[];
+  constructor(key: string, missing: number[]) {
+    super(`the multipart upload of ${key} lacks ${missing.length > 0 ? `parts ${missing.slice(0, 20).join(', ')}` : 'the parts named'}`);
+    this.name = 'MultipartPartMissingError';
+    this.missing = missing;
+  }
+}
+
+/** The shape of a multipart upload's object, when known at its start: a folder store writes parts in place by it. */
+export interface MultipartLayout {
+  /** Bytes of the whole object. */
+  size: number;
+  /** Bytes of every part but the last. */
+  partSize: number;
+}
+
 /** A part of a multipart upload the store holds. */
 export interface PartInfo {
   partNumber: number;
@@ -137,9 +155,11 @@ export interface ObjectStore {
   setPublicRead?(key: string, publicRead: boolean): Promise<void>;
   /**
    * Starts a multipart upload whose parts are kept under `key` (which nothing reads until completion);
-   * returns the store's id of it. S3: a multipart upload of `key`; folder store: a folder beside `key`.
+   * returns the store's id of it. S3: a multipart upload of `key`; folder store: a folder beside `key`, where
+   * with `layout` each part is written in place at its offset in one file of the object's size (then parts
+   * must have the layout's sizes, and completion reads the bytes once, to hash them, and renames the file).
    */
-  createMultipart(key: string): Promise<string>;
+  createMultipart(key: string, layout?: MultipartLayout): Promise<string>;
   /** A URL that writes part `partNumber` (1-based); with `contentLength`/`sha256` the store refuses other bytes. */
   presignPart(key: string, uploadId: string, partNumber: number, options: PresignOptions): Promise<PresignedRequest>;
   /** The parts stored so far, by part number; `undefined` when the store knows no such upload. */

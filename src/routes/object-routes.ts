@@ -22,7 +22,7 @@ import { mayStillRead } from '../datasets/dataset-access.js';
 import { readGrantClaims, readGrantOf } from '../datasets/read-grant.js';
 import { resolveCaller } from '../http/auth.js';
 import { route, type Route } from '../http/route.js';
-import { checkObjectKey, ContentMismatchError } from '../objects/object-store.js';
+import { checkObjectKey, ContentMismatchError, MultipartUploadGoneError } from '../objects/object-store.js';
 import type { ObjectUrlSigner } from '../objects/object-url-signer.js';
 import { readPrefixToken, tokenAllows, type TokenAccess } from '../objects/prefix-token.js';
 import { objectUrlSigner } from '../objects/signing-secret.js';
@@ -79,6 +79,11 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
     return c.json({ key, size: info.size, etag: info.etag }, 200, { ETag: info.etag });
   } catch (err) {
     if (err instanceof ContentMismatchError) throw new NdsError('content_mismatch', { details: [err.message], cause: err });
+    // A part of an upload in parts that was completed or aborted meanwhile (folder store).
+    if (err instanceof MultipartUploadGoneError) {
+      body.resume();
+      throw new NdsError('upload_not_found', { cause: err });
+    }
     throw err;
   }
 }

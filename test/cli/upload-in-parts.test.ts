@@ -103,10 +103,10 @@ describe('nds datasets upload in parts (folder store, through a cutting proxy)',
     const summary = JSON.parse(second.stdout);
     assert.ok(summary.resumed_bytes >= 3 * PART, `resumed ${summary.resumed_bytes} bytes`);
     assert.equal(summary.uploaded_bytes + summary.resumed_bytes, big.length);
-    // The second run sent the parts the first did not store, and not much more: API calls, small files, and a
-    // part cut short and sent again (once in CI, 0.94 MiB of a part was). The promise is the issue's bound: at
-    // most a tenth of the file sent again.
-    assert.ok(proxy.sent <= big.length - summary.resumed_bytes + big.length / 10, `the second run sent ${proxy.sent} bytes; ${big.length - summary.resumed_bytes} were missing`);
+    // The second run sent the parts the first did not store and nothing more but API calls and the small file.
+    // (The proxy counts only the second run's connections: the killed CLI's sockets still deliver what their
+    // kernel had buffered, up to a megabyte here, which once counted against this run.)
+    assert.ok(proxy.sent <= big.length - summary.resumed_bytes + 256 * 1024, `the second run sent ${proxy.sent} bytes; ${big.length - summary.resumed_bytes} were missing`);
     assert.ok(sentBeforeKill + proxy.sent < 2 * big.length);
     // Progress as JSON lines on stderr, the last one complete.
     const events = second.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));

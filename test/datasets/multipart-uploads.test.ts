@@ -124,6 +124,44 @@ for (const variant of storeVariants) {
       assert.ok((await server.deps.objects.readAll(`${id}/objects/${sha(file)}`))!.equals(file));
     });
 
+    it('stores exactly the file when many requests race: each part sent three times at once, one damaged, then completes racing parts sent again', async () => {
+      const file = randomBytes(16 * MIB + 77);
+      const started = await start(file, 'many.edf');
+      assert.equal(started.part_count, 4);
+      const targets = await urls(started.upload_id, file, started, [1, 2, 3, 4]);
+      const sends = targets.flatMap((t: { part_number: number; url: string; headers: Record<string, string> }) => {
+        const good = partOf(file, started, t.part_number);
+        const damaged = Buffer.from(good);
+        damaged[(t.part_number * 104_729) % damaged.length] ^= 0x01;
+        return [put(t, good), put(t, damaged), put(t, good)];
+      });
+      const answers = await Promise.all(sends);
+      const statuses = answers.map((r) => r.status);
+      await Promise.all(answers.map((r) => r.arrayBuffer()));
+      // Per part: the two good sends stored, the damaged one refused for its content (never a server error).
+      for (let i = 0; i < statuses.length; i += 3) assert.deepEqual([statuses[i], statuses[i + 1] >= 400 && statuses[i + 1] < 500, statuses[i + 2]], [200, true, 200], `part ${i / 3 + 1}: ${statuses.slice(i, i + 3)}`);
+      const status = await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}`), 200);
+      assert.deepEqual(status.parts.map((p: { part_number: number }) => p.part_number), [1, 2, 3, 4]);
+      // Completes, and the same parts sent again, all at once.
+      const completes = Array.from({ length: 6 }, () => owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}/complete`, post({ sha256: sha(file) })));
+      const again = targets.map((t: { part_number: number; url: string; headers: Record<string, string> }) => put(t, partOf(file, started, t.part_number)));
+      const done = await Promise.all(completes.map(async (p) => {
+        const res = await p;
+        return { status: res.status, body: await res.json() };
+      }));
+      for (const res of await Promise.all(again)) {
+        // Taken before the completion read the file, or refused as an upload that is gone (S3: NoSuchUpload).
+        assert.ok(res.status === 200 || res.status === 404, `a part sent during completion answered ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer().catch(() => undefined);
+      }
+      for (const { status, body } of done) assert.ok(status === 200 || ((status === 404 || status === 409) && body.error), `a raced complete answered ${status}: ${JSON.stringify(body)}`);
+      assert.ok(done.some((d) => d.status === 200 && d.body.sha256 === sha(file)));
+      assert.ok((await server.deps.objects.readAll(`${id}/objects/${sha(file)}`))!.equals(file));
+      const left: string[] = [];
+      for await (const o of server.deps.objects.list(`uploads/${id}/`)) if (o.key.includes(started.upload_id)) left.push(o.key);
+      assert.deepEqual(left, []);
+    });
+
     it('refuses to complete with parts missing, and refuses a whole-file hash that is not the bytes, naming the path and both hashes', async () => {
       const file = randomBytes(6 * MIB);
       const started = await start(file, 'sub-02/eeg/wrong.edf');

@@ -8,7 +8,7 @@ import net from 'node:net';
 export interface CuttingProxy {
   readonly port: number;
   readonly url: string;
-  /** Bytes clients sent so far. */
+  /** Bytes clients sent so far, on connections opened since the last `reset`. */
   readonly sent: number;
   /** How many times connections were cut. */
   readonly cuts: number;
@@ -18,7 +18,11 @@ export interface CuttingProxy {
   cutAt(points: number[]): void;
   /** Flip one byte at this count of bytes sent (counted from now). */
   corruptAt(point: number): void;
-  /** Starts counting again from zero. */
+  /**
+   * Starts counting again from zero, and from now on counts only connections opened after this call: a
+   * killed client's socket can still deliver what its kernel had buffered, and those bytes are not the next
+   * client's. Older connections are still forwarded.
+   */
   reset(): void;
   close(): Promise<void>;
 }
@@ -29,7 +33,9 @@ export async function startCuttingProxy(): Promise<CuttingProxy> {
   let cuts = 0;
   let cutPoints: number[] = [];
   let corruptPoint: number | undefined;
+  let generation = 0;
   const server = net.createServer((client) => {
+    const born = generation;
     const t = proxy.target;
     if (!t) return client.destroy();
     const upstream = net.connect(t.port, t.host);
@@ -44,6 +50,13 @@ export async function startCuttingProxy(): Promise<CuttingProxy> {
     upstream.on('error', drop).on('close', drop);
     upstream.pipe(client);
     client.on('data', (chunk: Buffer) => {
+      if (born !== generation) {
+        if (!upstream.write(chunk)) {
+          client.pause();
+          upstream.once('drain', () => client.resume());
+        }
+        return;
+      }
       const before = sent;
       sent += chunk.length;
       if (corruptPoint !== undefined && before <= corruptPoint && corruptPoint < sent) {
@@ -83,6 +96,7 @@ export async function startCuttingProxy(): Promise<CuttingProxy> {
       corruptPoint = sent + point;
     },
     reset() {
+      generation++;
       sent = 0;
       cuts = 0;
       cutPoints = [];
