@@ -1,10 +1,11 @@
 /**
  * Where a frame draws the annotations: each one in the window as a span over its channels' rows (all rows when
  * it is for all channels), with its pixel columns; past `maxSpans` in the window, the rows' covered columns
- * only (a density, no labels), so a zoomed-out hour of 100,000 annotations costs one pass and a few rectangles.
+ * only (a density, no labels), read from the index's sorted onsets and ends per channel: a frame costs
+ * O(rows × columns) whether 2,000 or 100,000 annotations are in view.
  * Pure: the frame's compute step calls it, painting reads its answer.
  */
-import type { AnnotationIndex, ViewerAnnotation } from './annotation-index.js';
+import { ALL_CHANNELS, type AnnotationIndex, type ViewerAnnotation } from './annotation-index.js';
 
 /** One annotation as drawn: what it is, where it landed and on which rows of the page. */
 export interface DrawnAnnotation {
@@ -72,10 +73,8 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
   const from = view.startSeconds;
   const to = from + view.plotWidth * view.secondsPerPixel;
   const total = index?.size ?? 0;
-  // One scan while they are few enough to draw as spans; the whole window's only past that.
-  const first = index?.overlapping(from, to, maxSpans + 1) ?? [];
-  const inWindow = first.length > maxSpans ? index!.overlapping(from, to) : first;
-  const inView = inWindow.length;
+  // How many are in view is two binary searches; only a window of at most `maxSpans` is walked.
+  const inView = index?.count(from, to) ?? 0;
   const rowOf = new Map<string, number[]>();
   view.rowChannels.forEach((label, i) => rowOf.set(label, [...(rowOf.get(label) ?? []), i]));
   const everyRow = view.rowChannels.map((_, i) => i);
@@ -95,10 +94,10 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
   });
   const draft = focus.draft && { ...place(focus.draft, null), draft: true, selected: true };
   if (inView > maxSpans) {
-    return { mode: 'density', total, inView, spans: draft ? [draft] : [], runs: densityRuns(inWindow, view, rowOf, xOf) };
+    return { mode: 'density', total, inView, spans: draft ? [draft] : [], runs: densityRuns(index!, view, rowOf) };
   }
   const spans: DrawnAnnotation[] = [];
-  for (const a of inWindow) {
+  for (const a of index?.overlapping(from, to) ?? []) {
     // The one being edited is drawn as its draft (where the user is dragging it), not where it was saved.
     if (draft && a.id === focus.draft?.id) continue;
     const drawn = place(a, a.author);
@@ -109,39 +108,25 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
   return { mode: 'spans', total, inView, spans, runs: [] };
 }
 
-/** Runs of covered pixel columns for each row, and for the annotations of all channels, from difference arrays. */
-function densityRuns(annotations: ViewerAnnotation[], view: AnnotationView, rowOf: Map<string, number[]>, xOf: (s: number) => number): AnnotationPlacement['runs'] {
+let columns = new Uint8Array(0);
+
+/**
+ * Runs of covered pixel columns for each row (its channel's annotations) and for the annotations of all
+ * channels (`row` null): the index's coverage of each channel on the page, once per channel.
+ */
+function densityRuns(index: AnnotationIndex, view: AnnotationView, rowOf: Map<string, number[]>): AnnotationPlacement['runs'] {
   const width = view.plotWidth;
-  const rowCount = view.rowChannels.length;
-  // Row `rowCount` holds the annotations for all channels.
-  const diff = new Int32Array((rowCount + 1) * (width + 1));
-  for (const a of annotations) {
-    const x0 = Math.max(0, xOf(a.onset) - view.plotLeft);
-    const x1 = Math.min(width - 1, Math.max(x0, xOf(a.onset + a.duration) - view.plotLeft));
-    if (x0 > width - 1) continue;
-    if (a.channels === null) {
-      diff[rowCount * (width + 1) + x0] += 1;
-      diff[rowCount * (width + 1) + x1 + 1] -= 1;
-      continue;
-    }
-    for (const c of a.channels) {
-      const rows = rowOf.get(c);
-      if (!rows) continue;
-      for (const row of rows) {
-        diff[row * (width + 1) + x0] += 1;
-        diff[row * (width + 1) + x1 + 1] -= 1;
-      }
-    }
-  }
+  if (columns.length < width) columns = new Uint8Array(width);
   const runs: AnnotationPlacement['runs'] = [];
-  for (let row = 0; row <= rowCount; row++) {
-    let depth = 0;
+  const tracks: Array<[string, Array<number | null>]> = [[ALL_CHANNELS, [null]], ...[...rowOf].filter(([label]) => label !== ALL_CHANNELS).map(([label, rows]) => [label, rows] as [string, number[]])];
+  for (const [track, rows] of tracks) {
+    if (index.coverage(track, view.startSeconds, view.secondsPerPixel, width, columns) === 0) continue;
     let start = -1;
     for (let x = 0; x <= width; x++) {
-      depth += diff[row * (width + 1) + x]!;
-      if (depth > 0 && start < 0) start = x;
-      if ((depth <= 0 || x === width) && start >= 0) {
-        runs.push({ row: row === rowCount ? null : row, x0: view.plotLeft + start, x1: view.plotLeft + x });
+      const covered = x < width && columns[x] === 1;
+      if (covered && start < 0) start = x;
+      else if (!covered && start >= 0) {
+        for (const row of rows) runs.push({ row, x0: view.plotLeft + start, x1: view.plotLeft + x });
         start = -1;
       }
     }
