@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ALL_CHANNELS, AnnotationIndex, type ViewerAnnotation } from '../../src/web/viewer/annotation-index.js';
-import { maxSpans, placeAnnotations } from '../../src/web/viewer/annotation-marks.js';
+import { maxSpans, placeAnnotations, type DensityColumns } from '../../src/web/viewer/annotation-marks.js';
 import { hitAnnotation, secondsAt } from '../../src/web/viewer/annotation-pointer.js';
 import { AnnotationSync } from '../../src/web/viewer/annotation-sync.js';
 
@@ -64,12 +64,17 @@ function coveredByWalking(all: ViewerAnnotation[], view: { startSeconds: number;
   return out;
 }
 
-/** The covered columns of each row from a placement's runs. */
-function coveredByRuns(runs: Array<{ row: number | null; x0: number; x1: number }>, plotLeft: number): Map<number | null, Set<number>> {
+/** The covered columns of each row (null: the annotations for all channels) from a placement's density. */
+function coveredByRuns(density: DensityColumns | undefined): Map<number | null, Set<number>> {
   const out = new Map<number | null, Set<number>>();
-  for (const r of runs) {
-    if (!out.has(r.row)) out.set(r.row, new Set());
-    for (let x = r.x0; x < r.x1; x++) out.get(r.row)!.add(x - plotLeft);
+  if (!density) return out;
+  for (let row = 0; row <= density.rows; row++) {
+    for (let x = 0; x < density.width; x++) {
+      if (density.covered[row * density.width + x] !== 1) continue;
+      const key = row === density.rows ? null : row;
+      if (!out.has(key)) out.set(key, new Set());
+      out.get(key)!.add(x);
+    }
   }
   return out;
 }
@@ -107,7 +112,7 @@ describe('the density from the index', () => {
       assert.equal(placed.inView, all.filter((a) => a.onset < view.startSeconds + seconds && a.onset + a.duration >= view.startSeconds).length);
       if (placed.mode !== 'density') continue;
       densities++;
-      assert.deepEqual(sortedEntries(coveredByRuns(placed.runs, view.plotLeft)), sortedEntries(walked), `window ${view.startSeconds} + ${seconds} s`);
+      assert.deepEqual(sortedEntries(coveredByRuns(placed.density)), sortedEntries(walked), `window ${view.startSeconds} + ${seconds} s`);
     }
     assert.ok(densities >= 10, `${densities} windows drawn as a density`);
   });
@@ -135,9 +140,18 @@ describe('the density from the index', () => {
         assert.deepEqual(index.overlapping(from, to).map((a) => a.id), fresh.overlapping(from, to).map((a) => a.id));
         assert.equal(index.count(from, to), fresh.count(from, to));
         const view = { startSeconds: from, secondsPerPixel: (to - from) / 500, plotLeft: 0, plotWidth: 500, rowChannels: labels };
-        const a = placeAnnotations(index, view);
+        // One buffer serves every frame: read the first before placing the second.
+        const covered = sortedEntries(coveredByRuns(placeAnnotations(index, view).density));
         const b = placeAnnotations(fresh, view);
-        assert.deepEqual(sortedEntries(coveredByRuns(a.runs, 0)), sortedEntries(coveredByRuns(b.runs, 0)));
+        assert.deepEqual(covered, sortedEntries(coveredByRuns(b.density)));
+        // Each channel's coverage, whether the window is drawn as spans or as a density.
+        const ours = new Uint8Array(500);
+        const theirs = new Uint8Array(500);
+        for (const track of [ALL_CHANNELS, ...labels]) {
+          index.coverage(track, from, (to - from) / 500, 500, ours);
+          fresh.coverage(track, from, (to - from) / 500, 500, theirs);
+          assert.deepEqual(ours, theirs, track);
+        }
       }
     }
     // A batch over a tenth of them is built again, with the same answers.
@@ -174,9 +188,9 @@ describe('placeAnnotations', () => {
     const placed = placeAnnotations(new AnnotationIndex(many), view);
     assert.equal(placed.mode, 'density');
     assert.deepEqual(placed.spans, []);
-    assert.ok(placed.runs.some((r) => r.row === 2) && placed.runs.some((r) => r.row === null));
-    assert.ok(placed.runs.every((r) => r.x0 >= view.plotLeft && r.x1 <= view.plotLeft + view.plotWidth && r.x1 > r.x0));
-    assert.ok(!placed.runs.some((r) => r.row === 0 || r.row === 1 || r.row === 3));
+    const covered = coveredByRuns(placed.density);
+    assert.deepEqual([...covered.keys()].sort(), [2, null].sort());
+    assert.ok([...covered.values()].every((xs) => [...xs].every((x) => x >= 0 && x < view.plotWidth)));
   });
 });
 

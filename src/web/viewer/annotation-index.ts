@@ -253,15 +253,15 @@ export class AnnotationIndex {
   }
 
   /**
-   * Which of `width` pixel columns the annotations of `track` cover, into `out` (1 covered, 0 not): column `c`
+   * Which of `width` pixel columns the annotations of `track` cover, into `out` from `offset` (1 covered, 0 not): column `c`
    * holds the times that round to it, [start + (c − ½)·step, start + (c + ½)·step) (the first from `start`:
    * the window's), and is covered when an
    * annotation has a part there (onset before its end, end at or after its start) — two counts per column,
    * each pointer moving on from the column before (by doubling steps: a column costs O(1 + log of the
    * entries it passes)), so a row costs O(width), whatever the number of annotations. Returns how many are covered.
    */
-  coverage(track: string, start: number, step: number, width: number, out: Uint8Array): number {
-    out.fill(0, 0, width);
+  coverage(track: string, start: number, step: number, width: number, out: Uint8Array, offset = 0): number {
+    out.fill(0, offset, offset + width);
     const found = this.#tracks.get(track);
     if (!found || width <= 0) return 0;
     const onsets = found.onsets.values;
@@ -283,10 +283,11 @@ export class AnnotationIndex {
         if (next > c + 1) c = next - 2;
         continue;
       }
-      begun = gallop(onsets, begun, nOnsets, to);
-      ended = gallop(ends, ended, nEnds, from);
+      // Most columns move each pointer by none or one: the test inline, the search only when it moves.
+      if (begun < nOnsets && onsets[begun]! < to) begun = gallop(onsets, begun + 1, nOnsets, to);
+      if (ended < nEnds && ends[ended]! < from) ended = gallop(ends, ended + 1, nEnds, from);
       if (begun > ended) {
-        out[c] = 1;
+        out[offset + c] = 1;
         covered++;
       }
     }

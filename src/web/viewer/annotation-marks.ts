@@ -35,8 +35,20 @@ export interface AnnotationPlacement {
   inView: number;
   /** The spans drawn (mode `spans`), by onset; the draft, if any, last. */
   spans: DrawnAnnotation[];
-  /** Mode `density`: runs of covered columns per page row (`row` null: an annotation for all channels). */
-  runs: Array<{ row: number | null; x0: number; x1: number }>;
+  /** Mode `density`: the covered pixel columns of each page row, and of the annotations for all channels. */
+  density?: DensityColumns | undefined;
+}
+
+/**
+ * Which pixel columns of the plot the annotations cover: `covered[r × width + x]` is 1 where row `r`'s
+ * channel has an annotation in column `x` (from the plot's left edge); row `rows` (the last) holds those for
+ * all channels. One buffer reused frame to frame (painting reads it before the next frame computes): a
+ * zoomed-out frame allocates nothing per annotation or per run.
+ */
+export interface DensityColumns {
+  rows: number;
+  width: number;
+  covered: Uint8Array;
 }
 
 export interface AnnotationView {
@@ -94,7 +106,7 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
   });
   const draft = focus.draft && { ...place(focus.draft, null), draft: true, selected: true };
   if (inView > maxSpans) {
-    return { mode: 'density', total, inView, spans: draft ? [draft] : [], runs: densityRuns(index!, view, rowOf) };
+    return { mode: 'density', total, inView, spans: draft ? [draft] : [], density: densityColumns(index!, view, rowOf) };
   }
   const spans: DrawnAnnotation[] = [];
   for (const a of index?.overlapping(from, to) ?? []) {
@@ -105,31 +117,25 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
     spans.push(drawn);
   }
   if (draft) spans.push(draft);
-  return { mode: 'spans', total, inView, spans, runs: [] };
+  return { mode: 'spans', total, inView, spans };
 }
 
-let columns = new Uint8Array(0);
+let buffer = new Uint8Array(0);
 
-/**
- * Runs of covered pixel columns for each row (its channel's annotations) and for the annotations of all
- * channels (`row` null): the index's coverage of each channel on the page, once per channel.
- */
-function densityRuns(index: AnnotationIndex, view: AnnotationView, rowOf: Map<string, number[]>): AnnotationPlacement['runs'] {
+/** The covered columns of each row: the index's coverage of each channel on the page, once per channel. */
+function densityColumns(index: AnnotationIndex, view: AnnotationView, rowOf: Map<string, number[]>): DensityColumns {
   const width = view.plotWidth;
-  if (columns.length < width) columns = new Uint8Array(width);
-  const runs: AnnotationPlacement['runs'] = [];
-  const tracks: Array<[string, Array<number | null>]> = [[ALL_CHANNELS, [null]], ...[...rowOf].filter(([label]) => label !== ALL_CHANNELS).map(([label, rows]) => [label, rows] as [string, number[]])];
-  for (const [track, rows] of tracks) {
-    if (index.coverage(track, view.startSeconds, view.secondsPerPixel, width, columns) === 0) continue;
-    let start = -1;
-    for (let x = 0; x <= width; x++) {
-      const covered = x < width && columns[x] === 1;
-      if (covered && start < 0) start = x;
-      else if (!covered && start >= 0) {
-        for (const row of rows) runs.push({ row, x0: view.plotLeft + start, x1: view.plotLeft + x });
-        start = -1;
-      }
+  const rows = view.rowChannels.length;
+  if (buffer.length < (rows + 1) * width) buffer = new Uint8Array((rows + 1) * width);
+  const covered = buffer.subarray(0, (rows + 1) * width);
+  index.coverage(ALL_CHANNELS, view.startSeconds, view.secondsPerPixel, width, covered, rows * width);
+  for (const [label, [first, ...others]] of rowOf) {
+    if (label === ALL_CHANNELS) {
+      for (const row of [first!, ...others]) covered.fill(0, row * width, (row + 1) * width);
+      continue;
     }
+    index.coverage(label, view.startSeconds, view.secondsPerPixel, width, covered, first! * width);
+    for (const row of others) covered.copyWithin(row * width, first! * width, (first! + 1) * width);
   }
-  return runs;
+  return { rows, width, covered };
 }
