@@ -9,7 +9,10 @@
  */
 import { cpus } from 'node:os';
 import { AnnotationIndex, type ViewerAnnotation } from '../src/web/viewer/annotation-index.js';
-import { maxSpans, placeAnnotations, type AnnotationPlacement, type AnnotationView } from '../src/web/viewer/annotation-marks.js';
+import { maxSpans, placeAnnotations, type AnnotationView } from '../src/web/viewer/annotation-marks.js';
+
+/** The old placement's runs of covered columns per row (`row` null: the annotations for all channels). */
+type Runs = Array<{ row: number | null; x0: number; x1: number }>;
 import { option } from './bench-args.js';
 
 const count = Number(option('annotations', '100000'));
@@ -34,7 +37,7 @@ const all: ViewerAnnotation[] = Array.from({ length: count }, (_, i) => {
 });
 
 /** The baseline: the density as the frame computed it before (every annotation in view, its rows, a difference array per row). */
-function walkedDensity(index: AnnotationIndex, view: AnnotationView): { inView: number; runs: AnnotationPlacement['runs'] } {
+function walkedDensity(index: AnnotationIndex, view: AnnotationView): { inView: number; runs: Runs } {
   const from = view.startSeconds;
   const to = from + view.plotWidth * view.secondsPerPixel;
   const first = index.overlapping(from, to, maxSpans + 1);
@@ -61,7 +64,7 @@ function walkedDensity(index: AnnotationIndex, view: AnnotationView): { inView: 
       }
     }
   }
-  const runs: AnnotationPlacement['runs'] = [];
+  const runs: Runs = [];
   for (let row = 0; row <= rowCount; row++) {
     let depth = 0;
     let start = -1;
