@@ -235,6 +235,7 @@ function fakeServer(initial: ViewerAnnotation[]) {
       const url = new URL(String(input), 'http://nds.test');
       const method = init?.method ?? 'GET';
       log.push(`${method} ${url.pathname}${url.searchParams.has('after') ? `?after=${url.searchParams.get('after')}` : ''} ${new Headers(init?.headers).get('if-match') ?? ''}`.trim());
+      if (method === 'GET' && url.pathname.endsWith('/labels')) return json(200, { labels: [{ label: 'tremor', count: 3, recordings: 2 }, { label: 'seizure', count: 1, recordings: 1 }] });
       if (method === 'GET' && url.pathname.endsWith('/history')) {
         const after = Number(url.searchParams.get('after'));
         return json(200, { changes: changes.filter((c) => c.revision > after), revision });
@@ -302,5 +303,15 @@ describe('AnnotationSync', () => {
     assert.equal(sync.get('a000001')!.author, 'ada');
     assert.equal(sync.revision, 2);
     assert.deepEqual(server.log, ['GET /a', 'GET /a/history?after=1', 'GET /a/history?after=1']);
+  });
+
+  it("reads the dataset's labels once when asked, and keeps them for the form", async () => {
+    const server = fakeServer([annotation(1, 1, 1)]);
+    const sync = await open(server);
+    assert.deepEqual(sync.knownDatasetLabels, []);
+    assert.deepEqual(await sync.datasetLabels(), ['tremor', 'seizure']);
+    assert.deepEqual(await sync.datasetLabels(), ['tremor', 'seizure']);
+    assert.deepEqual(sync.knownDatasetLabels, ['tremor', 'seizure']);
+    assert.equal(server.log.filter((l) => l.includes('/labels')).length, 1, 'read again only once they are 30 s old');
   });
 });
