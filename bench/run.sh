@@ -9,6 +9,7 @@ declare -A benches=(
   [conversion]="node --import tsx bench/conversion.ts"
   [conversion-workers]="node --import tsx bench/conversion-workers.ts"  # needs PostgreSQL (BENCH_DATABASE_URL): only when named
   [viewer]="node --import tsx bench/viewer.ts"
+  [annotation-density]="node --import tsx bench/annotation-density.ts"  # the viewer's annotation step in Node: only when named
   [auth]="node --import tsx bench/auth.ts"
   [gateway]="node --import tsx bench/gateway.ts"
   [upload]="node --import tsx bench/upload.ts"

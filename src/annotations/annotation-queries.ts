@@ -113,3 +113,23 @@ export async function annotatedPaths(db: Kysely<Database>, datasetId: string): P
   const rows = await db.selectFrom('annotations').select('path').distinct().where('dataset_id', '=', datasetId).orderBy('path').execute();
   return rows.map((r) => r.path);
 }
+
+/** A label used in a dataset's annotations: how many annotations carry it, on how many recordings. */
+export interface LabelUse {
+  label: string;
+  count: number;
+  recordings: number;
+}
+
+/** The labels of a dataset's annotations across its recordings, most used first (then by label), at most `limit`. */
+export function annotationLabelUses(db: Kysely<Database>, datasetId: string, limit: number): Promise<LabelUse[]> {
+  return db
+    .selectFrom('annotations')
+    .select(['label', sql<number>`count(*)::int`.as('count'), sql<number>`count(distinct path)::int`.as('recordings')])
+    .where('dataset_id', '=', datasetId)
+    .groupBy('label')
+    .orderBy(sql`count(*)`, 'desc')
+    .orderBy('label')
+    .limit(limit)
+    .execute();
+}

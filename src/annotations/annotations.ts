@@ -14,6 +14,7 @@ import { NdsError } from '../core/errors.js';
 import { allows, datasetFor } from '../datasets/dataset-access.js';
 import { findRecordingRow, type RecordingRow } from '../recordings/catalogue-queries.js';
 import {
+  annotationLabelUses,
   claimRevision,
   deleteAnnotationRow,
   findAnnotationRow,
@@ -25,6 +26,7 @@ import {
   updateAnnotationRow,
   type AnnotationListing,
   type ChangeListing,
+  type LabelUse,
 } from './annotation-queries.js';
 
 /** Most annotations one POST creates (an import of a recording's marks). */
@@ -85,6 +87,18 @@ export async function readAnnotations(deps: Pick<Deps, 'db'>, user: User | undef
   const revision = await recordingRevision(deps.db, datasetId, recording.path);
   const rows = await listAnnotationRows(deps.db, datasetId, recording.path);
   return { annotations: rows.map(presentAnnotation), revision };
+}
+
+/** Most labels `GET /datasets/:id/annotations/labels` answers. */
+export const MAX_LABELS = 1000;
+
+/**
+ * The labels of the dataset's annotations on all its recordings, most used first: what the viewer offers
+ * when one is chosen. Whoever reads the dataset reads them; anyone else gets what an unknown id gets.
+ */
+export async function annotationLabels(deps: Pick<Deps, 'db'>, user: User | undefined, datasetId: string): Promise<{ labels: LabelUse[] }> {
+  await datasetFor(deps.db, datasetId, user, 'read');
+  return { labels: await annotationLabelUses(deps.db, datasetId, MAX_LABELS) };
 }
 
 /** The recording's kept changes, oldest first, after revision `after`. */

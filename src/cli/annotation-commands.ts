@@ -1,6 +1,6 @@
 /**
- * `nds datasets annotations list|history|export|import|commit` (decision 0028): a recording's annotations from a
- * terminal. `import` reads a BIDS events.tsv (onset, duration, trial_type, optional channel and HED) and sends
+ * `nds datasets annotations list|history|export|import|commit|labels` (decision 0028): a recording's annotations
+ * from a terminal, and the labels used across the dataset. `import` reads a BIDS events.tsv (onset, duration, trial_type, optional channel and HED) and sends
  * it as one request of up to 10,000; the viewer edits single annotations in place.
  */
 import { readFile } from 'node:fs/promises';
@@ -39,7 +39,7 @@ export function annotationsFromTsv(text: string, recording: string): Array<Recor
 
 export function registerAnnotationCommands(program: Command): void {
   const datasets = program.commands.find((c) => c.name() === 'datasets') ?? program.command('datasets');
-  const annotations = datasets.command('annotations').description("a recording's annotations: list, history, export, import, commit");
+  const annotations = datasets.command('annotations').description("a recording's annotations: list, history, export, import, commit; the dataset's labels");
 
   annotations
     .command('list <id> <path>')
@@ -60,6 +60,16 @@ export function registerAnnotationCommands(program: Command): void {
       const answer = await (await client()).request<{ changes: Array<Record<string, unknown>>; revision: number }>(`${at(dataset, '/history')}?${pathQuery(recording)}`);
       if (opts.json) return printJson(answer);
       printTable(answer.changes, ['revision', 'action', 'annotation_id', 'author', 'changed_at']);
+    });
+
+  annotations
+    .command('labels <id>')
+    .description("the labels of the dataset's annotations on all its recordings, most used first")
+    .option('--json', 'machine output')
+    .action(async (dataset: string, opts: { json?: boolean }) => {
+      const answer = await (await client()).request<{ labels: Array<Record<string, unknown>> }>(at(dataset, '/labels'));
+      if (opts.json) return printJson(answer);
+      printTable(answer.labels, ['label', 'count', 'recordings']);
     });
 
   annotations

@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { commitAnnotations, commitMadeElsewhere, eventsPathOf } from '../annotations/annotation-commit.js';
 import { annotationsTsv } from '../annotations/annotation-tsv.js';
-import { annotationHistory, createAnnotations, deleteAnnotation, readAnnotations, updateAnnotation } from '../annotations/annotations.js';
+import { annotationHistory, annotationLabels, createAnnotations, deleteAnnotation, readAnnotations, updateAnnotation } from '../annotations/annotations.js';
 import { NdsError } from '../core/errors.js';
 import type { AppEnv } from '../http/app-env.js';
 import { callerOf } from '../http/auth.js';
@@ -17,6 +17,7 @@ import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
 import {
   AnnotationHistory,
+  AnnotationLabels,
   AnnotationList,
   AnnotationParams,
   AnnotationPatchBody,
@@ -96,6 +97,19 @@ export const annotationRoutes: Route[] = [
       const { changes, revision } = await annotationHistory(c.var.deps, c.var.caller?.user, params.id, query.path, query.after);
       withRevision(c, revision);
       return c.json({ changes: changes.map((ch) => ({ ...ch, changed_at: new Date(ch.changed_at).toISOString(), before: strip(ch.before), after: strip(ch.after) })), revision }, 200);
+    },
+  }),
+
+  route({
+    method: 'get',
+    path: `${ANNOTATIONS}/labels`,
+    summary: "The labels of the dataset's annotations on all its recordings, most used first (at most 1,000), with their counts",
+    access: 'optional',
+    params: IdParam,
+    responses: { 200: jsonResponse(AnnotationLabels, 'The labels'), 404: errorResponses[404] },
+    handler: async (c, { params }) => {
+      c.header('Cache-Control', 'no-store');
+      return c.json(await annotationLabels(c.var.deps, c.var.caller?.user, params.id), 200);
     },
   }),
 

@@ -75,6 +75,18 @@ export const AnnotationHistory = z
   })
   .openapi('AnnotationHistory');
 
+export const AnnotationLabels = z
+  .object({
+    labels: z.array(
+      z.object({
+        label: z.string(),
+        count: z.number().int().openapi({ description: 'Annotations with this label, on all the recordings' }),
+        recordings: z.number().int().openapi({ description: 'Recordings with at least one of them' }),
+      }),
+    ),
+  })
+  .openapi('AnnotationLabels');
+
 export const RecordingQuery = z.object({ path: RecordingPath });
 export const HistoryQuery = z.object({
   path: RecordingPath,

@@ -1,7 +1,8 @@
 /**
  * Annotations over real HTTP (decision 0028): revisions per recording, If-Match conflicts, a race of many
  * edits from one revision with exactly one winner, who may change what, the kept history, the byte-stable
- * export, and the commit into a new version whose conversion carries the labels into events and windows.
+ * export, the commit into a new version whose conversion carries the labels into events and windows, and the
+ * labels used across a dataset's recordings.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -209,5 +210,36 @@ describe('annotations', () => {
     await server.worker!.idle();
     const after = await json(await owner.api(`/datasets/${other.id}/events?${where}`), 200);
     assert.deepEqual(after.events.map((e: { onset: number; trial_type: string }) => [e.onset, e.trial_type]), [[0.05, 'cue'], [0.2, 'tremor'], [0.4, 'cue']]);
+  });
+
+  it("answers the labels of the annotations on all the dataset's recordings, most used first, and no other dataset's", async () => {
+    const two = await uploadedDataset(server, owner, 'bids/emg_ConcurrentIndependentUnits');
+    const { recordings } = await json(await owner.api(`/datasets/${two.id}/recordings`), 200);
+    const paths = (recordings as Array<{ path: string }>).map((r) => r.path);
+    assert.equal(paths.length, 2, 'a dataset of two recordings');
+    const annotate = async (path: string, labels: string[]) =>
+      json(await owner.api(`/datasets/${two.id}/annotations`, send('POST', labels.map((label, i) => ({ path, onset: i * 0.01, duration: 0, label })))), 201);
+    await annotate(paths[0]!, ['tremor', 'tremor', 'artefact']);
+    await annotate(paths[1]!, ['tremor', 'onset', 'onset']);
+    const answer = await json(await owner.api(`/datasets/${two.id}/annotations/labels`), 200);
+    assert.deepEqual(answer, {
+      labels: [
+        { label: 'tremor', count: 3, recordings: 2 },
+        { label: 'onset', count: 2, recordings: 1 },
+        { label: 'artefact', count: 1, recordings: 1 },
+      ],
+    });
+    // The first dataset's labels are its own: none of the second's.
+    await json(await annotator.api(`/datasets/${id}/annotations`, send('POST', { path: recording, onset: 0, duration: 0, label: 'first-only' })), 201);
+    const first = await json(await reader.api(`/datasets/${id}/annotations/labels`), 200);
+    assert.ok(first.labels.some((l: { label: string; count: number; recordings: number }) => l.label === 'first-only' && l.count >= 1 && l.recordings === 1), JSON.stringify(first.labels));
+    assert.ok(first.labels.every((l: { label: string }) => !['tremor', 'onset', 'artefact'].includes(l.label)), JSON.stringify(first.labels));
+    // The second is private and `reader` no member of it: the unknown id's answer, status and body.
+    const hidden = await reader.api(`/datasets/${two.id}/annotations/labels`);
+    const unknown = await reader.api('/datasets/nd999999/annotations/labels');
+    assert.equal(hidden.status, 404);
+    assert.equal((await hidden.text()).replaceAll(two.id, '<id>'), (await unknown.text()).replaceAll('nd999999', '<id>'));
+    const anonymous = await fetch(`${server.url}/datasets/${two.id}/annotations/labels`);
+    assert.equal(anonymous.status, 404);
   });
 });

@@ -35,6 +35,10 @@ describe('nds datasets annotations', () => {
     assert.match(imported.stderr, /2 annotations added; revision 1/);
     const listed = JSON.parse((await nds(['datasets', 'annotations', 'list', id, recording, '--json'], env)).stdout);
     assert.deepEqual(listed.annotations.map((a: { label: string }) => a.label), ['spike', 'blink']);
+    const labels = await nds(['datasets', 'annotations', 'labels', id], env);
+    assert.equal(labels.code, 0, labels.stderr);
+    assert.match(labels.stdout, /blink\s+1\s+1/);
+    assert.match(labels.stdout, /spike\s+1\s+1/);
     const exported = await nds(['datasets', 'annotations', 'export', id, recording], env);
     assert.equal(exported.stdout, table);
     const committed = await nds(['datasets', 'annotations', 'commit', id, '-m', 'first marks', '--json'], env);

@@ -77,6 +77,7 @@ export const commandOfRoute: Record<string, string> = {
   'POST /datasets/{id}/annotations': 'datasets annotations import',
   'GET /datasets/{id}/annotations/history': 'datasets annotations history',
   'GET /datasets/{id}/annotations/export': 'datasets annotations export',
+  'GET /datasets/{id}/annotations/labels': 'datasets annotations labels',
   'POST /datasets/{id}/annotations/commit': 'datasets annotations commit',
 };
 

@@ -53,6 +53,7 @@ describe('dataset members', () => {
       annotations: await api(`/datasets/${datasetId}/annotations?${q}`),
       export: await api(`/datasets/${datasetId}/annotations/export?${q}`),
       history: await api(`/datasets/${datasetId}/annotations/history?${q}`),
+      labels: await api(`/datasets/${datasetId}/annotations/labels`),
       members: await api(`/datasets/${datasetId}/members`),
       versions: await api(`/datasets/${datasetId}/versions`),
       credentials: await api(`/datasets/${datasetId}/download-credentials`, { method: 'POST' }),

@@ -1,13 +1,15 @@
 /**
  * The annotation mode's pure parts: the index answers exactly what a scan of every annotation answers (long
- * spans included); a frame places spans on their rows and turns to a density past `maxSpans`; the pointer's
+ * spans included); the density's covered columns from the index equal those of a walk over every annotation in
+ * view, at every zoom and after edits applied in place; a frame places spans on their rows and turns to a
+ * density past `maxSpans`; the pointer's
  * hit test; and the client copy's conflict rule against a scripted server: an edit of an annotation someone
  * else changed is a conflict, an edit after someone else's change elsewhere is sent again on the new revision.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AnnotationIndex, type ViewerAnnotation } from '../../src/web/viewer/annotation-index.js';
-import { maxSpans, placeAnnotations } from '../../src/web/viewer/annotation-marks.js';
+import { ALL_CHANNELS, AnnotationIndex, type ViewerAnnotation } from '../../src/web/viewer/annotation-index.js';
+import { maxSpans, placeAnnotations, type DensityColumns } from '../../src/web/viewer/annotation-marks.js';
 import { hitAnnotation, secondsAt } from '../../src/web/viewer/annotation-pointer.js';
 import { AnnotationSync } from '../../src/web/viewer/annotation-sync.js';
 
@@ -43,6 +45,123 @@ describe('AnnotationIndex', () => {
   });
 });
 
+/** The covered columns of each row as the frame drew them before the index answered them: every annotation in the window walked, its rounded columns marked. */
+function coveredByWalking(all: ViewerAnnotation[], view: { startSeconds: number; secondsPerPixel: number; plotWidth: number; rowChannels: string[] }): Map<number | null, Set<number>> {
+  const out = new Map<number | null, Set<number>>();
+  const to = view.startSeconds + view.plotWidth * view.secondsPerPixel;
+  const col = (t: number) => Math.round((t - view.startSeconds) / view.secondsPerPixel);
+  for (const a of all) {
+    if (!(a.onset < to && a.onset + a.duration >= view.startSeconds)) continue;
+    const x0 = Math.max(0, col(a.onset));
+    const x1 = Math.min(view.plotWidth - 1, col(a.onset + a.duration));
+    if (x0 > view.plotWidth - 1) continue;
+    const rows = a.channels === null ? [null] : view.rowChannels.flatMap((label, i) => (a.channels!.includes(label) ? [i] : []));
+    for (const row of rows) {
+      if (!out.has(row)) out.set(row, new Set());
+      for (let x = x0; x <= x1; x++) out.get(row)!.add(x);
+    }
+  }
+  return out;
+}
+
+/** The covered columns of each row (null: the annotations for all channels) from a placement's density. */
+function coveredByRuns(density: DensityColumns | undefined): Map<number | null, Set<number>> {
+  const out = new Map<number | null, Set<number>>();
+  if (!density) return out;
+  for (let row = 0; row <= density.rows; row++) {
+    for (let x = 0; x < density.width; x++) {
+      if (density.covered[row * density.width + x] !== 1) continue;
+      const key = row === density.rows ? null : row;
+      if (!out.has(key)) out.set(key, new Set());
+      out.get(key)!.add(x);
+    }
+  }
+  return out;
+}
+
+const sortedEntries = (m: Map<number | null, Set<number>>) => [...m].map(([row, xs]) => [row, [...xs].sort((a, b) => a - b)] as const).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+
+describe('the density from the index', () => {
+  const labels = ['Fp1', 'Fp2', 'F3', 'F4', 'C3', 'C4', 'O1', 'O2'];
+  const many = (n: number, seconds: number) =>
+    Array.from({ length: n }, (_, i) => {
+      const channels = i % 3 === 0 ? null : Array.from({ length: 1 + Math.floor(random() * 3) }, () => labels[Math.floor(random() * labels.length)]!);
+      // Mostly short, some instants, a few long spans across many columns.
+      const duration = random() < 0.05 ? 0 : random() < 0.01 ? random() * seconds * 0.3 : 0.2 + random() * 1.8;
+      return annotation(i, random() * seconds, duration, channels);
+    });
+
+  it('covers exactly the columns the walk over every annotation in view covers, on every row, at any zoom', () => {
+    const all = many(20_000, 3600);
+    const index = new AnnotationIndex(all);
+    // Two rows of one channel (a montage may repeat it) and a row of a channel with no annotations.
+    const rowChannels = [...labels, 'Fp1', 'EOG'];
+    const columns = new Uint8Array(1000);
+    let densities = 0;
+    for (let q = 0; q < 40; q++) {
+      const seconds = [10, 60, 600, 3600][q % 4]!;
+      const view = { startSeconds: random() * 3700 - 100, secondsPerPixel: seconds / 1000, plotLeft: 120, plotWidth: 1000, rowChannels };
+      const walked = coveredByWalking(all, view);
+      // The index's coverage of each channel, at every zoom (spans or not).
+      for (const [track, row] of [[ALL_CHANNELS, null], ...labels.map((l, i) => [l, i] as const), ['EOG', 9]] as const) {
+        index.coverage(track, view.startSeconds, view.secondsPerPixel, 1000, columns);
+        const covered = [...columns.keys()].filter((x) => columns[x] === 1);
+        assert.deepEqual(covered, [...(walked.get(row) ?? [])].sort((a, b) => a - b), `${track} in ${view.startSeconds} + ${seconds} s`);
+      }
+      const placed = placeAnnotations(index, view);
+      assert.equal(placed.inView, all.filter((a) => a.onset < view.startSeconds + seconds && a.onset + a.duration >= view.startSeconds).length);
+      if (placed.mode !== 'density') continue;
+      densities++;
+      assert.deepEqual(sortedEntries(coveredByRuns(placed.density)), sortedEntries(walked), `window ${view.startSeconds} + ${seconds} s`);
+    }
+    assert.ok(densities >= 10, `${densities} windows drawn as a density`);
+  });
+
+  it('answers the same after edits applied in place as an index built afresh from the result', () => {
+    const all = new Map(many(3000, 600).map((a) => [a.id, a]));
+    const index = new AnnotationIndex(all.values());
+    let next = 100_000;
+    for (let round = 0; round < 60; round++) {
+      const ids = [...all.keys()];
+      const removed = Array.from({ length: round % 4 }, () => ids[Math.floor(random() * ids.length)]!);
+      const moved = Array.from({ length: round % 3 }, () => {
+        const a = all.get(ids[Math.floor(random() * ids.length)]!)!;
+        return { ...a, onset: random() * 590, channels: random() < 0.5 ? null : ['C3'] };
+      });
+      const made = Array.from({ length: round % 5 }, () => annotation(next++, random() * 590, random() * 3, random() < 0.5 ? null : ['O1', 'O2']));
+      for (const id of removed) all.delete(id);
+      for (const a of [...moved, ...made]) if (!removed.includes(a.id)) all.set(a.id, a);
+      index.update([...moved, ...made].filter((a) => !removed.includes(a.id)), removed);
+      const fresh = new AnnotationIndex(all.values());
+      assert.equal(index.size, all.size);
+      for (let q = 0; q < 5; q++) {
+        const from = random() * 600;
+        const to = from + random() * 120;
+        assert.deepEqual(index.overlapping(from, to).map((a) => a.id), fresh.overlapping(from, to).map((a) => a.id));
+        assert.equal(index.count(from, to), fresh.count(from, to));
+        const view = { startSeconds: from, secondsPerPixel: (to - from) / 500, plotLeft: 0, plotWidth: 500, rowChannels: labels };
+        // One buffer serves every frame: read the first before placing the second.
+        const covered = sortedEntries(coveredByRuns(placeAnnotations(index, view).density));
+        const b = placeAnnotations(fresh, view);
+        assert.deepEqual(covered, sortedEntries(coveredByRuns(b.density)));
+        // Each channel's coverage, whether the window is drawn as spans or as a density.
+        const ours = new Uint8Array(500);
+        const theirs = new Uint8Array(500);
+        for (const track of [ALL_CHANNELS, ...labels]) {
+          index.coverage(track, from, (to - from) / 500, 500, ours);
+          fresh.coverage(track, from, (to - from) / 500, 500, theirs);
+          assert.deepEqual(ours, theirs, track);
+        }
+      }
+    }
+    // A batch over a tenth of them is built again, with the same answers.
+    const ids = [...all.keys()].slice(0, 1000);
+    index.update([], ids);
+    for (const id of ids) all.delete(id);
+    assert.deepEqual(index.all.map((a) => a.id), new AnnotationIndex(all.values()).all.map((a) => a.id));
+  });
+});
+
 describe('placeAnnotations', () => {
   const view = { startSeconds: 10, secondsPerPixel: 0.01, plotLeft: 120, plotWidth: 1000, rowChannels: ['Fp1', 'Fp2', 'F3', 'F4'] };
 
@@ -69,9 +188,9 @@ describe('placeAnnotations', () => {
     const placed = placeAnnotations(new AnnotationIndex(many), view);
     assert.equal(placed.mode, 'density');
     assert.deepEqual(placed.spans, []);
-    assert.ok(placed.runs.some((r) => r.row === 2) && placed.runs.some((r) => r.row === null));
-    assert.ok(placed.runs.every((r) => r.x0 >= view.plotLeft && r.x1 <= view.plotLeft + view.plotWidth && r.x1 > r.x0));
-    assert.ok(!placed.runs.some((r) => r.row === 0 || r.row === 1 || r.row === 3));
+    const covered = coveredByRuns(placed.density);
+    assert.deepEqual([...covered.keys()].sort(), [2, null].sort());
+    assert.ok([...covered.values()].every((xs) => [...xs].every((x) => x >= 0 && x < view.plotWidth)));
   });
 });
 
@@ -116,6 +235,7 @@ function fakeServer(initial: ViewerAnnotation[]) {
       const url = new URL(String(input), 'http://nds.test');
       const method = init?.method ?? 'GET';
       log.push(`${method} ${url.pathname}${url.searchParams.has('after') ? `?after=${url.searchParams.get('after')}` : ''} ${new Headers(init?.headers).get('if-match') ?? ''}`.trim());
+      if (method === 'GET' && url.pathname.endsWith('/labels')) return json(200, { labels: [{ label: 'tremor', count: 3, recordings: 2 }, { label: 'seizure', count: 1, recordings: 1 }] });
       if (method === 'GET' && url.pathname.endsWith('/history')) {
         const after = Number(url.searchParams.get('after'));
         return json(200, { changes: changes.filter((c) => c.revision > after), revision });
@@ -183,5 +303,15 @@ describe('AnnotationSync', () => {
     assert.equal(sync.get('a000001')!.author, 'ada');
     assert.equal(sync.revision, 2);
     assert.deepEqual(server.log, ['GET /a', 'GET /a/history?after=1', 'GET /a/history?after=1']);
+  });
+
+  it("reads the dataset's labels once when asked, and keeps them for the form", async () => {
+    const server = fakeServer([annotation(1, 1, 1)]);
+    const sync = await open(server);
+    assert.deepEqual(sync.knownDatasetLabels, []);
+    assert.deepEqual(await sync.datasetLabels(), ['tremor', 'seizure']);
+    assert.deepEqual(await sync.datasetLabels(), ['tremor', 'seizure']);
+    assert.deepEqual(sync.knownDatasetLabels, ['tremor', 'seizure']);
+    assert.equal(server.log.filter((l) => l.includes('/labels')).length, 1, 'read again only once they are 30 s old');
   });
 });

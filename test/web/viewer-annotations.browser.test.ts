@@ -305,4 +305,59 @@ describe('the annotation mode of the viewer in chromium', () => {
       await context.close();
     }
   });
+
+  it('zoomed out past 1,500 in view, draws their density on the rows of their channels, and takes others\' changes into it', async () => {
+    // 2,000 short annotations on O1 between 20 and 40 s: a minute's window holds them all.
+    const many = Array.from({ length: 2000 }, (_, i) => ({ path: RECORDING, onset: 20 + i * 0.01, duration: 0.005, channels: ['O1'], label: 'spike' }));
+    const made = await annotator.api(`/datasets/${ID}/annotations`, { method: 'POST', body: JSON.stringify(many) });
+    assert.equal(made.status, 201, await made.clone().text());
+    const context = await browser.newContext({ viewport: { width: 1300, height: 900 }, deviceScaleFactor: 1 });
+    try {
+      const { token } = await createSession(server.deps.db, reader.user.id, server.clock.now());
+      await context.addCookies([{ name: SESSION_COOKIE, value: token, url: server.url }]);
+      const page = await context.newPage();
+      await page.goto(`${server.url}/datasets/${ID}?recording=${encodeURIComponent(ZARR)}&t=0&span=60`);
+      await page.waitForFunction(() => window.ndsViewer?.ready === true && window.ndsViewer.annotationsLoaded && window.ndsViewer.annotationMode === 'density', undefined, { timeout: 30_000 });
+      const { annotations } = await listAnnotations(reader);
+      const inWindow = (s: ViewerState) => annotations.filter((a) => a.onset < s.end / s.rate && a.onset + a.duration >= s.start / s.rate).length;
+      let s = await state(page);
+      assert.equal(s.annotationsTotal, annotations.length);
+      assert.equal(s.annotationsInView, inWindow(s));
+      assert.ok(s.annotationsInView >= 2000);
+      assert.deepEqual(s.annotationsDrawn, []);
+      assert.match((await page.locator('#nds-viewer .viewer-status').textContent())!, /as their density/);
+
+      // The share of a row's pixels in a column with the density's tint (#6a1b9a at 22 % over white): on O1 within 20–40 s only.
+      const tinted = async (t: number, row: number) =>
+        page.evaluate(
+          ({ x, top, height }) => {
+            const data = document.querySelector<HTMLCanvasElement>('#nds-viewer canvas.viewer-traces')!.getContext('2d')!.getImageData(x, top, 1, height).data;
+            let n = 0;
+            for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i]! - 222) < 8 && Math.abs(data[i + 1]! - 205) < 8 && Math.abs(data[i + 2]! - 233) < 8) n++;
+            return n / (data.length / 4);
+          },
+          { x: Math.round(s.plot.left + ((t * s.rate - s.start) * s.plot.width) / (s.end - s.start)), top: Math.ceil(s.plot.top + row * s.plot.rowHeight) + 1, height: Math.floor(s.plot.rowHeight) - 2 },
+        );
+      const o1 = s.rowChannels.indexOf('O1');
+      const fp1 = s.rowChannels.indexOf('Fp1');
+      // Times off the grid's lines (a tint over a grid line is another colour).
+      const covered = await tinted(31.3, o1);
+      // Most of the column (the trace drawn under the tint is the rest).
+      assert.ok(covered > 0.3, `O1 at 31.3 s is covered: ${covered}`);
+      assert.equal(await tinted(45.3, o1), 0, 'O1 at 45.3 s is not');
+      assert.equal(await tinted(8.3, o1), 0, 'O1 at 8.3 s is not');
+      assert.equal(await tinted(31.3, fp1), 0, 'Fp1 at 31.3 s is not');
+
+      // Someone adds an annotation for all channels at 50 s: within 5 s it is counted and drawn over every row.
+      const added = await annotator.api(`/datasets/${ID}/annotations`, { method: 'POST', body: JSON.stringify({ path: RECORDING, onset: 50, duration: 2, label: 'arousal' }) });
+      assert.equal(added.status, 201);
+      await page.waitForFunction((n) => window.ndsViewer!.annotationsTotal === n, annotations.length + 1, { timeout: 5000, polling: 50 });
+      s = await state(page);
+      assert.equal(s.annotationsInView, inWindow(s) + 1);
+      const all = await tinted(51.3, fp1);
+      assert.ok(all > 0.3, `Fp1 at 51.3 s is covered by the annotation for all channels: ${all}`);
+    } finally {
+      await context.close();
+    }
+  });
 });

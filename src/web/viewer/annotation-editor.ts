@@ -19,7 +19,7 @@ export interface AnnotationAccess {
   maintain: boolean;
   /** The signed-in caller's username (an annotator changes their own). */
   username?: string | undefined;
-  /** Labels of the dataset offered first (its events' trial types). */
+  /** The dataset's event types (its events' trial types), offered after the labels of its annotations. */
   labels: string[];
 }
 
@@ -63,6 +63,8 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
     active = on && access.annotate;
     toggle?.setAttribute('aria-pressed', String(active));
     root.dataset['annotating'] = String(active);
+    // The dataset's labels are read when the mode is turned on, so the first form offers them.
+    if (active) void sync.datasetLabels();
     if (!active) cancel();
   };
   const focus = () => viewer.setAnnotationFocus({ draft: pointer ? pointerDraft(pointer) : editing?.draft, selected: editing?.base?.id });
@@ -122,6 +124,7 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
       if (Math.abs(at(event).x - p.x0) < 3 || draft.duration === 0) return focus();
       editing = { draft, dragged: draft.channels ?? [] };
       form.show({ title: 'New annotation', draft: { ...draft, label: lastLabel }, dragged: editing.dragged, labels: labelChoices(), editable: true, isNew: true });
+      refreshLabels();
       placeForm(draft.onset, draft.duration);
       focus();
       return;
@@ -137,7 +140,10 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
     const middle = ((onset + duration / 2) * s.rate - s.start) / (s.end - s.start);
     form.place(middle > 0.5, s.plot.left / ratio());
   };
-  const labelChoices = () => [...new Set([...sync.labels(), ...access.labels, ...viewer.events.map((e) => e.label)])].slice(0, 300);
+  // This recording's labels, then the dataset's (its other recordings too), then its event types; most used first.
+  const labelChoices = () => [...new Set([...sync.labels(), ...sync.knownDatasetLabels, ...access.labels, ...viewer.events.map((e) => e.label)])].slice(0, 300);
+  /** The dataset's labels read again if stale, offered in the form still open when they come. */
+  const refreshLabels = () => void sync.datasetLabels().then(() => form.visible && form.offer(labelChoices()));
 
   const open = (a: ViewerAnnotation) => {
     editing = { base: a, dragged: a.channels ?? [] };
@@ -152,6 +158,7 @@ export function attachAnnotationEditor(root: HTMLElement, canvas: HTMLCanvasElem
       isNew: false,
     });
     placeForm(a.onset, a.duration);
+    if (editable) refreshLabels();
     if (!editable) form.message(access.annotate ? 'Only its author, maintainers and the owner change it.' : '');
     focus();
   };

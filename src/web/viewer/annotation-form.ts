@@ -64,6 +64,14 @@ export function buildAnnotationForm() {
     if (event.key === 'Escape') cancelButton.click();
   });
   let submit: ((v: AnnotationFormValues) => Promise<void>) | undefined;
+  let offered = '';
+  /** The labels offered as the label is typed (the datalist rebuilt only when they changed). */
+  const offer = (choices: readonly string[]) => {
+    const key = choices.join('\n');
+    if (key === offered) return;
+    offered = key;
+    labels.replaceChildren(...choices.map((l) => new Option(l, l)));
+  };
   /** Whether Save may be pressed (not on someone else's annotation, nor on one that is gone). */
   let editable = true;
   const setEditable = (on: boolean) => {
@@ -90,7 +98,7 @@ export function buildAnnotationForm() {
       if (!content) return;
       const { draft } = content;
       title.textContent = content.title;
-      labels.replaceChildren(...content.labels.map((l) => new Option(l, l)));
+      offer(content.labels);
       label.value = draft.label;
       const many = (names: string[]) => (names.length > 4 ? `${names.slice(0, 3).join(', ')} … (${names.length})` : names.join(', '));
       const choices: Array<[string, string]> = [['all', 'all channels']];
@@ -109,6 +117,7 @@ export function buildAnnotationForm() {
       element.dataset['annotation'] = draft.id ?? '';
       if (content.editable) label.focus();
     },
+    offer,
     /** Puts the form over the plot's left part (`left`, from CSS pixel `plotLeft`) or its right, away from the span. */
     place(left: boolean, plotLeft: number) {
       element.style.left = left ? `${plotLeft + 8}px` : '';

@@ -1,10 +1,11 @@
 /**
  * Where a frame draws the annotations: each one in the window as a span over its channels' rows (all rows when
  * it is for all channels), with its pixel columns; past `maxSpans` in the window, the rows' covered columns
- * only (a density, no labels), so a zoomed-out hour of 100,000 annotations costs one pass and a few rectangles.
+ * only (a density, no labels), read from the index's sorted onsets and ends per channel: a frame costs
+ * O(rows × columns) whether 2,000 or 100,000 annotations are in view.
  * Pure: the frame's compute step calls it, painting reads its answer.
  */
-import type { AnnotationIndex, ViewerAnnotation } from './annotation-index.js';
+import { ALL_CHANNELS, type AnnotationIndex, type ViewerAnnotation } from './annotation-index.js';
 
 /** One annotation as drawn: what it is, where it landed and on which rows of the page. */
 export interface DrawnAnnotation {
@@ -34,8 +35,20 @@ export interface AnnotationPlacement {
   inView: number;
   /** The spans drawn (mode `spans`), by onset; the draft, if any, last. */
   spans: DrawnAnnotation[];
-  /** Mode `density`: runs of covered columns per page row (`row` null: an annotation for all channels). */
-  runs: Array<{ row: number | null; x0: number; x1: number }>;
+  /** Mode `density`: the covered pixel columns of each page row, and of the annotations for all channels. */
+  density?: DensityColumns | undefined;
+}
+
+/**
+ * Which pixel columns of the plot the annotations cover: `covered[r × width + x]` is 1 where row `r`'s
+ * channel has an annotation in column `x` (from the plot's left edge); row `rows` (the last) holds those for
+ * all channels. One buffer reused frame to frame (painting reads it before the next frame computes): a
+ * zoomed-out frame allocates nothing per annotation or per run.
+ */
+export interface DensityColumns {
+  rows: number;
+  width: number;
+  covered: Uint8Array;
 }
 
 export interface AnnotationView {
@@ -72,10 +85,8 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
   const from = view.startSeconds;
   const to = from + view.plotWidth * view.secondsPerPixel;
   const total = index?.size ?? 0;
-  // One scan while they are few enough to draw as spans; the whole window's only past that.
-  const first = index?.overlapping(from, to, maxSpans + 1) ?? [];
-  const inWindow = first.length > maxSpans ? index!.overlapping(from, to) : first;
-  const inView = inWindow.length;
+  // How many are in view is two binary searches; only a window of at most `maxSpans` is walked.
+  const inView = index?.count(from, to) ?? 0;
   const rowOf = new Map<string, number[]>();
   view.rowChannels.forEach((label, i) => rowOf.set(label, [...(rowOf.get(label) ?? []), i]));
   const everyRow = view.rowChannels.map((_, i) => i);
@@ -95,10 +106,10 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
   });
   const draft = focus.draft && { ...place(focus.draft, null), draft: true, selected: true };
   if (inView > maxSpans) {
-    return { mode: 'density', total, inView, spans: draft ? [draft] : [], runs: densityRuns(inWindow, view, rowOf, xOf) };
+    return { mode: 'density', total, inView, spans: draft ? [draft] : [], density: densityColumns(index!, view, rowOf) };
   }
   const spans: DrawnAnnotation[] = [];
-  for (const a of inWindow) {
+  for (const a of index?.overlapping(from, to) ?? []) {
     // The one being edited is drawn as its draft (where the user is dragging it), not where it was saved.
     if (draft && a.id === focus.draft?.id) continue;
     const drawn = place(a, a.author);
@@ -106,45 +117,25 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
     spans.push(drawn);
   }
   if (draft) spans.push(draft);
-  return { mode: 'spans', total, inView, spans, runs: [] };
+  return { mode: 'spans', total, inView, spans };
 }
 
-/** Runs of covered pixel columns for each row, and for the annotations of all channels, from difference arrays. */
-function densityRuns(annotations: ViewerAnnotation[], view: AnnotationView, rowOf: Map<string, number[]>, xOf: (s: number) => number): AnnotationPlacement['runs'] {
+let buffer = new Uint8Array(0);
+
+/** The covered columns of each row: the index's coverage of each channel on the page, once per channel. */
+function densityColumns(index: AnnotationIndex, view: AnnotationView, rowOf: Map<string, number[]>): DensityColumns {
   const width = view.plotWidth;
-  const rowCount = view.rowChannels.length;
-  // Row `rowCount` holds the annotations for all channels.
-  const diff = new Int32Array((rowCount + 1) * (width + 1));
-  for (const a of annotations) {
-    const x0 = Math.max(0, xOf(a.onset) - view.plotLeft);
-    const x1 = Math.min(width - 1, Math.max(x0, xOf(a.onset + a.duration) - view.plotLeft));
-    if (x0 > width - 1) continue;
-    if (a.channels === null) {
-      diff[rowCount * (width + 1) + x0] += 1;
-      diff[rowCount * (width + 1) + x1 + 1] -= 1;
+  const rows = view.rowChannels.length;
+  if (buffer.length < (rows + 1) * width) buffer = new Uint8Array((rows + 1) * width);
+  const covered = buffer.subarray(0, (rows + 1) * width);
+  index.coverage(ALL_CHANNELS, view.startSeconds, view.secondsPerPixel, width, covered, rows * width);
+  for (const [label, [first, ...others]] of rowOf) {
+    if (label === ALL_CHANNELS) {
+      for (const row of [first!, ...others]) covered.fill(0, row * width, (row + 1) * width);
       continue;
     }
-    for (const c of a.channels) {
-      const rows = rowOf.get(c);
-      if (!rows) continue;
-      for (const row of rows) {
-        diff[row * (width + 1) + x0] += 1;
-        diff[row * (width + 1) + x1 + 1] -= 1;
-      }
-    }
+    index.coverage(label, view.startSeconds, view.secondsPerPixel, width, covered, first! * width);
+    for (const row of others) covered.copyWithin(row * width, first! * width, (first! + 1) * width);
   }
-  const runs: AnnotationPlacement['runs'] = [];
-  for (let row = 0; row <= rowCount; row++) {
-    let depth = 0;
-    let start = -1;
-    for (let x = 0; x <= width; x++) {
-      depth += diff[row * (width + 1) + x]!;
-      if (depth > 0 && start < 0) start = x;
-      if ((depth <= 0 || x === width) && start >= 0) {
-        runs.push({ row: row === rowCount ? null : row, x0: view.plotLeft + start, x1: view.plotLeft + x });
-        start = -1;
-      }
-    }
-  }
-  return runs;
+  return { rows, width, covered };
 }

@@ -16,7 +16,7 @@ export interface AnnotationSyncOptions {
   path: string;
   /** How often to ask for others' changes (default 2 s: they appear within 5 s). */
   pollMs?: number | undefined;
-  /** Called with a new index after every change, ours or others'. */
+  /** Called with the index after every change, ours or others' (the same index, changed in place). */
   onChange(index: AnnotationIndex): void;
   /** A poll failed (the network, a signed-out session); polling goes on. */
   onError?(message: string): void;
@@ -62,6 +62,9 @@ interface Change {
   changed_at: string;
 }
 
+/** The dataset's labels are read again when the form opens this long after the last read. */
+const LABELS_FRESH_MS = 30_000;
+
 /** The history route answers at most this many changes; a longer gap is read whole instead. */
 const HISTORY_PAGE = 10_000;
 
@@ -71,16 +74,17 @@ const sameContent = (a: AnnotationFields & { hed?: string | null }, b: Annotatio
 export class AnnotationSync {
   readonly #o: AnnotationSyncOptions;
   readonly #fetch: typeof fetch;
-  readonly #byId = new Map<string, ViewerAnnotation>();
   /** Who made the last change we saw to each annotation (for the conflict message). */
   readonly #changedBy = new Map<string, string | null>();
   #revision = 0;
-  #index = new AnnotationIndex([]);
+  /** The annotations: built once when read, then each change applied in place (no sort per edit at 100,000). */
+  readonly #index = new AnnotationIndex();
   #loaded = false;
   #catchingUp: Promise<void> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
   #labels: string[] | undefined;
+  readonly #datasetLabels: { list: string[]; at: number; reading?: Promise<readonly string[]> } = { list: [], at: 0 };
 
   constructor(options: AnnotationSyncOptions) {
     this.#o = options;
@@ -100,17 +104,42 @@ export class AnnotationSync {
   }
 
   get(id: string): ViewerAnnotation | undefined {
-    return this.#byId.get(id);
+    return this.#index.get(id);
   }
 
   /** The labels used on this recording, most used first. */
   labels(): string[] {
     if (!this.#labels) {
       const counts = new Map<string, number>();
-      for (const a of this.#byId.values()) counts.set(a.label, (counts.get(a.label) ?? 0) + 1);
+      for (const a of this.#index.all) counts.set(a.label, (counts.get(a.label) ?? 0) + 1);
       this.#labels = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([label]) => label);
     }
     return this.#labels;
+  }
+
+  /**
+   * The labels of the dataset's annotations on all its recordings, most used first
+   * (`GET /datasets/<id>/annotations/labels`), as last read (`datasetLabels()` reads them).
+   */
+  get knownDatasetLabels(): readonly string[] {
+    return this.#datasetLabels.list;
+  }
+
+  /**
+   * Reads the dataset's labels when the last read is older than `LABELS_FRESH_MS` (others label other
+   * recordings meanwhile); a failed read keeps the last list (the recording's own labels are offered anyway).
+   */
+  datasetLabels(): Promise<readonly string[]> {
+    const known = this.#datasetLabels;
+    if (known.reading && Date.now() - known.at < LABELS_FRESH_MS) return known.reading;
+    known.at = Date.now();
+    known.reading = this.#request(`${this.#o.url}/labels`)
+      .then(async (response) => {
+        if (response.ok) known.list = ((await response.json()) as { labels: Array<{ label: string }> }).labels.map((l) => l.label);
+        return known.list;
+      })
+      .catch(() => known.list);
+    return known.reading;
   }
 
   /** Reads every annotation of the recording and starts asking for changes. */
@@ -151,16 +180,15 @@ export class AnnotationSync {
     const response = await this.#request(this.#query());
     if (!response.ok) throw await refusal(response);
     const answer = (await response.json()) as { annotations: ViewerAnnotation[]; revision: number };
-    this.#byId.clear();
-    for (const a of answer.annotations) this.#byId.set(a.id, a);
+    this.#index.replace(answer.annotations);
     this.#revision = answer.revision;
     this.#loaded = true;
     this.#changed();
   }
 
-  #changed(): void {
+  #changed(put: ViewerAnnotation[] = [], removed: string[] = []): void {
+    if (put.length || removed.length) this.#index.update(put, removed);
     this.#labels = undefined;
-    this.#index = new AnnotationIndex(this.#byId.values());
     this.#o.onChange(this.#index);
   }
 
@@ -176,29 +204,32 @@ export class AnnotationSync {
     if (!response.ok) throw await refusal(response);
     const answer = (await response.json()) as { changes: Change[]; revision: number };
     if (answer.changes.length >= HISTORY_PAGE) return this.#reload();
-    let changed = false;
+    // The changes in order, the last of each annotation winning: what the index then takes in one update.
+    const latest = new Map<string, ViewerAnnotation | null>();
+    const seen = (id: string) => (latest.has(id) ? latest.get(id) ?? undefined : this.#index.get(id));
     let revision = Math.max(from, answer.revision);
     for (const c of answer.changes) {
       revision = Math.max(revision, c.revision);
       this.#changedBy.set(c.annotation_id, c.author);
-      const known = this.#byId.get(c.annotation_id);
+      const known = seen(c.annotation_id);
       if (c.action === 'delete' || !c.after) {
-        changed = this.#byId.delete(c.annotation_id) || changed;
+        if (known) latest.set(c.annotation_id, null);
         continue;
       }
       // Our own change comes back here too when another landed between it and our revision: same content, no news.
       if (known && sameContent(known, c.after)) continue;
-      this.#byId.set(c.annotation_id, {
+      latest.set(c.annotation_id, {
         ...c.after,
         id: c.annotation_id,
         author: known ? known.author : c.author,
         created_at: known?.created_at ?? c.changed_at,
         updated_at: c.changed_at,
       });
-      changed = true;
     }
     this.#revision = revision;
-    if (changed) this.#changed();
+    const put = [...latest.values()].filter((a): a is ViewerAnnotation => a !== null);
+    const removed = [...latest].filter(([id, a]) => a === null && this.#index.get(id)).map(([id]) => id);
+    if (put.length || removed.length) this.#changed(put, removed);
   }
 
   /** Takes the revision a write answered: ours when it follows the one we had, else others' changes came first. */
@@ -213,10 +244,9 @@ export class AnnotationSync {
     if (!response.ok) throw await refusal(response);
     const answer = (await response.json()) as { annotations: ViewerAnnotation[]; revision: number };
     const made = answer.annotations[0]!;
-    this.#byId.set(made.id, made);
     this.#changedBy.set(made.id, made.author);
     this.#wrote(answer.revision);
-    this.#changed();
+    this.#changed([made]);
     return made;
   }
 
@@ -230,9 +260,8 @@ export class AnnotationSync {
       if (response.status === 409) return 'conflict';
       if (!response.ok) throw await refusal(response);
       const answer = (await response.json()) as { annotation: ViewerAnnotation; revision: number };
-      this.#byId.set(base.id, answer.annotation);
       this.#wrote(answer.revision);
-      this.#changed();
+      this.#changed([answer.annotation]);
       return answer.annotation;
     });
   }
@@ -244,9 +273,8 @@ export class AnnotationSync {
       if (response.status === 409) return 'conflict';
       if (!response.ok) throw await refusal(response);
       const answer = (await response.json()) as { revision: number };
-      this.#byId.delete(base.id);
       this.#wrote(answer.revision);
-      this.#changed();
+      this.#changed([], [base.id]);
       return undefined;
     });
   }
@@ -254,13 +282,13 @@ export class AnnotationSync {
   async #edit(base: ViewerAnnotation, send: () => Promise<ViewerAnnotation | undefined | 'conflict'>): Promise<EditAnswer> {
     // Three rounds: each 409 means another change landed first; more than that in a row is a busy recording, shown as a conflict.
     for (let round = 0; round < 3; round++) {
-      const current = this.#byId.get(base.id);
+      const current = this.#index.get(base.id);
       if (!current || !sameContent(current, base)) return { conflict: true, current, by: this.#changedBy.get(base.id) };
       const sent = await send();
       if (sent !== 'conflict') return { conflict: false, annotation: sent };
       await this.catchUp();
     }
-    return { conflict: true, current: this.#byId.get(base.id), by: this.#changedBy.get(base.id) };
+    return { conflict: true, current: this.#index.get(base.id), by: this.#changedBy.get(base.id) };
   }
 }
 

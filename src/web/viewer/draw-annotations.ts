@@ -4,15 +4,15 @@
  * never look alike. A draft is outlined dashed, the selected one solid.
  */
 import type { TraceLayout } from '../../signals/trace-layout.js';
-import type { AnnotationPlacement, DrawnAnnotation } from './annotation-marks.js';
+import type { AnnotationPlacement, DensityColumns, DrawnAnnotation } from './annotation-marks.js';
 
 export function drawAnnotations(ctx: CanvasRenderingContext2D, l: TraceLayout, placement: AnnotationPlacement): void {
-  if (placement.spans.length === 0 && placement.runs.length === 0) return;
+  if (placement.spans.length === 0 && !placement.density) return;
   ctx.save();
   ctx.beginPath();
   ctx.rect(l.plotLeft, l.plotTop, l.plotWidth, l.plotHeight);
   ctx.clip();
-  if (placement.runs.length > 0) drawDensity(ctx, l, placement.runs);
+  if (placement.density) drawDensity(ctx, l, placement.density);
   // Bands and edges batched by colour (a few labels, hundreds of spans); drafts and the selected one on top.
   const entries = placement.spans.map((a) => ({ a, bands: bands(a, l) }));
   const byColour = new Map<string, typeof entries>();
@@ -60,11 +60,11 @@ export function drawAnnotations(ctx: CanvasRenderingContext2D, l: TraceLayout, p
 let density: { canvas: HTMLCanvasElement; image: ImageData } | undefined;
 
 /**
- * The density: each run written into a bitmap of one pixel per row (and one for the annotations of all
- * channels), stretched onto the plot with two `drawImage`s — thousands of runs cost a few array writes each,
- * not a path the rasteriser walks.
+ * The density: the covered columns written into a bitmap of one pixel per row (and one for the annotations of
+ * all channels), stretched onto the plot with two `drawImage`s — a pass over rows × columns, whatever the
+ * number of annotations.
  */
-function drawDensity(ctx: CanvasRenderingContext2D, l: TraceLayout, runs: AnnotationPlacement['runs']): void {
+function drawDensity(ctx: CanvasRenderingContext2D, l: TraceLayout, d: DensityColumns): void {
   const rows = Math.max(1, Math.round(l.plotHeight / l.rowHeight));
   const width = l.plotWidth;
   if (!density || density.image.width !== width || density.image.height !== rows + 1) {
@@ -77,12 +77,13 @@ function drawDensity(ctx: CanvasRenderingContext2D, l: TraceLayout, runs: Annota
   pixels.fill(0);
   // #6a1b9a at 22 % opacity: ImageData holds straight RGBA bytes, read as ABGR words on little-endian machines.
   const colour = (56 << 24) | (0x9a << 16) | (0x1b << 8) | 0x6a;
-  for (const run of runs) {
-    const row = run.row === null ? rows : run.row;
-    if (row > rows) continue;
-    const from = row * width + Math.max(0, run.x0 - l.plotLeft);
-    const to = row * width + Math.min(width, Math.max(run.x1 - l.plotLeft, run.x0 - l.plotLeft + 1));
-    pixels.fill(colour, from, to);
+  const columns = Math.min(width, d.width);
+  for (let row = 0; row <= d.rows; row++) {
+    // The annotations for all channels go to the bitmap's last row, whatever the page's row count.
+    const to = (row === d.rows ? rows : row) * width;
+    if (row < d.rows && row >= rows) continue;
+    const from = row * d.width;
+    for (let x = 0; x < columns; x++) if (d.covered[from + x] === 1) pixels[to + x] = colour;
   }
   density.canvas.getContext('2d')!.putImageData(density.image, 0, 0);
   ctx.imageSmoothingEnabled = false;
