@@ -27,11 +27,11 @@ function browser(): Promise<Browser> {
   if (!shared) {
     const launching = chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
     shared = launching;
-    // A browser that crashed or was closed is launched again by the next file that asks.
-    launching.then(
-      (b) => b.on('disconnected', () => shared === launching && (shared = undefined)),
-      () => shared === launching && (shared = undefined),
-    );
+    // A browser that failed to start, crashed or was closed is launched again by the next file that asks.
+    const forget = () => {
+      if (shared === launching) shared = undefined;
+    };
+    launching.then((b) => b.on('disconnected', forget), forget);
   }
   return shared;
 }
