@@ -4,7 +4,8 @@
 #
 # The test files run packed into a few groups (test/support/test-groups.mjs), each group one process that
 # runs its files one after the other: the sources and PGlite load once per group, not once per file. Groups
-# are balanced by the durations in test/support/test-durations.json and start longest first.
+# are balanced by the durations in test/support/test-durations.json (test-durations-postgres.json for the
+# PostgreSQL pass) and start longest first.
 # NDS_TEST_GROUPS (default 8; 0 = one process per file, as plain `node --test`) and NDS_TEST_CONCURRENCY
 # (default 2: processes at a time) tune it. Test files given as arguments run instead of all of them.
 set -euo pipefail
@@ -48,7 +49,7 @@ fi
 mapfile -t dbfiles < <(grep -l 'startTestServer\|usingPostgres' "${all[@]}" | xargs -r grep -L '^// test.sh: embedded pass only' || true)
 if [ -n "${TEST_DATABASE_URL:-}" ] && [ ${#dbfiles[@]} -gt 0 ]; then
   echo "== again on the PostgreSQL server (${#dbfiles[@]} files)"
-  mapfile -t runs < <(node test/support/test-groups.mjs "$groups" "$work/postgres" "${dbfiles[@]}")
+  mapfile -t runs < <(NDS_TEST_DB=postgres node test/support/test-groups.mjs "$groups" "$work/postgres" "${dbfiles[@]}")
   started=$SECONDS
   NDS_TEST_DB=postgres run_pass PostgreSQL node --import tsx --test --test-concurrency="$concurrency" "${runs[@]}"
   echo "== PostgreSQL pass: ${#dbfiles[@]} files in $((SECONDS - started)) s"

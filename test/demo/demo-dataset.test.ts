@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createDemoDataset } from '../../src/demo/demo-dataset.js';
 import type { ViewerState } from '../../src/web/viewer/signal-viewer.js';
-import { launchChromium } from '../web/viewer-support.js';
+import { sharedChromium } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 describe('the demo dataset', () => {
@@ -31,7 +31,7 @@ describe('the demo dataset', () => {
     assert.equal(page.status, 200);
     assert.match(await page.text(), /id="nds-viewer"/);
 
-    const browser = await launchChromium();
+    const browser = await sharedChromium();
     try {
       const tab = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       await tab.goto(demo.viewerUrl);

@@ -6,11 +6,9 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { insertDataset, newDatasetId, putZarrCopy, STORE } from './support.js';
-
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'];
 
 function pageServer(host: string): Promise<Server> {
   const s = createServer((_req, res) => {
@@ -24,7 +22,7 @@ const portOf = (s: Server) => (s.address() as { port: number }).port;
 
 describe('gateway in a browser', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: ChromiumLease;
   let allowed: Server;
   let foreign: Server;
   let id: string;
@@ -37,7 +35,7 @@ describe('gateway in a browser', () => {
     ({ zarrJson } = await putZarrCopy(server.deps.objects, id));
     allowed = await pageServer('127.0.0.1');
     foreign = await pageServer('127.0.0.2');
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ARGS });
+    browser = await sharedChromium();
   });
   after(async () => {
     await browser?.close();

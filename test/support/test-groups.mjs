@@ -6,7 +6,11 @@
  * for a file that starts a server). Groups are balanced by the durations in test-durations.json (longest file
  * first into the least loaded group) and listed longest first, so that the slowest start first.
  *
- * Usage: node test/support/test-groups.mjs <groups> <output folder> <test files...>
+ * The PostgreSQL pass (NDS_TEST_DB=postgres) takes its figures from test-durations-postgres.json, then from
+ * test-durations.json: a file that needs the server (a cluster, a rolling upgrade) is skipped on PGlite and
+ * takes no time there, and one that runs on both may take longer on the server.
+ *
+ * Usage: [NDS_TEST_DB=postgres] node test/support/test-groups.mjs <groups> <output folder> <test files...>
  * Prints the group files' paths, one a line. With <groups> 0, prints the test files themselves.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,9 +33,11 @@ if (groups === 0 || files.length <= 1) {
   process.exit(0);
 }
 
-const durations = JSON.parse(readFileSync(path.join(here, 'test-durations.json'), 'utf8'));
+const read = (name) => JSON.parse(readFileSync(path.join(here, name), 'utf8'));
+const durations = read('test-durations.json');
+const onServer = process.env.NDS_TEST_DB === 'postgres' ? read('test-durations-postgres.json') : {};
 const relative = (f) => path.relative(root, path.resolve(f)).split(path.sep).join('/');
-const estimate = (f) => durations[relative(f)] ?? UNKNOWN_S;
+const estimate = (f) => onServer[relative(f)] ?? durations[relative(f)] ?? UNKNOWN_S;
 
 const bins = Array.from({ length: Math.min(groups, files.length) }, () => ({ files: [], seconds: 0 }));
 for (const f of [...files].sort((a, b) => estimate(b) - estimate(a) || (a < b ? -1 : 1))) {

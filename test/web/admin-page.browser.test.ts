@@ -12,14 +12,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { SESSION_COOKIE, createSession } from '../../src/accounts/sessions.js';
 import type { User } from '../../src/db/accounts-tables.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { ndsAs } from '../support/cli.js';
 import { mailsTo, readOutbox } from '../support/outbox.js';
+import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchChromium } from './viewer-support.js';
 import { EMPTY_EEG, TRUNCATED, convertRepoDataset, insertSearchableDataset, makeRepoWithFailures } from './workspace-support.js';
 
 const FAILING_ID = 'nd000801';
@@ -28,7 +28,7 @@ const shots = process.env.NDS_SCREENSHOTS;
 
 describe('requests reach people: mails and the administrators\' page in chromium', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: ChromiumLease;
   let root: TestAccount;
   let helper: TestAccount;
   let bea: TestAccount;
@@ -68,7 +68,7 @@ describe('requests reach people: mails and the administrators\' page in chromium
     await insertSearchableDataset(server, { id: CLEAN_ID, name: 'Dan rest study', ownerId: dan.user.id, visibility: 'private', description: 'Rest', facts: {} });
     const complete = { description: 'Grip and rest recordings.', license: 'CC0-1.0', authors: ['Dan Example'] };
     await server.deps.db.updateTable('datasets').set(complete).where('id', 'in', [FAILING_ID, CLEAN_ID]).execute();
-    browser = await launchChromium();
+    browser = await sharedChromium();
   });
   after(async () => {
     await browser?.close();

@@ -9,16 +9,15 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startNds } from '../support/cli.js';
 import { signInCodeFor } from '../support/outbox.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'];
-
 describe('device sign-in in a real browser', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: ChromiumLease;
   let page: Page;
   let configHome: string;
   let env: Record<string, string>;
@@ -27,7 +26,7 @@ describe('device sign-in in a real browser', () => {
 
   before(async () => {
     server = await startTestServer({ env: { DEVICE_POLL_INTERVAL_S: '1' } });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await sharedChromium();
     page = await browser.newPage();
     configHome = await mkdtemp(path.join(os.tmpdir(), 'nds-browser-'));
     env = { NDS_API_URL: server.url, XDG_CONFIG_HOME: configHome };

@@ -12,13 +12,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { SESSION_COOKIE } from '../../src/accounts/sessions.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { latestMailTo } from '../support/outbox.js';
+import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { fixturesDir } from '../formats/support/fixtures.js';
-import { launchChromium, publishDataset } from './viewer-support.js';
+import { publishDataset } from './viewer-support.js';
 
 const PUBLIC_ID = 'nd000901';
 const PRIVATE_ID = 'nd000902';
@@ -34,7 +35,7 @@ interface Watched {
 
 describe('pages under their Content-Security-Policy, in chromium', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: ChromiumLease;
   let owner: TestAccount;
   let setupLink: string;
   let signedIn: BrowserContext;
@@ -49,7 +50,7 @@ describe('pages under their Content-Security-Policy, in chromium', () => {
     owner = await createAccount(server, { role: 'admin' });
     await publishDataset(server, { id: PUBLIC_ID, ownerId: owner.user.id, name: 'Policy test', recordings: [{ file: fixture, zarr: RECORDING }] });
     await publishDataset(server, { id: PRIVATE_ID, ownerId: owner.user.id, name: 'Private policy test', visibility: 'private', recordings: [{ file: fixture, zarr: RECORDING }] });
-    browser = await launchChromium();
+    browser = await sharedChromium();
     anonymous = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     signedIn = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const { createSession } = await import('../../src/accounts/sessions.js');

@@ -7,17 +7,16 @@
 // database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { launchChromium } from './viewer-support.js';
 
 describe('the one-time setup link in a browser', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: ChromiumLease;
   let link: string;
   before(async () => {
     server = await startTestServer();
-    browser = await launchChromium();
+    browser = await sharedChromium();
     const opened = await server.deps.ownerSetup.open(server.deps.db);
     assert.ok(opened, 'a service without an owner gives a setup link');
     link = `${server.url}/setup?token=${opened.token}`;

@@ -12,15 +12,16 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createSession, SESSION_COOKIE } from '../../src/accounts/sessions.js';
 import type { User } from '../../src/db/accounts-tables.js';
 import type { ViewerAnnotation } from '../../src/web/viewer/annotation-index.js';
 import type { ViewerState } from '../../src/web/viewer/signal-viewer.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
+import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
-import { launchChromium, publishDataset } from './viewer-support.js';
+import { publishDataset } from './viewer-support.js';
 
 const ID = 'nd000826';
 const ZARR = 'sub-01/eeg/sub-01_task-ann_eeg.zarr';
@@ -89,7 +90,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
 
 describe('the annotation mode of the viewer in chromium', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: ChromiumLease;
   let work: string;
   let owner: TestAccount;
   let annotator: TestAccount;
@@ -126,7 +127,7 @@ describe('the annotation mode of the viewer in chromium', () => {
       const r = await owner.api(`/datasets/${ID}/members/${who.user.username}`, { method: 'PUT', body: JSON.stringify({ role }) });
       assert.ok(r.ok, await r.text());
     }
-    browser = await launchChromium();
+    browser = await sharedChromium();
   });
   after(async () => {
     await browser?.close();

@@ -12,15 +12,16 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { openRecording } from '../../src/formats/readers/open-recording.js';
 import type { ViewerState } from '../../src/web/viewer/signal-viewer.js';
 import type { SpectrumState } from '../../src/web/viewer/spectrum-panel.js';
 import { createAccount } from '../support/accounts.js';
+import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
 import { readAll } from '../formats/support/read-all.js';
-import { launchChromium, publishDataset } from './viewer-support.js';
+import { publishDataset } from './viewer-support.js';
 
 const ID = 'nd000726';
 const EEG_ZARR = 'sub-01/eeg/sub-01_task-fixes_eeg.zarr';
@@ -113,7 +114,7 @@ async function waitReady(page: Page, afterRenders = 0): Promise<void> {
 
 describe('viewer fixes in chromium (issue 26)', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: ChromiumLease;
   let work: string;
   const source = new Map<string, number[]>();
 
@@ -137,7 +138,7 @@ describe('viewer fixes in chromium (issue 26)', () => {
         { file: capFile, zarr: CAP_ZARR, bidsRoot: work },
       ],
     });
-    browser = await launchChromium();
+    browser = await sharedChromium();
   });
   after(async () => {
     await browser?.close();

@@ -11,15 +11,16 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { openRecording } from '../../src/formats/readers/open-recording.js';
 import type { ViewerState } from '../../src/web/viewer/signal-viewer.js';
 import type { SpectrumState } from '../../src/web/viewer/spectrum-panel.js';
 import { createAccount } from '../support/accounts.js';
+import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
 import { readAll } from '../formats/support/read-all.js';
-import { launchChromium, publishDataset } from './viewer-support.js';
+import { publishDataset } from './viewer-support.js';
 
 const ID = 'nd000711';
 const ZARR = 'sub-01/eeg/sub-01_task-tools_eeg.zarr';
@@ -117,7 +118,7 @@ const eegBlue: [number, number, number] = [0x1f, 0x4e, 0x9c];
 
 describe('viewer reading tools in chromium', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: ChromiumLease;
   let work: string;
   /** Physical source values by label, from the reader. */
   const source = new Map<string, number[]>();
@@ -132,7 +133,7 @@ describe('viewer reading tools in chromium', () => {
     server = await startTestServer();
     const owner = await createAccount(server);
     await publishDataset(server, { id: ID, ownerId: owner.user.id, name: 'Viewer tools', recordings: [{ file, zarr: ZARR, bidsRoot: work }] });
-    browser = await launchChromium();
+    browser = await sharedChromium();
   });
   after(async () => {
     await browser?.close();

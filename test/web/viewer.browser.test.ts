@@ -10,15 +10,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { writeSyntheticRecording } from '../../bench/conversion-synthetic.js';
 import { openRecording } from '../../src/formats/readers/open-recording.js';
 import type { ViewerState } from '../../src/web/viewer/signal-viewer.js';
 import { createAccount } from '../support/accounts.js';
+import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { readAll } from '../formats/support/read-all.js';
 import { fixturesDir } from '../formats/support/fixtures.js';
-import { launchChromium, parseChunkPath, publishDataset } from './viewer-support.js';
+import { parseChunkPath, publishDataset } from './viewer-support.js';
 
 const ID = 'nd000701';
 const FIXTURE = 'sub-01/eeg/sub-01_task-fixture_eeg.zarr';
@@ -29,7 +30,7 @@ const unevenFile = path.join(fixturesDir, 'mne-python/edf/test_uneven_samp.edf')
 
 describe('dataset viewer in chromium', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: ChromiumLease;
   let work: string;
   let zarrBase: string;
 
@@ -42,7 +43,7 @@ describe('dataset viewer in chromium', () => {
     const owner = await createAccount(server);
     await publishDataset(server, { id: ID, ownerId: owner.user.id, name: 'Viewer test', recordings: [{ file: fixtureFile, zarr: FIXTURE }, { file: synthetic, zarr: SYNTHETIC }, { file: unevenFile, zarr: UNEVEN }] });
     zarrBase = `${server.config.zarrCacheBaseUrl}/${ID}/zarr/`;
-    browser = await launchChromium();
+    browser = await sharedChromium();
   });
   after(async () => {
     await browser?.close();

@@ -12,16 +12,17 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { SESSION_COOKIE, createSession } from '../../src/accounts/sessions.js';
 import { READ_GRANT_SECONDS } from '../../src/datasets/read-grant.js';
 import { refreshSearchFields } from '../../src/datasets/search-fields.js';
 import type { User } from '../../src/db/accounts-tables.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
+import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { fixturesDir } from '../formats/support/fixtures.js';
 import { rawRequest } from '../gateway/support.js';
-import { launchChromium, publishDataset } from './viewer-support.js';
+import { publishDataset } from './viewer-support.js';
 import { convertRepoDataset, insertSearchableDataset, makeRepoWithFailures } from './workspace-support.js';
 
 const PRIVATE_ID = 'nd000720';
@@ -46,7 +47,7 @@ const PUBLIC = Array.from({ length: 13 }, (_, i) => {
 
 describe('the researcher\'s workspace in chromium', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: ChromiumLease;
   let owner: TestAccount;
   let admin: TestAccount;
   let repo: string;
@@ -80,7 +81,7 @@ describe('the researcher\'s workspace in chromium', () => {
     await server.deps.db.updateTable('datasets').set({ latest_version: '1.0.0' }).where('id', '=', PRIVATE_ID).execute();
     repo = makeRepoWithFailures();
     await convertRepoDataset(server, admin, { id: FAILURES_ID, name: 'Ada broken upload', ownerId: owner.user.id, repo, visibility: 'private' });
-    browser = await launchChromium();
+    browser = await sharedChromium();
   });
   after(async () => {
     await browser?.close();
