@@ -5,7 +5,6 @@
  * are made one after the other, and one that would change nothing is refused with 409.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,22 +13,7 @@ import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { json } from '../datasets/support.js';
-import { gitIn, makeBidsRepo } from '../conversion/support.js';
-
-/** git without prompts, asynchronous: the server under test answers in this process. */
-function gitRun(cwd: string, ...args: string[]): Promise<{ status: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.org', '-c', 'credential.helper=', ...args], {
-      cwd,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '' },
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stderr }));
-  });
-}
+import { gitIn, gitRun, makeBidsRepo } from '../conversion/support.js';
 
 const post = (body: unknown): RequestInit => ({ method: 'POST', body: JSON.stringify(body) });
 

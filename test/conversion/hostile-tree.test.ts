@@ -6,7 +6,6 @@
  * was not converted. A good recording of the same push converts as usual.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,22 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { objectUrlSigner } from '../../src/objects/signing-secret.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { fixtures, gitIn } from './support.js';
-
-/** git with no prompts, asynchronous: the server under test answers in this process. */
-function gitRun(cwd: string, ...args: string[]): Promise<{ status: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.org', '-c', 'credential.helper=', ...args], {
-      cwd,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '' },
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stderr }));
-  });
-}
+import { fixtures, gitIn, gitRun } from './support.js';
 
 /** A one-channel INT_16 BrainVision header: any file of 2 bytes or more would read as samples. */
 function vhdr(dataFile: string): string {

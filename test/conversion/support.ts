@@ -1,5 +1,5 @@
 /** A BIDS dataset in a real git repository, built from the test fixtures, for pipeline tests. */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -19,6 +19,25 @@ export const fixtures = fixturesDir;
 
 export function gitIn(dir: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.org', '-c', 'init.defaultBranch=main', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+}
+
+/**
+ * git with no prompts, asynchronous: a refused credential fails at once instead of waiting for input, and the
+ * server under test, which lives in this process, can answer git's requests (a synchronous spawn would block
+ * its event loop).
+ */
+export function gitRun(cwd: string, ...args: string[]): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.org', '-c', 'credential.helper=', ...args], {
+      cwd,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '' },
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stderr }));
+  });
 }
 
 /** A repository with two EMG recordings (one EDF of CustomBipolar, one plain EDF with mixed rates). */

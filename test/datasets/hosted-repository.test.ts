@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,26 +7,7 @@ import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { serverLog } from '../support/server-log.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { gitIn, makeBidsRepo } from '../conversion/support.js';
-
-/**
- * Runs git with no prompts, so a refused credential fails at once instead of waiting for input.
- * Asynchronous on purpose: the server under test lives in this process, and a synchronous spawn would
- * block the event loop that must answer git's HTTP requests.
- */
-function gitRun(cwd: string, ...args: string[]): Promise<{ status: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.org', '-c', 'credential.helper=', ...args], {
-      cwd,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '' },
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stderr }));
-  });
-}
+import { gitIn, gitRun, makeBidsRepo } from '../conversion/support.js';
 
 describe('hosted git repositories (smart HTTP)', () => {
   let server: TestServer;
