@@ -81,12 +81,12 @@ async function annotatedFiles(deps: Deps, datasetId: string, source: CommitSourc
   // The events a recording has now: its own file, or else the one it inherits from higher up the tree (BIDS
   // uses only the lowest applicable TSV). The recording's own file written below would hide an inherited one,
   // so that file's rows are carried into it.
-  const present = new Set(source.paths);
+  // The lowest applicable file is the recording's own when it has one.
   const lister = manifestLister(source.paths);
   for (const path of paths) {
     const rows = await listAnnotationRows(deps.db, datasetId, path);
     const eventsPath = eventsPathOf(path);
-    const current = present.has(eventsPath) ? eventsPath : (await applicableFiles(lister, path, 'events', '.tsv')).at(-1);
+    const current = (await applicableFiles(lister, path, 'events', '.tsv')).at(-1);
     const existing = current === undefined ? undefined : await source.readText(current);
     const merged = mergedEventsTsv(existing === undefined ? undefined : parseTsv(existing), rows);
     if (current !== eventsPath || existing !== merged) files.set(eventsPath, merged);

@@ -10,10 +10,10 @@ import path from 'node:path';
 import { NdsError } from '../core/errors.js';
 import { git, runGit } from '../git/run-git.js';
 import type { Deps } from '../deps.js';
-import { eachBlob, listTree, type TreeFile } from './git-blobs.js';
+import { listTree, type TreeFile } from './git-blobs.js';
 import { locateRepository, mainHead } from './hosted-repository.js';
 import { contentKey } from './manifest.js';
-import { pointerContent } from './version-from-commit.js';
+import { POINTER_MAX, pointerContent } from './version-from-commit.js';
 
 /** `main` of a hosted repository held by this node: its folder, head commit and files. */
 export interface HostedHead {
@@ -36,13 +36,10 @@ export async function hostedHead(deps: Pick<Deps, 'db' | 'config' | 'clock'>, da
 export async function readHostedText(deps: Pick<Deps, 'objects'>, datasetId: string, head: HostedHead, filePath: string): Promise<string | undefined> {
   const file = head.files.get(filePath);
   if (!file) return undefined;
-  let text = '';
-  await eachBlob(head.dir, [file.oid], async (_oid, _size, body) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of body) chunks.push(chunk as Buffer);
-    text = Buffer.concat(chunks).toString('utf8');
-  });
-  const pointer = file.size <= 1024 ? pointerContent(file.mode, text) : undefined;
+  const blob = await runGit(['--git-dir', head.dir, 'cat-file', 'blob', file.oid]);
+  if (blob.code !== 0) throw new Error(`reading ${filePath} of ${datasetId} at ${head.commit} failed: ${blob.stderr.trim()}`);
+  const text = blob.stdout.toString('utf8');
+  const pointer = file.size <= POINTER_MAX ? pointerContent(file.mode, text) : undefined;
   if (!pointer) return text;
   const bytes = await deps.objects.readAll(contentKey(datasetId, pointer.sha256));
   if (!bytes) throw new Error(`content of ${filePath} (${pointer.sha256}) in ${datasetId} is missing from the object store`);
@@ -79,9 +76,6 @@ export async function commitToHosted(head: HostedHead, datasetId: string, input:
       await git(inRepo('update-index', '--add', '--cacheinfo', `100644,${oid},${filePath}`), { env });
     }
     const tree = await git(inRepo('write-tree'), { env });
-    if (tree === (await git(inRepo('rev-parse', `${head.commit}^{tree}`)))) {
-      throw new NdsError('version_unchanged', { message: `These files are those of main of ${datasetId} already; nothing was committed.` });
-    }
     const commit = await git(inRepo('commit-tree', tree, '-p', head.commit, '-F', '-'), { env, input: Buffer.from(`${input.message.trim()}\n`, 'utf8') });
     const moved = await runGit(inRepo('update-ref', '-m', 'nds: annotations committed', 'refs/heads/main', commit, head.commit));
     if (moved.code !== 0) {

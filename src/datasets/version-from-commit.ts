@@ -26,7 +26,7 @@ export interface VersionFromCommit {
 const LFS_HEADER = 'version https://git-lfs.github.com/spec/v1\n';
 const ANNEX_KEY = /(?:^|\/)SHA256E?-s(\d+)--([0-9a-f]{64})(?:\.[^/]*)?$/;
 /** Pointers are tiny; a blob above this size is content, whatever it starts with. */
-const POINTER_MAX = 1024;
+export const POINTER_MAX = 1024;
 
 /** The content a pointer stands for: an annex symlink target or key file, or a git-lfs pointer file. */
 export function pointerContent(mode: string, blob: string): { size: number; sha256: string } | undefined {
