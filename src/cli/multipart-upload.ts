@@ -180,19 +180,48 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
     throw new CliError(`${file.path} changed while it was read (SHA-256 ${sha256}, was ${options.sha256}); run the upload again`);
   }
   try {
-    await call(api, options.retries, `${base}/${uploadId}/complete`, { method: 'POST', body: { sha256 } });
+    await completeOnServer(api, options.retries, base, uploadId, file, sha256, progress);
   } catch (err) {
-    // A completion whose answer was lost: the upload is gone, and its content is stored, or it is not.
-    const lost = err instanceof ApiError && err.code === 'upload_not_found';
-    const present = lost && (await call<{ status: string }>(api, options.retries, base, { method: 'POST', body: { path: file.path, size: file.size, sha256 } })).status === 'present';
-    if (!present) {
-      state.forget(datasetId, file.abs);
-      throw err;
-    }
+    state.forget(datasetId, file.abs);
+    throw err;
   }
   state.forget(datasetId, file.abs);
   options.hashCache?.set(file.abs, { size: file.size, mtimeMs: file.mtimeMs, ino: file.ino, sha256 });
   return { sha256, outcome: 'uploaded', read: true, resumedBytes, sentBytes };
+}
+
+/**
+ * Asks the server to complete the upload and waits for its result. Assembling and checking a large file can
+ * outlast one request: an answer `completing` (202), or `conflict` (another request, such as a retry after a
+ * lost answer, is completing it), is asked again, with pauses, until the file is stored or refused. An upload
+ * gone meanwhile was completed by such a request when its content is now stored. The wait is bounded by the
+ * file's size (10 minutes, or 2 MB/s, whichever is longer).
+ */
+async function completeOnServer(api: ApiClient, retries: number, base: string, uploadId: string, file: LargeFile, sha256: string, progress: Progress): Promise<void> {
+  const limitMs = Math.max(600_000, file.size / 2000);
+  const deadline = performance.now() + limitMs;
+  let told = false;
+  for (let pause = 250; ; pause = Math.min(pause * 2, 5000)) {
+    try {
+      const answer = await call<{ status: string }>(api, retries, `${base}/${uploadId}/complete`, { method: 'POST', body: { sha256 } });
+      if (answer.status !== 'completing') return;
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'upload_not_found') {
+        const asked = await call<{ status: 'present' | 'parts'; upload_id?: string }>(api, retries, base, { method: 'POST', body: { path: file.path, size: file.size, sha256 } });
+        if (asked.status === 'present') return;
+        // Asking started an upload of its own: not wanted, drop it.
+        await call(api, retries, `${base}/${asked.upload_id}`, { method: 'DELETE' }).catch(() => undefined);
+        throw err;
+      }
+      if (!(err instanceof ApiError && err.code === 'conflict')) throw err;
+    }
+    if (performance.now() > deadline) {
+      throw new CliError(`${file.path}: the server was still assembling and checking the file after ${Math.round(limitMs / 60_000)} minutes; run the upload again later: a stored file is not sent again`);
+    }
+    if (!told) progress.log(`${file.path}: all parts sent; the server is checking the assembled file`);
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
 }
 
 /** Reads `length` bytes at `start` through `buffer`, feeding `whole` and `part` (when given). */

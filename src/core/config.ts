@@ -95,6 +95,12 @@ export interface Config {
   uploadPartSize: number;
   /** Seconds after which an unfinished multipart upload is aborted and its parts deleted (UPLOAD_STALE_AFTER_S). */
   uploadStaleAfterS: number;
+  /**
+   * How long `POST .../complete` waits for a completion before it answers `202 completing` and lets it run on
+   * (UPLOAD_COMPLETE_WAIT_MS): assembling and hashing a large file takes minutes, longer than proxies and
+   * HTTP clients keep a request open.
+   */
+  uploadCompleteWaitMs: number;
   /** Proxies whose `X-Forwarded-For` names the client (TRUSTED_PROXIES); empty = the socket's peer is the client. */
   trustedProxies: TrustedProxies;
   /** Where rate limits are counted (RATE_LIMIT_REDIS_URL); undefined = the database. */
@@ -341,6 +347,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     uploadPartThreshold: integer(env, 'UPLOAD_PART_THRESHOLD', 64 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
     uploadPartSize: integer(env, 'UPLOAD_PART_SIZE', 8 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
     uploadStaleAfterS: integer(env, 'UPLOAD_STALE_AFTER_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+    uploadCompleteWaitMs: integer(env, 'UPLOAD_COMPLETE_WAIT_MS', 20_000, 0, 300_000),
     trustedProxies,
     rateLimitRedisUrl,
     viewerFrameAncestors: frameAncestors(env, 'VIEWER_FRAME_ANCESTORS'),

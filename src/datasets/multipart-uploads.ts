@@ -152,7 +152,14 @@ export async function partUrls(deps: UploadDeps, record: UploadRecord, parts: Ar
  * is `sha256` (and the one named at the start, if any). On a mismatch nothing is stored, the upload is
  * dropped, and the refusal names the path and both hashes.
  */
-export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha256: string): Promise<{ path: string; size: number; sha256: string; status: 'stored' | 'present' }> {
+export interface CompletedUpload {
+  path: string;
+  size: number;
+  sha256: string;
+  status: 'stored' | 'present';
+}
+
+export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha256: string): Promise<CompletedUpload> {
   if (record.sha256 !== null && record.sha256 !== sha256) {
     throw new NdsError('content_mismatch', { message: `${record.path}: the upload was started for SHA-256 ${record.sha256}, and is being completed as ${sha256}; nothing was stored.` });
   }
@@ -172,7 +179,12 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
     return done('present');
   }
   try {
-    const stored = new Set((await storedParts(deps, record)).map((p) => p.part_number));
+    // The store's upload gone while its record is still here: another request is completing it (or has
+    // just failed to); answered below as such, not as an unknown upload.
+    const listed = await storedParts(deps, record).catch((err: unknown) => {
+      throw err instanceof NdsError && err.code === 'upload_not_found' ? new MultipartUploadGoneError(staging) : err;
+    });
+    const stored = new Set(listed.map((p) => p.part_number));
     const missing = Array.from({ length: record.part_count }, (_, i) => i + 1).filter((n) => !stored.has(n));
     if (missing.length > 0) {
       throw new NdsError('upload_incomplete', { message: `${record.path}: ${missing.length} of ${record.part_count} parts are not stored yet (first: ${missing[0]}).`, details: [`missing parts: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', ...' : ''}`] });
@@ -197,6 +209,64 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
     throw err;
   }
   return done('stored');
+}
+
+/**
+ * Completions started in this process, by dataset, upload and SHA-256. A completion outlives the request that
+ * started it (assembling and hashing 6 GiB takes minutes on a slow store, longer than a proxy or an HTTP client
+ * waits for an answer), and the client asking again joins it and learns its result. An end that ends the upload
+ * (stored, or refused for its content) is kept a while, for the client that asks again once the record is
+ * gone; any other (parts missing, a store failing) is told to one request only, so that the next one tries anew.
+ */
+interface Completion {
+  record: Promise<UploadRecord>;
+  result: Promise<CompletedUpload>;
+  /** Set when the result is known: `kept` for every asker, `once` for the next one. */
+  ended?: 'kept' | 'once';
+}
+const completions = new Map<string, Completion>();
+const ENDED_KEPT_MS = 15 * 60_000;
+const ONCE_KEPT_MS = 60_000;
+
+export type CompletionAnswer = CompletedUpload | { status: 'completing'; path: string; size: number; sha256: string };
+
+/**
+ * Completes upload `uploadId` of `datasetId` (see `completeUpload`), or joins the completion of it running or
+ * ended here; answers `completing` when it has not ended within `waitMs`, and then it runs on: asking again
+ * with the same SHA-256 waits for the same completion. `datasetId` must be one the caller may write.
+ */
+export async function completeUploadWithin(deps: UploadDeps, datasetId: string, uploadId: string, sha256: string, waitMs: number): Promise<CompletionAnswer> {
+  const key = `${datasetId}/${uploadId}/${sha256}`;
+  let completion = completions.get(key);
+  if (!completion) {
+    // Set before anything is awaited: requests racing this one join it instead of starting their own.
+    const record = findUpload(deps, datasetId, uploadId);
+    const started: Completion = { record, result: record.then((found) => completeUpload(deps, found, sha256)) };
+    const end = (how: 'kept' | 'once') => {
+      started.ended = how;
+      setTimeout(() => completions.get(key) === started && completions.delete(key), how === 'kept' ? ENDED_KEPT_MS : ONCE_KEPT_MS).unref();
+    };
+    started.result.then(
+      () => end('kept'),
+      (err: unknown) => end(err instanceof NdsError && err.code === 'content_mismatch' ? 'kept' : 'once'),
+    );
+    completions.set(key, started);
+    completion = started;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<'waited'>((resolve) => (timer = setTimeout(resolve, waitMs, 'waited')));
+  let told = true;
+  try {
+    const { path, size } = await completion.record;
+    const done = await Promise.race([completion.result, waited]);
+    if (done !== 'waited') return done;
+    told = false;
+    return { status: 'completing', path, size, sha256 };
+  } finally {
+    clearTimeout(timer);
+    // A result told (or thrown) here that is to be told once is not told again.
+    if (told && completion.ended === 'once' && completions.get(key) === completion) completions.delete(key);
+  }
 }
 
 export async function abortUpload(deps: UploadDeps, record: UploadRecord): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { uploadableDataset } from '../datasets/dataset-access.js';
-import { abortUpload, completeUpload, expiresAt, findUpload, listUploads, partUrls, startUpload, storedParts, type UploadRecord } from '../datasets/multipart-uploads.js';
+import { abortUpload, completeUploadWithin, expiresAt, findUpload, listUploads, partUrls, startUpload, storedParts, type UploadRecord } from '../datasets/multipart-uploads.js';
 import { callerOf } from '../http/auth.js';
 import { jsonResponse } from '../http/openapi-helpers.js';
 import { DATASET_PATH } from '../http/paths.js';
@@ -14,6 +14,7 @@ import { IdParam } from './dataset-schemas.js';
 import {
   CompletedUploadSchema,
   CompleteUploadBody,
+  CompletingUploadSchema,
   PartUrlsBody,
   PartUrlsSchema,
   StartedUploadSchema,
@@ -98,11 +99,14 @@ export const multipartUploadRoutes: Route[] = [
     access: 'any',
     params: UploadIdParams,
     body: { schema: CompleteUploadBody },
-    responses: { 200: jsonResponse(CompletedUploadSchema, 'Stored (or found stored already)') },
+    responses: {
+      200: jsonResponse(CompletedUploadSchema, 'Stored (or found stored already)'),
+      202: jsonResponse(CompletingUploadSchema, 'Still being assembled and checked (UPLOAD_COMPLETE_WAIT_MS passed): ask again with the same body to wait for the result'),
+    },
     handler: async (c, { params, body }) => {
       const dataset = await uploadableDataset(c.var.deps.db, params.id, callerOf(c).user);
-      const record = await findUpload(c.var.deps, dataset.id, params.upload_id);
-      return c.json(await completeUpload(c.var.deps, record, body.sha256), 200);
+      const answer = await completeUploadWithin(c.var.deps, dataset.id, params.upload_id, body.sha256, c.var.deps.config.uploadCompleteWaitMs);
+      return answer.status === 'completing' ? c.json(answer, 202) : c.json(answer, 200);
     },
   }),
 

@@ -74,3 +74,7 @@ export const CompleteUploadBody = z.object({ sha256: Sha256.openapi({ descriptio
 export const CompletedUploadSchema = z
   .object({ path: z.string(), size: z.number().int(), sha256: z.string(), status: z.enum(['stored', 'present']) })
   .openapi('CompletedMultipartUpload');
+
+export const CompletingUploadSchema = z
+  .object({ path: z.string(), size: z.number().int(), sha256: z.string(), status: z.literal('completing') })
+  .openapi('CompletingMultipartUpload');

@@ -133,6 +133,33 @@ describe('nds datasets upload in parts (folder store, through a cutting proxy)',
   });
 });
 
+describe('nds datasets upload whose completion outlasts a request', () => {
+  it('waits while the server answers 202 completing, then finds the file stored', async () => {
+    // UPLOAD_COMPLETE_WAIT_MS=0: every completion answers 202 at once, as that of a file of gigabytes does on
+    // a slow store (the 6 GiB upload to radosgw below took minutes to assemble and check).
+    const server = await startTestServer({ env: { UPLOAD_PART_SIZE: String(PART), UPLOAD_PART_THRESHOLD: String(PART), UPLOAD_COMPLETE_WAIT_MS: '0' } });
+    const root = mkdtempSync(path.join(os.tmpdir(), 'nds-slow-complete-'));
+    try {
+      const owner = await createUploader(server);
+      const id = (await json(await owner.api('/datasets', post({ name: 'slow completion' })), 201)).id as string;
+      mkdirSync(path.join(root, 'sub-01', 'eeg'), { recursive: true });
+      writeFileSync(path.join(root, 'dataset_description.json'), JSON.stringify({ Name: 'slow', BIDSVersion: '1.8.0' }));
+      const big = randomBytes(12 * MIB);
+      writeFileSync(path.join(root, 'sub-01', 'eeg', 'sub-01_task-rest_eeg.bdf'), big);
+      const run = await ndsAs(server, owner.key, ['datasets', 'upload', id, root, '--force', '--json'], { NDS_UPLOAD_HASH_CACHE: path.join(root, 'cache.json') }).done;
+      assert.equal(run.code, 0, run.stderr);
+      const messages = run.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((e) => e.event === 'message');
+      assert.ok(messages.some((m) => /all parts sent; the server is checking the assembled file/.test(m.message)), run.stderr);
+      const manifest = await json(await owner.api(`/datasets/${id}/manifest`), 200);
+      assert.deepEqual(manifest.files.find((f: { path: string }) => f.path.endsWith('.bdf')), { path: 'sub-01/eeg/sub-01_task-rest_eeg.bdf', size: big.length, sha256: sha(big) });
+      assert.ok((await server.deps.objects.readAll(`${id}/objects/${sha(big)}`))!.equals(big));
+    } finally {
+      await server.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 /**
  * Opt-in (NDS_TEST_LARGE_UPLOAD=1 with TEST_S3_URL): a 6 GiB file, past S3's 5 GiB limit of one PUT, uploaded
  * to radosgw with the default part size and verified. It writes 6 GiB to the temporary folder and takes
