@@ -26,11 +26,6 @@ export class ObjectStoreSink implements StoreSink {
     this.#written.add(key);
   }
 
-  /** A metadata object (`zarr.json`) as the converter wrote it, held until `commit()`; undefined when none. */
-  held(key: string): Uint8Array | undefined {
-    return this.#metadata.get(key);
-  }
-
   async commit(): Promise<void> {
     // Inner metadata first, the root's zarr.json last: it is what makes the new store visible as a whole.
     const keys = [...this.#metadata.keys()].sort((a, b) => b.split('/').length - a.split('/').length);
