@@ -3,7 +3,7 @@
  * the source as the conversion opens them (the data file, its companions, the sidecars it inherits; decision
  * 0030), written into its store in place (`ObjectStoreSink`: chunks first, metadata last) and released again,
  * so the disk holds one recording's data at a time. A file given its content from a content object is not
- * hashed: its digest is the object's key (decision 0032). A recording that fails becomes a failure of the
+ * hashed: its digest is the object's key (decision 0034). A recording that fails becomes a failure of the
  * index, and its half-written store is removed with the old one.
  */
 import path from 'node:path';

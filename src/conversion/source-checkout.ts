@@ -53,7 +53,7 @@ export interface SourceCheckout {
   /**
    * The SHA-256 (hex) of a file given its content from a content object since the last release: the one its
    * pointer names, which is the object's key, and the object store holds at a content key only what was checked
-   * against it when written (decision 0032). Undefined for any other file (a blob of the mirror, a small file).
+   * against it when written (decision 0034). Undefined for any other file (a blob of the mirror, a small file).
    */
   contentSha256(rel: string): string | undefined;
   cleanup(): Promise<void>;
@@ -202,7 +202,7 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
     await rm(file, { force: true });
     if (deps.objects.kind === 'file') {
       // The folder store's own file, linked: no copy of the data (new pages cost this VM more than the
-      // conversion's reads) and no hash of it (its key is its sha256, checked when it was written; decision 0032).
+      // conversion's reads) and no hash of it (its key is its sha256, checked when it was written; decision 0034).
       // The store replaces an object by renaming a new file over it, never writes into one, and a release
       // removes the link only.
       try {

@@ -156,7 +156,7 @@ describe('the checkout of a source repository', () => {
     const good = edf(1);
     const named = edf(2);
     await objects.put(`nd000011/objects/${sha(good)}`, good);
-    // An object that does not hold what its key names, which the store never lets in (decision 0032): here it
+    // An object that does not hold what its key names, which the store never lets in (decision 0034): here it
     // shows that the conversion takes the digest from the key and never reads the object for it.
     await objects.put(`nd000011/objects/${sha(named)}`, edf(3));
     hosted('nd000011', {
