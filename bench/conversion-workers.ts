@@ -14,7 +14,11 @@
  * DATA_DIR (nothing of a mirror is shared). Needs PostgreSQL: BENCH_DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/test; a database is created and dropped for each run).
  * Run: node --import tsx bench/conversion-workers.ts [--recordings 40] [--mb 8] [--format edf|bdf] [--in-git] [--prof <dir>]
+ *   [--runs alone,convert,pinned,one,two]
  * `--prof <dir>` writes a CPU profile of each pinned worker and `nds convert` there (`node --cpu-prof`).
+ * `--runs` picks the runs (all by default): `alone,convert,pinned` gives the per-core figures in seconds.
+ * Besides wall time, each pinned run reports its CPU time (user + system, every thread of the process), the
+ * figure that stays comparable when other work shares the machine.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -42,6 +46,7 @@ const IN_GIT = args.includes('--in-git');
 const BDF = option('format', 'edf') === 'bdf';
 const EXT = BDF ? 'bdf' : 'edf';
 const PROF = args.includes('--prof') ? path.resolve(option('prof', 'prof')) : undefined;
+const RUNS = new Set(option('runs', 'alone,convert,pinned,one,two').split(','));
 const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SECRET = 'bench-signing-secret';
 const ID = 'nd000001';
@@ -96,6 +101,12 @@ async function fileCreationBaseline(dir: string): Promise<{ one: number; two: nu
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
+/** CPU seconds (user + system) of this process's children that have ended and been waited for. */
+function childrenCpuSeconds(): number {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / clockTicks;
 }
 
 const work = await mkdtemp(path.join(tmpdir(), 'nds-bench-workers-'));
@@ -227,11 +238,12 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
   }
 }
 
-/** Seconds of one command pinned to core 0 (and its own report of seconds, when it prints JSON). */
-function timed(command: string[]): { seconds: number; output: string } {
+/** Seconds and CPU seconds of one command pinned to core 0 (and its own report of seconds, when it prints JSON). */
+function timed(command: string[]): { seconds: number; cpu: number; output: string } {
+  const cpuBefore = childrenCpuSeconds();
   const started = performance.now();
   const output = execFileSync(command[0]!, command.slice(1), { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'ignore'] });
-  return { seconds: (performance.now() - started) / 1000, output };
+  return { seconds: (performance.now() - started) / 1000, cpu: childrenCpuSeconds() - cpuBefore, output };
 }
 
 try {
@@ -239,19 +251,19 @@ try {
   const uptimeBefore = execFileSync('uptime').toString().trim();
   // 1. The converter alone, every data file in one process, chunks dropped.
   const aloneProf = PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, '--cpu-prof-name=converter-alone.cpuprofile'] : [];
-  const alone = timed(pinned([process.execPath, ...aloneProf, '--import', 'tsx', 'bench/conversion-run.ts', dataFiles[0]!, '--no-store', ...dataFiles.slice(1)]));
-  const aloneSeconds = (JSON.parse(alone.output.trim().split('\n').at(-1)!) as { seconds: number }).seconds;
+  const alone = RUNS.has('alone') ? timed(pinned([process.execPath, ...aloneProf, '--import', 'tsx', 'bench/conversion-run.ts', dataFiles[0]!, '--no-store', ...dataFiles.slice(1)])) : undefined;
+  const aloneSeconds = alone ? (JSON.parse(alone.output.trim().split('\n').at(-1)!) as { seconds: number }).seconds : NaN;
   // 2. `nds convert` of the tree (data in the files themselves), into a folder.
   const out = path.join(work, 'convert-out');
   const prof = PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, '--cpu-prof-name=nds-convert.cpuprofile'] : [];
-  const convert = timed(pinned([process.execPath, ...prof, 'bin/nds.js', 'convert', plain, out, '--json']));
-  const convertSeconds = (JSON.parse(convert.output) as { seconds: number }).seconds;
+  const convert = RUNS.has('convert') ? timed(pinned([process.execPath, ...prof, 'bin/nds.js', 'convert', plain, out, '--json'])) : undefined;
+  const convertSeconds = convert ? (JSON.parse(convert.output) as { seconds: number }).seconds : NaN;
   await rm(out, { recursive: true, force: true });
   // 3. One worker on one core; 4. one and two workers, unpinned.
-  const onePinned = await runWorkers(1, true, 'pinned');
-  const one = await runWorkers(1, false, 'one');
-  const two = await runWorkers(2, false, 'two');
-  const creation = await fileCreationBaseline(work);
+  const onePinned = RUNS.has('pinned') ? await runWorkers(1, true, 'pinned') : undefined;
+  const one = RUNS.has('one') ? await runWorkers(1, false, 'one') : undefined;
+  const two = RUNS.has('two') ? await runWorkers(2, false, 'two') : undefined;
+  const creation = one && two ? await fileCreationBaseline(work) : undefined;
   const mbs = (s: number) => (sourceMb / s).toFixed(0);
   console.log(`${uptimeBefore}`);
   console.log(
@@ -260,23 +272,37 @@ try {
   );
   console.log('\n| one core | wall | source MB/s |');
   console.log('|---|---:|---:|');
-  console.log(`| converter alone (no store, one process) | ${aloneSeconds.toFixed(2)} s | ${mbs(aloneSeconds)} |`);
-  console.log(`| \`nds convert\` into a folder (its own figure; process ${convert.seconds.toFixed(2)} s) | ${convertSeconds.toFixed(2)} s | ${mbs(convertSeconds)} |`);
-  console.log(`| one \`nds worker\`, job queued → done | ${onePinned.seconds.toFixed(2)} s | ${mbs(onePinned.seconds)} |`);
-  console.log(`| one \`nds worker\`, its tasks only (sum) | ${onePinned.taskSeconds.toFixed(2)} s | ${mbs(onePinned.taskSeconds)} |`);
-  console.log(`| one \`nds worker\`, its CPU time (user + sys) | ${onePinned.workerCpu.toFixed(2)} s | ${mbs(onePinned.workerCpu)} |`);
+  if (alone) {
+    console.log(`| converter alone (no store, one process) | ${aloneSeconds.toFixed(2)} s | ${mbs(aloneSeconds)} |`);
+    console.log(`| converter alone, the process's CPU time (start-up included) | ${alone.cpu.toFixed(2)} s | ${mbs(alone.cpu)} |`);
+  }
+  if (convert) {
+    console.log(`| \`nds convert\` into a folder (its own figure; process ${convert.seconds.toFixed(2)} s) | ${convertSeconds.toFixed(2)} s | ${mbs(convertSeconds)} |`);
+    console.log(`| \`nds convert\`, the process's CPU time (start-up included) | ${convert.cpu.toFixed(2)} s | ${mbs(convert.cpu)} |`);
+  }
+  if (onePinned) {
+    console.log(`| one \`nds worker\`, job queued → done | ${onePinned.seconds.toFixed(2)} s | ${mbs(onePinned.seconds)} |`);
+    console.log(`| one \`nds worker\`, its tasks only (sum) | ${onePinned.taskSeconds.toFixed(2)} s | ${mbs(onePinned.taskSeconds)} |`);
+    console.log(`| one \`nds worker\`, its CPU time (user + sys) | ${onePinned.workerCpu.toFixed(2)} s | ${mbs(onePinned.workerCpu)} |`);
+  }
   const phases = (r: WorkerRun) => r.phases.map((p) => `${p.toFixed(2)}`).join(' / ');
-  console.log('\n| workers | wall | source converted | worker CPU | queued → claimed / → first task (checkout, plan) / → last task done / → job done (index, catalogue), s | tasks by worker |');
-  console.log('|---|---:|---:|---:|---|---|');
-  console.log(`| 1, on one core | ${onePinned.seconds.toFixed(2)} s | ${mbs(onePinned.seconds)} MB/s | ${onePinned.workerCpu.toFixed(1)} s | ${phases(onePinned)} | ${onePinned.tasksByWorker.join(', ')} |`);
-  console.log(`| 1 | ${one.seconds.toFixed(2)} s | ${mbs(one.seconds)} MB/s | ${one.workerCpu.toFixed(1)} s | ${phases(one)} | ${one.tasksByWorker.join(', ')} |`);
-  console.log(`| 2 | ${two.seconds.toFixed(2)} s | ${mbs(two.seconds)} MB/s | ${two.workerCpu.toFixed(1)} s | ${phases(two)} | ${two.tasksByWorker.join(', ')} |`);
-  console.log(`\nspeed-up of 2 workers over 1: ${(one.seconds / two.seconds).toFixed(2)}× (goal ≥ 1.6×)`);
-  console.log(
-    `baseline, the store's file system (${work}): ${CREATION_FILES} files of 64 KiB created by one process in ${creation.one.toFixed(2)} s; ` +
-      `by two at once, ${creation.two.toFixed(2)} s for both: ${(creation.one * 2 / creation.two).toFixed(2)}× the files per second of one ` +
-      '(a conversion writes about 120 objects a recording; where this is near 1×, two workers on one folder store cannot be faster than one)',
-  );
+  const row = (label: string, r: WorkerRun) =>
+    console.log(`| ${label} | ${r.seconds.toFixed(2)} s | ${mbs(r.seconds)} MB/s | ${r.workerCpu.toFixed(1)} s | ${phases(r)} | ${r.tasksByWorker.join(', ')} |`);
+  if (onePinned || one || two) {
+    console.log('\n| workers | wall | source converted | worker CPU | queued → claimed / → first task (checkout, plan) / → last task done / → job done (index, catalogue), s | tasks by worker |');
+    console.log('|---|---:|---:|---:|---|---|');
+    if (onePinned) row('1, on one core', onePinned);
+    if (one) row('1', one);
+    if (two) row('2', two);
+  }
+  if (one && two) console.log(`\nspeed-up of 2 workers over 1: ${(one.seconds / two.seconds).toFixed(2)}× (goal ≥ 1.6×)`);
+  if (creation) {
+    console.log(
+      `baseline, the store's file system (${work}): ${CREATION_FILES} files of 64 KiB created by one process in ${creation.one.toFixed(2)} s; ` +
+        `by two at once, ${creation.two.toFixed(2)} s for both: ${(creation.one * 2 / creation.two).toFixed(2)}× the files per second of one ` +
+        '(a conversion writes about 120 objects a recording; where this is near 1×, two workers on one folder store cannot be faster than one)',
+    );
+  }
 } finally {
   await rm(work, { recursive: true, force: true });
 }

@@ -2,15 +2,15 @@
  * The conversion of one recording of a job (a task, decision 0024): its files are given their content from
  * the source as the conversion opens them (the data file, its companions, the sidecars it inherits; decision
  * 0030), written into its store in place (`ObjectStoreSink`: chunks first, metadata last) and released again,
- * so the disk holds one recording's data at a time. A recording that fails becomes a failure of the index, and
- * its half-written store is removed with the old one.
+ * so the disk holds one recording's data at a time. A file given its content from a content object is not
+ * hashed: its digest is the object's key (decision 0034). A recording that fails becomes a failure of the
+ * index, and its half-written store is removed with the old one.
  */
 import path from 'node:path';
 import type { Deps } from '../deps.js';
 import { folderLister } from '../formats/bids/sidecar-files.js';
 import type { FoundRecording } from '../formats/bids/find-recordings.js';
 import { convertRecording, failureOf } from '../formats/convert-recording.js';
-import { fileSha256 } from '../formats/file-sha256.js';
 import { SourceTree } from '../formats/source-tree.js';
 import { observeRecording } from './conversion-metrics.js';
 import type { TaskOutcome } from './job-plan.js';
@@ -39,24 +39,9 @@ export interface OpenSource {
 export async function openSource(checkout: SourceCheckout): Promise<OpenSource> {
   // Every file a recording reads must be a regular file of the checkout; the entries it refused say why not.
   // A file is given its content as it is opened: whatever the readers and sidecar lookups open, nothing else.
-  const tree = await SourceTree.at(checkout.dir, checkout.refused, (rel) => checkout.materialize([rel]));
+  // One given it from a content object has the digest its key names: the conversion does not hash it again.
+  const tree = await SourceTree.at(checkout.dir, checkout.refused, (rel) => checkout.materialize([rel]), (rel) => checkout.contentSha256(rel));
   return { checkout, tree, lister: folderLister(checkout.dir) };
-}
-
-/**
- * Checks the files whose content object was linked into the tree unchecked (`SourceCheckout.unchecked`)
- * against the sha256 their pointer names, with the digests the conversion took of what it read (the store's
- * `source.files`, in its root `zarr.json`); a file it did not list is hashed here. Throws `SourceError`.
- */
-async function checkLinkedContent(source: OpenSource, root: Uint8Array | undefined): Promise<void> {
-  const unchecked = source.checkout.unchecked();
-  if (unchecked.size === 0) return;
-  const attributes = root ? (JSON.parse(Buffer.from(root).toString('utf8')) as { attributes?: { source?: { files?: Array<{ path: string; sha256: string }> } } }).attributes : undefined;
-  const digests = new Map((attributes?.source?.files ?? []).map((f) => [f.path, f.sha256]));
-  for (const [rel, sha] of unchecked) {
-    const digest = digests.get(rel) ?? (await fileSha256(path.join(source.checkout.dir, rel), source.tree));
-    if (digest !== sha) throw new SourceError(`the stored content of ${rel} does not match its sha256`);
-  }
 }
 
 /** Converts one recording into its store (in place); a recording that fails is a failure of the index. */
@@ -82,8 +67,6 @@ export async function convertOneRecording(
       now,
       tree: source.tree,
     });
-    // Before the store becomes visible: made from the content its source names, or not at all.
-    await checkLinkedContent(source, sink.held('zarr.json'));
     await sink.commit();
     await observeRecording(deps.metrics, checkout.dir, files, started, 'converted');
     return { store: { path: r.path, zarr: r.zarr, updated_utc: now().toISOString(), summary } };

@@ -51,11 +51,11 @@ export interface SourceCheckout {
   /** Takes back the content `materialize` gave since the last release (keeps the disk to one recording's data). */
   release(): Promise<void>;
   /**
-   * Files given their content since the last release without a check of it (a folder store's content object
-   * linked into the tree, not copied), by path, with the sha256 their content must have: the caller checks
-   * them (the conversion's own digests of what it read) before it trusts what it made of them.
+   * The SHA-256 (hex) of a file given its content from a content object since the last release: the one its
+   * pointer names, which is the object's key, and the object store holds at a content key only what was checked
+   * against it when written (decision 0034). Undefined for any other file (a blob of the mirror, a small file).
    */
-  unchecked(): ReadonlyMap<string, string>;
+  contentSha256(rel: string): string | undefined;
   cleanup(): Promise<void>;
 }
 
@@ -172,7 +172,7 @@ async function pointerTarget(file: string): Promise<string | undefined> {
 }
 
 /** Where a file's content came from when it was materialized, and what it is put back to on release. */
-type Fetched = { kind: 'pointer'; sha: string; checked: boolean } | { kind: 'blob' };
+type Fetched = { kind: 'pointer'; sha: string } | { kind: 'blob' };
 
 interface CheckoutParts {
   dir: string;
@@ -196,18 +196,18 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
     if (normal.startsWith('../') || normal === '..' || path.posix.isAbsolute(normal)) throw new SourceError(`${rel} lies outside the dataset.`);
     return { normal, file: path.join(dir, normal) };
   };
-  /** Gives `file` the content object `sha`; false when it was linked, not copied, and so not checked yet. */
-  const fromObjects = async (rel: string, file: string, sha: string): Promise<boolean> => {
+  /** Gives `file` the content object `sha`. */
+  const fromObjects = async (rel: string, file: string, sha: string): Promise<void> => {
     const key = `${datasetId}/objects/${sha}`;
     await rm(file, { force: true });
     if (deps.objects.kind === 'file') {
       // The folder store's own file, linked: no copy of the data (new pages cost this VM more than the
-      // conversion's reads) and no hash of it here; the conversion hashes what it reads anyway (`unchecked`).
+      // conversion's reads) and no hash of it (its key is its sha256, checked when it was written; decision 0034).
       // The store replaces an object by renaming a new file over it, never writes into one, and a release
       // removes the link only.
       try {
         await link((deps.objects as FileObjectStore).pathOf(key), file);
-        return false;
+        return;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'ENOENT') throw new SourceError(`the content of ${rel} (sha256 ${sha}) is not in the object store`);
@@ -220,7 +220,6 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
     object.body.on('data', (chunk: Buffer) => hash.update(chunk));
     await pipeline(object.body, createWriteStream(file, { flags: 'wx', highWaterMark: 1 << 20 }));
     if (hash.digest('hex') !== sha) throw new SourceError(`the stored content of ${rel} does not match its sha256`);
-    return true;
   };
   const fetchOne = async (rel: string) => {
     const { normal, file } = inside(rel);
@@ -238,8 +237,8 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
     }
     const sha = await pointerTarget(file);
     if (!sha) return;
-    const checked = await fromObjects(normal, file, sha);
-    fetched.set(normal, { kind: 'pointer', sha, checked });
+    await fromObjects(normal, file, sha);
+    fetched.set(normal, { kind: 'pointer', sha });
   };
   const materialize = async (files: string[]) => {
     for (const rel of files) {
@@ -266,8 +265,9 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
       }
       fetched.clear();
     },
-    unchecked() {
-      return new Map([...fetched].flatMap(([rel, was]) => (was.kind === 'pointer' && !was.checked ? [[rel, was.sha] as const] : [])));
+    contentSha256(rel) {
+      const was = fetched.get(path.posix.normalize(rel));
+      return was?.kind === 'pointer' ? was.sha : undefined;
     },
     async cleanup() {
       await rm(dir, { recursive: true, force: true });

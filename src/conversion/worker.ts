@@ -139,8 +139,11 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
     return planned;
   }
 
-  /** Converts one recording task and records its outcome. */
-  async function runTask(task: ConversionTask): Promise<void> {
+  /**
+   * Converts one recording task and records its outcome. `announce`: tell the other workers it finished (the
+   * job's own worker may be waiting for it); a task of the job this worker runs itself wakes nobody.
+   */
+  async function runTask(task: ConversionTask, announce: boolean): Promise<void> {
     const beat = setInterval(() => void heartbeatTask(db, task.id, workerId, clock.now()).catch(() => {}), limits.leaseMs / 3);
     try {
       const planned = await planOf(task.job_id);
@@ -157,7 +160,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
         log.error({ err, task: task.id, job: task.job_id }, 'recording task failed');
         outcome = { failure: { path: recording.path, zarr: recording.zarr, code: 'file_read_error' as const, reason: err instanceof SourceError ? err.message : 'The source could not be read for this recording.' } };
       }
-      if (await finishTask(db, task.id, workerId, outcome, clock.now())) await announceWork(db);
+      if ((await finishTask(db, task.id, workerId, outcome, clock.now())) && announce) await announceWork(db);
     } finally {
       clearInterval(beat);
     }
@@ -198,7 +201,8 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
         checkOwned();
         const task = await claimTask(db, workerId, clock.now(), job.id);
         if (task) {
-          await runTask(task);
+          // The one waiting for this job's tasks is this worker: no announcement (a round trip a task).
+          await runTask(task, false);
           continue;
         }
         if ((await openTaskCount(db, job.id)) === 0) break;
@@ -235,7 +239,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
     if (task) {
       busy = true;
       try {
-        await runTask(task);
+        await runTask(task, true);
       } finally {
         busy = false;
       }

@@ -22,7 +22,7 @@ export class BufferPool {
   }
 
   /** Hands back the buffer under `array` (any view of it); the caller must not use it afterwards. */
-  give(array: Uint8Array): void {
+  give(array: ArrayBufferView): void {
     const buffer = array.buffer as ArrayBuffer;
     if (!this.#lent.delete(buffer)) return;
     let free = this.#free.get(buffer.byteLength);

@@ -4,7 +4,8 @@
  * the server), a FIFO or device, a name that climbs out (`DataFile=../../x`) are refused with a reason the
  * dataset's owner can act on, never read. The server's checkout also names the entries it refused outright
  * (every link but git-annex's, hard links; `conversion/source-checkout.ts`): those are refused by name.
- * A checkout that writes large files without their content gives them their content as they are opened (`fill`).
+ * A checkout that writes large files without their content gives them their content as they are opened (`fill`),
+ * and names the SHA-256 of content it took from a content-addressed store (`digest`), so nobody hashes it again.
  */
 import { constants } from 'node:fs';
 import { lstat, open, realpath, type FileHandle } from 'node:fs/promises';
@@ -19,22 +20,37 @@ export class SourceTree {
   readonly #realRoot: string;
   readonly #refused: ReadonlyMap<string, string>;
   readonly #fill: ((relative: string) => Promise<void>) | undefined;
+  readonly #digest: ((relative: string) => string | undefined) | undefined;
 
-  private constructor(root: string, realRoot: string, refused: ReadonlyMap<string, string>, fill: ((relative: string) => Promise<void>) | undefined) {
+  private constructor(
+    root: string,
+    realRoot: string,
+    refused: ReadonlyMap<string, string>,
+    fill: ((relative: string) => Promise<void>) | undefined,
+    digest: ((relative: string) => string | undefined) | undefined,
+  ) {
     this.root = root;
     this.#realRoot = realRoot.endsWith(path.sep) ? realRoot : `${realRoot}${path.sep}`;
     this.#refused = refused;
     this.#fill = fill;
+    this.#digest = digest;
   }
 
   /**
    * The tree under `root`. `refused` maps paths (relative, with `/`) to what they were in the source (`a
    * symbolic link`): reading one fails with that reason. `fill`, when given, is called with a file's relative
    * path before it is opened (and before it is checked): it gives the file its content if it has none yet.
+   * `digest`, when given, answers a file's SHA-256 (hex) when its content is known to have one without reading
+   * it (content taken from a content-addressed store), undefined otherwise.
    */
-  static async at(root: string, refused: ReadonlyMap<string, string> = new Map(), fill?: (relative: string) => Promise<void>): Promise<SourceTree> {
+  static async at(
+    root: string,
+    refused: ReadonlyMap<string, string> = new Map(),
+    fill?: (relative: string) => Promise<void>,
+    digest?: (relative: string) => string | undefined,
+  ): Promise<SourceTree> {
     const absolute = path.resolve(root);
-    return new SourceTree(absolute, await realpath(absolute), refused, fill);
+    return new SourceTree(absolute, await realpath(absolute), refused, fill, digest);
   }
 
   /** The tree of a lone data file: its folder (companion files are looked for beside it). */
@@ -47,6 +63,12 @@ export class SourceTree {
     const rel = path.relative(this.root, path.resolve(this.root, file));
     if (rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return undefined;
     return rel.split(path.sep).join('/');
+  }
+
+  /** The SHA-256 (hex) of `file`'s content when the tree knows it without reading the file (see `at`); undefined otherwise. */
+  knownSha256(file: string): string | undefined {
+    const rel = this.relative(file);
+    return rel === undefined ? undefined : this.#digest?.(rel);
   }
 
   /**

@@ -67,6 +67,22 @@ export async function writeObjectFile(source: AsyncIterable<Uint8Array> | Iterab
 }
 
 /**
+ * Writes `bytes`, a small object held whole in memory (under `LARGE_OBJECT`), to the new file `file` in one
+ * write from the caller's array (no staging copy). Not in 64 KiB pieces: each piece is a trip through the
+ * thread pool, and for a conversion's chunks the pieces took no less system time (bench/RESULTS.md, "Conversion
+ * through workers, again"). A missing folder is an `ENOENT` error before anything is created: the caller makes
+ * it and tries again, so the common case costs no `mkdir`.
+ */
+export async function writeSmallObjectFile(bytes: Uint8Array, file: string): Promise<void> {
+  const out = await open(file, 'wx');
+  try {
+    await writeFully(out, bytes, 0);
+  } finally {
+    await out.close();
+  }
+}
+
+/**
  * Writes `source` into the existing file `file` from byte `offset` on (a multiple of 1 MiB), the same way as
  * `writeObjectFile`; bytes outside the range are left as they are. A direct write of a length that is not a
  * whole page writes zeros past the range's end up to the page's end: with `endOfFile`, the file is cut back to

@@ -147,7 +147,7 @@ describe('the checkout of a source repository', () => {
     }
   });
 
-  it("converts a git-lfs recording from the folder store's content object without copying it, and refuses one whose object does not match its sha256", async () => {
+  it("converts a git-lfs recording from the folder store's content object without copying it or hashing it: its digest is the object's key", async () => {
     const objects = new FileObjectStore(path.join(tmp, 'objects-lfs'));
     const edf = (seed: number) =>
       Buffer.from(writeEdf({ recordDuration: 1, records: 4, signals: [{ label: 'Cz', samplesPerRecord: 100, samples: Int16Array.from({ length: 400 }, (_, i) => (i * seed) % 300) }] }));
@@ -156,7 +156,8 @@ describe('the checkout of a source repository', () => {
     const good = edf(1);
     const named = edf(2);
     await objects.put(`nd000011/objects/${sha(good)}`, good);
-    // A store whose object no longer holds what its name says (a damaged disk, a wrong copy).
+    // An object that does not hold what its key names, which the store never lets in (decision 0034): here it
+    // shows that the conversion takes the digest from the key and never reads the object for it.
     await objects.put(`nd000011/objects/${sha(named)}`, edf(3));
     hosted('nd000011', {
       'dataset_description.json': '{"Name": "lfs"}',
@@ -166,18 +167,21 @@ describe('the checkout of a source repository', () => {
     const checkout = await checkoutSource({ ...deps, objects }, row('nd000011', hostedSource), 'HEAD', { holder });
     const source = await openSource(checkout);
     const convertDeps = { objects, clock: systemClock, log: createLogger('silent'), metrics: new Metrics() };
+    const sourceFiles = async (zarr: string) =>
+      (JSON.parse((await objects.readAll(`nd000011/zarr/${zarr}/zarr.json`))!.toString('utf8')) as { attributes: { source: { files: Array<{ path: string; sha256: string }> } } }).attributes.source.files;
     try {
       // The data file is the content object itself (one inode), not a copy of it.
       await checkout.materialize(['sub-01/eeg/sub-01_task-rest_eeg.edf']);
       assert.equal(statSync(path.join(checkout.dir, 'sub-01/eeg/sub-01_task-rest_eeg.edf')).ino, statSync(objects.pathOf(`nd000011/objects/${sha(good)}`)).ino);
+      assert.equal(checkout.contentSha256('sub-01/eeg/sub-01_task-rest_eeg.edf'), sha(good));
       await checkout.release();
+      assert.equal(checkout.contentSha256('sub-01/eeg/sub-01_task-rest_eeg.edf'), undefined, 'released');
       const converted = await convertOneRecording(convertDeps, 'nd000011', source, { path: 'sub-01/eeg/sub-01_task-rest_eeg.edf', zarr: 'sub-01/eeg/sub-01_task-rest_eeg.zarr', modality: 'eeg' });
       assert.ok(converted.store, JSON.stringify(converted.failure));
-      assert.ok(await objects.readAll('nd000011/zarr/sub-01/eeg/sub-01_task-rest_eeg.zarr/zarr.json'));
-      const refused = await convertOneRecording(convertDeps, 'nd000011', source, { path: 'sub-02/eeg/sub-02_task-rest_eeg.edf', zarr: 'sub-02/eeg/sub-02_task-rest_eeg.zarr', modality: 'eeg' });
-      assert.equal(refused.failure?.code, 'file_read_error');
-      assert.match(refused.failure?.reason ?? '', /sub-02_task-rest_eeg\.edf does not match its sha256/);
-      assert.equal(await objects.readAll('nd000011/zarr/sub-02/eeg/sub-02_task-rest_eeg.zarr/zarr.json'), undefined, 'no store of the wrong content');
+      assert.deepEqual(await sourceFiles('sub-01/eeg/sub-01_task-rest_eeg.zarr'), [{ path: 'sub-01/eeg/sub-01_task-rest_eeg.edf', sha256: sha(good) }]);
+      const other = await convertOneRecording(convertDeps, 'nd000011', source, { path: 'sub-02/eeg/sub-02_task-rest_eeg.edf', zarr: 'sub-02/eeg/sub-02_task-rest_eeg.zarr', modality: 'eeg' });
+      assert.ok(other.store, JSON.stringify(other.failure));
+      assert.deepEqual(await sourceFiles('sub-02/eeg/sub-02_task-rest_eeg.zarr'), [{ path: 'sub-02/eeg/sub-02_task-rest_eeg.edf', sha256: sha(named) }]);
       // The content objects are as they were; the tree holds pointers again.
       assert.ok((await objects.readAll(`nd000011/objects/${sha(good)}`))!.equals(good));
       assert.equal(readFileSync(path.join(checkout.dir, 'sub-01/eeg/sub-01_task-rest_eeg.edf'), 'utf8'), `version https://git-lfs.github.com/spec/v1\noid sha256:${sha(good)}\nsize 0\n`);

@@ -11,6 +11,7 @@ import { parseEdfHeader, type EdfHeader, type EdfSignal } from './edf-header.js'
 import { parseRecordTals } from './edf-tal.js';
 import { decodeInt24 } from './int24.js';
 import { addSeconds, snapRate } from './naive-time.js';
+import { giveBack, lendBytes } from '../sample-buffers.js';
 
 const batchBytes = 4 << 20;
 const largeRecordBytes = 16 << 20;
@@ -34,6 +35,10 @@ export class EdfReader implements RecordingReader {
   readonly #segments: Segment[] = [];
   /** Per-channel output arrays of one batch, reused from batch to batch (RecordingReader.blocks allows it). */
   #outputs: (Int16Array | Int32Array)[] | undefined;
+  /** Arrays lent by `sample-buffers.ts` (batches, outputs), given back by `close()`. */
+  readonly #lent: Uint8Array[] = [];
+  /** The batch read in flight, if any: `close()` waits for it before its buffer is given back. */
+  #reading: Promise<unknown> | undefined;
   #consumed = false;
 
   private constructor(source: FileSource, header: EdfHeader, firstRecordStart: number) {
@@ -84,11 +89,11 @@ export class EdfReader implements RecordingReader {
     if (recordBytes <= largeRecordBytes) {
       const perBatch = Math.max(1, Math.floor(batchBytes / recordBytes));
       // Two buffers: the next batch is read while this one is decoded and written.
-      const buffers = [0, 1].map(() => new Uint8Array(Math.min(perBatch, recordCount) * recordBytes));
+      const buffers = [0, 1].map(() => this.#lend(Math.min(perBatch, recordCount) * recordBytes));
       const readBatch = (r0: number, buffer: Uint8Array) => {
         const read = this.#source.read(this.header.headerBytes + r0 * recordBytes, Math.min(perBatch, recordCount - r0) * recordBytes, buffer);
         // Observed here so that a read whose batch is never consumed cannot become an unhandled rejection.
-        read.catch(() => undefined);
+        this.#reading = read.catch(() => undefined);
         return read;
       };
       let next: Promise<Uint8Array> | undefined = readBatch(0, buffers[0]!);
@@ -119,14 +124,34 @@ export class EdfReader implements RecordingReader {
   }
 
   async close(): Promise<void> {
+    await this.#reading;
     await this.#source.close();
+    for (const array of this.#lent.splice(0)) giveBack(array);
+    this.#outputs = undefined;
+  }
+
+  #lend(bytes: number): Uint8Array {
+    const array = lendBytes(bytes);
+    this.#lent.push(array);
+    return array;
+  }
+
+  /** One lent array for every channel's output of a batch, cut into a view per channel. */
+  #makeOutputs(perBatch: number): (Int16Array | Int32Array)[] {
+    const size = this.header.bytesPerSample === 2 ? 2 : 4;
+    const whole = this.#lend(this.#dataSignals.reduce((sum, s) => sum + s.samplesPerRecord * perBatch * size, 0));
+    let at = whole.byteOffset;
+    return this.#dataSignals.map((signal) => {
+      const length = signal.samplesPerRecord * perBatch;
+      const view = size === 2 ? new Int16Array(whole.buffer, at, length) : new Int32Array(whole.buffer, at, length);
+      at += length * size;
+      return view;
+    });
   }
 
   #decodeRecords(bytes: Uint8Array, n: number, perBatch: number): SampleArray[] {
-    const { recordBytes, bytesPerSample } = this.header;
-    const outputs = (this.#outputs ??= this.#dataSignals.map((signal) =>
-      bytesPerSample === 2 ? new Int16Array(signal.samplesPerRecord * perBatch) : new Int32Array(signal.samplesPerRecord * perBatch),
-    ));
+    const { recordBytes } = this.header;
+    const outputs = (this.#outputs ??= this.#makeOutputs(perBatch));
     return this.#dataSignals.map((signal, c) => {
       const nr = signal.samplesPerRecord;
       const output = outputs[c]!;

@@ -2,7 +2,7 @@
  * Positioned reads from one file, with every I/O failure turned into a `FileReadError`. The file's SHA-256
  * is kept on the way: a read that continues the bytes hashed so far is hashed as it arrives, so a reader
  * that streams through the file gets its digest without a second pass (`sha256()` reads only what was
- * skipped).
+ * skipped). A file whose digest its tree knows already (`SourceTree.knownSha256`) is not hashed at all.
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
@@ -19,19 +19,25 @@ export class FileSource {
   /** Bytes [0, #hashed) are in #hash. */
   #hashed = 0;
   #digest: Promise<string> | undefined;
+  /** Whether reads are no longer hashed (the digest is taken, or was known from the start). */
   #final = false;
 
-  private constructor(path: string, handle: FileHandle, size: number) {
+  private constructor(path: string, handle: FileHandle, size: number, known: string | undefined) {
     this.path = path;
     this.#handle = handle;
     this.size = size;
+    if (known !== undefined) {
+      this.#digest = Promise.resolve(known);
+      this.#final = true;
+    }
   }
 
   /** Opens `path`, a regular file inside `tree` (by default the file's own folder); throws `FileReadError` otherwise. */
   static async open(path: string, tree?: SourceTree): Promise<FileSource> {
-    const handle = await (tree ?? (await SourceTree.around(path))).open(path);
+    const within = tree ?? (await SourceTree.around(path));
+    const handle = await within.open(path);
     try {
-      return new FileSource(path, handle, (await handle.stat()).size);
+      return new FileSource(path, handle, (await handle.stat()).size, within.knownSha256(path));
     } catch (cause) {
       await handle.close().catch(() => undefined);
       throw new FileReadError(`The file ${baseName(path)} could not be read: ${(cause as NodeJS.ErrnoException).code ?? 'error'}.`, { cause });

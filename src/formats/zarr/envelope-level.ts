@@ -5,7 +5,7 @@
  * Values stay in the level-0 digital type, so level 0's scale and offset apply to every level.
  */
 import type { SampleArray, SampleType } from '../types.js';
-import { allocate } from '../readers/interleaved.js';
+import { giveBack, lendSamples } from '../sample-buffers.js';
 
 export const viewDownsample = 4;
 export const viewChunkColumns = 1024;
@@ -37,7 +37,7 @@ export class EnvelopeLevel {
   constructor(level: number, nChannels: number, type: SampleType, next: EnvelopeLevel | undefined, write: ChunkWriter) {
     this.level = level;
     this.#nChannels = nChannels;
-    this.#buffer = allocate(type, 2 * nChannels * viewChunkColumns);
+    this.#buffer = lendSamples(type, 2 * nChannels * viewChunkColumns);
     this.#curMin = new Float64Array(nChannels);
     this.#curMax = new Float64Array(nChannels);
     this.#next = next;
@@ -69,6 +69,12 @@ export class EnvelopeLevel {
       await this.#flush(columns);
     }
     await this.#next?.finish();
+  }
+
+  /** Gives back this level's buffer and those of the levels above; none of them can be used afterwards. */
+  release(): void {
+    giveBack(this.#buffer);
+    this.#next?.release();
   }
 
   #fold(input: EnvelopeInput, offset: number, count: number): void {

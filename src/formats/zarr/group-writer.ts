@@ -5,7 +5,7 @@
  */
 import type { SampleArray, SampleType } from '../types.js';
 import { CorruptOrTruncatedError } from '../conversion-errors.js';
-import { allocate } from '../readers/interleaved.js';
+import { giveBack, lendSamples } from '../sample-buffers.js';
 import type { ChunkCodec } from './chunk-codec.js';
 import type { StoreSink } from './store-sink.js';
 import { EnvelopeLevel, viewLevelCount, type EnvelopeInput } from './envelope-level.js';
@@ -53,7 +53,7 @@ export class GroupWriter {
     const n = init.channelIndices.length;
     for (let start = 0; start < n; start += maxChunkChannels) {
       const rows = Math.min(maxChunkChannels, n - start);
-      this.#blocks.push({ channelStart: start, rows, buffer: allocate(init.type, rows * init.chunkSamples) });
+      this.#blocks.push({ channelStart: start, rows, buffer: lendSamples(init.type, rows * init.chunkSamples) });
     }
     this.nViewLevels = viewLevelCount(init.nSamples);
     let level: EnvelopeLevel | undefined;
@@ -96,6 +96,13 @@ export class GroupWriter {
       await this.#flushLevel0();
     }
     await this.#pyramid?.finish();
+  }
+
+  /** Gives back the buffers this writer borrowed; it cannot be used afterwards. */
+  release(): void {
+    for (const rb of this.#blocks) giveBack(rb.buffer);
+    this.#blocks.length = 0;
+    this.#pyramid?.release();
   }
 
   async #flushLevel0(): Promise<void> {

@@ -86,8 +86,25 @@ export async function writeStore(reader: RecordingReader, target: StoreSink, opt
         }),
       };
     });
-  if (groups.every((g) => g.writer.nSamples === 0)) throw new EmptyRecordingError(`${options.sourcePath} holds no samples.`);
+  try {
+    if (groups.every((g) => g.writer.nSamples === 0)) throw new EmptyRecordingError(`${options.sourcePath} holds no samples.`);
+    return await writeGroups(reader, target, sink, codec, groups, modality, options);
+  } finally {
+    // The writers' buffers serve the next recording; nothing of this one reads them any more.
+    for (const { writer } of groups) writer.release();
+  }
+}
 
+async function writeGroups(
+  reader: RecordingReader,
+  target: StoreSink,
+  sink: PutQueue,
+  codec: ChunkCodec,
+  groups: Array<{ rate: number; writer: GroupWriter }>,
+  modality: string,
+  options: WriteStoreOptions,
+): Promise<StoreSummary> {
+  const channels = reader.channels;
   const total = groups.reduce((sum, g) => sum + g.writer.nSamples * g.writer.channelIndices.length, 0);
   let done = 0;
   for await (const block of reader.blocks()) {

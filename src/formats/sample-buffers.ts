@@ -1,0 +1,39 @@
+/**
+ * Arrays a conversion lends from one pool and gives back when its recording is done: a reader's batch buffers,
+ * its per-channel arrays, the writer's chunk and view buffers. Fresh, they were about 14 MB a recording,
+ * zeroed and page-faulted in; and in a worker, whose heap holds the whole service, the external memory they
+ * added asked V8 for a full mark-compact about once a recording (bench/RESULTS.md). Contents of a lent array
+ * are whatever its last borrower left: the borrower writes before it reads.
+ */
+import { BufferPool } from '../core/buffer-pool.js';
+import type { SampleArray, SampleType } from './types.js';
+
+/** Enough for the buffers of one recording of up to a few hundred channels, of each power-of-two size. */
+const pool = new BufferPool(16);
+
+const bytesOf: Record<SampleType, number> = { int16: 2, int32: 4, float32: 4, float64: 8 };
+
+/** `bytes` bytes, lent until `giveBack`. */
+export function lendBytes(bytes: number): Uint8Array {
+  return pool.take(bytes).subarray(0, bytes);
+}
+
+/** `length` samples of `type`, lent until `giveBack`. */
+export function lendSamples(type: SampleType, length: number): SampleArray {
+  const { buffer } = pool.take(length * bytesOf[type]);
+  switch (type) {
+    case 'int16':
+      return new Int16Array(buffer, 0, length);
+    case 'int32':
+      return new Int32Array(buffer, 0, length);
+    case 'float32':
+      return new Float32Array(buffer, 0, length);
+    case 'float64':
+      return new Float64Array(buffer, 0, length);
+  }
+}
+
+/** Hands back an array from `lendBytes` or `lendSamples` (any view of it); the caller must not use it afterwards. */
+export function giveBack(array: ArrayBufferView): void {
+  pool.give(array);
+}
