@@ -11,6 +11,7 @@
 import { constants } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { BufferPool } from '../core/buffer-pool.js';
 import { AlignedBufferPool, PAGE } from './aligned-buffers.js';
 import { ContentMismatchError, type PutOptions } from './object-store.js';
@@ -122,38 +123,126 @@ async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Arr
   // Writes go out one at a time, in order; filling goes on into the next free buffer meanwhile.
   let written: Promise<void> = Promise.resolve();
   const pending: Array<Promise<void> | undefined> = buffers.map(() => undefined);
-  const flush = async () => {
-    const buffer = buffers[current];
+  const busy: boolean[] = buffers.map(() => false);
+  /** Hashes the filled buffer and queues its write; the write the next buffer waits for, if it is still under way. */
+  const flush = (): Promise<void> | undefined => {
+    const index = current;
+    const buffer = buffers[index];
     const length = fill;
     const at = position;
     hash?.update(buffer.subarray(0, length));
     written = written.then(() => (direct ? writeDirect(out, buffer, length, at) : writePieces(out, buffer.subarray(0, length), at)));
-    written.catch(() => undefined);
-    pending[current] = written;
+    busy[index] = true;
+    const mine = written;
+    mine.then(
+      () => {
+        if (pending[index] === mine) busy[index] = false;
+      },
+      () => undefined,
+    );
+    pending[index] = mine;
     position += length;
     current = (current + 1) % buffers.length;
     fill = 0;
-    await pending[current];
+    return busy[current] ? pending[current] : undefined;
   };
-  try {
-    for await (const chunk of source) {
-      size += chunk.length;
-      if (limit !== undefined && size > limit) throw new ContentMismatchError({ size: limit }, { size });
-      for (let at = 0; at < chunk.length; ) {
-        const n = Math.min(chunk.length - at, STAGE_BYTES - fill);
-        buffers[current].set(chunk.subarray(at, at + n), fill);
-        fill += n;
-        at += n;
-        if (fill === STAGE_BYTES) await flush();
+  /** Stages `chunk` from byte `at` on; a promise only when it had to wait for a buffer, settled once the chunk is all staged. */
+  const stageFrom = (chunk: Uint8Array, at: number): Promise<void> | undefined => {
+    while (at < chunk.length) {
+      const n = Math.min(chunk.length - at, STAGE_BYTES - fill);
+      buffers[current].set(at === 0 && n === chunk.length ? chunk : chunk.subarray(at, at + n), fill);
+      fill += n;
+      at += n;
+      if (fill === STAGE_BYTES) {
+        const wait = flush();
+        if (wait) {
+          const rest = at;
+          return wait.then(() => stageFrom(chunk, rest));
+        }
       }
     }
-    if (fill > 0) await flush();
+    return undefined;
+  };
+  const take = (chunk: Uint8Array): Promise<void> | undefined => {
+    size += chunk.length;
+    if (limit !== undefined && size > limit) throw new ContentMismatchError({ size: limit }, { size });
+    return stageFrom(chunk, 0);
+  };
+  try {
+    if (source instanceof Readable) await drain(source, take);
+    else {
+      for await (const chunk of source) {
+        const wait = take(chunk);
+        if (wait) await wait;
+      }
+    }
+    if (fill > 0) flush();
     await written;
     return { size, sha256: hash?.digest('hex') };
   } finally {
     // A write still in flight after a failure must end before its buffer goes back to the pool.
     await written.catch(() => undefined);
   }
+}
+
+/**
+ * Feeds every chunk of `source` to `take` as it is emitted, pausing the stream while `take` waits for a
+ * buffer. Events, not an async iterator: the iterator's `read()` joins the chunks buffered meanwhile into a
+ * fresh buffer (a second copy, and external memory that brought on a full garbage collection every few dozen
+ * megabytes of an upload), and costs promises a chunk. Like the iterator, a failure destroys the stream (but a
+ * request whose body has all arrived, which can still be answered).
+ */
+function drain(source: Readable, take: (chunk: Uint8Array) => Promise<void> | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    /** The chunk still being staged, if `take` had to wait: 'end' may come before it is. */
+    let staging: Promise<void> | undefined;
+    const cleanup = () => {
+      settled = true;
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', fail);
+      source.off('close', onClose);
+    };
+    function fail(err: unknown) {
+      if (settled) return;
+      cleanup();
+      // A request body already received whole is left as it is, so that the refusal can still be answered.
+      if (!(source as { complete?: boolean }).complete) source.destroy();
+      reject(err);
+    }
+    function onData(chunk: Uint8Array) {
+      let wait: Promise<void> | undefined;
+      try {
+        wait = take(chunk);
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      if (wait) {
+        source.pause();
+        staging = wait;
+        wait.then(() => {
+          staging = undefined;
+          if (!settled) source.resume();
+        }, fail);
+      }
+    }
+    function onEnd() {
+      if (settled) return;
+      const last = staging;
+      cleanup();
+      if (last) last.then(resolve, reject);
+      else resolve();
+    }
+    function onClose() {
+      if (!source.readableEnded) fail(Object.assign(new Error('the body ended before its end (premature close)'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    }
+    source.on('data', onData);
+    source.once('end', onEnd);
+    source.on('error', fail);
+    source.once('close', onClose);
+  });
 }
 
 async function openStage(file: string, limit: number | undefined, tryDirect: boolean): Promise<Stage> {
