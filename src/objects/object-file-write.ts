@@ -12,6 +12,7 @@ import { constants } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import { BufferPool } from '../core/buffer-pool.js';
 import { AlignedBufferPool, PAGE } from './aligned-buffers.js';
 import { ContentMismatchError, type PutOptions } from './object-store.js';
@@ -33,6 +34,8 @@ const stages = new BufferPool(16);
 export interface WrittenFile {
   size: number;
   sha256: string | undefined;
+  /** Hex CRC-32 of the bytes, when `crc32` was asked for (and `sha256` was not). */
+  crc32?: string;
   /** Whether the file was written with `O_DIRECT`. */
   direct: boolean;
   /** Whether `O_DIRECT` was asked for and the filesystem refused it: the caller stops asking. */
@@ -57,10 +60,10 @@ interface Stage {
 export async function writeObjectFile(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, file: string, options: PutOptions, tryDirect: boolean): Promise<WrittenFile> {
   const stage = await openStage(file, options.contentLength, tryDirect);
   try {
-    const { size, sha256 } = await writeStaged(source, stage, 0, options);
+    const staged = await writeStaged(source, stage, 0, options);
     // A direct write ends on a whole page; the file is cut back to the bytes that came.
-    if (stage.direct && size % PAGE !== 0) await stage.out.truncate(size);
-    return { size, sha256, direct: stage.direct, directRefused: stage.directRefused };
+    if (stage.direct && staged.size % PAGE !== 0) await stage.out.truncate(staged.size);
+    return { ...staged, direct: stage.direct, directRefused: stage.directRefused };
   } finally {
     await stage.out.close();
     stage.release();
@@ -101,8 +104,8 @@ export async function writeObjectRange(
   const release = () => (direct ? alignedStages.give(buffers) : buffers.forEach((b) => stages.give(b)));
   try {
     out ??= await open(file, constants.O_WRONLY);
-    const { size, sha256 } = await writeStaged(source, { out, buffers, direct, directRefused, release }, offset, options);
-    return { size, sha256, direct, directRefused };
+    const staged = await writeStaged(source, { out, buffers, direct, directRefused, release }, offset, options);
+    return { ...staged, direct, directRefused };
   } finally {
     if (out) {
       if (direct && options.endOfFile !== undefined) await out.truncate(options.endOfFile).catch(() => undefined);
@@ -112,10 +115,16 @@ export async function writeObjectRange(
   }
 }
 
-async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, stage: Stage, offset: number, options: PutOptions): Promise<{ size: number; sha256: string | undefined }> {
+/**
+ * The staging loop of both writes: hashes each filled buffer (SHA-256 when `options.sha256` is given, else
+ * CRC-32 when `options.crc32` is: a third of the CPU, for parts whose whole file is hashed anyway) and queues it.
+ */
+async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, stage: Stage, offset: number, options: PutOptions): Promise<{ size: number; sha256: string | undefined; crc32?: string }> {
   const limit = options.contentLength;
   const { out, buffers, direct } = stage;
   const hash = options.sha256 ? createHash('sha256') : undefined;
+  const withCrc = !hash && options.crc32 !== undefined;
+  let crc = 0;
   let current = 0;
   let fill = 0;
   let size = 0;
@@ -130,7 +139,8 @@ async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Arr
     const buffer = buffers[index];
     const length = fill;
     const at = position;
-    hash?.update(buffer.subarray(0, length));
+    if (hash) hash.update(buffer.subarray(0, length));
+    else if (withCrc) crc = crc32(buffer.subarray(0, length), crc);
     written = written.then(() => (direct ? writeDirect(out, buffer, length, at) : writePieces(out, buffer.subarray(0, length), at)));
     busy[index] = true;
     const mine = written;
@@ -178,7 +188,7 @@ async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Arr
     }
     if (fill > 0) flush();
     await written;
-    return { size, sha256: hash?.digest('hex') };
+    return { size, sha256: hash?.digest('hex'), ...(withCrc ? { crc32: crc.toString(16).padStart(8, '0') } : {}) };
   } finally {
     // A write still in flight after a failure must end before its buffer goes back to the pool.
     await written.catch(() => undefined);
