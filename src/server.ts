@@ -10,6 +10,7 @@ import type { DatabaseHandle } from './db/connect.js';
 import type { RunningWorker } from './conversion/worker.js';
 import type { ServerDeps } from './http/app-env.js';
 import { observeRequests } from './http/request-observer.js';
+import { countExternalMemoryInHeapLimit } from './core/v8-heap.js';
 import { closeDeps, closeHttpServer, keepConnectionsAlive, openAdminSocket, openServerDeps, openWorker, type OpenOptions } from './lifecycle.js';
 
 export interface StartOptions extends OpenOptions {
@@ -29,6 +30,8 @@ export interface RunningServer {
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
+  // Before the first upload: its body buffers would otherwise bring a full collection every few dozen megabytes.
+  countExternalMemoryInHeapLimit();
   const { opened, deps } = await openServerDeps(options);
   try {
     const { config } = deps;

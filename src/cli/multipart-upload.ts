@@ -1,13 +1,14 @@
 /**
  * One large file of `nds datasets upload`, sent in parts (decision 0020). The file is read once, in order:
- * each chunk feeds the whole file's SHA-256 (the manifest's) and its part's; a part whose hash is known is
- * sent at once (from the page cache, where it was just read) through a URL bound to its size and hash, several
+ * each chunk feeds the whole file's SHA-256 (the manifest's) and its part's checksum (its SHA-256, or its CRC-32
+ * where the server's store takes that, decision 0032); a part whose checksum is known is sent at once (from the page cache, where it was just read) through a URL bound to its size and hash, several
  * parts at a time, each retried alone. The upload's id is remembered beside the hash cache (`upload-state.ts`):
  * run again after a kill or a lost connection, the client asks the server which parts it holds and sends only
  * the others. Completion names the whole file's hash; the server checks it over the assembled file.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
 import { BufferPool } from '../core/buffer-pool.js';
 import { ApiError, type ApiClient, type RequestOptions } from './api-client.js';
 import { CliError } from './cli-error.js';
@@ -53,6 +54,29 @@ interface UploadInfo {
   upload_id: string;
   part_size: number;
   part_count: number;
+  /** What a part URL is bound to; a server before decision 0032 does not say (SHA-256). */
+  part_checksum?: 'sha256' | 'crc32';
+}
+
+/** A part's checksum as the server asks for it, fed chunk by chunk. */
+interface PartSum {
+  update(bytes: Uint8Array): void;
+  /** The field of the part in a `part-urls` request. */
+  named(): { sha256: string } | { crc32: string };
+}
+
+function partSum(kind: 'sha256' | 'crc32'): PartSum {
+  if (kind === 'sha256') {
+    const hash = createHash('sha256');
+    return { update: (bytes) => hash.update(bytes), named: () => ({ sha256: hash.digest('hex') }) };
+  }
+  let value = 0;
+  return {
+    update: (bytes) => {
+      value = crc32(bytes, value);
+    },
+    named: () => ({ crc32: value.toString(16).padStart(8, '0') }),
+  };
 }
 
 const CHUNK = 1 << 20;
@@ -112,13 +136,13 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
   let sentBytes = 0;
   let savedAt = performance.now();
   const parts = new TaskPool(options.concurrency);
-  const sendPart = async (n: number, sha256: string) => {
+  const sendPart = async (n: number, checksum: { sha256: string } | { crc32: string }) => {
     const start = (n - 1) * partSize;
     const length = lengthOf(n);
     await withRetries(
       options.retries + 1,
       async () => {
-        const [target] = (await call<{ parts: Array<{ url: string; headers: Record<string, string> }> }>(api, options.retries, `${base}/${uploadId}/part-urls`, { method: 'POST', body: { parts: [{ part_number: n, sha256 }] } })).parts;
+        const [target] = (await call<{ parts: Array<{ url: string; headers: Record<string, string> }> }>(api, options.retries, `${base}/${uploadId}/part-urls`, { method: 'POST', body: { parts: [{ part_number: n, ...checksum }] } })).parts;
         let sent = 0;
         try {
           await putFile(target, file.abs, length, (b) => {
@@ -127,7 +151,7 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
           }, start);
         } catch (err) {
           progress.advance(-sent);
-          // A part refused for its content was damaged on the way (its hash was just taken): send it again.
+          // A part refused for its content was damaged on the way (its checksum was just taken): send it again.
           if (err instanceof TransferError && err.status === 400) throw new TransferError(`part ${n} refused: ${err.message}`, true, 400, err);
           throw err;
         }
@@ -146,7 +170,7 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
     }
   };
 
-  // The one pass over the file: both hashes fed from each chunk; parts queued as their hash is known, the
+  // The one pass over the file: the file's hash and the part's checksum fed from each chunk; parts queued as their checksum is known, the
   // reader staying at most two rounds of parts ahead so that a part is sent while still in the page cache.
   const whole = createHash('sha256');
   const buffer = readBuffers.take(CHUNK);
@@ -154,8 +178,8 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
   try {
     for (let n = 1; n <= partCount; n++) {
       const have = stored.has(n);
-      const partHash = have ? undefined : createHash('sha256');
-      await readRange(handle, buffer, (n - 1) * partSize, lengthOf(n), whole, partHash, file.path);
+      const part = have ? undefined : partSum(upload.part_checksum ?? 'sha256');
+      await readRange(handle, buffer, (n - 1) * partSize, lengthOf(n), whole, part, file.path);
       if (have) {
         resumedBytes += lengthOf(n);
         progress.skip(lengthOf(n));
@@ -163,8 +187,8 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
       }
       await parts.below(options.concurrency * 2);
       parts.throwIfFailed();
-      const sha256 = partHash!.digest('hex');
-      parts.add(() => sendPart(n, sha256));
+      const checksum = part!.named();
+      parts.add(() => sendPart(n, checksum));
     }
     await parts.drain();
   } finally {
@@ -225,7 +249,7 @@ async function completeOnServer(api: ApiClient, retries: number, base: string, u
 }
 
 /** Reads `length` bytes at `start` through `buffer`, feeding `whole` and `part` (when given). */
-async function readRange(handle: FileHandle, buffer: Uint8Array, start: number, length: number, whole: Hash, part: Hash | undefined, name: string): Promise<void> {
+async function readRange(handle: FileHandle, buffer: Uint8Array, start: number, length: number, whole: Hash, part: PartSum | undefined, name: string): Promise<void> {
   for (let done = 0; done < length; ) {
     const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, length - done), start + done);
     if (bytesRead === 0) throw new CliError(`${name} shrank while it was read; run the upload again`);

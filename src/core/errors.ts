@@ -46,7 +46,7 @@ const catalog = {
   content_missing: { status: 409, shape: 'general', message: 'Some listed content is not in the object store yet.' },
   publication_pending: { status: 409, shape: 'general', message: 'A publication request is already pending.' },
   revision_conflict: { status: 409, shape: 'general', message: 'The annotations changed since the revision you based this on; read them again and retry.' },
-  content_mismatch: { status: 400, shape: 'general', message: 'The uploaded content does not match its declared size or SHA-256; nothing was stored.' },
+  content_mismatch: { status: 400, shape: 'general', message: 'The uploaded content does not match its declared size, SHA-256 or CRC-32; nothing was stored.' },
   signature_invalid: { status: 403, shape: 'general', message: 'The signed URL or object credential is not valid, has expired, or does not cover this object.' },
   sandbox_required: { status: 403, shape: 'general', message: 'Complete the sandbox training first (nds sandbox status).' },
   upload_access_required: { status: 403, shape: 'general', message: 'Uploading to real datasets needs an approved account; ask an administrator for upload access.' },

@@ -1,7 +1,7 @@
 /**
  * Uploads of large files in parts (decision 0020). A file of at least UPLOAD_PART_THRESHOLD bytes goes up as
- * numbered parts, each through its own presigned URL bound to the part's size and SHA-256 (the store refuses a
- * part damaged on the way, and only that part is sent again); the parts are assembled by the store, and the
+ * numbered parts, each through its own presigned URL bound to the part's size and SHA-256, or CRC-32 on the
+ * folder store (decision 0032; the store refuses a part damaged on the way, and only that part is sent again); the parts are assembled by the store, and the
  * whole file's SHA-256, the one the manifest will name, is checked over the assembled bytes before the content
  * key `<id>/objects/<sha256>` is written. Nothing of an unfinished or refused upload is ever at a content key.
  *
@@ -38,7 +38,7 @@ export interface UploadRecord {
   created_at: string;
 }
 
-export type StartedUpload = { status: 'present'; path: string; size: number; sha256: string } | ({ status: 'parts'; expires_at: string } & UploadRecord);
+export type StartedUpload = { status: 'present'; path: string; size: number; sha256: string } | ({ status: 'parts'; expires_at: string; part_checksum: 'sha256' | 'crc32' } & UploadRecord);
 
 /**
  * The part size of a file: the configured one, or larger (whole MiB) when the file would need more than
@@ -96,7 +96,7 @@ export async function startUpload(deps: UploadDeps, datasetId: string, userId: n
     created_at: deps.clock.now().toISOString(),
   };
   await deps.objects.put(recordKey(datasetId, uploadId), JSON.stringify(record), { contentType: 'application/json' });
-  return { status: 'parts', ...record, expires_at: expiresAt(deps.config, record) };
+  return { status: 'parts', ...record, expires_at: expiresAt(deps.config, record), part_checksum: deps.objects.partChecksum };
 }
 
 /** The record of an upload of `datasetId`, or `upload_not_found`. */
@@ -129,18 +129,24 @@ export interface PartUrl {
   expires_at: string;
 }
 
-/** Presigned URLs (1 hour) of parts, each bound to the part's exact size and the SHA-256 the client names. */
-export async function partUrls(deps: UploadDeps, record: UploadRecord, parts: Array<{ part_number: number; sha256: string }>): Promise<PartUrl[]> {
+/**
+ * Presigned URLs (1 hour) of parts, each bound to the part's exact size and to the checksum the client names:
+ * its SHA-256, or its CRC-32 where the store checks parts by CRC-32 (`partChecksum`, decision 0032).
+ */
+export async function partUrls(deps: UploadDeps, record: UploadRecord, parts: Array<{ part_number: number; sha256?: string; crc32?: string }>): Promise<PartUrl[]> {
   const out: PartUrl[] = [];
   for (const p of parts) {
     if (p.part_number > record.part_count) {
       throw new NdsError('validation_failed', { message: `Part ${p.part_number} is past the last part (${record.part_count}) of ${record.path}.` });
     }
+    if (!p.sha256 && (!p.crc32 || deps.objects.partChecksum !== 'crc32')) {
+      throw new NdsError('validation_failed', { message: `Part ${p.part_number} needs its ${deps.objects.partChecksum === 'crc32' ? 'CRC-32 or SHA-256' : 'SHA-256'}: this store checks each part by it.` });
+    }
     const size = partLength(record, p.part_number);
     const signed: PresignedRequest = await deps.objects.presignPart(stagingKey(record.dataset_id, record.upload_id), record.store_upload_id, p.part_number, {
       expiresIn: UPLOAD_URL_TTL_S,
       contentLength: size,
-      sha256: p.sha256,
+      ...(p.sha256 ? { sha256: p.sha256 } : { crc32: p.crc32 }),
     });
     out.push({ part_number: p.part_number, size, url: signed.url, method: 'PUT', headers: signed.headers, expires_at: signed.expiresAt.toISOString() });
   }
@@ -254,10 +260,11 @@ export async function completeUploadWithin(deps: UploadDeps, datasetId: string, 
     completion = started;
   }
   let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<'waited'>((resolve) => (timer = setTimeout(resolve, waitMs, 'waited')));
   let told = true;
   try {
     const { path, size } = await completion.record;
+    // An ended completion wins the race (it comes first); with no wait, one not ended answers `completing` at once.
+    const waited = waitMs > 0 ? new Promise<'waited'>((resolve) => (timer = setTimeout(resolve, waitMs, 'waited'))) : Promise.resolve('waited' as const);
     const done = await Promise.race([completion.result, waited]);
     if (done !== 'waited') return done;
     told = false;

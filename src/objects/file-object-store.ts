@@ -40,6 +40,7 @@ export interface FileObjectStoreOptions {
  */
 export class FileObjectStore implements ObjectStore {
   readonly kind = 'file' as const;
+  readonly partChecksum = 'crc32' as const;
   readonly root: string;
   readonly #baseUrl: string | undefined;
   readonly #signer: ObjectUrlSigner | undefined;
@@ -142,6 +143,9 @@ export class FileObjectStore implements ObjectStore {
       if (options.sha256 && written.sha256 !== options.sha256.toLowerCase()) {
         throw new ContentMismatchError({ sha256: options.sha256 }, { size: written.size, sha256: written.sha256 });
       }
+      if (options.crc32 && written.crc32 !== options.crc32.toLowerCase()) {
+        throw new ContentMismatchError({ crc32: options.crc32 }, { size: written.size, crc32: written.crc32 });
+      }
       await rename(tmp, file);
     } catch (err) {
       await rm(tmp, { force: true });
@@ -236,10 +240,11 @@ export class FileObjectStore implements ObjectStore {
     checkObjectKey(key);
     if (!this.#signer || !this.#baseUrl) throw new Error('this folder store has no signing secret or base URL: presigned URLs are unavailable');
     const expires = Math.floor(this.#clock.now().getTime() / 1000) + options.expiresIn;
-    const claims = { method, key, expires, size: options.contentLength, sha256: options.sha256?.toLowerCase() };
+    const claims = { method, key, expires, size: options.contentLength, sha256: options.sha256?.toLowerCase(), crc32: options.sha256 ? undefined : options.crc32?.toLowerCase() };
     const query = new URLSearchParams({ expires: String(expires) });
     if (claims.size !== undefined) query.set('size', String(claims.size));
     if (claims.sha256) query.set('sha256', claims.sha256);
+    if (claims.crc32) query.set('crc32', claims.crc32);
     query.set('sig', this.#signer.signUrl(claims));
     return { url: `${this.publicUrl(key)}?${query}`, method, headers: {}, expiresAt: new Date(expires * 1000) };
   }
@@ -263,7 +268,7 @@ export class FileObjectStore implements ObjectStore {
     return uploadId;
   }
 
-  /** Parts go up through the same signed PUT as whole objects: each is checked against its size and hash. */
+  /** Parts go up through the same signed PUT as whole objects: each is checked against its size and its CRC-32 (or SHA-256). */
   async presignPart(key: string, uploadId: string, partNumber: number, options: PresignOptions): Promise<PresignedRequest> {
     return this.#presign('PUT', this.#partKey(key, uploadId, partNumber), options);
   }

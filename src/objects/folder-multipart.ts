@@ -1,7 +1,8 @@
 /**
  * The folder store's uploads in parts, written in place (decision 0031): the parts folder holds one file the
  * size of the whole object (`data`, sparse until written), each part is written at its offset as it arrives,
- * checked against its size and SHA-256 on the way, and a part counts once its marker file (`00001`...) exists.
+ * checked against its size and CRC-32 (or SHA-256) on the way (decision 0032), and a part counts once its marker
+ * file (`00001`...) exists.
  * Completion is one hashing read of `data` and a rename to the target: no second copy of the bytes.
  *
  * What keeps every promise of the store: a part is written in place only while its region holds no stored
@@ -99,7 +100,7 @@ export class FolderMultipart {
 
   /**
    * Stores part `partNumber` from `body`: in place when no stored part is there, else through a file of its
-   * own copied in once checked. A body of another length or hash than `options` names is refused
+   * own copied in once checked. A body of another length, SHA-256 or CRC-32 than `options` names is refused
    * (`ContentMismatchError`) and the stored parts are as they were. `MultipartUploadGoneError` when the upload
    * is being completed or is gone.
    */
@@ -108,7 +109,7 @@ export class FolderMultipart {
     const length = partLengthOf(layout, partNumber);
     if (partNumber < 1 || partNumber > count) throw new ContentMismatchError({ size: 0 }, { size: options.contentLength ?? 0 });
     if (options.contentLength !== undefined && options.contentLength !== length) throw new ContentMismatchError({ size: length }, { size: options.contentLength });
-    const checked: PutOptions = { contentLength: length, sha256: options.sha256 };
+    const checked: PutOptions = { contentLength: length, sha256: options.sha256, crc32: options.crc32 };
     return this.#serialized(`${dir}#${partNumber}`, async () => {
       const activity = this.#activityOf(dir);
       if (activity.closing) throw new MultipartUploadGoneError(dir);
@@ -303,9 +304,10 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-function check(expected: PutOptions, written: { size: number; sha256: string | undefined }): void {
+function check(expected: PutOptions, written: { size: number; sha256: string | undefined; crc32?: string }): void {
   if (expected.contentLength !== undefined && written.size !== expected.contentLength) throw new ContentMismatchError({ size: expected.contentLength }, { size: written.size });
   if (expected.sha256 && written.sha256 !== expected.sha256.toLowerCase()) throw new ContentMismatchError({ sha256: expected.sha256 }, { size: written.size, sha256: written.sha256 });
+  if (!expected.sha256 && expected.crc32 && written.crc32 !== expected.crc32.toLowerCase()) throw new ContentMismatchError({ crc32: expected.crc32 }, { size: written.size, crc32: written.crc32 });
 }
 
 /** A file of the parts folder gone: the upload was completed or aborted meanwhile. */

@@ -11,6 +11,8 @@
 import { constants } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import { BufferPool } from '../core/buffer-pool.js';
 import { AlignedBufferPool, PAGE } from './aligned-buffers.js';
 import { ContentMismatchError, type PutOptions } from './object-store.js';
@@ -32,6 +34,8 @@ const stages = new BufferPool(16);
 export interface WrittenFile {
   size: number;
   sha256: string | undefined;
+  /** Hex CRC-32 of the bytes, when `crc32` was asked for (and `sha256` was not). */
+  crc32?: string;
   /** Whether the file was written with `O_DIRECT`. */
   direct: boolean;
   /** Whether `O_DIRECT` was asked for and the filesystem refused it: the caller stops asking. */
@@ -56,10 +60,10 @@ interface Stage {
 export async function writeObjectFile(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, file: string, options: PutOptions, tryDirect: boolean): Promise<WrittenFile> {
   const stage = await openStage(file, options.contentLength, tryDirect);
   try {
-    const { size, sha256 } = await writeStaged(source, stage, 0, options);
+    const staged = await writeStaged(source, stage, 0, options);
     // A direct write ends on a whole page; the file is cut back to the bytes that came.
-    if (stage.direct && size % PAGE !== 0) await stage.out.truncate(size);
-    return { size, sha256, direct: stage.direct, directRefused: stage.directRefused };
+    if (stage.direct && staged.size % PAGE !== 0) await stage.out.truncate(staged.size);
+    return { ...staged, direct: stage.direct, directRefused: stage.directRefused };
   } finally {
     await stage.out.close();
     stage.release();
@@ -116,8 +120,8 @@ export async function writeObjectRange(
   const release = () => (direct ? alignedStages.give(buffers) : buffers.forEach((b) => stages.give(b)));
   try {
     out ??= await open(file, constants.O_WRONLY);
-    const { size, sha256 } = await writeStaged(source, { out, buffers, direct, directRefused, release }, offset, options);
-    return { size, sha256, direct, directRefused };
+    const staged = await writeStaged(source, { out, buffers, direct, directRefused, release }, offset, options);
+    return { ...staged, direct, directRefused };
   } finally {
     if (out) {
       if (direct && options.endOfFile !== undefined) await out.truncate(options.endOfFile).catch(() => undefined);
@@ -127,10 +131,16 @@ export async function writeObjectRange(
   }
 }
 
-async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, stage: Stage, offset: number, options: PutOptions): Promise<{ size: number; sha256: string | undefined }> {
+/**
+ * The staging loop of both writes: hashes each filled buffer (SHA-256 when `options.sha256` is given, else
+ * CRC-32 when `options.crc32` is: a third of the CPU, for parts whose whole file is hashed anyway) and queues it.
+ */
+async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, stage: Stage, offset: number, options: PutOptions): Promise<{ size: number; sha256: string | undefined; crc32?: string }> {
   const limit = options.contentLength;
   const { out, buffers, direct } = stage;
   const hash = options.sha256 ? createHash('sha256') : undefined;
+  const withCrc = !hash && options.crc32 !== undefined;
+  let crc = 0;
   let current = 0;
   let fill = 0;
   let size = 0;
@@ -138,38 +148,127 @@ async function writeStaged(source: AsyncIterable<Uint8Array> | Iterable<Uint8Arr
   // Writes go out one at a time, in order; filling goes on into the next free buffer meanwhile.
   let written: Promise<void> = Promise.resolve();
   const pending: Array<Promise<void> | undefined> = buffers.map(() => undefined);
-  const flush = async () => {
-    const buffer = buffers[current];
+  const busy: boolean[] = buffers.map(() => false);
+  /** Hashes the filled buffer and queues its write; the write the next buffer waits for, if it is still under way. */
+  const flush = (): Promise<void> | undefined => {
+    const index = current;
+    const buffer = buffers[index];
     const length = fill;
     const at = position;
-    hash?.update(buffer.subarray(0, length));
+    if (hash) hash.update(buffer.subarray(0, length));
+    else if (withCrc) crc = crc32(buffer.subarray(0, length), crc);
     written = written.then(() => (direct ? writeDirect(out, buffer, length, at) : writePieces(out, buffer.subarray(0, length), at)));
-    written.catch(() => undefined);
-    pending[current] = written;
+    busy[index] = true;
+    const mine = written;
+    mine.then(
+      () => {
+        if (pending[index] === mine) busy[index] = false;
+      },
+      () => undefined,
+    );
+    pending[index] = mine;
     position += length;
     current = (current + 1) % buffers.length;
     fill = 0;
-    await pending[current];
+    return busy[current] ? pending[current] : undefined;
   };
-  try {
-    for await (const chunk of source) {
-      size += chunk.length;
-      if (limit !== undefined && size > limit) throw new ContentMismatchError({ size: limit }, { size });
-      for (let at = 0; at < chunk.length; ) {
-        const n = Math.min(chunk.length - at, STAGE_BYTES - fill);
-        buffers[current].set(chunk.subarray(at, at + n), fill);
-        fill += n;
-        at += n;
-        if (fill === STAGE_BYTES) await flush();
+  /** Stages `chunk` from byte `at` on; a promise only when it had to wait for a buffer, settled once the chunk is all staged. */
+  const stageFrom = (chunk: Uint8Array, at: number): Promise<void> | undefined => {
+    while (at < chunk.length) {
+      const n = Math.min(chunk.length - at, STAGE_BYTES - fill);
+      buffers[current].set(at === 0 && n === chunk.length ? chunk : chunk.subarray(at, at + n), fill);
+      fill += n;
+      at += n;
+      if (fill === STAGE_BYTES) {
+        const wait = flush();
+        if (wait) {
+          const rest = at;
+          return wait.then(() => stageFrom(chunk, rest));
+        }
       }
     }
-    if (fill > 0) await flush();
+    return undefined;
+  };
+  const take = (chunk: Uint8Array): Promise<void> | undefined => {
+    size += chunk.length;
+    if (limit !== undefined && size > limit) throw new ContentMismatchError({ size: limit }, { size });
+    return stageFrom(chunk, 0);
+  };
+  try {
+    if (source instanceof Readable) await drain(source, take);
+    else {
+      for await (const chunk of source) {
+        const wait = take(chunk);
+        if (wait) await wait;
+      }
+    }
+    if (fill > 0) flush();
     await written;
-    return { size, sha256: hash?.digest('hex') };
+    return { size, sha256: hash?.digest('hex'), ...(withCrc ? { crc32: crc.toString(16).padStart(8, '0') } : {}) };
   } finally {
     // A write still in flight after a failure must end before its buffer goes back to the pool.
     await written.catch(() => undefined);
   }
+}
+
+/**
+ * Feeds every chunk of `source` to `take` as it is emitted, pausing the stream while `take` waits for a
+ * buffer. Events, not an async iterator: the iterator's `read()` joins the chunks buffered meanwhile into a
+ * fresh buffer (a second copy, and external memory that brought on a full garbage collection every few dozen
+ * megabytes of an upload), and costs promises a chunk. Like the iterator, a failure destroys the stream (but a
+ * request whose body has all arrived, which can still be answered).
+ */
+function drain(source: Readable, take: (chunk: Uint8Array) => Promise<void> | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    /** The chunk still being staged, if `take` had to wait: 'end' may come before it is. */
+    let staging: Promise<void> | undefined;
+    const cleanup = () => {
+      settled = true;
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', fail);
+      source.off('close', onClose);
+    };
+    function fail(err: unknown) {
+      if (settled) return;
+      cleanup();
+      // A request body already received whole is left as it is, so that the refusal can still be answered.
+      if (!(source as { complete?: boolean }).complete) source.destroy();
+      reject(err);
+    }
+    function onData(chunk: Uint8Array) {
+      let wait: Promise<void> | undefined;
+      try {
+        wait = take(chunk);
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      if (wait) {
+        source.pause();
+        staging = wait;
+        wait.then(() => {
+          staging = undefined;
+          if (!settled) source.resume();
+        }, fail);
+      }
+    }
+    function onEnd() {
+      if (settled) return;
+      const last = staging;
+      cleanup();
+      if (last) last.then(resolve, reject);
+      else resolve();
+    }
+    function onClose() {
+      if (!source.readableEnded) fail(Object.assign(new Error('the body ended before its end (premature close)'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    }
+    source.on('data', onData);
+    source.once('end', onEnd);
+    source.on('error', fail);
+    source.once('close', onClose);
+  });
 }
 
 async function openStage(file: string, limit: number | undefined, tryDirect: boolean): Promise<Stage> {

@@ -32,6 +32,8 @@ export interface PutOptions {
   contentLength?: number;
   /** Hex SHA-256 the body must have; on a mismatch the store keeps nothing and throws `ContentMismatchError`. */
   sha256?: string;
+  /** Hex CRC-32 (zlib's, 8 digits) the body must have, checked as `sha256` is; the folder store's parts (decision 0032). */
+  crc32?: string;
   /**
    * Open the object to anonymous reads at the store's public base (an S3 store tags it, `public-read.ts`);
    * left out, it is not public there. A folder store has no anonymous base of its own and ignores it.
@@ -46,6 +48,8 @@ export interface PresignOptions {
   contentLength?: number;
   /** PUT only: the hex SHA-256 the body must have; the store refuses other content. */
   sha256?: string;
+  /** PUT only: the hex CRC-32 the body must have (a folder store's part URL; an S3 store ignores it). */
+  crc32?: string;
 }
 
 /** A URL that lets its holder read or write one object without other credentials, until `expiresAt`. */
@@ -59,10 +63,15 @@ export interface PresignedRequest {
 
 /** A body whose length or SHA-256 is not what the writer promised; nothing was stored. */
 export class ContentMismatchError extends Error {
-  readonly expected: { size?: number; sha256?: string };
-  readonly actual: { size: number; sha256?: string };
-  constructor(expected: { size?: number; sha256?: string }, actual: { size: number; sha256?: string }) {
-    const what = expected.size !== undefined && expected.size !== actual.size ? `size ${actual.size}, expected ${expected.size}` : `sha256 ${actual.sha256}, expected ${expected.sha256}`;
+  readonly expected: { size?: number; sha256?: string; crc32?: string };
+  readonly actual: { size: number; sha256?: string; crc32?: string };
+  constructor(expected: { size?: number; sha256?: string; crc32?: string }, actual: { size: number; sha256?: string; crc32?: string }) {
+    const what =
+      expected.size !== undefined && expected.size !== actual.size
+        ? `size ${actual.size}, expected ${expected.size}`
+        : expected.sha256 !== undefined
+          ? `sha256 ${actual.sha256}, expected ${expected.sha256}`
+          : `crc32 ${actual.crc32}, expected ${expected.crc32}`;
     super(`content does not match: ${what}`);
     this.name = 'ContentMismatchError';
     this.expected = expected;
@@ -160,7 +169,13 @@ export interface ObjectStore {
    * must have the layout's sizes, and completion reads the bytes once, to hash them, and renames the file).
    */
   createMultipart(key: string, layout?: MultipartLayout): Promise<string>;
-  /** A URL that writes part `partNumber` (1-based); with `contentLength`/`sha256` the store refuses other bytes. */
+  /**
+   * What a part URL binds the part to besides its size: `sha256` (S3: the signed `x-amz-content-sha256`), or
+   * `crc32`, a cheaper check against damage on the way (folder store, decision 0032; a URL bound to a SHA-256
+   * is still taken). The whole file's SHA-256 is checked at completion either way.
+   */
+  readonly partChecksum: 'sha256' | 'crc32';
+  /** A URL that writes part `partNumber` (1-based); with `contentLength` and `sha256` or `crc32` the store refuses other bytes. */
   presignPart(key: string, uploadId: string, partNumber: number, options: PresignOptions): Promise<PresignedRequest>;
   /** The parts stored so far, by part number; `undefined` when the store knows no such upload. */
   listParts(key: string, uploadId: string): Promise<PartInfo[] | undefined>;

@@ -11,6 +11,8 @@ export interface UrlClaims {
   expires: number;
   size?: number;
   sha256?: string;
+  /** A PUT's hex CRC-32 (a folder store's part URL, decision 0032). */
+  crc32?: string;
   /**
    * The account a read URL was minted for (null: for anyone), which the server asks about at use; left out
    * for URLs bound to no account (the folder store's own presigned URLs).
@@ -29,8 +31,9 @@ export class ObjectUrlSigner {
   /** The signature of a URL's claims (hex HMAC-SHA256). */
   signUrl(claims: UrlClaims): string {
     const fields: Array<string | number> = ['url', claims.method, claims.key, claims.expires, claims.size ?? '', claims.sha256 ?? ''];
-    // A seventh line only for URLs bound to an account, so the MAC of an unbound URL is what it always was.
+    // A line more only for URLs bound to an account or a CRC-32, so the MAC of any other URL is what it always was.
     if (claims.user !== undefined) fields.push(`user:${claims.user ?? '-'}`);
+    if (claims.crc32 !== undefined) fields.push(`crc32:${claims.crc32}`);
     return this.mac(fields.join('\n'));
   }
 

@@ -80,6 +80,7 @@ const PART_SIZE = 8 * 1024 * 1024;
 
 export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3' as const;
+  readonly partChecksum = 'sha256' as const;
   readonly bucket: string;
   readonly #client: S3Client;
   readonly #location: S3Location;

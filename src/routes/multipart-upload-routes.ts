@@ -27,8 +27,8 @@ import {
 const UPLOADS = `${DATASET_PATH}/multipart-uploads`;
 const UPLOAD = `${UPLOADS}/:upload_id{[0-9a-f]{32}}`;
 
-function presentUpload(config: { uploadStaleAfterS: number }, r: UploadRecord) {
-  return { upload_id: r.upload_id, path: r.path, size: r.size, sha256: r.sha256, part_size: r.part_size, part_count: r.part_count, created_at: r.created_at, expires_at: expiresAt(config, r) };
+function presentUpload(deps: { config: { uploadStaleAfterS: number }; objects: { partChecksum: 'sha256' | 'crc32' } }, r: UploadRecord) {
+  return { upload_id: r.upload_id, path: r.path, size: r.size, sha256: r.sha256, part_size: r.part_size, part_count: r.part_count, part_checksum: deps.objects.partChecksum, created_at: r.created_at, expires_at: expiresAt(deps.config, r) };
 }
 
 export const multipartUploadRoutes: Route[] = [
@@ -44,7 +44,7 @@ export const multipartUploadRoutes: Route[] = [
       const user = callerOf(c).user;
       const dataset = await uploadableDataset(deps.db, params.id, user);
       const uploads = await listUploads(deps, dataset.id, user.id);
-      return c.json({ part_threshold: deps.config.uploadPartThreshold, part_size: deps.config.uploadPartSize, stale_after_s: deps.config.uploadStaleAfterS, uploads: uploads.map((u) => presentUpload(deps.config, u)) }, 200);
+      return c.json({ part_threshold: deps.config.uploadPartThreshold, part_size: deps.config.uploadPartSize, stale_after_s: deps.config.uploadStaleAfterS, uploads: uploads.map((u) => presentUpload(deps, u)) }, 200);
     },
   }),
 
@@ -73,14 +73,14 @@ export const multipartUploadRoutes: Route[] = [
     handler: async (c, { params }) => {
       const dataset = await uploadableDataset(c.var.deps.db, params.id, callerOf(c).user);
       const record = await findUpload(c.var.deps, dataset.id, params.upload_id);
-      return c.json({ ...presentUpload(c.var.deps.config, record), parts: await storedParts(c.var.deps, record) }, 200);
+      return c.json({ ...presentUpload(c.var.deps, record), parts: await storedParts(c.var.deps, record) }, 200);
     },
   }),
 
   route({
     method: 'post',
     path: `${UPLOAD}/part-urls`,
-    summary: "Presigned PUT URLs (1 hour) of parts, each bound to the part's size and SHA-256 (up to 100 a request)",
+    summary: "Presigned PUT URLs (1 hour) of parts, each bound to the part's size and SHA-256, or CRC-32 where part_checksum says so (up to 100 a request)",
     access: 'any',
     params: UploadIdParams,
     body: { schema: PartUrlsBody },

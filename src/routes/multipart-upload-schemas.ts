@@ -4,6 +4,8 @@ import { MAX_OBJECT_BYTES, MAX_PARTS } from '../objects/object-store.js';
 import { IdParam } from './dataset-schemas.js';
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits');
+const Crc32 = z.string().regex(/^[0-9a-f]{8}$/, '8 lower-case hex digits');
+const PartChecksum = z.enum(['sha256', 'crc32']).openapi({ description: 'What each part URL is bound to besides its size: its SHA-256, or its CRC-32 (zlib\'s), which this store takes instead (decision 0032)' });
 
 export const UploadIdParams = IdParam.extend({
   upload_id: z.string().regex(/^[0-9a-f]{32}$/, '32 hex digits').openapi({ param: { name: 'upload_id', in: 'path' } }),
@@ -24,6 +26,7 @@ const UploadFields = {
   sha256: z.string().nullable(),
   part_size: z.number().int().openapi({ description: 'Every part but the last has exactly this many bytes' }),
   part_count: z.number().int(),
+  part_checksum: PartChecksum,
   created_at: z.string(),
   expires_at: z.string().openapi({ description: 'When the server aborts the upload if it is not completed (UPLOAD_STALE_AFTER_S)' }),
 };
@@ -39,6 +42,7 @@ export const StartedUploadSchema = z
     upload_id: z.string().optional(),
     part_size: z.number().int().optional(),
     part_count: z.number().int().optional(),
+    part_checksum: PartChecksum.optional(),
     created_at: z.string().optional(),
     expires_at: z.string().optional(),
   })
@@ -58,7 +62,16 @@ export const UploadStatusSchema = MultipartUploadSchema.extend({
 }).openapi('MultipartUploadStatus');
 
 export const PartUrlsBody = z
-  .object({ parts: z.array(z.object({ part_number: z.number().int().min(1).max(MAX_PARTS), sha256: Sha256 })).min(1).max(100) })
+  .object({
+    parts: z
+      .array(
+        z
+          .object({ part_number: z.number().int().min(1).max(MAX_PARTS), sha256: Sha256.optional(), crc32: Crc32.optional().openapi({ description: "The part's CRC-32, where part_checksum is crc32" }) })
+          .refine((p) => p.sha256 !== undefined || p.crc32 !== undefined, 'each part needs its sha256 or its crc32'),
+      )
+      .min(1)
+      .max(100),
+  })
   .openapi('PartUrlsRequest');
 
 export const PartUrlsSchema = z

@@ -1,6 +1,6 @@
 /**
  * `/objects/<key>`: the object store through the nds server. It answers
- * - presigned URLs of the folder store (`?expires=..&sig=..`, with `size`/`sha256` for a PUT);
+ * - presigned URLs of the folder store (`?expires=..&sig=..`, with `size` and `sha256` or `crc32` for a PUT);
  * - prefix-scoped credentials (`Authorization: Bearer ndso_...`, from upload-/download-credentials), for
  *   either store;
  * - signed read URLs of one object (`?expires=..&u=..&sig=..`, git-lfs downloads) and read grants
@@ -74,6 +74,7 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
     const info = await objects.put(key, body, {
       contentLength: size,
       sha256,
+      crc32: signed.crc32,
       contentType: c.req.header('content-type'),
     });
     return c.json({ key, size: info.size, etag: info.etag }, 200, { ETag: info.etag });
@@ -202,6 +203,7 @@ function keyOf(c: Context<AppEnv>): string {
 interface WriteGrant {
   size?: number;
   sha256?: string;
+  crc32?: string;
 }
 
 /** Checks the request's signature or write credential for `key`; throws 403 otherwise. */
@@ -221,8 +223,9 @@ function authorizeWrite(c: Context<AppEnv>, signer: ObjectUrlSigner, key: string
       expires: Number(q.expires),
       size: q.size !== undefined && /^\d+$/.test(q.size) ? Number(q.size) : undefined,
       sha256: q.sha256,
+      crc32: q.crc32,
     };
-    if (nowS < claims.expires && signer.verifyUrl(claims, q.sig)) return { size: claims.size, sha256: claims.sha256 };
+    if (nowS < claims.expires && signer.verifyUrl(claims, q.sig)) return { size: claims.size, sha256: claims.sha256, crc32: claims.crc32 };
   }
   throw new NdsError('signature_invalid');
 }

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import zlib from 'node:zlib';
 import { partSizeFor, sweepStaleUploads } from '../../src/datasets/multipart-uploads.js';
 import { MAX_OBJECT_BYTES, MAX_PARTS } from '../../src/objects/object-store.js';
 import type { TestAccount } from '../support/accounts.js';
@@ -105,6 +106,39 @@ for (const variant of storeVariants) {
       assert.ok((await put(second, partOf(file, started, 2))).ok);
       const done = await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}/complete`, post({ sha256: sha(file) })), 200);
       assert.equal(done.status, 'stored');
+    });
+
+    it('binds part URLs to a CRC-32 where the store says so, refusing a part damaged on the way; elsewhere asks for the SHA-256', async () => {
+      const file = randomBytes(7 * MIB + 11);
+      const started = await start(file, 'crc.edf');
+      const crcOf = (n: number) => zlib.crc32(partOf(file, started, n)).toString(16).padStart(8, '0');
+      const ask = (n: number, field: Record<string, string>) => owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}/part-urls`, post({ parts: [{ part_number: n, ...field }] }));
+      if (variant.name !== 'file store') {
+        assert.equal(started.part_checksum, 'sha256');
+        await json(await ask(1, { crc32: crcOf(1) }), 400);
+        return;
+      }
+      assert.equal(started.part_checksum, 'crc32');
+      const status = await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}`), 200);
+      assert.equal(status.part_checksum, 'crc32');
+      const [first] = (await json(await ask(1, { crc32: crcOf(1) }), 200)).parts;
+      const damaged = Buffer.from(partOf(file, started, 1));
+      damaged[4321] ^= 0x01;
+      const refused = await put(first, damaged);
+      assert.equal(refused.status, 400);
+      assert.match(await refused.text(), /crc32/);
+      assert.deepEqual((await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}`), 200)).parts, []);
+      // Another CRC-32 than the one signed is another URL: the signature does not cover it.
+      const forged = new URL(first.url);
+      forged.searchParams.set('crc32', zlib.crc32(damaged.subarray(0, 5 * MIB)).toString(16).padStart(8, '0'));
+      assert.equal((await put({ url: forged.toString(), headers: first.headers }, damaged)).status, 403);
+      assert.ok((await put(first, partOf(file, started, 1))).ok);
+      // A part named by its SHA-256, as before decision 0032, is still taken.
+      const [second] = (await json(await ask(2, { sha256: sha(partOf(file, started, 2)) }), 200)).parts;
+      assert.ok((await put(second, partOf(file, started, 2))).ok);
+      const done = await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}/complete`, post({ sha256: sha(file) })), 200);
+      assert.equal(done.status, 'stored');
+      assert.ok((await server.deps.objects.readAll(`${id}/objects/${sha(file)}`))!.equals(file));
     });
 
     it('answers completes raced on one upload each with the file: they join one completion', async () => {
@@ -289,17 +323,23 @@ for (const variant of storeVariants) {
       assert.equal(await server.deps.objects.head(`${id}/objects/${claimed}`), undefined);
     });
 
-    it("answers 409 while the store's upload is gone but its record is not (another node completing it), and tells parts missing once", async () => {
+    it('tells parts missing once (the next request, once they are sent, stores the file), and answers 409 while the store\'s upload is gone under its record (another node completing it)', async () => {
       const file = randomBytes(6 * MIB);
-      const started = await json(await owner.api(`/datasets/${id}/multipart-uploads`, post({ path: 'gone.edf', size: file.length })), 200);
+      const started = await json(await owner.api(`/datasets/${id}/multipart-uploads`, post({ path: 'late.edf', size: file.length })), 200);
       const incomplete = await json(await askUntilEnded(started.upload_id, sha(file)), 409);
       assert.equal(incomplete.error, 'upload_incomplete');
-      // Told once: the next request tries again (and is refused again, for the same reason, not from a memory).
-      assert.equal((await complete(started.upload_id, sha(file))).status, 202);
-      assert.equal((await json(await askUntilEnded(started.upload_id, sha(file)), 409)).error, 'upload_incomplete');
-      const record = JSON.parse((await server.deps.objects.readAll(`uploads/${id}/${started.upload_id}/upload.json`))!.toString('utf8'));
-      await server.deps.objects.abortMultipart(`uploads/${id}/${started.upload_id}/object`, record.store_upload_id);
-      const conflict = await json(await askUntilEnded(started.upload_id, sha(file)), 409);
+      const parts = [1, 2].map((n) => ({ part_number: n, sha256: sha(file.subarray((n - 1) * started.part_size, n * started.part_size)) }));
+      for (const t of (await json(await owner.api(`/datasets/${id}/multipart-uploads/${started.upload_id}/part-urls`, post({ parts })), 200)).parts) {
+        const body = file.subarray((t.part_number - 1) * started.part_size, t.part_number * started.part_size);
+        assert.ok((await fetch(t.url, { method: 'PUT', headers: { ...t.headers, 'content-length': String(body.length) }, body: new Uint8Array(body) })).ok);
+      }
+      assert.equal((await json(await askUntilEnded(started.upload_id, sha(file)), 200)).status, 'stored');
+
+      const other = randomBytes(6 * MIB);
+      const upload = await uploaded(other, 'gone.edf');
+      const record = JSON.parse((await server.deps.objects.readAll(`uploads/${id}/${upload}/upload.json`))!.toString('utf8'));
+      await server.deps.objects.abortMultipart(`uploads/${id}/${upload}/object`, record.store_upload_id);
+      const conflict = await json(await askUntilEnded(upload, sha(other)), 409);
       assert.equal(conflict.error, 'conflict');
       assert.match(conflict.message, /another request is completing this upload/);
     });
