@@ -37,10 +37,11 @@ export function drawAnnotations(ctx: CanvasRenderingContext2D, l: TraceLayout, p
 /** A span is drawn at least 2 px wide, so an instant shows. */
 const spanWidth = (a: DrawnAnnotation) => Math.max(2, a.x1 - a.x0);
 
-/** A canvas of one pixel per page row and plot column, and its image, reused frame to frame (the spans, and the density). */
+/** A canvas of one pixel per page row and plot column, its image and the image's words, reused frame to frame (the spans, and the density). */
 interface RowBitmap {
   canvas: HTMLCanvasElement;
   image: ImageData;
+  words: Int32Array;
 }
 
 function rowBitmap(kept: RowBitmap | undefined, width: number, height: number): RowBitmap {
@@ -48,7 +49,8 @@ function rowBitmap(kept: RowBitmap | undefined, width: number, height: number): 
   const canvas = kept?.canvas ?? document.createElement('canvas');
   canvas.width = width;
   canvas.height = height;
-  return { canvas, image: new ImageData(width, height) };
+  const image = new ImageData(width, height);
+  return { canvas, image, words: new Int32Array(image.data.buffer) };
 }
 
 let spans: RowBitmap | undefined;
@@ -56,12 +58,11 @@ let spans: RowBitmap | undefined;
 /** The bands and edges (`span-bitmap.ts`): one bitmap of a pixel per row, stretched onto the plot with one `drawImage`. */
 function drawSpans(ctx: CanvasRenderingContext2D, l: TraceLayout, drawn: readonly DrawnAnnotation[]): void {
   const rows = Math.max(1, Math.round(l.plotHeight / l.rowHeight));
-  const bitmap = spanBitmap(drawn, l.plotLeft, l.plotWidth, rows);
-  spans = rowBitmap(spans, bitmap.width, rows);
-  new Uint32Array(spans.image.data.buffer).set(bitmap.pixels);
+  spans = rowBitmap(spans, l.plotWidth, rows);
+  spanBitmap(drawn, l.plotLeft, l.plotWidth, rows, spans.words);
   spans.canvas.getContext('2d')!.putImageData(spans.image, 0, 0);
   ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(spans.canvas, 0, 0, bitmap.width, rows, l.plotLeft, l.plotTop, bitmap.width, rows * l.rowHeight);
+  ctx.drawImage(spans.canvas, 0, 0, l.plotWidth, rows, l.plotLeft, l.plotTop, l.plotWidth, rows * l.rowHeight);
   ctx.imageSmoothingEnabled = true;
 }
 

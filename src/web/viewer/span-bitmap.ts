@@ -17,36 +17,42 @@ export const edgeAlpha = 0.85;
 export interface SpanBitmap {
   width: number;
   rows: number;
-  /** `rows × width` pixels, RGBA bytes read as little-endian words (ImageData's buffer as a Uint32Array). */
-  pixels: Uint32Array;
+  /**
+   * `rows × width` pixels, RGBA bytes read as little-endian words (ImageData's buffer as an Int32Array: signed,
+   * so that a pixel is a small integer to the engine, never a boxed number past 2^31).
+   */
+  pixels: Int32Array;
 }
 
 /** Colours told apart in one frame (two bits each in a 32-bit word: band, edge); the palette has 8. */
 const MAX_COLOURS = 16;
 
-let rowBits = new Uint32Array(0);
-let columnBits = new Uint32Array(0);
-let columnPixels = new Uint32Array(0);
-let pixels = new Uint32Array(0);
+let rowBits = new Int32Array(0);
+let columnBits = new Int32Array(0);
+let columnPixels = new Int32Array(0);
+let pixels = new Int32Array(0);
+/** The pixel each set of bits composes to (8 colours: 16 bits), valid for the call whose `generation` it holds. */
+const memoPixel = new Int32Array(1 << 16);
+const memoGeneration = new Int32Array(1 << 16);
+let generation = 0;
 
 /**
  * The bitmap of `spans` (their `x0`, `x1` from the canvas' left edge, `plotLeft` being the plot's) over `width`
- * columns and `rows` page rows. Its buffer is reused by the next call: read it before.
+ * columns and `rows` page rows, into `into` (an ImageData's buffer) when given, else into a buffer the next call
+ * reuses: read it before.
  */
-export function spanBitmap(spans: readonly DrawnAnnotation[], plotLeft: number, width: number, rows: number): SpanBitmap {
+export function spanBitmap(spans: readonly DrawnAnnotation[], plotLeft: number, width: number, rows: number, into?: Int32Array): SpanBitmap {
   const size = rows * width;
-  if (rowBits.length < size) {
-    rowBits = new Uint32Array(size);
-    pixels = new Uint32Array(size);
-  }
+  if (rowBits.length < size) rowBits = new Int32Array(size);
+  if (!into && pixels.length < size) pixels = new Int32Array(size);
   if (columnBits.length < width) {
-    columnBits = new Uint32Array(width);
-    columnPixels = new Uint32Array(width);
+    columnBits = new Int32Array(width);
+    columnPixels = new Int32Array(width);
   }
   // Locals: the loops below run over every covered pixel.
   const cells = rowBits;
   const columns = columnBits;
-  const out = pixels;
+  const out = into ?? pixels;
   const columnOut = columnPixels;
   cells.fill(0, 0, size);
   columns.fill(0, 0, width);
@@ -75,7 +81,9 @@ export function spanBitmap(spans: readonly DrawnAnnotation[], plotLeft: number, 
       if (lastEdge >= 0) columns[lastEdge]! |= edge;
       continue;
     }
-    for (const row of a.rows) {
+    const onRows = a.rows;
+    for (let i = 0; i < onRows.length; i++) {
+      const row = onRows[i]!;
       if (row < 0 || row >= rows) continue;
       const at = row * width;
       for (let x = at + from, stop = at + to; x < stop; x++) cells[x]! |= band;
@@ -86,8 +94,18 @@ export function spanBitmap(spans: readonly DrawnAnnotation[], plotLeft: number, 
   // A pixel's colour depends only on its bits: each set of bits is composed once, and a run of equal bits
   // along a row (a band is tens of columns wide) is looked up once.
   const rgb = colours.map(parseColour);
-  const composed = new Map<number, number>([[0, 0]]);
+  // Up to 8 colours the bits index a table; more (never with the palette's 8) fall back to a map.
+  generation = (generation + 1) | 0;
+  const table = colours.length <= 8;
+  const composed = new Map<number, number>();
   const pixelOf = (bits: number): number => {
+    if (table) {
+      if (memoGeneration[bits] !== generation) {
+        memoGeneration[bits] = generation;
+        memoPixel[bits] = compose(bits, rgb);
+      }
+      return memoPixel[bits]!;
+    }
     let pixel = composed.get(bits);
     if (pixel === undefined) {
       pixel = compose(bits, rgb);
@@ -141,7 +159,7 @@ function compose(bits: number, rgb: ReadonlyArray<readonly [number, number, numb
   }
   if (a === 0) return 0;
   const byte = (v: number) => Math.min(255, Math.max(0, Math.round(v)));
-  return ((byte(a * 255) << 24) | (byte(b / a) << 16) | (byte(g / a) << 8) | byte(r / a)) >>> 0;
+  return (byte(a * 255) << 24) | (byte(b / a) << 16) | (byte(g / a) << 8) | byte(r / a);
 }
 
 /** `#rrggbb` → [r, g, b] in 0–255. */
