@@ -5,7 +5,8 @@
  * disk of its own (its repositories folder), as two API nodes of a cluster; the conversion is done by the worker
  * of the node without the repository. Asserted is what the user is promised: the version exists, the
  * recordings' `_events.tsv` in the repository carry the marks (read on the holder's disk and in a clone through
- * the other node), and the conversion makes them appear in `GET /datasets/:id/events` at both nodes.
+ * the other node), and the conversion makes them appear in `GET /datasets/:id/events` at both nodes; and when
+ * the holder cannot be reached, the commit is the caller's 503 with the reason and nothing is made.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import { repositoryDir } from '../../src/git/repository-dir.js';
 import { apiFetch, createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
-import { startTestServer, usingPostgres, type TestServer } from '../support/test-server.js';
+import { freePort, startTestServer, usingPostgres, type TestServer } from '../support/test-server.js';
 import { json } from '../datasets/support.js';
 import { gitIn, gitRun, makeBidsRepo } from '../conversion/support.js';
 
@@ -139,6 +140,30 @@ describe(
       await converted(committed.commit);
       const emg = await json(await atOther(owner, `/datasets/${ID}/events?path=${encodeURIComponent(EMG)}`), 200);
       assert.deepEqual(emg.events.map((e: { onset: number; trial_type: string }) => [e.onset, e.trial_type]), [[0.1, 'tremor'], [0.4, 'tremor']]);
+    });
+
+    it('with the holder out of reach, answers 503 with the reason and a time to come back, and makes nothing', async () => {
+      const head = holderGit('rev-parse', 'refs/heads/main');
+      await json(await atOther(owner, `/datasets/${ID}/annotations`, post({ path: EEG, onset: 2, duration: 0.5, label: 'spike' })), 201);
+      // The holder's address now answers nothing (a node gone): nobody listens on that port.
+      const gone = `http://127.0.0.1:${await freePort()}`;
+      await holder.deps.db.updateTable('repository_holders').set({ node_url: gone }).where('dataset_id', '=', ID).execute();
+      try {
+        const refused = await atOther(owner, `/datasets/${ID}/annotations/commit`, post({ message: 'While the holder is away' }));
+        assert.equal(refused.status, 503);
+        assert.equal(refused.headers.get('retry-after'), '30');
+        assert.equal((await refused.json()).error, 'repository_unavailable');
+      } finally {
+        await holder.deps.db.updateTable('repository_holders').set({ node_url: holder.config.nodeUrl }).where('dataset_id', '=', ID).execute();
+      }
+      assert.equal(holderGit('rev-parse', 'refs/heads/main'), head);
+      const { versions } = await json(await atOther(owner, `/datasets/${ID}/versions`), 200);
+      assert.deepEqual(versions.map((v: { version: string }) => v.version).sort(), ['1.0.0', '1.0.1']);
+      // Back: the same request is made.
+      const committed = await json(await atOther(owner, `/datasets/${ID}/annotations/commit`, post({ message: 'The holder is back' })), 201);
+      assert.equal(committed.version, '1.0.2');
+      assert.equal(holderGit('rev-parse', `${committed.commit}^`), head);
+      await converted(committed.commit);
     });
   },
 );
