@@ -30,8 +30,9 @@ export interface AnnotationList {
 
 interface ListedRow {
   row: HTMLTableRowElement;
-  /** The annotation's version the row shows: another `updated_at` (or time format) makes the row again. */
-  version: string;
+  /** What the row shows: a change makes a new annotation object (the index never changes one), so identity says. */
+  annotation: ViewerAnnotation;
+  format: string;
 }
 
 /** `canAnnotate`: with no annotation yet, say how to make one (otherwise the panel shows only events). */
@@ -129,6 +130,7 @@ export function annotationList(viewer: SignalViewer, index: () => AnnotationInde
     if (total === 0) {
       const empty = canAnnotate ? [hint] : [];
       if (element.childNodes.length !== empty.length || element.firstChild !== (empty[0] ?? null)) element.replaceChildren(...empty);
+      for (const { row } of listed.values()) row.remove();
       listed = new Map();
       shownKey = '';
       return;
@@ -148,9 +150,8 @@ export function annotationList(viewer: SignalViewer, index: () => AnnotationInde
     const shown = found.overlapping(from, to, last).slice(first);
     const next = new Map<string, ListedRow>();
     for (const a of shown) {
-      const version = `${a.updated_at}|${format}`;
       const kept = listed.get(a.id);
-      next.set(a.id, kept && kept.version === version ? kept : { row: makeRow(a), version });
+      next.set(a.id, kept && kept.annotation === a && kept.format === format ? kept : { row: makeRow(a), annotation: a, format });
     }
     // Rows that left first, then the others put in order: a pan moves no row that stays.
     for (const [id, { row }] of listed) if (next.get(id)?.row !== row) row.remove();
