@@ -7,9 +7,12 @@
  * the main thread), with HP 1 Hz + LP 40 Hz + 50 Hz notch + average reference, beside the same pans with
  * neither (the baseline), and how many pans had to wait for a chunk. Then the same pans again with 100,000
  * annotations on the recording (issue 26: spans drawn from an interval index, a density past 1,500 in view),
- * and pans of a 10-minute window where ~17,000 of them are in view (drawn as their density).
+ * and pans of a 10-minute window where ~17,000 of them are in view (drawn as their density). Beside `frameMs`,
+ * the CPU time of the page's main thread per pan (from /proc, on Linux): it also counts what chromium does after
+ * the frame's code has run — rasterizing the canvas, styles and layout of the panels — which `frameMs` does not.
  * Run: node --import tsx bench/viewer.ts [--runs 5] [--pans 60] [--annotations 100000]
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +31,28 @@ const id = 'nd000901';
 const zarr = 'sub-01/eeg/sub-01_task-bench_eeg.zarr';
 const work = await mkdtemp(join(tmpdir(), 'nds-bench-viewer-'));
 const server = await startTestServer();
+/** CPU ms of the main thread of each chromium renderer process (its thread id is its pid); empty off Linux. */
+function rendererMainCpu(): Map<number, number> {
+  const out = new Map<number, number>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) continue;
+      const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime, in clock ticks of 10 ms.
+      out.set(Number(pid), (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return out;
+}
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 try {
@@ -83,6 +108,7 @@ try {
     await page.waitForTimeout(500);
     await page.evaluate(() => ((window as any).ndsFrames.length = 0));
     await page.locator('#nds-viewer').focus();
+    const cpuBefore = rendererMainCpu();
     for (let i = 0; i < (options.pans ?? pans); i++) {
       const before = await page.evaluate(() => (window as any).ndsViewer.renders as number);
       await page.keyboard.press('ArrowRight');
@@ -90,10 +116,13 @@ try {
       // A reader's pace: the prefetch has time to land, as it would between two key presses.
       await page.waitForTimeout(100);
     }
+    // The page's renderer is the one whose main thread worked during the pans (chromium keeps a spare one).
+    const cpuAfter = rendererMainCpu();
+    const cpuPerPan = Math.max(0, ...[...cpuAfter].map(([pid, ms]) => ms - (cpuBefore.get(pid) ?? ms))) / (options.pans ?? pans);
     const frames = (await page.evaluate(() => (window as any).ndsFrames)) as Array<{ ms: number; computeMs: number; drawMs: number; complete: boolean; level: number; processed: boolean; inView: number; mode: string }>;
     if (process.env["BENCH_DEBUG"]) console.error(frames.map((f) => `${f.ms.toFixed(0)}/${f.computeMs.toFixed(0)}/${f.drawMs.toFixed(0)}`).join(" "));
     await context.close();
-    return frames;
+    return Object.assign(frames, { cpuPerPan });
   };
   const processedFrames = await panFrames(processedView);
   const plainFrames = await panFrames('');
@@ -138,17 +167,17 @@ try {
   );
   console.log(`| same, \`${processedView}\` (64 rows, filters, average reference) | **${median(processedTimes).toFixed(0)} ms** (${Math.min(...processedTimes).toFixed(0)}–${Math.max(...processedTimes).toFixed(0)}) | | |`);
   console.log(`\nFrames while panning a 10 s window of 64 rows by 1 s, ${pans} pans (frameMs: compute + draw on the main thread):\n`);
-  console.log('| view | frames | median | p95 | max | frames drawn before their chunks arrived |');
-  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log('| view | frames | median | p95 | max | frames drawn before their chunks arrived | main-thread CPU per pan |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const [name, frames] of [['HP 1 Hz + LP 40 Hz + notch 50 Hz + average reference', processedFrames], ['baseline: own reference, no filters', plainFrames]] as const) {
     const ms = frames.filter((f) => f.complete).map((f) => f.ms);
     const waited = frames.filter((f) => !f.complete).length;
     const processed = frames.filter((f) => f.processed).length;
-    console.log(`| ${name} | ${ms.length}${processed ? ` (${processed} filtered)` : ''} | ${median(ms).toFixed(1)} ms | **${percentile(ms, 95).toFixed(1)} ms** | ${Math.max(...ms).toFixed(1)} ms | ${waited} |`);
+    console.log(`| ${name} | ${ms.length}${processed ? ` (${processed} filtered)` : ''} | ${median(ms).toFixed(1)} ms | **${percentile(ms, 95).toFixed(1)} ms** | ${Math.max(...ms).toFixed(1)} ms | ${waited} | ${frames.cpuPerPan.toFixed(1)} ms |`);
   }
   console.log(`\nThe same pans with ${annotationCount.toLocaleString('en')} annotations on the recording, beside those without (measured above, in this run):\n`);
-  console.log('| view | annotations in view (median) | frames | p50 | p95 | p50 without | p95 without |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log('| view | annotations in view (median) | frames | p50 | p95 | p50 without | p95 without | main-thread CPU per pan, with / without |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   const complete = (frames: typeof plainFrames) => frames.filter((f) => f.complete).map((f) => f.ms);
   for (const [name, frames, without] of [
     ['64 rows × 10 s, HP 1 Hz + LP 40 Hz + notch 50 Hz + average reference', annotatedProcessed, processedFrames],
@@ -156,11 +185,11 @@ try {
   ] as const) {
     const ms = complete(frames);
     const base = complete(without);
-    console.log(`| ${name} | ${median(frames.map((f) => f.inView))} | ${ms.length} | ${median(ms).toFixed(1)} ms | **${percentile(ms, 95).toFixed(1)} ms** | ${median(base).toFixed(1)} ms | ${percentile(base, 95).toFixed(1)} ms |`);
+    console.log(`| ${name} | ${median(frames.map((f) => f.inView))} | ${ms.length} | ${median(ms).toFixed(1)} ms | **${percentile(ms, 95).toFixed(1)} ms** | ${median(base).toFixed(1)} ms | ${percentile(base, 95).toFixed(1)} ms | ${frames.cpuPerPan.toFixed(1)} / ${without.cpuPerPan.toFixed(1)} ms |`);
   }
   const wide = complete(annotatedWide);
   const wideBase = complete(wideFrames);
-  console.log(`| 64 rows × 10 min (view levels), drawn as their density | ${median(annotatedWide.map((f) => f.inView))} | ${wide.length} | ${median(wide).toFixed(1)} ms | **${percentile(wide, 95).toFixed(1)} ms** | ${median(wideBase).toFixed(1)} ms | ${percentile(wideBase, 95).toFixed(1)} ms |`);
+  console.log(`| 64 rows × 10 min (view levels), drawn as their density | ${median(annotatedWide.map((f) => f.inView))} | ${wide.length} | ${median(wide).toFixed(1)} ms | **${percentile(wide, 95).toFixed(1)} ms** | ${median(wideBase).toFixed(1)} ms | ${percentile(wideBase, 95).toFixed(1)} ms | ${annotatedWide.cpuPerPan.toFixed(1)} / ${wideFrames.cpuPerPan.toFixed(1)} ms |`);
 } finally {
   await server.close();
   await rm(work, { recursive: true, force: true });

@@ -77,6 +77,12 @@ main { max-width: 82rem; }
 .viewer-annotations:empty { display: none; }
 .viewer-annotations p { margin: .2rem 0; }
 .viewer-annotation-rows td .clip { display: block; }
+/* The annotations in view scroll in a box of their own, every row 34 px high and the box 10 rows: the list draws
+   only the rows scrolled into it (annotation-list.ts, rowHeight and rowsShown). */
+.viewer-annotation-scroll { max-height: 340px; overflow-y: auto; overflow-anchor: none; }
+.viewer-annotation-rows thead td { position: sticky; top: 0; background: var(--bg, #fff); z-index: 1; }
+.viewer-annotation-rows tbody td { height: 34px; box-sizing: border-box; padding-top: 0; padding-bottom: 0; line-height: 16px; }
+.viewer-annotation-rows tbody tr.spacer td { height: 0; padding: 0; border: 0; }
 .viewer-annotation-rows thead td:first-child { width: 30%; }
 .viewer-annotation-rows thead td:last-child { width: 4.4rem; }
 .viewer-annotation-rows td.viewer-annotation-actions { overflow: visible; padding: 0; }

@@ -60,7 +60,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const port = await freePort();
   let databaseUrl = 'pglite:memory';
   let dropDatabase: (() => Promise<void>) | undefined;
-  if (usingPostgres) ({ url: databaseUrl, drop: dropDatabase } = await createPostgresTestDatabase());
+  // A DATABASE_URL given is another server's database, shared (two nodes of one service): it is not made here.
+  if (usingPostgres && options.env?.['DATABASE_URL'] === undefined) ({ url: databaseUrl, drop: dropDatabase } = await createPostgresTestDatabase());
   const config = loadConfig({
     PORT: String(port),
     DATA_DIR: dataDir,

@@ -2,7 +2,8 @@
  * The annotation mode's pure parts: the index answers exactly what a scan of every annotation answers (long
  * spans included); the density's covered columns from the index equal those of a walk over every annotation in
  * view, at every zoom and after edits applied in place; a frame places spans on their rows and turns to a
- * density past `maxSpans`; the pointer's
+ * density past `maxSpans`, keeping each span's rows while the page's rows stay; the spans' bitmap equals the
+ * canvas' own compositing of the bands and edges, colour by colour; the pointer's
  * hit test; and the client copy's conflict rule against a scripted server: an edit of an annotation someone
  * else changed is a conflict, an edit after someone else's change elsewhere is sent again on the new revision.
  */
@@ -11,6 +12,8 @@ import { describe, it } from 'node:test';
 import { ALL_CHANNELS, AnnotationIndex, type ViewerAnnotation } from '../../src/web/viewer/annotation-index.js';
 import { maxSpans, placeAnnotations, type DensityColumns } from '../../src/web/viewer/annotation-marks.js';
 import { hitAnnotation, secondsAt } from '../../src/web/viewer/annotation-pointer.js';
+import { bandAlpha, edgeAlpha, spanBitmap } from '../../src/web/viewer/span-bitmap.js';
+import type { DrawnAnnotation } from '../../src/web/viewer/annotation-marks.js';
 import { AnnotationSync } from '../../src/web/viewer/annotation-sync.js';
 
 let seed = 42;
@@ -183,6 +186,19 @@ describe('placeAnnotations', () => {
     assert.deepEqual(placed.spans.map((a) => [a.id, a.x1, a.draft ?? false]), [['a000001', 620, true]]);
   });
 
+  it("keeps an annotation's rows from frame to frame while the page shows the same rows, and finds them again when they change", () => {
+    const index = new AnnotationIndex([annotation(1, 12, 2.5, ['Fp2', 'F4'])]);
+    const rows = placeAnnotations(index, view).spans[0]!.rows;
+    assert.deepEqual(rows, [1, 3]);
+    // A pan: the same rows, not computed again.
+    assert.equal(placeAnnotations(index, { ...view, startSeconds: 11 }).spans[0]!.rows, rows);
+    // Other rows on the page: computed for them.
+    assert.deepEqual(placeAnnotations(index, { ...view, rowChannels: ['F4', 'Fp2', 'F3', 'Fp1'] }).spans[0]!.rows, [1, 0]);
+    // An edit makes a new annotation, placed on its new channels.
+    index.update([annotation(1, 12, 2.5, ['F3'])]);
+    assert.deepEqual(placeAnnotations(index, view).spans[0]!.rows, [2]);
+  });
+
   it(`past ${maxSpans} in the window, draws covered columns per row instead of spans`, () => {
     const many = Array.from({ length: maxSpans + 1 }, (_, i) => annotation(i, 10 + i * 0.005, 0.002, i % 2 ? ['F3'] : null));
     const placed = placeAnnotations(new AnnotationIndex(many), view);
@@ -313,5 +329,54 @@ describe('AnnotationSync', () => {
     assert.deepEqual(await sync.datasetLabels(), ['tremor', 'seizure']);
     assert.deepEqual(sync.knownDatasetLabels, ['tremor', 'seizure']);
     assert.equal(server.log.filter((l) => l.includes('/labels')).length, 1, 'read again only once they are 30 s old');
+  });
+});
+
+describe('the spans as one bitmap', () => {
+  /** What canvas paths draw, pixel by pixel: colour by colour in order of first appearance, the union of its bands, then of its edges, source-over. */
+  function painted(spans: DrawnAnnotation[], plotLeft: number, width: number, rows: number): Array<[number, number, number, number]> {
+    const colours = [...new Set(spans.map((a) => a.colour))];
+    const out: Array<[number, number, number, number]> = [];
+    for (let row = 0; row < rows; row++) {
+      for (let x = 0; x < width; x++) {
+        let [r, g, b, a] = [0, 0, 0, 0];
+        const over = (hex: string, alpha: number) => {
+          const c = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+          [r, g, b, a] = [c[0]! * alpha + r * (1 - alpha), c[1]! * alpha + g * (1 - alpha), c[2]! * alpha + b * (1 - alpha), alpha + a * (1 - alpha)];
+        };
+        for (const colour of colours) {
+          const mine = spans.filter((s) => s.colour === colour && (s.channels === null || s.rows.includes(row)));
+          const column = plotLeft + x;
+          if (mine.some((s) => column >= s.x0 && column < s.x0 + Math.max(2, s.x1 - s.x0))) over(colour, bandAlpha);
+          if (mine.some((s) => column === s.x0 || column === s.x0 + Math.max(2, s.x1 - s.x0) - 1)) over(colour, edgeAlpha);
+        }
+        out.push(a === 0 ? [0, 0, 0, 0] : [r / a, g / a, b / a, a * 255]);
+      }
+    }
+    return out;
+  }
+
+  it("equals the canvas' compositing of every band and edge, on rows and for all channels, spans running off either side", () => {
+    const colours = ['#8e24aa', '#2e7d32', '#1565c0'];
+    const [plotLeft, width, rows] = [120, 90, 5];
+    const spans: DrawnAnnotation[] = Array.from({ length: 40 }, (_, i) => {
+      const x0 = plotLeft - 10 + Math.floor(random() * (width + 10));
+      const all = i % 4 === 0;
+      const onRows = [...new Set([Math.floor(random() * (rows + 1)), Math.floor(random() * rows)])];
+      return { id: `s${i}`, onset: 0, duration: 0, channels: all ? null : ['x'], label: '', author: null, x0, x1: x0 + Math.floor(random() * 30), rows: all ? [0, 1, 2, 3, 4] : onRows, colour: colours[i % 3]! };
+    });
+    const bitmap = spanBitmap(spans, plotLeft, width, rows);
+    const expected = painted(spans, plotLeft, width, rows);
+    assert.equal(bitmap.pixels.length, width * rows);
+    let tinted = 0;
+    for (let i = 0; i < expected.length; i++) {
+      const word = bitmap.pixels[i]!;
+      const got = [word & 255, (word >>> 8) & 255, (word >>> 16) & 255, word >>> 24];
+      const want = expected[i]!;
+      if (want[3] > 0) tinted++;
+      // Straight RGBA bytes: within one step of rounding (a colour is undefined where nothing is drawn).
+      assert.ok(Math.abs(got[3]! - want[3]) <= 1 && (want[3] === 0 || got.slice(0, 3).every((v, k) => Math.abs(v - want[k]!) <= 1)), `pixel ${i % width}, row ${Math.floor(i / width)}: ${got} for ${want.map((v) => v.toFixed(1))}`);
+    }
+    assert.ok(tinted > width && tinted < width * rows, `${tinted} pixels tinted`);
   });
 });

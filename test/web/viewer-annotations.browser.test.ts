@@ -17,6 +17,9 @@ import { createSession, SESSION_COOKIE } from '../../src/accounts/sessions.js';
 import type { User } from '../../src/db/accounts-tables.js';
 import type { ViewerAnnotation } from '../../src/web/viewer/annotation-index.js';
 import type { ViewerState } from '../../src/web/viewer/signal-viewer.js';
+import { annotationColour } from '../../src/web/viewer/annotation-marks.js';
+import { rowHeight, rowsShown } from '../../src/web/viewer/annotation-list.js';
+import { bandAlpha } from '../../src/web/viewer/span-bitmap.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -76,6 +79,24 @@ async function drag(page: Page, from: { x: number; y: number }, to: { x: number;
   await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 4 });
   await page.mouse.move(to.x, to.y, { steps: 4 });
   await page.mouse.up();
+}
+
+/** The share of the pixels of column `x` inside page row `row` (its borders left out) within 6 of `rgb`. */
+async function shareOf(page: Page, s: ViewerState, x: number, row: number, rgb: readonly number[]): Promise<number> {
+  return page.evaluate(
+    ({ x, top, height, rgb }) => {
+      const data = document.querySelector<HTMLCanvasElement>('#nds-viewer canvas.viewer-traces')!.getContext('2d')!.getImageData(x, top, 1, height).data;
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) if ([0, 1, 2].every((k) => Math.abs(data[i + k]! - rgb[k]!) <= 6)) n++;
+      return n / (data.length / 4);
+    },
+    { x, top: Math.ceil(s.plot.top + row * s.plot.rowHeight) + 1, height: Math.floor(s.plot.rowHeight) - 2, rgb },
+  );
+}
+
+/** `#rrggbb` at `alpha` over `under` (white unless given). */
+function over(hex: string, alpha: number, under: readonly number[] = [255, 255, 255]): number[] {
+  return [1, 3, 5].map((i, k) => parseInt(hex.slice(i, i + 2), 16) * alpha + under[k]! * (1 - alpha));
 }
 
 /** Calls `read` until `done` holds of its answer (10 s at most): the API is read, not the page. */
@@ -307,6 +328,40 @@ describe('the annotation mode of the viewer in chromium', () => {
     }
   });
 
+  it("draws each span as a band in its label's colour over its rows, over every row for all channels, the later over the earlier", async () => {
+    const [first, second] = ['spike', 'arousal'];
+    assert.notEqual(annotationColour(first), annotationColour(second));
+    const made = await annotator.api(`/datasets/${ID}/annotations`, {
+      method: 'POST',
+      body: JSON.stringify([
+        { path: RECORDING, onset: 53, duration: 2, label: first },
+        { path: RECORDING, onset: 54, duration: 2.5, channels: ['O1'], label: second },
+      ]),
+    });
+    assert.equal(made.status, 201, await made.clone().text());
+    const { context, page } = await open(reader.user);
+    try {
+      await page.goto(`${server.url}/datasets/${ID}?recording=${encodeURIComponent(ZARR)}&t=50&span=10`);
+      await page.waitForFunction(() => window.ndsViewer?.ready === true && window.ndsViewer.annotationsLoaded && window.ndsViewer.start === 50 * 256);
+      const s = await state(page);
+      assert.equal(s.annotationMode, 'spans');
+      const column = (t: number) => Math.round(s.plot.left + ((t * s.rate - s.start) * s.plot.width) / (s.end - s.start));
+      const [fp1, o1] = [s.rowChannels.indexOf('Fp1'), s.rowChannels.indexOf('O1')];
+      const firstTint = over(annotationColour(first), bandAlpha);
+      const both = over(annotationColour(second), bandAlpha, firstTint);
+      const secondTint = over(annotationColour(second), bandAlpha);
+      // Most of a row's column is the band's colour (the trace drawn under it is the rest); times off the grid's lines.
+      assert.ok((await shareOf(page, s, column(53.3), fp1, firstTint)) > 0.3, 'the band for all channels on Fp1');
+      assert.ok((await shareOf(page, s, column(53.3), o1, firstTint)) > 0.3, 'the band for all channels on O1');
+      assert.ok((await shareOf(page, s, column(54.6), o1, both)) > 0.3, 'the O1 band over the band for all channels');
+      assert.ok((await shareOf(page, s, column(55.6), o1, secondTint)) > 0.3, 'the O1 band alone');
+      assert.equal(await shareOf(page, s, column(55.6), fp1, secondTint), 0, 'no O1 band on Fp1');
+      assert.equal(await shareOf(page, s, column(56.8), o1, secondTint), 0, 'nothing after its end');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('zoomed out past 1,500 in view, draws their density on the rows of their channels, and takes others\' changes into it', async () => {
     // 2,000 short annotations on O1 between 20 and 40 s: a minute's window holds them all.
     const many = Array.from({ length: 2000 }, (_, i) => ({ path: RECORDING, onset: 20 + i * 0.01, duration: 0.005, channels: ['O1'], label: 'spike' }));
@@ -357,6 +412,35 @@ describe('the annotation mode of the viewer in chromium', () => {
       assert.equal(s.annotationsInView, inWindow(s) + 1);
       const all = await tinted(51.3, fp1);
       assert.ok(all > 0.3, `Fp1 at 51.3 s is covered by the annotation for all channels: ${all}`);
+
+      // The events panel lists every one in view, but only the rows scrolled into its box are in the page.
+      await page.locator('#nds-viewer button[data-panel=events]').click();
+      const list = page.locator('#nds-viewer .viewer-annotations');
+      await list.locator('tr[data-annotation]').first().waitFor();
+      const inView = annotations.filter((a) => a.onset < s.end / s.rate && a.onset + a.duration >= s.start / s.rate).length + 1;
+      assert.equal(await list.locator('p.muted').textContent(), `${inView} in view.`);
+      const listed = () =>
+        list.evaluate((el) => [...el.querySelectorAll<HTMLTableRowElement>('tr[data-annotation]')].map((r) => ({ id: r.dataset['annotation']!, height: r.getBoundingClientRect().height, top: r.getBoundingClientRect().top })));
+      const byOnset = [...annotations, { id: '', onset: 50, duration: 2 }].filter((a) => a.onset < s.end / s.rate && a.onset + a.duration >= s.start / s.rate).sort((a, b) => a.onset - b.onset);
+      let rows = await listed();
+      assert.ok(rows.length >= rowsShown && rows.length <= 3 * rowsShown, `${rows.length} rows in the page`);
+      assert.ok(rows.every((r) => Math.abs(r.height - rowHeight) < 0.5), `rows of ${rowHeight} px: ${rows.map((r) => r.height)}`);
+      assert.deepEqual(rows.map((r) => r.id), byOnset.slice(0, rows.length).map((a) => a.id));
+      // A frame that changes nothing listed (the viewer redrawn) keeps the same row elements.
+      await list.evaluate((el) => el.querySelectorAll('tr[data-annotation]').forEach((r) => ((r as HTMLElement).dataset['kept'] = 'yes')));
+      const renders = (await state(page)).renders;
+      await page.evaluate(() => window.dispatchEvent(new Event('resize')));
+      await page.waitForFunction((n) => window.ndsViewer!.renders > n, renders);
+      assert.equal(await list.locator('tr[data-annotation]:not([data-kept])').count(), 0);
+      // Scrolled to the 1,000th: that one is at the top of the box, and still only a few rows are in the page.
+      await list.locator('.viewer-annotation-scroll').evaluate((el, top) => el.scrollTo(0, top), 1000 * rowHeight);
+      await page.waitForFunction((id) => document.querySelector(`#nds-viewer .viewer-annotations tr[data-annotation="${id}"]`) !== null, byOnset[1000]!.id);
+      rows = await listed();
+      // Under the heading row, which stays at the top of the box.
+      const box = await list.locator('.viewer-annotation-scroll').evaluate((el) => el.getBoundingClientRect().top + el.querySelector('thead')!.getBoundingClientRect().height);
+      const atTop = rows.find((r) => Math.abs(r.top - box) < 1);
+      assert.equal(atTop?.id, byOnset[1000]!.id, `the 1,000th in view at the top: ${JSON.stringify(rows.slice(0, 12))} (box ${box})`);
+      assert.ok(rows.length <= 3 * rowsShown, `${rows.length} rows in the page`);
     } finally {
       await context.close();
     }

@@ -19,7 +19,7 @@ export interface DrawnAnnotation {
   x0: number;
   x1: number;
   /** The page's rows it is drawn on (every row when `channels` is null). */
-  rows: number[];
+  rows: readonly number[];
   colour: string;
   /** Being drawn or edited and not saved yet. */
   draft?: boolean;
@@ -81,18 +81,59 @@ export interface AnnotationDraft {
   label: string;
 }
 
+/** Label → colour, as `annotationColour` says (a frame colours hundreds of spans with a few labels). */
+const colours = new Map<string, string>();
+function colourOf(label: string): string {
+  let colour = colours.get(label);
+  if (colour === undefined) {
+    if (colours.size > 2000) colours.clear();
+    colour = annotationColour(label);
+    colours.set(label, colour);
+  }
+  return colour;
+}
+
+/**
+ * The page's rows each recorded channel is drawn on, and each annotation's rows, kept while the page shows the
+ * same rows: a pan moves the spans' columns only. By annotation object (an edit or a poll's change makes a new
+ * one), so nothing stale is kept and nothing needs clearing but on a change of rows.
+ */
+interface PageRows {
+  key: string;
+  rowOf: Map<string, number[]>;
+  everyRow: number[];
+  byAnnotation: WeakMap<ViewerAnnotation, number[]>;
+}
+let pageRows: PageRows | undefined;
+
+function rowsOfPage(rowChannels: readonly string[]): PageRows {
+  const key = rowChannels.join('\n');
+  if (pageRows?.key === key) return pageRows;
+  const rowOf = new Map<string, number[]>();
+  rowChannels.forEach((label, i) => {
+    const rows = rowOf.get(label);
+    if (rows) rows.push(i);
+    else rowOf.set(label, [i]);
+  });
+  pageRows = { key, rowOf, everyRow: rowChannels.map((_, i) => i), byAnnotation: new WeakMap() };
+  return pageRows;
+}
+
 export function placeAnnotations(index: AnnotationIndex | undefined, view: AnnotationView, focus: { draft?: AnnotationDraft | undefined; selected?: string | undefined } = {}): AnnotationPlacement {
   const from = view.startSeconds;
   const to = from + view.plotWidth * view.secondsPerPixel;
   const total = index?.size ?? 0;
   // How many are in view is two binary searches; only a window of at most `maxSpans` is walked.
   const inView = index?.count(from, to) ?? 0;
-  const rowOf = new Map<string, number[]>();
-  view.rowChannels.forEach((label, i) => rowOf.set(label, [...(rowOf.get(label) ?? []), i]));
-  const everyRow = view.rowChannels.map((_, i) => i);
-  const rowsOf = (channels: string[] | null) => (channels === null ? everyRow : channels.flatMap((c) => rowOf.get(c) ?? []));
+  const page = rowsOfPage(view.rowChannels);
+  const rowsOf = (channels: string[] | null) => (channels === null ? page.everyRow : channels.flatMap((c) => page.rowOf.get(c) ?? []));
+  const savedRows = (a: ViewerAnnotation) => {
+    let rows = page.byAnnotation.get(a);
+    if (!rows) page.byAnnotation.set(a, (rows = rowsOf(a.channels)));
+    return rows;
+  };
   const xOf = (seconds: number) => Math.round(view.plotLeft + (seconds - from) / view.secondsPerPixel);
-  const place = (a: ViewerAnnotation | AnnotationDraft, author: string | null): DrawnAnnotation => ({
+  const place = (a: ViewerAnnotation | AnnotationDraft, author: string | null, rows: number[]): DrawnAnnotation => ({
     id: a.id ?? '',
     onset: a.onset,
     duration: a.duration,
@@ -101,18 +142,18 @@ export function placeAnnotations(index: AnnotationIndex | undefined, view: Annot
     author,
     x0: xOf(a.onset),
     x1: xOf(a.onset + a.duration),
-    rows: rowsOf(a.channels),
-    colour: annotationColour(a.label),
+    rows,
+    colour: colourOf(a.label),
   });
-  const draft = focus.draft && { ...place(focus.draft, null), draft: true, selected: true };
+  const draft = focus.draft && { ...place(focus.draft, null, rowsOf(focus.draft.channels)), draft: true, selected: true };
   if (inView > maxSpans) {
-    return { mode: 'density', total, inView, spans: draft ? [draft] : [], density: densityColumns(index!, view, rowOf) };
+    return { mode: 'density', total, inView, spans: draft ? [draft] : [], density: densityColumns(index!, view, page.rowOf) };
   }
   const spans: DrawnAnnotation[] = [];
   for (const a of index?.overlapping(from, to) ?? []) {
     // The one being edited is drawn as its draft (where the user is dragging it), not where it was saved.
     if (draft && a.id === focus.draft?.id) continue;
-    const drawn = place(a, a.author);
+    const drawn = place(a, a.author, savedRows(a));
     if (a.id === focus.selected) drawn.selected = true;
     spans.push(drawn);
   }

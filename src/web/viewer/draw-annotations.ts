@@ -1,63 +1,72 @@
 /**
  * Paints the annotations over the traces: a translucent band per annotation on its rows (the plot's height
  * when it is for all channels), edged with its colour and labelled at its top; events stay lines, so the two
- * never look alike. A draft is outlined dashed, the selected one solid.
+ * never look alike. A draft is outlined dashed, the selected one solid. Bands and edges are one bitmap of a
+ * pixel per row (`span-bitmap.ts`), labels bitmaps kept by text: a frame's cost after its code has run
+ * (rasterizing the canvas) does not grow with the spans.
  */
 import type { TraceLayout } from '../../signals/trace-layout.js';
 import type { AnnotationPlacement, DensityColumns, DrawnAnnotation } from './annotation-marks.js';
+import { spanBitmap } from './span-bitmap.js';
 
 export function drawAnnotations(ctx: CanvasRenderingContext2D, l: TraceLayout, placement: AnnotationPlacement): void {
   if (placement.spans.length === 0 && !placement.density) return;
-  ctx.save();
-  ctx.beginPath();
-  ctx.rect(l.plotLeft, l.plotTop, l.plotWidth, l.plotHeight);
-  ctx.clip();
   if (placement.density) drawDensity(ctx, l, placement.density);
-  // Bands and edges batched by colour (a few labels, hundreds of spans); drafts and the selected one on top.
-  const entries = placement.spans.map((a) => ({ a, bands: bands(a, l) }));
-  const byColour = new Map<string, typeof entries>();
-  for (const entry of entries) {
-    const group = byColour.get(entry.a.colour) ?? [];
-    group.push(entry);
-    byColour.set(entry.a.colour, group);
-  }
-  for (const [colour, group] of byColour) {
-    ctx.fillStyle = colour;
-    for (const [alpha, edges] of [[0.18, false], [0.85, true]] as const) {
-      ctx.globalAlpha = alpha;
-      ctx.beginPath();
-      for (const { a, bands: spans } of group) {
-        const width = Math.max(2, a.x1 - a.x0);
-        for (const [top, height] of spans) {
-          if (!edges) ctx.rect(a.x0, top, width, height);
-          else {
-            ctx.rect(a.x0, top, 1, height);
-            ctx.rect(a.x0 + width - 1, top, 1, height);
-          }
-        }
-      }
-      ctx.fill();
+  if (placement.spans.length > 0) drawSpans(ctx, l, placement.spans);
+  const outlined = placement.spans.filter((a) => a.selected || a.draft);
+  if (outlined.length > 0) {
+    // The outline of a span running off the plot stops at its edge: clipped, for these one or two only.
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(l.plotLeft, l.plotTop, l.plotWidth, l.plotHeight);
+    ctx.clip();
+    ctx.lineWidth = 2;
+    for (const a of outlined) {
+      const width = spanWidth(a);
+      ctx.strokeStyle = a.colour;
+      ctx.setLineDash(a.draft ? [5, 4] : []);
+      for (const [top, height] of bands(a, l)) ctx.strokeRect(a.x0 + 1, top + 1, width - 2, height - 2);
     }
+    ctx.restore();
   }
-  ctx.globalAlpha = 1;
-  ctx.lineWidth = 2;
-  for (const { a, bands: spans } of entries) {
-    if (!a.selected && !a.draft) continue;
-    const width = Math.max(2, a.x1 - a.x0);
-    ctx.strokeStyle = a.colour;
-    ctx.setLineDash(a.draft ? [5, 4] : []);
-    for (const [top, height] of spans) ctx.strokeRect(a.x0 + 1, top + 1, width - 2, height - 2);
-  }
-  ctx.setLineDash([]);
-  ctx.font = '11px system-ui, sans-serif';
-  ctx.textBaseline = 'top';
   // Where the last label on each row ends, going by onset: a label that would overlap it is left out (the list names them all).
   const labelEnds = new Map<number, number>();
-  for (const { a, bands: spans } of entries) drawLabel(ctx, l, a, spans[0], labelEnds);
-  ctx.restore();
+  for (const a of placement.spans) drawLabel(ctx, l, a, labelEnds);
 }
 
-let density: { canvas: HTMLCanvasElement; image: ImageData } | undefined;
+/** A span is drawn at least 2 px wide, so an instant shows. */
+const spanWidth = (a: DrawnAnnotation) => Math.max(2, a.x1 - a.x0);
+
+/** A canvas of one pixel per page row and plot column, its image and the image's words, reused frame to frame (the spans, and the density). */
+interface RowBitmap {
+  canvas: HTMLCanvasElement;
+  image: ImageData;
+  words: Int32Array;
+}
+
+function rowBitmap(kept: RowBitmap | undefined, width: number, height: number): RowBitmap {
+  if (kept && kept.image.width === width && kept.image.height === height) return kept;
+  const canvas = kept?.canvas ?? document.createElement('canvas');
+  canvas.width = width;
+  canvas.height = height;
+  const image = new ImageData(width, height);
+  return { canvas, image, words: new Int32Array(image.data.buffer) };
+}
+
+let spans: RowBitmap | undefined;
+
+/** The bands and edges (`span-bitmap.ts`): one bitmap of a pixel per row, stretched onto the plot with one `drawImage`. */
+function drawSpans(ctx: CanvasRenderingContext2D, l: TraceLayout, drawn: readonly DrawnAnnotation[]): void {
+  const rows = Math.max(1, Math.round(l.plotHeight / l.rowHeight));
+  spans = rowBitmap(spans, l.plotWidth, rows);
+  spanBitmap(drawn, l.plotLeft, l.plotWidth, rows, spans.words);
+  spans.canvas.getContext('2d')!.putImageData(spans.image, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(spans.canvas, 0, 0, l.plotWidth, rows, l.plotLeft, l.plotTop, l.plotWidth, rows * l.rowHeight);
+  ctx.imageSmoothingEnabled = true;
+}
+
+let density: RowBitmap | undefined;
 
 /**
  * The density: the covered columns written into a bitmap of one pixel per row (and one for the annotations of
@@ -67,12 +76,7 @@ let density: { canvas: HTMLCanvasElement; image: ImageData } | undefined;
 function drawDensity(ctx: CanvasRenderingContext2D, l: TraceLayout, d: DensityColumns): void {
   const rows = Math.max(1, Math.round(l.plotHeight / l.rowHeight));
   const width = l.plotWidth;
-  if (!density || density.image.width !== width || density.image.height !== rows + 1) {
-    const canvas = density?.canvas ?? document.createElement('canvas');
-    canvas.width = width;
-    canvas.height = rows + 1;
-    density = { canvas, image: new ImageData(width, rows + 1) };
-  }
+  density = rowBitmap(density, width, rows + 1);
   const pixels = new Uint32Array(density.image.data.buffer);
   pixels.fill(0);
   // #6a1b9a at 22 % opacity: ImageData holds straight RGBA bytes, read as ABGR words on little-endian machines.
@@ -92,44 +96,89 @@ function drawDensity(ctx: CanvasRenderingContext2D, l: TraceLayout, d: DensityCo
   ctx.imageSmoothingEnabled = true;
 }
 
-/** Label widths by text: a frame of hundreds of spans repeats a few labels, and `measureText` is not free. */
-const widths = new Map<string, number>();
-function textWidth(ctx: CanvasRenderingContext2D, text: string): number {
-  let width = widths.get(text);
-  if (width === undefined) {
-    if (widths.size > 2000) widths.clear();
-    width = ctx.measureText(text).width;
-    widths.set(text, width);
+/**
+ * Labels as small bitmaps, by text and colour, drawn once and copied with `drawImage` each frame: a frame of a
+ * few hundred spans repeats a few labels, and text costs more to draw than its pixels do to copy (the row
+ * labels are kept the same way, `draw-traces.ts`). Each holds the label's white box and its text.
+ */
+const labelImages = new Map<string, Map<string, { canvas: HTMLCanvasElement; textWidth: number }>>();
+let labelImageCount = 0;
+const labelFont = '11px system-ui, sans-serif';
+/** The white box under a label, and the bitmap (the box and the descenders below it). */
+const labelBoxHeight = 13;
+const labelImageHeight = 15;
+
+function labelImage(text: string, colour: string): { canvas: HTMLCanvasElement; textWidth: number } {
+  let ofColour = labelImages.get(colour);
+  let image = ofColour?.get(text);
+  if (image) return image;
+  if (labelImageCount > 500) {
+    labelImages.clear();
+    labelImageCount = 0;
+    ofColour = undefined;
   }
-  return width;
+  if (!ofColour) labelImages.set(colour, (ofColour = new Map()));
+  const canvas = document.createElement('canvas');
+  const c = canvas.getContext('2d')!;
+  c.font = labelFont;
+  const textWidth = c.measureText(text).width;
+  canvas.width = Math.ceil(textWidth) + 4;
+  canvas.height = labelImageHeight;
+  c.fillStyle = '#ffffffd0';
+  c.fillRect(0, 0, canvas.width, labelBoxHeight);
+  c.font = labelFont;
+  c.textBaseline = 'top';
+  c.fillStyle = colour;
+  c.fillText(text, 2, 1);
+  image = { canvas, textWidth };
+  ofColour.set(text, image);
+  labelImageCount++;
+  return image;
 }
 
-/** The rows an annotation covers as runs of adjacent rows, so a span over rows 2–9 is one band, not eight. */
-function bands(a: DrawnAnnotation, l: TraceLayout): Array<[number, number]> {
-  if (a.channels === null) return [[l.plotTop, l.plotHeight]];
-  const rows = [...new Set(a.rows)].sort((x, y) => x - y);
-  const out: Array<[number, number]> = [];
-  for (let i = 0; i < rows.length; i++) {
+/**
+ * The rows an annotation covers as runs of adjacent rows (first row, count), so a span over rows 2–9 is one band,
+ * not eight; by rows array, which the placement keeps per annotation while the page's rows stay.
+ */
+const runsOfRows = new WeakMap<readonly number[], Array<[number, number]>>();
+function rowRuns(rows: readonly number[]): Array<[number, number]> {
+  let runs = runsOfRows.get(rows);
+  if (runs) return runs;
+  const sorted = [...new Set(rows)].sort((x, y) => x - y);
+  runs = [];
+  for (let i = 0; i < sorted.length; i++) {
     let j = i;
-    while (j + 1 < rows.length && rows[j + 1] === rows[j]! + 1) j++;
-    out.push([l.plotTop + rows[i]! * l.rowHeight, (j - i + 1) * l.rowHeight]);
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    runs.push([sorted[i]!, j - i + 1]);
     i = j;
   }
-  return out;
+  runsOfRows.set(rows, runs);
+  return runs;
 }
 
-/** The label (and author) at the top of an annotation's first band, when it fits and overlaps no other label. */
-function drawLabel(ctx: CanvasRenderingContext2D, l: TraceLayout, a: DrawnAnnotation, first: [number, number] | undefined, labelEnds: Map<number, number>): void {
-  const width = Math.max(2, a.x1 - a.x0);
-  if (!first || width < 24) return;
+/** The pixel bands [top, height] an annotation is drawn over: the plot's height when it is for all channels. */
+function bands(a: DrawnAnnotation, l: TraceLayout): Array<[number, number]> {
+  if (a.channels === null) return [[l.plotTop, l.plotHeight]];
+  return rowRuns(a.rows).map(([first, count]) => [l.plotTop + first * l.rowHeight, count * l.rowHeight]);
+}
+
+/**
+ * The label (and author) at the top of an annotation's first band, when it fits and overlaps no other label;
+ * cut at the span's end (or the plot's) when longer.
+ */
+function drawLabel(ctx: CanvasRenderingContext2D, l: TraceLayout, a: DrawnAnnotation, labelEnds: Map<number, number>): void {
+  const width = spanWidth(a);
+  const firstRow = a.channels === null ? 0 : rowRuns(a.rows)[0]?.[0];
+  if (firstRow === undefined || width < 24) return;
+  const top = Math.round(l.plotTop + firstRow * l.rowHeight);
   const text = a.author && !a.draft ? `${a.label} · ${a.author}` : a.label;
   const left = Math.max(a.x0, l.plotLeft) + 3;
   const room = Math.min(a.x0 + width, l.plotLeft + l.plotWidth) - left - 3;
-  if (room < 16 || (!a.draft && !a.selected && left < (labelEnds.get(first[0]) ?? -Infinity))) return;
-  const measured = Math.min(room, textWidth(ctx, text));
-  labelEnds.set(first[0], left + measured + 6);
-  ctx.fillStyle = '#ffffffd0';
-  ctx.fillRect(left - 2, first[0] + 1, measured + 4, 13);
-  ctx.fillStyle = a.colour;
-  ctx.fillText(text, left, first[0] + 2, room);
+  if (room < 16 || (!a.draft && !a.selected && left < (labelEnds.get(top) ?? -Infinity))) return;
+  const image = labelImage(text, a.colour);
+  const measured = Math.min(room, image.textWidth);
+  labelEnds.set(top, left + measured + 6);
+  // On whole pixels: a bitmap copied at a fraction of one would be resampled, blurred.
+  const shown = Math.min(image.canvas.width, Math.ceil(measured) + 4);
+  ctx.drawImage(image.canvas, 0, 0, shown, labelImageHeight, left - 2, top + 1, shown, labelImageHeight);
 }
