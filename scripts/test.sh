@@ -6,14 +6,16 @@
 # runs its files one after the other: the sources and PGlite load once per group, not once per file. Groups
 # are balanced by the durations in test/support/test-durations.json (test-durations-postgres.json for the
 # PostgreSQL pass) and start longest first.
-# NDS_TEST_GROUPS (default 8; 0 = one process per file, as plain `node --test`) and NDS_TEST_CONCURRENCY
-# (default 2: processes at a time) tune it. Test files given as arguments run instead of all of them.
+# NDS_TEST_GROUPS (default 9; 0 = one process per file, as plain `node --test`) and NDS_TEST_CONCURRENCY
+# (default 3: processes at a time) tune it. Three on two cores: a pass keeps only 0.9-1.1 cores busy with two
+# (its tests wait on servers, git, browsers and child processes); with little else running, the PGlite pass took
+# 588 s with three against 800 s with two. Test files given as arguments run instead of all of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s globstar nullglob
 
-groups=${NDS_TEST_GROUPS:-8}
-concurrency=${NDS_TEST_CONCURRENCY:-2}
+groups=${NDS_TEST_GROUPS:-9}
+concurrency=${NDS_TEST_CONCURRENCY:-3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/nds-test-groups.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
