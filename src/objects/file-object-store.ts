@@ -127,12 +127,13 @@ export class FileObjectStore implements ObjectStore {
       return infoOf(key, options.contentLength ?? 0, s?.mtimeMs ?? this.#clock.now().getTime(), s?.ino ?? 0);
     }
     const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    if ((body instanceof Uint8Array || typeof body === 'string') && options.contentLength === undefined && options.sha256 === undefined) {
+    const nothingToCheck = options.contentLength === undefined && options.sha256 === undefined && options.crc32 === undefined;
+    if ((body instanceof Uint8Array || typeof body === 'string') && nothingToCheck) {
       const bytes = typeof body === 'string' ? Buffer.from(body) : body;
       if (bytes.length < LARGE_OBJECT) return this.#putSmall(key, file, tmp, bytes);
     }
     await mkdir(path.dirname(file), { recursive: true });
-    try {
+    return this.#writeThenRename(key, file, tmp, async () => {
       // Bytes are staged from the caller's array as they are (a copy of each conversion chunk cost garbage collections).
       const source = typeof body === 'string' ? [Buffer.from(body)] : body instanceof Uint8Array ? [body] : body;
       const written = await writeObjectFile(source, tmp, options, !this.#directRefused);
@@ -146,6 +147,13 @@ export class FileObjectStore implements ObjectStore {
       if (options.crc32 && written.crc32 !== options.crc32.toLowerCase()) {
         throw new ContentMismatchError({ crc32: options.crc32 }, { size: written.size, crc32: written.crc32 });
       }
+    });
+  }
+
+  /** Runs `write` (into `tmp`), then renames `tmp` to `file`; on any failure `tmp` goes and nothing is at `file`. */
+  async #writeThenRename(key: string, file: string, tmp: string, write: () => Promise<void>): Promise<ObjectInfo> {
+    try {
+      await write();
       await rename(tmp, file);
     } catch (err) {
       await rm(tmp, { force: true });
@@ -162,8 +170,8 @@ export class FileObjectStore implements ObjectStore {
    * the general path's `mkdir`, staging copy and 64 KiB pieces made a chunk of 256 KiB 71 system calls, this
    * path 48 (`strace -c`).
    */
-  async #putSmall(key: string, file: string, tmp: string, bytes: Uint8Array): Promise<ObjectInfo> {
-    try {
+  #putSmall(key: string, file: string, tmp: string, bytes: Uint8Array): Promise<ObjectInfo> {
+    return this.#writeThenRename(key, file, tmp, async () => {
       try {
         await writeSmallObjectFile(bytes, tmp);
       } catch (err) {
@@ -171,13 +179,7 @@ export class FileObjectStore implements ObjectStore {
         await mkdir(path.dirname(file), { recursive: true });
         await writeSmallObjectFile(bytes, tmp);
       }
-      await rename(tmp, file);
-    } catch (err) {
-      await rm(tmp, { force: true });
-      throw err;
-    }
-    const s = await stat(file);
-    return infoOf(key, s.size, s.mtimeMs, s.ino);
+    });
   }
 
   async delete(key: string): Promise<void> {
