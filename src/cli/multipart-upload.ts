@@ -1,8 +1,9 @@
 /**
  * One large file of `nds datasets upload`, sent in parts (decision 0020). The file is read once, in order:
  * each chunk feeds the whole file's SHA-256 (the manifest's) and its part's checksum (its SHA-256, or its CRC-32
- * where the server's store takes that, decision 0032); a part whose checksum is known is sent at once (from the page cache, where it was just read) through a URL bound to its size and hash, several
- * parts at a time, each retried alone. The upload's id is remembered beside the hash cache (`upload-state.ts`):
+ * where the server's store takes that, decision 0032); a part whose checksum is known is sent at once (from the
+ * page cache, where it was just read) through a URL bound to its size and checksum, several parts at a time,
+ * each retried alone. The upload's id is remembered beside the hash cache (`upload-state.ts`):
  * run again after a kill or a lost connection, the client asks the server which parts it holds and sends only
  * the others. Completion names the whole file's hash; the server checks it over the assembled file.
  */
@@ -170,8 +171,9 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
     }
   };
 
-  // The one pass over the file: the file's hash and the part's checksum fed from each chunk; parts queued as their checksum is known, the
-  // reader staying at most two rounds of parts ahead so that a part is sent while still in the page cache.
+  // The one pass over the file: the file's hash and the part's checksum fed from each chunk; parts queued as
+  // their checksum is known, the reader staying at most two rounds of parts ahead so that a part is sent while
+  // still in the page cache.
   const whole = createHash('sha256');
   const buffer = readBuffers.take(CHUNK);
   const handle = await open(file.abs, 'r');
@@ -205,11 +207,10 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
   }
   try {
     await completeOnServer(api, options.retries, base, uploadId, file, sha256, progress);
-  } catch (err) {
+  } finally {
+    // Stored or refused, the upload is over: a run after this one starts afresh.
     state.forget(datasetId, file.abs);
-    throw err;
   }
-  state.forget(datasetId, file.abs);
   options.hashCache?.set(file.abs, { size: file.size, mtimeMs: file.mtimeMs, ino: file.ino, sha256 });
   return { sha256, outcome: 'uploaded', read: true, resumedBytes, sentBytes };
 }

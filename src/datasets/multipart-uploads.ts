@@ -1,8 +1,8 @@
 /**
  * Uploads of large files in parts (decision 0020). A file of at least UPLOAD_PART_THRESHOLD bytes goes up as
  * numbered parts, each through its own presigned URL bound to the part's size and SHA-256, or CRC-32 on the
- * folder store (decision 0032; the store refuses a part damaged on the way, and only that part is sent again); the parts are assembled by the store, and the
- * whole file's SHA-256, the one the manifest will name, is checked over the assembled bytes before the content
+ * folder store (decision 0032; the store refuses a part damaged on the way, and only that part is sent again);
+ * the parts are assembled by the store, and the whole file's SHA-256, the one the manifest will name, is checked over the assembled bytes before the content
  * key `<id>/objects/<sha256>` is written. Nothing of an unfinished or refused upload is ever at a content key.
  *
  * An upload's record is a small object beside its parts, `uploads/<dataset>/<upload id>/upload.json`, outside
@@ -153,11 +153,7 @@ export async function partUrls(deps: UploadDeps, record: UploadRecord, parts: Ar
   return out;
 }
 
-/**
- * Assembles the parts and stores the file at its content key once its SHA-256 over the whole assembled file
- * is `sha256` (and the one named at the start, if any). On a mismatch nothing is stored, the upload is
- * dropped, and the refusal names the path and both hashes.
- */
+/** A file's upload in parts ended: its content stored now, or found stored already. */
 export interface CompletedUpload {
   path: string;
   size: number;
@@ -165,6 +161,11 @@ export interface CompletedUpload {
   status: 'stored' | 'present';
 }
 
+/**
+ * Assembles the parts and stores the file at its content key once its SHA-256 over the whole assembled file
+ * is `sha256` (and the one named at the start, if any). On a mismatch nothing is stored, the upload is
+ * dropped, and the refusal names the path and both hashes.
+ */
 export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha256: string): Promise<CompletedUpload> {
   if (record.sha256 !== null && record.sha256 !== sha256) {
     throw new NdsError('content_mismatch', { message: `${record.path}: the upload was started for SHA-256 ${record.sha256}, and is being completed as ${sha256}; nothing was stored.` });

@@ -6,12 +6,11 @@
  * are whatever its last borrower left: the borrower writes before it reads.
  */
 import { BufferPool } from '../core/buffer-pool.js';
+import { bytesPerSample, typedView } from './readers/interleaved.js';
 import type { SampleArray, SampleType } from './types.js';
 
 /** Enough for the buffers of one recording of up to a few hundred channels, of each power-of-two size. */
 const pool = new BufferPool(16);
-
-const bytesOf: Record<SampleType, number> = { int16: 2, int32: 4, float32: 4, float64: 8 };
 
 /** `bytes` bytes, lent until `giveBack`. */
 export function lendBytes(bytes: number): Uint8Array {
@@ -20,17 +19,7 @@ export function lendBytes(bytes: number): Uint8Array {
 
 /** `length` samples of `type`, lent until `giveBack`. */
 export function lendSamples(type: SampleType, length: number): SampleArray {
-  const { buffer } = pool.take(length * bytesOf[type]);
-  switch (type) {
-    case 'int16':
-      return new Int16Array(buffer, 0, length);
-    case 'int32':
-      return new Int32Array(buffer, 0, length);
-    case 'float32':
-      return new Float32Array(buffer, 0, length);
-    case 'float64':
-      return new Float64Array(buffer, 0, length);
-  }
+  return typedView(type, lendBytes(length * bytesPerSample(type)));
 }
 
 /** Hands back an array from `lendBytes` or `lendSamples` (any view of it); the caller must not use it afterwards. */

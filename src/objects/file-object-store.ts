@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import {
   MultipartUploadGoneError,
   checkObjectKey,
-  ContentMismatchError,
   type ByteRange,
   type MultipartLayout,
   type MultipartTarget,
@@ -21,7 +20,7 @@ import {
 } from './object-store.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { ObjectUrlSigner } from './object-url-signer.js';
-import { LARGE_OBJECT, writeObjectFile, writeSmallObjectFile } from './object-file-write.js';
+import { checkWritten, LARGE_OBJECT, writeObjectFile, writeSmallObjectFile } from './object-file-write.js';
 import { FolderMultipart, readLayout } from './folder-multipart.js';
 
 export interface FileObjectStoreOptions {
@@ -138,15 +137,7 @@ export class FileObjectStore implements ObjectStore {
       const source = typeof body === 'string' ? [Buffer.from(body)] : body instanceof Uint8Array ? [body] : body;
       const written = await writeObjectFile(source, tmp, options, !this.#directRefused);
       if (written.directRefused) this.#directRefused = true;
-      if (options.contentLength !== undefined && written.size !== options.contentLength) {
-        throw new ContentMismatchError({ size: options.contentLength }, { size: written.size });
-      }
-      if (options.sha256 && written.sha256 !== options.sha256.toLowerCase()) {
-        throw new ContentMismatchError({ sha256: options.sha256 }, { size: written.size, sha256: written.sha256 });
-      }
-      if (options.crc32 && written.crc32 !== options.crc32.toLowerCase()) {
-        throw new ContentMismatchError({ crc32: options.crc32 }, { size: written.size, crc32: written.crc32 });
-      }
+      checkWritten(options, written);
     });
   }
 
@@ -318,8 +309,7 @@ export class FileObjectStore implements ObjectStore {
       const options = { contentLength: target.size, sha256: target.sha256 };
       const written = await writeObjectFile(concatenated(partFiles), tmp, options, !this.#directRefused);
       if (written.directRefused) this.#directRefused = true;
-      if (written.size !== target.size) throw new ContentMismatchError({ size: target.size }, { size: written.size });
-      if (written.sha256 !== target.sha256.toLowerCase()) throw new ContentMismatchError({ sha256: target.sha256 }, { size: written.size, sha256: written.sha256 });
+      checkWritten(options, written);
       await rename(tmp, file);
     } catch (err) {
       await rm(tmp, { force: true });

@@ -20,7 +20,7 @@ import type { Readable } from 'node:stream';
 import { BufferPool } from '../core/buffer-pool.js';
 import { ContentMismatchError, MultipartPartMissingError, MultipartUploadGoneError, type PartInfo, type PutOptions } from './object-store.js';
 import { PAGE } from './aligned-buffers.js';
-import { writeObjectFile, writeObjectRange } from './object-file-write.js';
+import { checkWritten, writeObjectFile, writeObjectRange } from './object-file-write.js';
 import { RangeHasher } from './range-hasher.js';
 
 /** The size of the object an upload assembles and the size of its parts (all but the last). */
@@ -129,14 +129,14 @@ export class FolderMultipart {
           bump();
           const written = await writeObjectRange(body, path.join(dir, DATA), offset, { ...checked, endOfFile: partNumber === count ? layout.size : undefined }, direct).catch(gone(dir));
           directRefused = written.directRefused;
-          check(checked, written);
+          checkWritten(checked, written);
         } else {
           // Over a stored part: the new bytes are checked in a file of their own before they replace it.
           const side = path.join(dir, `${markerName(partNumber)}.${randomBytes(6).toString('hex')}.tmp`);
           try {
             const written = await writeObjectFile(body, side, checked, tryDirect).catch(gone(dir));
             directRefused = written.directRefused;
-            check(checked, written);
+            checkWritten(checked, written);
             await unlink(marker).catch(() => undefined);
             bump();
             await copyInto(side, path.join(dir, DATA), offset, length).catch(gone(dir));
@@ -304,11 +304,6 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-function check(expected: PutOptions, written: { size: number; sha256: string | undefined; crc32?: string }): void {
-  if (expected.contentLength !== undefined && written.size !== expected.contentLength) throw new ContentMismatchError({ size: expected.contentLength }, { size: written.size });
-  if (expected.sha256 && written.sha256 !== expected.sha256.toLowerCase()) throw new ContentMismatchError({ sha256: expected.sha256 }, { size: written.size, sha256: written.sha256 });
-  if (!expected.sha256 && expected.crc32 && written.crc32 !== expected.crc32.toLowerCase()) throw new ContentMismatchError({ crc32: expected.crc32 }, { size: written.size, crc32: written.crc32 });
-}
 
 /** A file of the parts folder gone: the upload was completed or aborted meanwhile. */
 function gone(dir: string): (err: unknown) => never {

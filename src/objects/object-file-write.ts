@@ -71,6 +71,16 @@ export async function writeObjectFile(source: AsyncIterable<Uint8Array> | Iterab
 }
 
 /**
+ * Refuses (`ContentMismatchError`) a written file whose size, SHA-256, or (asked for without a SHA-256) CRC-32 is
+ * not what `expected` promised: the one check of both the folder store's objects and its parts.
+ */
+export function checkWritten(expected: PutOptions, written: Pick<WrittenFile, 'size' | 'sha256' | 'crc32'>): void {
+  if (expected.contentLength !== undefined && written.size !== expected.contentLength) throw new ContentMismatchError({ size: expected.contentLength }, { size: written.size });
+  if (expected.sha256 && written.sha256 !== expected.sha256.toLowerCase()) throw new ContentMismatchError({ sha256: expected.sha256 }, { size: written.size, sha256: written.sha256 });
+  if (!expected.sha256 && expected.crc32 && written.crc32 !== expected.crc32.toLowerCase()) throw new ContentMismatchError({ crc32: expected.crc32 }, { size: written.size, crc32: written.crc32 });
+}
+
+/**
  * Writes `bytes`, a small object held whole in memory (under `LARGE_OBJECT`), to the new file `file` in one
  * write from the caller's array (no staging copy). Not in 64 KiB pieces: each piece is a trip through the
  * thread pool, and for a conversion's chunks the pieces took no less system time (bench/RESULTS.md, "Conversion
