@@ -5,10 +5,17 @@
 # gateway already answers and stores a small object, it exits at once; a gateway that answers but cannot store
 # (its memory store full, say, after a benchmark) is started afresh. Recipe: shared/reference/STACK.md ("Real S3 (radosgw)").
 # RADOSGW_MEMSTORE_BYTES sizes the store (default 4 GiB: it is memory, used only as far as it is filled).
+# RADOSGW_OBJECTSTORE=bluestore keeps the objects on disk instead, in a sparse file of RADOSGW_BLUESTORE_BYTES
+# (default 32 GiB) under RADOSGW_DIR: for files larger than memory (the opt-in 6 GiB upload test). A second
+# cluster beside the first needs its own RADOSGW_DIR, RADOSGW_PORT and RADOSGW_MON_PORT.
 set -euo pipefail
 
 DIR="${RADOSGW_DIR:-/tmp/nds-radosgw}"
-ENDPOINT="http://127.0.0.1:17480"
+PORT="${RADOSGW_PORT:-17480}"
+MON_PORT="${RADOSGW_MON_PORT:-43300}"
+MON_V1_PORT=$((MON_PORT + 3489))
+OBJECTSTORE="${RADOSGW_OBJECTSTORE:-memstore}"
+ENDPOINT="http://127.0.0.1:$PORT"
 ACCESS_KEY="NDSTESTACCESSKEY0001"
 SECRET_KEY="ndsTestSecretKey0000000000000000000000001"
 BUCKET="nds-test"
@@ -47,7 +54,7 @@ if [ -d "$DIR/run" ]; then
     [ -e "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
   done
   for _ in $(seq 1 20); do gateway_up || break; sleep 0.5; done
-  pkill -f 'radosgw -n client.rgw' 2>/dev/null || true
+  pkill -f "radosgw -n client.rgw -c $DIR/ceph.conf" 2>/dev/null || true
   sleep 1
 fi
 rm -rf "$DIR"
@@ -57,7 +64,7 @@ FSID=$(cat /proc/sys/kernel/random/uuid)
 cat >"$DIR/ceph.conf" <<EOF
 [global]
 fsid = $FSID
-mon host = [v2:127.0.0.1:43300,v1:127.0.0.1:46789]
+mon host = [v2:127.0.0.1:$MON_PORT,v1:127.0.0.1:$MON_V1_PORT]
 mon initial members = a
 public addr = 127.0.0.1
 ms bind ipv6 = false
@@ -72,8 +79,13 @@ osd pool default pg num = 8
 osd pool default pgp num = 8
 osd pool default pg autoscale mode = off
 osd crush chooseleaf type = 0
-osd objectstore = memstore
+osd objectstore = $OBJECTSTORE
 memstore device bytes = ${RADOSGW_MEMSTORE_BYTES:-4294967296}
+bluestore block create = true
+bluestore block size = ${RADOSGW_BLUESTORE_BYTES:-34359738368}
+bluestore fsck on mkfs = false
+# BlueStore sizes its caches to this target: the default (4 GiB) is more than a test machine should give it.
+osd memory target = 1073741824
 mon data = $DIR/\$name
 osd data = $DIR/\$name
 run dir = $DIR/run
@@ -86,7 +98,7 @@ keyring = $DIR/keyring
 keyring = $DIR/\$name/keyring
 
 [client.rgw]
-rgw frontends = beast endpoint=127.0.0.1:17480
+rgw frontends = beast endpoint=127.0.0.1:$PORT
 rgw data = $DIR/rgw
 # Deleted objects' data is freed by the gateway's garbage collector, by default two hours later: in a memory
 # store that the tests and benchmarks fill and empty, that is a full store within the hour.
@@ -98,7 +110,7 @@ export CEPH_CONF="$DIR/ceph.conf"
 ceph-authtool --create-keyring "$DIR/keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
 ceph-authtool "$DIR/keyring" --gen-key -n client.admin --cap mon 'allow *' --cap osd 'allow *' --cap mds 'allow *' --cap mgr 'allow *' >/dev/null
 ceph-authtool "$DIR/keyring" --gen-key -n client.rgw --cap mon 'allow rw' --cap osd 'allow rwx' >/dev/null
-monmaptool --create --fsid "$FSID" --addv a '[v2:127.0.0.1:43300,v1:127.0.0.1:46789]' "$DIR/monmap" >/dev/null
+monmaptool --create --fsid "$FSID" --addv a "[v2:127.0.0.1:$MON_PORT,v1:127.0.0.1:$MON_V1_PORT]" "$DIR/monmap" >/dev/null
 
 ceph-mon --mkfs -i a --monmap "$DIR/monmap" --keyring "$DIR/keyring" </dev/null >/dev/null 2>&1
 ceph-mon -i a </dev/null >/dev/null 2>&1
@@ -109,7 +121,7 @@ ceph-osd -i "$OSD_ID" --mkfs </dev/null >/dev/null 2>&1
 ceph-osd -i "$OSD_ID" </dev/null >/dev/null 2>&1
 
 mkdir -p "$DIR/rgw"
-radosgw -n client.rgw </dev/null >/dev/null 2>&1
+radosgw -n client.rgw -c "$DIR/ceph.conf" </dev/null >/dev/null 2>&1
 
 for _ in $(seq 1 120); do gateway_up && break; sleep 0.5; done
 gateway_up || { echo "radosgw did not come up; see $DIR/log" >&2; exit 1; }
