@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MAX_PARTS_PER_REQUEST, PartUrlBatches, type PartChecksumField } from '../../src/cli/part-url-batches.js';
 
-const sum = (n: number): PartChecksumField => ({ sha256: n.toString(16).padStart(64, '0') });
+const sum = (n: number): { sha256: string } => ({ sha256: n.toString(16).padStart(64, '0') });
 
 /** A server of part URLs that records each request's part numbers; `failNext` fails the next request. */
 function fakeServer() {

@@ -104,7 +104,7 @@ for (const variant of storeVariants) {
       const targets = await urls(started.upload_id, file, started, [6, 1, 2, 3, 4, 5]);
       assert.deepEqual(targets.map((t: { part_number: number }) => t.part_number), [6, 1, 2, 3, 4, 5]);
       assert.deepEqual(targets.map((t: { size: number }) => t.size), [4321, 5 * MIB, 5 * MIB, 5 * MIB, 5 * MIB, 5 * MIB]);
-      const byNumber = new Map(targets.map((t: { part_number: number }) => [t.part_number, t]));
+      const byNumber = new Map<number, { url: string; headers: Record<string, string> }>(targets.map((t: { part_number: number; url: string; headers: Record<string, string> }) => [t.part_number, t]));
       // Another part's bytes (same size, other hash), or the last part's, through part 1's URL: refused, nothing kept.
       for (const other of [partOf(file, started, 2), partOf(file, started, 6)]) {
         const res = await put(byNumber.get(1)!, other);
