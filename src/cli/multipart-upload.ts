@@ -3,9 +3,9 @@
  * each chunk feeds the whole file's SHA-256 (the manifest's) and its part's checksum (its SHA-256, or its CRC-32
  * where the server's store takes that, decision 0032); a part whose checksum is known is sent at once (from the
  * page cache, where it was just read) through a URL bound to its size and checksum, several parts at a time,
- * each retried alone; the URLs are asked for in batches (`part-url-batches.ts`). The upload's id is remembered beside the hash cache (`upload-state.ts`):
- * run again after a kill or a lost connection, the client asks the server which parts it holds and sends only
- * the others. Completion names the whole file's hash; the server checks it over the assembled file.
+ * each retried alone; the URLs are asked for in batches (`part-url-batches.ts`). The upload's id is remembered
+ * beside the hash cache (`upload-state.ts`): run again after a kill or a lost connection, the client asks the
+ * server which parts it holds and sends only the others. Completion names the whole file's hash; the server checks it over the assembled file.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
