@@ -3,9 +3,9 @@
  * each chunk feeds the whole file's SHA-256 (the manifest's) and its part's checksum (its SHA-256, or its CRC-32
  * where the server's store takes that, decision 0032); a part whose checksum is known is sent at once (from the
  * page cache, where it was just read) through a URL bound to its size and checksum, several parts at a time,
- * each retried alone. The upload's id is remembered beside the hash cache (`upload-state.ts`):
- * run again after a kill or a lost connection, the client asks the server which parts it holds and sends only
- * the others. Completion names the whole file's hash; the server checks it over the assembled file.
+ * each retried alone; the URLs are asked for in batches (`part-url-batches.ts`). The upload's id is remembered
+ * beside the hash cache (`upload-state.ts`): run again after a kill or a lost connection, the client asks the
+ * server which parts it holds and sends only the others. Completion names the whole file's hash; the server checks it over the assembled file.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -15,6 +15,7 @@ import { ApiError, type ApiClient, type RequestOptions } from './api-client.js';
 import { CliError } from './cli-error.js';
 import type { HashCache } from './hash-cache.js';
 import { putFile, TransferError, withRetries } from './http-transfer.js';
+import { PartUrlBatches, type PartChecksumField, type PartTarget } from './part-url-batches.js';
 import { TaskPool } from './task-pool.js';
 import type { Progress } from './transfer-progress.js';
 import type { UploadState } from './upload-state.js';
@@ -63,7 +64,7 @@ interface UploadInfo {
 interface PartSum {
   update(bytes: Uint8Array): void;
   /** The field of the part in a `part-urls` request. */
-  named(): { sha256: string } | { crc32: string };
+  named(): PartChecksumField;
 }
 
 function partSum(kind: 'sha256' | 'crc32'): PartSum {
@@ -137,13 +138,14 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
   let sentBytes = 0;
   let savedAt = performance.now();
   const parts = new TaskPool(options.concurrency);
-  const sendPart = async (n: number, checksum: { sha256: string } | { crc32: string }) => {
+  const partUrls = new PartUrlBatches(async (asked) => (await call<{ parts: PartTarget[] }>(api, options.retries, `${base}/${uploadId}/part-urls`, { method: 'POST', body: { parts: asked } })).parts);
+  const sendPart = async (n: number) => {
     const start = (n - 1) * partSize;
     const length = lengthOf(n);
     await withRetries(
       options.retries + 1,
       async () => {
-        const [target] = (await call<{ parts: Array<{ url: string; headers: Record<string, string> }> }>(api, options.retries, `${base}/${uploadId}/part-urls`, { method: 'POST', body: { parts: [{ part_number: n, ...checksum }] } })).parts;
+        const target = await partUrls.urlFor(n);
         let sent = 0;
         try {
           await putFile(target, file.abs, length, (b) => {
@@ -189,8 +191,8 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
       }
       await parts.below(options.concurrency * 2);
       parts.throwIfFailed();
-      const checksum = part!.named();
-      parts.add(() => sendPart(n, checksum));
+      partUrls.known(n, part!.named());
+      parts.add(() => sendPart(n));
     }
     await parts.drain();
   } finally {

@@ -134,7 +134,7 @@ export interface PartUrl {
  * its SHA-256, or its CRC-32 where the store checks parts by CRC-32 (`partChecksum`, decision 0032).
  */
 export async function partUrls(deps: UploadDeps, record: UploadRecord, parts: Array<{ part_number: number; sha256?: string; crc32?: string }>): Promise<PartUrl[]> {
-  const out: PartUrl[] = [];
+  // Every part checked before any is signed: a request asking for a part it may not have gets no URL at all.
   for (const p of parts) {
     if (p.part_number > record.part_count) {
       throw new NdsError('validation_failed', { message: `Part ${p.part_number} is past the last part (${record.part_count}) of ${record.path}.` });
@@ -142,15 +142,18 @@ export async function partUrls(deps: UploadDeps, record: UploadRecord, parts: Ar
     if (!p.sha256 && (!p.crc32 || deps.objects.partChecksum !== 'crc32')) {
       throw new NdsError('validation_failed', { message: `Part ${p.part_number} needs its ${deps.objects.partChecksum === 'crc32' ? 'CRC-32 or SHA-256' : 'SHA-256'}: this store checks each part by it.` });
     }
-    const size = partLength(record, p.part_number);
-    const signed: PresignedRequest = await deps.objects.presignPart(stagingKey(record.dataset_id, record.upload_id), record.store_upload_id, p.part_number, {
-      expiresIn: UPLOAD_URL_TTL_S,
-      contentLength: size,
-      ...(p.sha256 ? { sha256: p.sha256 } : { crc32: p.crc32 }),
-    });
-    out.push({ part_number: p.part_number, size, url: signed.url, method: 'PUT', headers: signed.headers, expires_at: signed.expiresAt.toISOString() });
   }
-  return out;
+  return Promise.all(
+    parts.map(async (p): Promise<PartUrl> => {
+      const size = partLength(record, p.part_number);
+      const signed: PresignedRequest = await deps.objects.presignPart(stagingKey(record.dataset_id, record.upload_id), record.store_upload_id, p.part_number, {
+        expiresIn: UPLOAD_URL_TTL_S,
+        contentLength: size,
+        ...(p.sha256 ? { sha256: p.sha256 } : { crc32: p.crc32 }),
+      });
+      return { part_number: p.part_number, size, url: signed.url, method: 'PUT', headers: signed.headers, expires_at: signed.expiresAt.toISOString() };
+    }),
+  );
 }
 
 /** A file's upload in parts ended: its content stored now, or found stored already. */
@@ -186,16 +189,9 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
     return done('present');
   }
   try {
-    // The store's upload gone while its record is still here: another request is completing it (or has
-    // just failed to); answered below as such, not as an unknown upload.
-    const listed = await storedParts(deps, record).catch((err: unknown) => {
-      throw err instanceof NdsError && err.code === 'upload_not_found' ? new MultipartUploadGoneError(staging) : err;
-    });
-    const stored = new Set(listed.map((p) => p.part_number));
-    const missing = Array.from({ length: record.part_count }, (_, i) => i + 1).filter((n) => !stored.has(n));
-    if (missing.length > 0) {
-      throw new NdsError('upload_incomplete', { message: `${record.path}: ${missing.length} of ${record.part_count} parts are not stored yet (first: ${missing[0]}).`, details: [`missing parts: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', ...' : ''}`] });
-    }
+    // The store lists the parts itself and refuses missing ones (`MultipartPartMissingError`, the upload left
+    // open); its upload gone while the record is still here (`MultipartUploadGoneError`) means another request
+    // is completing it, or has just failed to: both answered below.
     await deps.objects.completeMultipart(staging, record.store_upload_id, record.part_count, { key: target, size: record.size, sha256 });
   } catch (err) {
     if (err instanceof ContentMismatchError) {
@@ -208,7 +204,12 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
     if (await storedMeanwhile()) return done('present');
     if (err instanceof NdsError) throw err;
     if (err instanceof MultipartPartMissingError) {
-      throw new NdsError('upload_incomplete', { message: `${record.path}: ${err.missing.length} of ${record.part_count} parts are not stored (first: ${err.missing[0]}).`, cause: err });
+      const { missing } = err;
+      throw new NdsError('upload_incomplete', {
+        message: `${record.path}: ${missing.length} of ${record.part_count} parts are not stored yet (first: ${missing[0]}).`,
+        details: [`missing parts: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', ...' : ''}`],
+        cause: err,
+      });
     }
     if (err instanceof MultipartUploadGoneError) {
       throw new NdsError('conflict', { message: `${record.path}: another request is completing this upload; ask again in a moment to learn its result.`, cause: err });

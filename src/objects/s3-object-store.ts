@@ -29,6 +29,7 @@ import { sha256Hex } from '../core/secrets.js';
 import { readBody } from './read-object.js';
 import { PRIVATE_READ_VALUE, PUBLIC_READ_TAG } from './public-read.js';
 import {
+  MultipartPartMissingError,
   MultipartUploadGoneError,
   checkObjectKey,
   ContentMismatchError,
@@ -304,7 +305,8 @@ export class S3ObjectStore implements ObjectStore {
     if (!parts) throw new MultipartUploadGoneError(key);
     const byNumber = new Map(parts.map((p) => [p.partNumber, p]));
     const chosen = Array.from({ length: partCount }, (_, i) => byNumber.get(i + 1));
-    if (chosen.some((p) => !p)) throw new Error(`upload of ${key} lacks parts`);
+    const missing = chosen.flatMap((p, i) => (p ? [] : [i + 1]));
+    if (missing.length > 0) throw new MultipartPartMissingError(key, missing);
     await this.#client.send(
       new CompleteMultipartUploadCommand({
         Bucket: this.bucket,
@@ -323,7 +325,9 @@ export class S3ObjectStore implements ObjectStore {
         size += (chunk as Buffer).length;
       }
       checkContent({ contentLength: target.size, sha256: target.sha256 }, size, hash.digest('hex'));
-      await this.#copy(key, target.key, size);
+      const copied = await this.#copy(key, target.key, size);
+      // What the copy answered is the target's metadata: no HEAD of it after.
+      if (copied) return { key: target.key, size, etag: copied.etag, lastModified: copied.lastModified };
     } finally {
       await this.delete(key);
     }
@@ -332,12 +336,17 @@ export class S3ObjectStore implements ObjectStore {
     return info;
   }
 
-  /** A copy within the bucket: one CopyObject up to 5 GiB, ranges of a multipart copy beyond. */
-  async #copy(from: string, to: string, size: number): Promise<void> {
+  /**
+   * A copy within the bucket: one CopyObject up to 5 GiB (radosgw shares the data, 0.05 s for 256 MiB here;
+   * decision 0037), ranges of a multipart copy beyond. Answers the copy's entity tag and time when it gave both.
+   */
+  async #copy(from: string, to: string, size: number): Promise<{ etag: string; lastModified: Date } | undefined> {
     const CopySource = `${this.bucket}/${from.split('/').map(encodeURIComponent).join('/')}`;
     if (size <= MAX_PART_BYTES) {
-      await this.#client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource }));
-      return;
+      const r = await this.#client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource }));
+      const { ETag, LastModified } = r.CopyObjectResult ?? {};
+      // radosgw answers the copy's entity tag unquoted; a HEAD's, as HTTP has it, quoted.
+      return ETag && LastModified ? { etag: ETag.startsWith('"') ? ETag : `"${ETag}"`, lastModified: LastModified } : undefined;
     }
     const rangeBytes = Math.max(512 * 1024 ** 2, Math.ceil(size / MAX_PARTS));
     const uploadId = await this.createMultipart(to);
@@ -349,6 +358,7 @@ export class S3ObjectStore implements ObjectStore {
         Parts.push({ PartNumber: n, ETag: r.CopyPartResult?.ETag });
       }
       await this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: to, UploadId: uploadId, MultipartUpload: { Parts } }));
+      return undefined;
     } catch (err) {
       await this.abortMultipart(to, uploadId).catch(() => undefined);
       throw err;

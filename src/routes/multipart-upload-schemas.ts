@@ -70,7 +70,8 @@ export const PartUrlsBody = z
           .refine((p) => p.sha256 !== undefined || p.crc32 !== undefined, 'each part needs its sha256 or its crc32'),
       )
       .min(1)
-      .max(100),
+      .max(100)
+      .openapi({ description: 'Up to 100 parts, in any order; when one of them is past the last part or lacks its checksum, the request is refused and no URL is given' }),
   })
   .openapi('PartUrlsRequest');
 

@@ -91,6 +91,34 @@ for (const variant of storeVariants) {
       assert.deepEqual(again, { status: 'present', path: 'copy.edf', size: file.length, sha256: sha(file) });
     });
 
+    it('gives the URLs of many parts in one request, each bound to its own part\'s size and hash, and none when one part named is wrong', async () => {
+      const file = randomBytes(5 * 5 * MIB + 4321);
+      const started = await start(file, 'batched.edf');
+      assert.equal(started.part_count, 6);
+      const base = `/datasets/${id}/multipart-uploads/${started.upload_id}`;
+      // One part past the last, or without its hash, in a batch: the whole request is refused.
+      for (const wrong of [{ part_number: 7, sha256: sha(file) }, { part_number: 3 }]) {
+        const parts = [1, 2].map((n) => ({ part_number: n, sha256: sha(partOf(file, started, n)) }));
+        assert.equal((await owner.api(`${base}/part-urls`, post({ parts: [...parts, wrong] }))).status, 400, JSON.stringify(wrong));
+      }
+      const targets = await urls(started.upload_id, file, started, [6, 1, 2, 3, 4, 5]);
+      assert.deepEqual(targets.map((t: { part_number: number }) => t.part_number), [6, 1, 2, 3, 4, 5]);
+      assert.deepEqual(targets.map((t: { size: number }) => t.size), [4321, 5 * MIB, 5 * MIB, 5 * MIB, 5 * MIB, 5 * MIB]);
+      const byNumber = new Map<number, { url: string; headers: Record<string, string> }>(targets.map((t: { part_number: number; url: string; headers: Record<string, string> }) => [t.part_number, t]));
+      // Another part's bytes (same size, other hash), or the last part's, through part 1's URL: refused, nothing kept.
+      for (const other of [partOf(file, started, 2), partOf(file, started, 6)]) {
+        const res = await put(byNumber.get(1)!, other);
+        assert.ok(res.status >= 400 && res.status < 500, `part 1's URL took other bytes: ${res.status}`);
+      }
+      assert.deepEqual((await json(await owner.api(base), 200)).parts, []);
+      await Promise.all(targets.map(async (t: { part_number: number; url: string; headers: Record<string, string> }) => {
+        const res = await put(t, partOf(file, started, t.part_number));
+        assert.ok(res.ok, `part ${t.part_number}: ${res.status} ${await res.text()}`);
+      }));
+      assert.equal((await json(await owner.api(`${base}/complete`, post({ sha256: sha(file) })), 200)).status, 'stored');
+      assert.ok((await server.deps.objects.readAll(`${id}/objects/${sha(file)}`))!.equals(file));
+    });
+
     it('refuses a part damaged on the way, keeps nothing of it, and takes it sent again', async () => {
       const file = randomBytes(6 * MIB);
       const started = await start(file, 'damaged.edf');
@@ -218,7 +246,8 @@ for (const variant of storeVariants) {
       const started = await start(file, 'private.edf');
       const base = `/datasets/${id}/multipart-uploads/${started.upload_id}`;
       const unknown = await json(await stranger.api(`/datasets/nd999999/multipart-uploads/${started.upload_id}`), 404);
-      for (const [path, init] of [[base, undefined], [`${base}/part-urls`, post({ parts: [{ part_number: 1, sha256: sha(file) }] })], [`${base}/complete`, post({ sha256: sha(file) })], [`/datasets/${id}/multipart-uploads`, undefined]] as const) {
+      const batch = post({ parts: [1, 2].map((n) => ({ part_number: n, sha256: sha(partOf(file, started, n)) })) });
+      for (const [path, init] of [[base, undefined], [`${base}/part-urls`, post({ parts: [{ part_number: 1, sha256: sha(file) }] })], [`${base}/part-urls`, batch], [`${base}/complete`, post({ sha256: sha(file) })], [`/datasets/${id}/multipart-uploads`, undefined]] as const) {
         const body = await json(await stranger.api(path, init), 404);
         assert.deepEqual({ ...body, message: undefined }, { ...unknown, message: undefined }, path);
       }
