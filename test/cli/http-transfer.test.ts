@@ -135,6 +135,21 @@ describe('putBytes', () => {
     await assert.rejects(putBytes({ url: `${url}/x`, headers: {} }, content, () => undefined), (e: unknown) => e instanceof TransferError && e.status === 400 && /content_mismatch/.test(e.message));
   });
 
+  it('reports a refusal sent before the body was read, never hanging', async () => {
+    const { server, url } = await listen((_req, res) => {
+      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'signature_invalid', message: 'The URL expired.' }));
+    });
+    servers.push(server);
+    const err = await putBytes({ url: `${url}/x`, headers: {} }, content, () => undefined).then(
+      () => assert.fail('the upload should have been refused'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof TransferError);
+    // Either the 403 itself or, if the server's close won the race, a retryable connection error.
+    assert.equal(err.retryable, true);
+    if (err.status !== undefined) assert.equal(err.status, 403);
+  });
+
   it('fails, retryable, when the connection is cut half-way', async () => {
     const { server, url } = await listen((req) => {
       let seen = 0;
