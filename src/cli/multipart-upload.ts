@@ -274,11 +274,24 @@ async function completeOnServer(api: ApiClient, retries: number, base: string, u
  * bytes fill `buffer` from its start (which holds the whole range), else each read reuses its first megabyte.
  */
 async function readRange(handle: FileHandle, buffer: Uint8Array, keep: boolean, start: number, length: number, whole: Hash, part: PartSum | undefined, name: string): Promise<void> {
+  if (keep) {
+    // The next megabyte is read (on an I/O thread) while this one is hashed: the buffer has room for both.
+    let reading = handle.read(buffer, 0, Math.min(CHUNK, length), start);
+    for (let done = 0; done < length; ) {
+      const { bytesRead } = await reading;
+      if (bytesRead === 0) throw new CliError(`${name} shrank while it was read; run the upload again`);
+      const bytes = buffer.subarray(done, done + bytesRead);
+      done += bytesRead;
+      if (done < length) reading = handle.read(buffer, done, Math.min(CHUNK, length - done), start + done);
+      whole.update(bytes);
+      part?.update(bytes);
+    }
+    return;
+  }
   for (let done = 0; done < length; ) {
-    const at = keep ? done : 0;
-    const { bytesRead } = await handle.read(buffer, at, Math.min(CHUNK, length - done), start + done);
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, length - done), start + done);
     if (bytesRead === 0) throw new CliError(`${name} shrank while it was read; run the upload again`);
-    const bytes = buffer.subarray(at, at + bytesRead);
+    const bytes = buffer.subarray(0, bytesRead);
     whole.update(bytes);
     part?.update(bytes);
     done += bytesRead;
