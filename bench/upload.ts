@@ -1,7 +1,8 @@
 /**
  * Upload benchmark: a 1 GiB folder of 100 files uploaded with `nds datasets upload` to a local server on the
  * folder store, side by side with `cp -r` of the same files on the same disk, in alternating rounds. Prints MB/s of
- * both, their ratio, and the CLI's peak RSS (from /usr/bin/time). Goals: ≥ 50% of cp, < 200 MB peak RSS.
+ * both, their ratio, the CLI's peak RSS (from /usr/bin/time) and, on Linux, the server's CPU by thread (event
+ * loop, hashing thread, V8's helpers, I/O threads; /proc). Goals: ≥ 50% of cp, < 200 MB peak RSS.
  * Files from 64 MiB on go up in parts (`--files 1 --mib 4096`: one 4 GiB file). With `--cuts n`, the CLI and the
  * presigned URLs go through a TCP proxy that cuts every connection at n evenly spaced points of the bytes sent,
  * and the bench prints the bytes sent against the bytes of the folder.
@@ -14,7 +15,7 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rm } from 'node:fs/promises';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -45,6 +46,35 @@ const s3Url = option('s3', '');
 const baselineName = s3Url ? 'lib-storage' : 'cp -r';
 const work = await mkdtemp(join(option('dir', tmpdir()), 'nds-bench-upload-'));
 const mb = (bytes: number, s: number) => bytes / 1e6 / s;
+const clockTicks = process.platform === 'linux' ? Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) : 0;
+
+/**
+ * CPU seconds of each thread of this process (the server's event loop, its hashing thread, V8's helpers, the
+ * I/O threads) by thread id, from /proc (Linux only; empty elsewhere): which thread bounds an upload.
+ */
+function threadCpu(): Map<string, { name: string; seconds: number }> {
+  const threads = new Map<string, { name: string; seconds: number }>();
+  if (!clockTicks) return threads;
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // The name is in parentheses and may hold spaces; utime and stime are the 12th and 13th fields after it.
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      threads.set(tid, { name: stat.slice(stat.indexOf('(') + 1, close), seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks });
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return threads;
+}
+
+/** CPU seconds by thread name between two `threadCpu()` readings (threads started in between count from 0). */
+function cpuByThreadName(before: Map<string, { seconds: number }>, after: Map<string, { name: string; seconds: number }>): string {
+  const byName = new Map<string, number>();
+  for (const [tid, t] of after) byName.set(t.name, (byName.get(t.name) ?? 0) + t.seconds - (before.get(tid)?.seconds ?? 0));
+  return [...byName].filter(([, s]) => s >= 0.01).sort((a, b) => b[1] - a[1]).map(([n, s]) => `${n} ${s.toFixed(2)} s`).join(', ');
+}
 
 async function writeFolder(dir: string): Promise<void> {
   const block = randomBytes(1 << 20);
@@ -95,7 +125,7 @@ try {
   const cpRuns: number[] = [];
   const cpCpu: number[] = [];
   const cpWarmRuns: number[] = [];
-  const uploadRuns: Array<{ seconds: number; beforeSync: number; cliCpu: number; serverCpu: number; peakMb: number }> = [];
+  const uploadRuns: Array<{ seconds: number; beforeSync: number; cliCpu: number; serverCpu: number; serverThreads: string; peakMb: number }> = [];
   /** `cp -r` of the folder and `sync`: wall time and cp's CPU time; the copy is removed afterwards. */
   const copyOnce = async () => {
     const started = performance.now();
@@ -154,6 +184,7 @@ try {
     proxy?.cutAt(Array.from({ length: cuts }, (_, i) => Math.round(((i + 1) / (cuts + 1)) * bytes)));
     const started = performance.now();
     const serverCpu = process.cpuUsage();
+    const serverThreads = threadCpu();
     // Asynchronous: the server answering the CLI lives in this process's event loop.
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
       const child = spawn('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/nds.js', 'datasets', 'upload', id, src, '--json', '--force', ...(concurrency ? ['--concurrency', concurrency] : []), ...(cuts ? ['--retries', '10'] : [])], {
@@ -169,6 +200,7 @@ try {
     const beforeSync = (performance.now() - started) / 1000;
     if (proxy) sentWithCuts.push({ sent: proxy.sent, cuts: proxy.cuts });
     const server = process.cpuUsage(serverCpu);
+    const threadsUsed = cpuByThreadName(serverThreads, threadCpu());
     execFileSync('sync');
     const seconds = (performance.now() - started) / 1000;
     if (run.status !== 0) throw new Error(`upload failed: ${run.stderr}`);
@@ -176,7 +208,7 @@ try {
     if (summary.uploaded !== files) throw new Error(`expected ${files} uploads, got ${summary.uploaded}`);
     // The last line of stderr is /usr/bin/time's (the lines before it are --json progress events).
     const [cliUser, cliSys, peakKb] = run.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
-    uploadRuns.push({ seconds, beforeSync, cliCpu: cliUser + cliSys, serverCpu: (server.user + server.system) / 1e6, peakMb: peakKb / 1024 });
+    uploadRuns.push({ seconds, beforeSync, cliCpu: cliUser + cliSys, serverCpu: (server.user + server.system) / 1e6, serverThreads: threadsUsed, peakMb: peakKb / 1024 });
     if (s3Url) await S3ObjectStore.fromUrl(s3Url).deletePrefix(`${id}/`);
     else await rm(join(work, 'objects', id), { recursive: true, force: true });
   }
@@ -189,6 +221,7 @@ try {
     const w = cpWarmRuns[i];
     console.log(`| ${i + 1} | ${c.toFixed(2)} s (${mb(bytes, c).toFixed(0)} MB/s) | ${w.toFixed(2)} s (${mb(bytes, w).toFixed(0)} MB/s) | ${u.seconds.toFixed(2)} s (${mb(bytes, u.seconds).toFixed(0)} MB/s) | ${u.beforeSync.toFixed(2)} s | ${cpCpu[i].toFixed(2)} s / ${u.cliCpu.toFixed(2)} s / ${u.serverCpu.toFixed(2)} s | ${u.peakMb.toFixed(0)} MB | ${((100 * c) / u.seconds).toFixed(0)}% / ${((100 * w) / u.seconds).toFixed(0)}% |`);
   });
+  uploadRuns.forEach((u, i) => u.serverThreads && console.log(`Server CPU by thread, round ${i + 1}: ${u.serverThreads}`));
   const cpMedian = median(cpRuns);
   const uploadMedian = median(uploadRuns.map((u) => u.seconds));
   const peak = Math.max(...uploadRuns.map((u) => u.peakMb));

@@ -105,6 +105,39 @@ export async function putFile(target: { url: string; headers: Record<string, str
 }
 
 /**
+ * PUTs `bytes`, held in memory (a part read and hashed once, sent from the same buffer); `onBytes` sees each
+ * megabyte once the socket took it. The caller keeps `bytes` unchanged until this settles.
+ */
+export async function putBytes(target: { url: string; headers: Record<string, string> }, bytes: Uint8Array, onBytes: (n: number) => void): Promise<void> {
+  const req = requestFor(new URL(target.url), 'PUT', { 'content-length': String(bytes.length), 'content-type': 'application/octet-stream', ...target.headers });
+  let settled = false;
+  try {
+    const answered = new Promise<http.IncomingMessage>((resolve, reject) => {
+      req.once('response', resolve);
+      req.once('error', reject);
+      req.once('close', () => reject(new Error('the connection closed before an answer came')));
+    });
+    // All of it queued at once: the socket writes from `bytes` itself, no copy.
+    for (let at = 0; at < bytes.length; at += CHUNK) {
+      const piece = bytes.subarray(at, Math.min(bytes.length, at + CHUNK));
+      req.write(piece, (err) => {
+        if (!err && !settled) onBytes(piece.length);
+      });
+    }
+    req.end();
+    const res = await answered;
+    const body = await readText(res);
+    if (res.statusCode! < 200 || res.statusCode! >= 300) throw statusError(res.statusCode!, body, 'upload refused');
+  } catch (err) {
+    req.destroy();
+    if (err instanceof TransferError) throw err;
+    throw new TransferError(`upload failed: ${(err as Error).message}`, true, undefined, err);
+  } finally {
+    settled = true;
+  }
+}
+
+/**
  * GETs `url` into `dest`, hashing on the way; returns the size and hex SHA-256 of what arrived.
  * On failure `dest` is removed.
  */

@@ -1,20 +1,22 @@
 /**
  * One large file of `nds datasets upload`, sent in parts (decision 0020). The file is read once, in order:
  * each chunk feeds the whole file's SHA-256 (the manifest's) and its part's checksum (its SHA-256, or its CRC-32
- * where the server's store takes that, decision 0032); a part whose checksum is known is sent at once (from the
- * page cache, where it was just read) through a URL bound to its size and checksum, several parts at a time,
- * each retried alone; the URLs are asked for in batches (`part-url-batches.ts`). The upload's id is remembered
- * beside the hash cache (`upload-state.ts`): run again after a kill or a lost connection, the client asks the
- * server which parts it holds and sends only the others. Completion names the whole file's hash; the server checks it over the assembled file.
+ * where the server's store takes that, decision 0032); a part whose checksum is known is sent at once, from the
+ * buffer it was read and hashed in (up to 16 MiB, decision 0035; larger parts from the page cache), through a URL
+ * bound to its size and checksum, several parts at a time, each retried alone; the URLs are asked for in
+ * batches (`part-url-batches.ts`, decision 0037). The upload's id is remembered beside the hash cache
+ * (`upload-state.ts`): run again after a kill or a lost connection, the client asks the server which parts it
+ * holds and sends only the others. Completion names the whole file's hash; the server checks it over the
+ * assembled file.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../core/crc32.js';
 import { BufferPool } from '../core/buffer-pool.js';
 import { ApiError, type ApiClient, type RequestOptions } from './api-client.js';
 import { CliError } from './cli-error.js';
 import type { HashCache } from './hash-cache.js';
-import { putFile, TransferError, withRetries } from './http-transfer.js';
+import { putBytes, putFile, TransferError, withRetries } from './http-transfer.js';
 import { PartUrlBatches, type PartChecksumField, type PartTarget } from './part-url-batches.js';
 import { TaskPool } from './task-pool.js';
 import type { Progress } from './transfer-progress.js';
@@ -83,6 +85,12 @@ function partSum(kind: 'sha256' | 'crc32'): PartSum {
 
 const CHUNK = 1 << 20;
 const readBuffers = new BufferPool(4);
+/**
+ * Parts up to this size are read into memory once, hashed there and sent from there (one read of the file, not
+ * a hashing read and a sending read); larger ones (files past 10,000 parts of 8 MiB) are read again to be sent,
+ * so that memory stays bounded whatever the part size.
+ */
+const HELD_PART_BYTES = 16 << 20;
 
 /**
  * An API call retried like a transfer: a connection that failed or an answer of 5xx is tried again with
@@ -139,7 +147,8 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
   let savedAt = performance.now();
   const parts = new TaskPool(options.concurrency);
   const partUrls = new PartUrlBatches(async (asked) => (await call<{ parts: PartTarget[] }>(api, options.retries, `${base}/${uploadId}/part-urls`, { method: 'POST', body: { parts: asked } })).parts);
-  const sendPart = async (n: number) => {
+  /** Sends part `n`: from `bytes`, the part as it was read and hashed, when given; else read again from the file. */
+  const sendPart = async (n: number, bytes: Uint8Array | undefined) => {
     const start = (n - 1) * partSize;
     const length = lengthOf(n);
     await withRetries(
@@ -147,11 +156,13 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
       async () => {
         const target = await partUrls.urlFor(n);
         let sent = 0;
+        const onBytes = (b: number) => {
+          sent += b;
+          progress.advance(b);
+        };
         try {
-          await putFile(target, file.abs, length, (b) => {
-            sent += b;
-            progress.advance(b);
-          }, start);
+          if (bytes) await putBytes(target, bytes, onBytes);
+          else await putFile(target, file.abs, length, onBytes, start);
         } catch (err) {
           progress.advance(-sent);
           // A part refused for its content was damaged on the way (its checksum was just taken): send it again.
@@ -174,30 +185,41 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
   };
 
   // The one pass over the file: the file's hash and the part's checksum fed from each chunk; parts queued as
-  // their checksum is known, the reader staying at most two rounds of parts ahead so that a part is sent while
-  // still in the page cache.
+  // their checksum is known. A part of up to HELD_PART_BYTES is read into a buffer of its own and sent from it
+  // (one buffer a part in flight, and one being read); a larger one is sent by reading it again, the reader
+  // staying at most two rounds of parts ahead so that it is still in the page cache.
   const whole = createHash('sha256');
-  const buffer = readBuffers.take(CHUNK);
+  const held = partSize <= HELD_PART_BYTES ? new PartBuffers(partSize, options.concurrency + 1) : undefined;
+  const buffer = held ? undefined : readBuffers.take(CHUNK);
   const handle = await open(file.abs, 'r');
   try {
     for (let n = 1; n <= partCount; n++) {
       const have = stored.has(n);
       const part = have ? undefined : partSum(upload.part_checksum ?? 'sha256');
-      await readRange(handle, buffer, (n - 1) * partSize, lengthOf(n), whole, part, file.path);
+      const into = held ? held.take() : buffer!;
+      await readRange(handle, into, held !== undefined, (n - 1) * partSize, lengthOf(n), whole, part, file.path);
       if (have) {
+        if (held) held.give(into);
         resumedBytes += lengthOf(n);
         progress.skip(lengthOf(n));
         continue;
       }
-      await parts.below(options.concurrency * 2);
+      await parts.below(held ? options.concurrency : options.concurrency * 2);
       parts.throwIfFailed();
       partUrls.known(n, part!.named());
-      parts.add(() => sendPart(n));
+      const bytes = held ? into.subarray(0, lengthOf(n)) : undefined;
+      parts.add(async () => {
+        try {
+          await sendPart(n, bytes);
+        } finally {
+          if (held) held.give(into);
+        }
+      });
     }
     await parts.drain();
   } finally {
     await handle.close();
-    readBuffers.give(buffer);
+    if (buffer) readBuffers.give(buffer);
     await state.save();
   }
   const sha256 = whole.digest('hex');
@@ -251,14 +273,58 @@ async function completeOnServer(api: ApiClient, retries: number, base: string, u
   }
 }
 
-/** Reads `length` bytes at `start` through `buffer`, feeding `whole` and `part` (when given). */
-async function readRange(handle: FileHandle, buffer: Uint8Array, start: number, length: number, whole: Hash, part: PartSum | undefined, name: string): Promise<void> {
+/**
+ * Reads `length` bytes at `start` through `buffer`, feeding `whole` and `part` (when given): with `keep`, the
+ * bytes fill `buffer` from its start (which holds the whole range), else each read reuses its first megabyte.
+ */
+async function readRange(handle: FileHandle, buffer: Uint8Array, keep: boolean, start: number, length: number, whole: Hash, part: PartSum | undefined, name: string): Promise<void> {
+  if (keep) {
+    // The next megabyte is read (on an I/O thread) while this one is hashed: the buffer has room for both.
+    let reading = handle.read(buffer, 0, Math.min(CHUNK, length), start);
+    for (let done = 0; done < length; ) {
+      const { bytesRead } = await reading;
+      if (bytesRead === 0) throw new CliError(`${name} shrank while it was read; run the upload again`);
+      const bytes = buffer.subarray(done, done + bytesRead);
+      done += bytesRead;
+      if (done < length) reading = handle.read(buffer, done, Math.min(CHUNK, length - done), start + done);
+      whole.update(bytes);
+      part?.update(bytes);
+    }
+    return;
+  }
   for (let done = 0; done < length; ) {
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, length - done), start + done);
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, length - done), start + done);
     if (bytesRead === 0) throw new CliError(`${name} shrank while it was read; run the upload again`);
     const bytes = buffer.subarray(0, bytesRead);
     whole.update(bytes);
     part?.update(bytes);
     done += bytesRead;
+  }
+}
+
+/**
+ * The buffers parts are held in from their read until they are stored: `count` of `size` bytes, made as first
+ * needed. `take` is only called while one is free (one a part in flight, and one for the part being read).
+ */
+class PartBuffers {
+  readonly #free: Uint8Array[] = [];
+  readonly #size: number;
+  #left: number;
+
+  constructor(size: number, count: number) {
+    this.#size = size;
+    this.#left = count;
+  }
+
+  take(): Uint8Array {
+    const buffer = this.#free.pop();
+    if (buffer) return buffer;
+    if (this.#left === 0) throw new Error('no part buffer free');
+    this.#left--;
+    return new Uint8Array(this.#size);
+  }
+
+  give(buffer: Uint8Array): void {
+    this.#free.push(buffer);
   }
 }

@@ -12,7 +12,7 @@ import { constants } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../core/crc32.js';
 import { BufferPool } from '../core/buffer-pool.js';
 import { AlignedBufferPool, PAGE } from './aligned-buffers.js';
 import { ContentMismatchError, type PutOptions } from './object-store.js';

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { closeAgents, putFile, TransferError } from '../../src/cli/http-transfer.js';
+import { closeAgents, putBytes, putFile, TransferError } from '../../src/cli/http-transfer.js';
 
 function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
   return new Promise((resolve) => {
@@ -93,5 +93,72 @@ describe('putFile', () => {
     });
     servers.push(server);
     await assert.rejects(putFile({ url: `${url}/x`, headers: {} }, file, size, () => undefined), (e: unknown) => e instanceof TransferError && !e.retryable && /shrank/.test(e.message));
+  });
+});
+
+describe('putBytes', () => {
+  const size = 5 * 1024 * 1024 + 321;
+  const content = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) content[i] = (i * 11 + (i >> 12)) & 0xff;
+  const servers: Server[] = [];
+  after(() => {
+    for (const s of servers) s.close();
+    closeAgents();
+  });
+
+  // A part held in memory is sent from that memory: the same bytes the client hashed, each reported once.
+  it('sends every byte of the buffer in order, and reports them all as progress', async () => {
+    const received = createHash('sha256');
+    let bytes = 0;
+    const { server, url } = await listen((req, res) => {
+      req.on('data', (c: Buffer) => {
+        received.update(c);
+        bytes += c.length;
+      });
+      req.on('end', () => res.end('{}'));
+    });
+    servers.push(server);
+    let progress = 0;
+    await putBytes({ url: `${url}/x`, headers: {} }, content, (n) => (progress += n));
+    assert.equal(bytes, size);
+    assert.equal(progress, size);
+    assert.equal(received.digest('hex'), createHash('sha256').update(content).digest('hex'));
+  });
+
+  // The refusal of a damaged part (400 content_mismatch) is what makes the caller send it again.
+  it('reports a refusal after the body as the status it is', async () => {
+    const { server, url } = await listen((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'content_mismatch', message: 'The body is not what was signed.' })));
+    });
+    servers.push(server);
+    await assert.rejects(putBytes({ url: `${url}/x`, headers: {} }, content, () => undefined), (e: unknown) => e instanceof TransferError && e.status === 400 && /content_mismatch/.test(e.message));
+  });
+
+  it('reports a refusal sent before the body was read, never hanging', async () => {
+    const { server, url } = await listen((_req, res) => {
+      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'signature_invalid', message: 'The URL expired.' }));
+    });
+    servers.push(server);
+    const err = await putBytes({ url: `${url}/x`, headers: {} }, content, () => undefined).then(
+      () => assert.fail('the upload should have been refused'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof TransferError);
+    // Either the 403 itself or, if the server's close won the race, a retryable connection error.
+    assert.equal(err.retryable, true);
+    if (err.status !== undefined) assert.equal(err.status, 403);
+  });
+
+  it('fails, retryable, when the connection is cut half-way', async () => {
+    const { server, url } = await listen((req) => {
+      let seen = 0;
+      req.on('data', (c: Buffer) => {
+        seen += c.length;
+        if (seen > 1024 * 1024) req.socket.destroy();
+      });
+    });
+    servers.push(server);
+    await assert.rejects(putBytes({ url: `${url}/x`, headers: {} }, content, () => undefined), (e: unknown) => e instanceof TransferError && e.retryable);
   });
 });
