@@ -68,7 +68,7 @@ function section(id: number, bytes: number[]): number[] {
 
 const name = (text: string) => [text.length, ...Buffer.from(text)];
 
-function moduleBytes(): Uint8Array {
+function moduleBytes(): Uint8Array<ArrayBuffer> {
   const f16 = foldBody(1, EVEN_16, ODD_16, [0x96, 0x01], [0x98, 0x01]);
   const f32 = foldBody(2, EVEN_32, ODD_32, [0xb6, 0x01], [0xb8, 0x01]);
   return new Uint8Array([
