@@ -2,16 +2,17 @@
  * The view pyramid's hot loop, the least and the greatest of each four samples (level 1 from level 0), in
  * WebAssembly SIMD for 16- and 32-bit integer samples: four vectors of samples in, one vector of minima and
  * one of maxima out, through two rounds of even/odd lane shuffles. In JavaScript this loop was 16 % of the
- * converter's CPU time on EDF (about 1.3 times zstd's Huffman coding; `perf record`, bench/RESULTS.md), its
- * comparisons of noisy samples mispredicted branches. Minima and maxima are exact: the chunks are the same
- * bytes either way (test/formats/zarr/fold-samples-simd.test.ts compares them with the JavaScript loop).
+ * converter's CPU time on EDF, about 1.3 times zstd's Huffman coding (`perf record`, issue 24 item 4); here a
+ * third of that. Minima and maxima are exact: the chunks are the same bytes either way
+ * (test/formats/zarr/fold-samples-simd.test.ts compares them with the JavaScript loop).
  *
- * The module is written out below (no build step, no dependency): a function per sample width, each
+ * The functions are written out below (`simd-module.ts` assembles them): one per sample width, each
  * `(src, n, dstMin, dstMax)` over byte offsets into its own one-page memory, `n` a multiple of the samples of
  * four vectors. Where WebAssembly SIMD is missing, `foldSamplesSimd` is undefined and the caller loops in
  * JavaScript.
  */
 import type { SampleArray } from '../types.js';
+import { instantiateSimd } from '../simd-module.js';
 
 /** Samples copied into the module's memory at a time (a multiple of 32); with the outputs, under one 64 KiB page. */
 const SEGMENT = 8192;
@@ -48,45 +49,17 @@ function foldBody(shift: number, even: number[], odd: number[], min: number[], m
     0x0c, 0x00, 0x0b, 0x0b, // br loop, end loop, end block
     0x0b,
   ];
-  return [...leb(code.length), ...code];
-}
-
-/** An unsigned LEB128 number. */
-function leb(value: number): number[] {
-  const out: number[] = [];
-  do {
-    const low = value & 0x7f;
-    value >>>= 7;
-    out.push(value === 0 ? low : low | 0x80);
-  } while (value !== 0);
-  return out;
-}
-
-function section(id: number, bytes: number[]): number[] {
-  return [id, ...leb(bytes.length), ...bytes];
-}
-
-const name = (text: string) => [text.length, ...Buffer.from(text)];
-
-function moduleBytes(): Uint8Array<ArrayBuffer> {
-  const f16 = foldBody(1, EVEN_16, ODD_16, [0x96, 0x01], [0x98, 0x01]);
-  const f32 = foldBody(2, EVEN_32, ODD_32, [0xb6, 0x01], [0xb8, 0x01]);
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(0x01, [0x01, 0x60, 0x04, 0x7f, 0x7f, 0x7f, 0x7f, 0x00]),
-    ...section(0x03, [0x02, 0x00, 0x00]),
-    ...section(0x05, [0x01, 0x00, 0x01]),
-    ...section(0x07, [0x03, ...name('m'), 0x02, 0x00, ...name('f16'), 0x00, 0x00, ...name('f32'), 0x00, 0x01]),
-    ...section(0x0a, [0x02, ...f16, ...f32]),
-  ]);
+  return code;
 }
 
 type Fold = (src: number, n: number, dstMin: number, dstMax: number) => void;
 
 function instantiate(): ((src: SampleArray, p: number, end: number, out: SampleArray, outMin: number, outMax: number) => number) | undefined {
-  const bytes = moduleBytes();
-  if (typeof WebAssembly === 'undefined' || !WebAssembly.validate(bytes)) return undefined;
-  const { exports } = new WebAssembly.Instance(new WebAssembly.Module(bytes));
+  const exports = instantiateSimd([
+    { name: 'f16', params: 4, body: foldBody(1, EVEN_16, ODD_16, [0x96, 0x01], [0x98, 0x01]) },
+    { name: 'f32', params: 4, body: foldBody(2, EVEN_32, ODD_32, [0xb6, 0x01], [0xb8, 0x01]) },
+  ]);
+  if (!exports) return undefined;
   const memory = (exports['m'] as WebAssembly.Memory).buffer;
   const widths = [
     { type: Int16Array, fold: exports['f16'] as Fold, per: 32, view: new Int16Array(memory) },
