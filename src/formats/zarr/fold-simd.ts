@@ -1,14 +1,15 @@
 /**
- * The view pyramid's hot loop, the least and the greatest of each four samples (level 1 from level 0), in
+ * The view pyramid's hot loop, the least and the greatest of each four samples (level 1 from level 0; and of
+ * each four columns' minima and maxima above it), in
  * WebAssembly SIMD for 16- and 32-bit integer samples: four vectors of samples in, one vector of minima and
  * one of maxima out, through two rounds of even/odd lane shuffles. In JavaScript this loop was 16 % of the
  * converter's CPU time on EDF, about 1.3 times zstd's Huffman coding (`perf record`, issue 24 item 4); here a
  * third of that. Minima and maxima are exact: the chunks are the same bytes either way
- * (test/formats/zarr/fold-samples-simd.test.ts compares them with the JavaScript loop).
+ * (test/formats/zarr/fold-simd.test.ts compares them with the JavaScript loop).
  *
  * The functions are written out below (`simd-module.ts` assembles them): one per sample width, each
  * `(src, n, dstMin, dstMax)` over byte offsets into its own one-page memory, `n` a multiple of the samples of
- * four vectors. Where WebAssembly SIMD is missing, `foldSamplesSimd` is undefined and the caller loops in
+ * four vectors. Where WebAssembly SIMD is missing, `foldSimd` is undefined and the caller loops in
  * JavaScript.
  */
 import type { SampleArray } from '../types.js';
@@ -54,7 +55,10 @@ function foldBody(shift: number, even: number[], odd: number[], min: number[], m
 
 type Fold = (src: number, n: number, dstMin: number, dstMax: number) => void;
 
-function instantiate(): ((src: SampleArray, p: number, end: number, out: SampleArray, outMin: number, outMax: number) => number) | undefined {
+/** Folds [p, end) of `mins` (minima) and of `maxs` (maxima; the same array for samples); see `foldSimd`. */
+type SimdFold = (mins: SampleArray, maxs: SampleArray, p: number, end: number, out: SampleArray, outMin: number, outMax: number) => number;
+
+function instantiate(): SimdFold | undefined {
   const exports = instantiateSimd([
     { name: 'f16', params: 4, body: foldBody(1, EVEN_16, ODD_16, [0x96, 0x01], [0x98, 0x01]) },
     { name: 'f32', params: 4, body: foldBody(2, EVEN_32, ODD_32, [0xb6, 0x01], [0xb8, 0x01]) },
@@ -65,18 +69,24 @@ function instantiate(): ((src: SampleArray, p: number, end: number, out: SampleA
     { type: Int16Array, fold: exports['f16'] as Fold, per: 32, view: new Int16Array(memory) },
     { type: Int32Array, fold: exports['f32'] as Fold, per: 16, view: new Int32Array(memory) },
   ];
-  return (src, p, end, out, outMin, outMax) => {
-    const width = widths.find((w) => src instanceof w.type && out instanceof w.type);
+  return (mins, maxs, p, end, out, outMin, outMax) => {
+    const width = widths.find((w) => mins instanceof w.type && maxs instanceof w.type && out instanceof w.type);
     if (!width) return p;
     const { fold, per, view } = width;
-    const bytes = view.BYTES_PER_ELEMENT;
+    const minAt = OUT_MIN / view.BYTES_PER_ELEMENT;
+    const maxAt = OUT_MAX / view.BYTES_PER_ELEMENT;
     const bulkEnd = p + Math.floor((end - p) / per) * per;
     while (p < bulkEnd) {
       const n = Math.min(SEGMENT, bulkEnd - p);
-      view.set(src.subarray(p, p + n) as never, 0);
+      view.set(mins.subarray(p, p + n) as never, 0);
       fold(0, n, OUT_MIN, OUT_MAX);
-      out.set(view.subarray(OUT_MIN / bytes, OUT_MIN / bytes + n / 4) as never, outMin);
-      out.set(view.subarray(OUT_MAX / bytes, OUT_MAX / bytes + n / 4) as never, outMax);
+      out.set(view.subarray(minAt, minAt + n / 4) as never, outMin);
+      if (maxs !== mins) {
+        // A level above 1: the maxima come from their own plane, folded the same way (its minima unused).
+        view.set(maxs.subarray(p, p + n) as never, 0);
+        fold(0, n, OUT_MIN, OUT_MAX);
+      }
+      out.set(view.subarray(maxAt, maxAt + n / 4) as never, outMax);
       p += n;
       outMin += n / 4;
       outMax += n / 4;
@@ -86,8 +96,9 @@ function instantiate(): ((src: SampleArray, p: number, end: number, out: SampleA
 }
 
 /**
- * Folds samples [p, end) of `src` (`end - p` a multiple of 4) four into one, minima from `out[outMin]` and
- * maxima from `out[outMax]` on, as far as whole vectors go; returns where it stopped (the caller folds the
- * rest). Returns `p` (nothing done) for sample types other than 16- and 32-bit integers.
+ * Folds [p, end) (`end - p` a multiple of 4) four into one: the least of each four of `mins` from
+ * `out[outMin]` on, the greatest of each four of `maxs` from `out[outMax]` on (`mins` and `maxs` are one array
+ * of samples at level 1, the planes of the level below above it), as far as whole vectors go; returns where it
+ * stopped (the caller folds the rest). Returns `p` (nothing done) for types other than 16- and 32-bit integers.
  */
-export const foldSamplesSimd = instantiate();
+export const foldSimd = instantiate();
