@@ -18,7 +18,9 @@
  * `--prof <dir>` writes a CPU profile of each pinned worker and `nds convert` there (`node --cpu-prof`).
  * `--runs` picks the runs (all by default): `alone,convert,pinned` gives the per-core figures in seconds.
  * Besides wall time, each pinned run reports its CPU time (user + system, every thread of the process), the
- * figure that stays comparable when other work shares the machine.
+ * figure that stays comparable when other work shares the machine, and of it the system time.
+ * Every run's store stays until the end (as in bench/conversion.ts): on this VM's ext4 without a journal,
+ * creating files right after deleting thousands costs the kernel a scan past each recently deleted inode.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -99,14 +101,20 @@ async function fileCreationBaseline(dir: string): Promise<{ one: number; two: nu
 
 /** CPU seconds (user + system) a live process has used so far. */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  const { user, system } = cpuSplit(pid);
+  return user + system;
 }
 
-/** CPU seconds (user + system) of this process's children that have ended and been waited for. */
-function childrenCpuSeconds(): number {
+/** User and system CPU seconds a live process has used so far. */
+function cpuSplit(pid: number): { user: number; system: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return { user: Number(fields[11]) / clockTicks, system: Number(fields[12]) / clockTicks };
+}
+
+/** User and system CPU seconds of this process's children that have ended and been waited for. */
+function childrenCpu(): { user: number; system: number } {
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[13]) + Number(fields[14])) / clockTicks;
+  return { user: Number(fields[13]) / clockTicks, system: Number(fields[14]) / clockTicks };
 }
 
 const work = await mkdtemp(path.join(tmpdir(), 'nds-bench-workers-'));
@@ -153,6 +161,8 @@ interface WorkerRun {
   taskSeconds: number;
   /** CPU seconds of the worker processes (not of the git they start). */
   workerCpu: number;
+  /** Of which system time. */
+  workerSystem: number;
   /** Seconds from queued to the job claimed, to the first task started (checkout, plan), to the last task done, to the job done (index, catalogue). */
   phases: [number, number, number, number];
 }
@@ -204,6 +214,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     );
     await new Promise((r) => setTimeout(r, 500));
     const cpuBefore = children.map((c) => cpuSeconds(c.pid!));
+    const systemBefore = children.map((c) => cpuSplit(c.pid!).system);
     const started = performance.now();
     const { job } = await enqueueConversion(database.db, { datasetId: ID, ref: 'main', full: true, reason: 'bench' });
     for (;;) {
@@ -215,6 +226,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     const seconds = (performance.now() - started) / 1000;
     const jobRow = await database.db.selectFrom('conversion_jobs').select(['requested_at', 'started_at', 'finished_at']).where('id', '=', job.id).executeTakeFirstOrThrow();
     const workerCpu = children.reduce((sum, c, i) => sum + cpuSeconds(c.pid!) - cpuBefore[i]!, 0);
+    const workerSystem = children.reduce((sum, c, i) => sum + cpuSplit(c.pid!).system - systemBefore[i]!, 0);
     const tasks = await database.db.selectFrom('conversion_tasks').select(['worker_id', 'started_at', 'finished_at', 'failure']).where('job_id', '=', job.id).execute();
     const failed = tasks.filter((t) => t.failure);
     if (failed.length > 0) throw new Error(`${failed.length} recordings failed: ${JSON.stringify(failed[0]!.failure)}`);
@@ -225,7 +237,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     const firstTask = Math.min(...tasks.map((t) => at(t.started_at)));
     const lastTask = Math.max(...tasks.map((t) => at(t.finished_at)));
     const phases: WorkerRun['phases'] = [at(jobRow.started_at) - at(jobRow.requested_at), firstTask - at(jobRow.started_at), lastTask - firstTask, at(jobRow.finished_at) - lastTask];
-    return { seconds, tasksByWorker: [...counts.values()].sort((a, b) => b - a), taskSeconds, workerCpu, phases };
+    return { seconds, tasksByWorker: [...counts.values()].sort((a, b) => b - a), taskSeconds, workerCpu, workerSystem, phases };
   } finally {
     // SIGINT: a profiled worker writes its profile on a normal exit.
     for (const c of children) c.kill('SIGTERM');
@@ -234,16 +246,18 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     await node.close();
     await objects.close();
     await adminQuery(`drop database if exists ${name} with (force)`);
-    await rm(base, { recursive: true, force: true });
+    // `base` stays until the end of the run (see `work`'s removal).
   }
 }
 
 /** Seconds and CPU seconds of one command pinned to core 0 (and its own report of seconds, when it prints JSON). */
-function timed(command: string[]): { seconds: number; cpu: number; output: string } {
-  const cpuBefore = childrenCpuSeconds();
+function timed(command: string[]): { seconds: number; cpu: number; system: number; output: string } {
+  const before = childrenCpu();
   const started = performance.now();
   const output = execFileSync(command[0]!, command.slice(1), { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'ignore'] });
-  return { seconds: (performance.now() - started) / 1000, cpu: childrenCpuSeconds() - cpuBefore, output };
+  const after = childrenCpu();
+  const system = after.system - before.system;
+  return { seconds: (performance.now() - started) / 1000, cpu: after.user - before.user + system, system, output };
 }
 
 try {
@@ -258,7 +272,6 @@ try {
   const prof = PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, '--cpu-prof-name=nds-convert.cpuprofile'] : [];
   const convert = RUNS.has('convert') ? timed(pinned([process.execPath, ...prof, 'bin/nds.js', 'convert', plain, out, '--json'])) : undefined;
   const convertSeconds = convert ? (JSON.parse(convert.output) as { seconds: number }).seconds : NaN;
-  await rm(out, { recursive: true, force: true });
   // 3. One worker on one core; 4. one and two workers, unpinned.
   const onePinned = RUNS.has('pinned') ? await runWorkers(1, true, 'pinned') : undefined;
   const one = RUNS.has('one') ? await runWorkers(1, false, 'one') : undefined;
@@ -274,16 +287,16 @@ try {
   console.log('|---|---:|---:|');
   if (alone) {
     console.log(`| converter alone (no store, one process) | ${aloneSeconds.toFixed(2)} s | ${mbs(aloneSeconds)} |`);
-    console.log(`| converter alone, the process's CPU time (start-up included) | ${alone.cpu.toFixed(2)} s | ${mbs(alone.cpu)} |`);
+    console.log(`| converter alone, the process's CPU time (start-up included; of which system ${alone.system.toFixed(2)} s) | ${alone.cpu.toFixed(2)} s | ${mbs(alone.cpu)} |`);
   }
   if (convert) {
     console.log(`| \`nds convert\` into a folder (its own figure; process ${convert.seconds.toFixed(2)} s) | ${convertSeconds.toFixed(2)} s | ${mbs(convertSeconds)} |`);
-    console.log(`| \`nds convert\`, the process's CPU time (start-up included) | ${convert.cpu.toFixed(2)} s | ${mbs(convert.cpu)} |`);
+    console.log(`| \`nds convert\`, the process's CPU time (start-up included; of which system ${convert.system.toFixed(2)} s) | ${convert.cpu.toFixed(2)} s | ${mbs(convert.cpu)} |`);
   }
   if (onePinned) {
     console.log(`| one \`nds worker\`, job queued → done | ${onePinned.seconds.toFixed(2)} s | ${mbs(onePinned.seconds)} |`);
     console.log(`| one \`nds worker\`, its tasks only (sum) | ${onePinned.taskSeconds.toFixed(2)} s | ${mbs(onePinned.taskSeconds)} |`);
-    console.log(`| one \`nds worker\`, its CPU time (user + sys) | ${onePinned.workerCpu.toFixed(2)} s | ${mbs(onePinned.workerCpu)} |`);
+    console.log(`| one \`nds worker\`, its CPU time (user + sys; of which system ${onePinned.workerSystem.toFixed(2)} s) | ${onePinned.workerCpu.toFixed(2)} s | ${mbs(onePinned.workerCpu)} |`);
   }
   const phases = (r: WorkerRun) => r.phases.map((p) => `${p.toFixed(2)}`).join(' / ');
   const row = (label: string, r: WorkerRun) =>

@@ -6,6 +6,7 @@
  */
 import type { SampleArray, SampleType } from '../types.js';
 import { giveBack, lendSamples } from '../sample-buffers.js';
+import { foldSimd } from './fold-simd.js';
 
 export const viewDownsample = 4;
 export const viewChunkColumns = 1024;
@@ -137,8 +138,11 @@ export class EnvelopeLevel {
     for (let r = 0; r < input.rows; r++) {
       const p = r * input.stride + input.start + offset;
       const outMin = (input.channelStart + r) * viewChunkColumns + first;
-      if (fromSamples) foldSamples(input.min, p, p + count, buffer, outMin, plane + outMin);
-      else foldColumns(input.min, input.max, p, p + count, buffer, outMin, plane + outMin);
+      // WebAssembly SIMD as far as whole vectors go (16- and 32-bit samples), JavaScript for the rest.
+      const from = foldSimd ? foldSimd(input.min, input.max, p, p + count, buffer, outMin, plane + outMin) : p;
+      const skipped = (from - p) / 4;
+      if (fromSamples) foldSamples(input.min, from, p + count, buffer, outMin + skipped, plane + outMin + skipped);
+      else foldColumns(input.min, input.max, from, p + count, buffer, outMin + skipped, plane + outMin + skipped);
     }
   }
 
