@@ -4,7 +4,7 @@
  * side as prefetch), and redraws. Its last frame is mirrored on `window.ndsViewer` and readiness on the root
  * element's `data-ready`, for people debugging and for the browser tests.
  */
-import { envelopeRange, sampleEnvelope, type ColumnEnvelope } from '../../signals/column-envelope.js';
+import { columnSpans, envelopeRange, sampleEnvelope, type ColumnEnvelope, type ColumnSpans } from '../../signals/column-envelope.js';
 import { badColour, formatScale, isVoltage, microvoltFactor, pixelsPerUnit, scaleOf, typeColour, typeKey, unitSymbol } from '../../signals/channel-scale.js';
 import { drawFrame, type AxisLabel, type DrawnRow } from './draw-traces.js';
 import type { AnnotationIndex } from './annotation-index.js';
@@ -18,7 +18,7 @@ import type { EventMarker, GroupMeta, RecordingStore } from './recording-store.j
 import { columnReader, derivationReader, physicalReader, viewLevelRow } from './view-level-rows.js';
 import type { FrameRow, ViewerState } from './viewer-state.js';
 import { LruCache } from './lru-cache.js';
-import { rowSamples, type RowSamples } from './row-samples.js';
+import { rowSamples, windowMean, type RowSamples } from './row-samples.js';
 import { formatTime, type TimeFormat } from '../../signals/time-format.js';
 import { autoRowScale, traceLayout, type RowScale, type TraceLayout } from '../../signals/trace-layout.js';
 import { defaultSettings, type ViewSettings } from '../../signals/view-settings.js';
@@ -83,6 +83,8 @@ export class SignalViewer {
   #last: ViewerState | undefined;
   /** Each row's pixel-column arrays, refilled every frame (drawing reads them before the next frame). */
   readonly #envelopes: ColumnEnvelope[] = [];
+  /** The samples each pixel column covers at level 0, refilled every frame. */
+  #spans: ColumnSpans | undefined;
 
   constructor(options: SignalViewerOptions) {
     this.#o = options;
@@ -378,8 +380,10 @@ export class SignalViewer {
       const first = Math.max(0, Math.floor(w.start));
       const last = Math.min(g.nSamples, Math.ceil(w.start + w.span));
       valuesStart = first;
-      envelopes = samples.rows.map((values, i) => (this.#envelopes[i] = sampleEnvelope(values, samples.from, w.start, spp, layout.plotWidth, g.nSamples, this.#envelopes[i])));
-      rows = pageRows.map((r, i) => this.#frameRow(r, samples.rows[i]!.subarray(first - samples.from, last - samples.from)));
+      // Every row's columns cover the same samples: placed once, then each row's min and max over them.
+      const spans = (this.#spans = columnSpans(samples.from, samples.to, w.start, spp, layout.plotWidth, g.nSamples, this.#spans));
+      envelopes = samples.rows.map((values, i) => (this.#envelopes[i] = sampleEnvelope(values, samples.from, w.start, spp, layout.plotWidth, g.nSamples, this.#envelopes[i], spans)));
+      rows = pageRows.map((r, i) => this.#frameRow(r, samples.rows[i]!.subarray(first - samples.from, last - samples.from), () => windowMean(samples, i, first, last)));
     } else {
       const began = performance.now();
       const factor = g.downsample ** level;
@@ -474,7 +478,8 @@ export class SignalViewer {
     });
   }
 
-  #frameRow(r: Derivation, values: Float64Array): FrameRow {
+  /** `windowMean`: the mean of `values` when the caller has a faster way to it. */
+  #frameRow(r: Derivation, values: Float64Array, windowMean: () => number = () => mean(values)): FrameRow {
     const scale = this.#settings.auto ? 'auto' : scaleOf(this.#settings.scales, r.type, r.unit);
     const fixed = scale !== 'auto';
     return {
@@ -485,7 +490,7 @@ export class SignalViewer {
       colour: r.bad ? badColour : typeColour(r.type),
       scale,
       // Fixed scales centre each row on its mean over the window (the DC a high-pass would remove).
-      baseline: fixed ? mean(values) : 0,
+      baseline: fixed ? windowMean() : 0,
       pixelsPerUnit: 0,
       values,
     };
