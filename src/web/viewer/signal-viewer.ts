@@ -468,7 +468,10 @@ export class SignalViewer {
     const plan = await this.#plan(next);
     if (generation !== this.#generation) return;
     const computed = this.#compute(plan, true);
-    if (computed.complete) preparePlotPixels(this.#frameInput(plan, computed));
+    if (!computed.complete) return;
+    preparePlotPixels(this.#frameInput(plan, computed));
+    // Where the pixels painted ahead are for (its first sample), for people debugging and for the tests.
+    this.#o.root.dataset['paintedAhead'] = String(next.start);
   }
 
   /** Publish: the frame's state on `window.ndsViewer` (through `onState`) and readiness on the root element. */
