@@ -210,13 +210,14 @@ export class SignalViewer {
     return `${s.shown.join(',')}|${formatReference(s.reference) ?? ''}|${s.hideBad}`;
   }
 
-  #layout(rows: number): TraceLayout {
+  /** `resize`: size the canvas to it (which clears it); not for a frame painted ahead, off screen. */
+  #layout(rows: number, resize = true): TraceLayout {
     const { canvas } = this.#o;
     const ratio = window.devicePixelRatio || 1;
     const width = Math.max(1, Math.round(canvas.clientWidth * ratio));
     const height = Math.max(1, Math.round(canvas.clientHeight * ratio));
-    if (canvas.width !== width) canvas.width = width;
-    if (canvas.height !== height) canvas.height = height;
+    if (resize && canvas.width !== width) canvas.width = width;
+    if (resize && canvas.height !== height) canvas.height = height;
     return traceLayout(width, height, rows);
   }
 
@@ -297,15 +298,18 @@ export class SignalViewer {
     else if (last.start !== w.start) this.#step = w.start - last.start;
   }
 
-  /** Plan: which level, rows, chunks and filter sections this frame needs. No samples are touched. */
-  async #plan(w: ViewWindow = this.#window): Promise<FramePlan> {
+  /**
+   * Plan: which level, rows, chunks and filter sections this frame needs. No samples are touched. `offScreen`:
+   * for a frame painted ahead, which leaves the canvas as it is (sizing it clears it).
+   */
+  async #plan(w: ViewWindow = this.#window, offScreen = false): Promise<FramePlan> {
     const g = this.#g;
     const s = this.#settings;
     const all = this.allRows();
     if (this.#rowFirst >= all.length) this.#rowFirst = Math.max(0, Math.floor((all.length - 1) / s.rowsPerPage) * s.rowsPerPage);
     const rowFirst = this.#rowFirst;
     const pageRows = all.slice(rowFirst, rowFirst + s.rowsPerPage);
-    const layout = this.#layout(Math.max(1, Math.min(s.rowsPerPage, all.length)));
+    const layout = this.#layout(Math.max(1, Math.min(s.rowsPerPage, all.length)), !offScreen);
     const processing = filterActive(s.filter) || s.reference.kind !== 'own';
     const level =
       s.level !== undefined
@@ -465,7 +469,7 @@ export class SignalViewer {
     if (this.#step === undefined || this.#committed !== w) return;
     const next = clampWindow({ start: w.start + this.#step, span: w.span }, this.#g.nSamples);
     if (next.start === w.start) return;
-    const plan = await this.#plan(next);
+    const plan = await this.#plan(next, true);
     if (generation !== this.#generation) return;
     const computed = this.#compute(plan, true);
     if (!computed.complete) return;
