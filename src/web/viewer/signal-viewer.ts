@@ -470,7 +470,9 @@ export class SignalViewer {
     const next = clampWindow({ start: w.start + this.#step, span: w.span }, this.#g.nSamples);
     if (next.start === w.start) return;
     const plan = await this.#plan(next, true);
-    if (generation !== this.#generation) return;
+    // At level 0 painting is most of a frame (its samples are filtered ahead and kept); at a view level the
+    // envelopes' reading is, and a frame ahead would double a pan's work for little.
+    if (generation !== this.#generation || plan.level !== 0) return;
     const computed = this.#compute(plan, true);
     if (!computed.complete) return;
     preparePlotPixels(this.#frameInput(plan, computed));
