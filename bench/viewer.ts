@@ -9,7 +9,8 @@
  * annotations on the recording (issue 26: spans drawn from an interval index, a density past 1,500 in view),
  * and pans of a 10-minute window where ~17,000 of them are in view (drawn as their density). Beside `frameMs`,
  * the CPU time of the page's main thread per pan (from /proc, on Linux): it also counts what chromium does after
- * the frame's code has run — rasterizing the canvas, styles and layout of the panels — which `frameMs` does not.
+ * the frame's code has run — rasterizing the canvas, styles and layout of the panels — which `frameMs` does not,
+ * and the work done while idle between pans (filtering the neighbouring spans, painting the next pan's plot ahead).
  * Run: node --import tsx bench/viewer.ts [--runs 5] [--pans 60] [--annotations 100000]
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -95,7 +96,7 @@ try {
         configurable: true,
         get() { return last; },
         set(v) {
-          if (!last || last.renders !== v.renders) frames.push({ ms: v.frameMs, computeMs: v.computeMs, drawMs: v.drawMs, complete: v.tracesReady, level: v.level, processed: v.processed, inView: v.annotationsInView, mode: v.annotationMode });
+          if (!last || last.renders !== v.renders) frames.push({ ms: v.frameMs, computeMs: v.computeMs, drawMs: v.drawMs, complete: v.tracesReady, level: v.level, processed: v.processed, prepared: v.plotPrepared, inView: v.annotationsInView, mode: v.annotationMode });
           last = v;
         },
       });
@@ -119,7 +120,7 @@ try {
     // The page's renderer is the one whose main thread worked during the pans (chromium keeps a spare one).
     const cpuAfter = rendererMainCpu();
     const cpuPerPan = Math.max(0, ...[...cpuAfter].map(([pid, ms]) => ms - (cpuBefore.get(pid) ?? ms))) / (options.pans ?? pans);
-    const frames = (await page.evaluate(() => (window as any).ndsFrames)) as Array<{ ms: number; computeMs: number; drawMs: number; complete: boolean; level: number; processed: boolean; inView: number; mode: string }>;
+    const frames = (await page.evaluate(() => (window as any).ndsFrames)) as Array<{ ms: number; computeMs: number; drawMs: number; complete: boolean; level: number; processed: boolean; prepared?: boolean; inView: number; mode: string }>;
     if (process.env["BENCH_DEBUG"]) console.error(frames.map((f) => `${f.ms.toFixed(0)}/${f.computeMs.toFixed(0)}/${f.drawMs.toFixed(0)}`).join(" "));
     await context.close();
     return Object.assign(frames, { cpuPerPan });
@@ -173,7 +174,9 @@ try {
     const ms = frames.filter((f) => f.complete).map((f) => f.ms);
     const waited = frames.filter((f) => !f.complete).length;
     const processed = frames.filter((f) => f.processed).length;
-    console.log(`| ${name} | ${ms.length}${processed ? ` (${processed} filtered)` : ''} | ${median(ms).toFixed(1)} ms | **${percentile(ms, 95).toFixed(1)} ms** | ${Math.max(...ms).toFixed(1)} ms | ${waited} | ${frames.cpuPerPan.toFixed(1)} ms |`);
+    const prepared = frames.filter((f) => f.prepared).length;
+    const notes = [processed ? `${processed} filtered` : '', prepared ? `${prepared} painted ahead` : ''].filter(Boolean).join(', ');
+    console.log(`| ${name} | ${ms.length}${notes ? ` (${notes})` : ''} | ${median(ms).toFixed(1)} ms | **${percentile(ms, 95).toFixed(1)} ms** | ${Math.max(...ms).toFixed(1)} ms | ${waited} | ${frames.cpuPerPan.toFixed(1)} ms |`);
   }
   console.log(`\nThe same pans with ${annotationCount.toLocaleString('en')} annotations on the recording, beside those without (measured above, in this run):\n`);
   console.log('| view | annotations in view (median) | frames | p50 | p95 | p50 without | p95 without | main-thread CPU per pan, with / without |');

@@ -80,35 +80,62 @@ export function envelopeRange(envelope: ColumnEnvelope): [number, number] | unde
 }
 
 /**
- * `columnEnvelope` at level 0 over samples already in memory (`values[i - from]` is sample i), without a
- * reader call per sample: the same columns, the same widening, a fraction of the time for 64 rows a frame.
- * NaN samples (not loaded) leave their column empty.
+ * The samples [first, last] each pixel column covers at level 0, as `columnEnvelope` places them: `first` is -1
+ * where the column is not drawn (before the recording, past it, or reaching past the samples [from, end) in
+ * memory). The same for every row of a frame, so the viewer works them out once a frame, not once a row.
  */
-export function sampleEnvelope(values: Float64Array, from: number, start: number, samplesPerPixel: number, pixelWidth: number, nSamples: number, into?: ColumnEnvelope): ColumnEnvelope {
-  // `into`: the arrays of an earlier frame, refilled rather than two new arrays per row per frame.
-  const reuse = into !== undefined && into.lo.length === pixelWidth && into.hi.length === pixelWidth;
-  const lo = reuse ? into.lo.fill(NaN) : new Float64Array(pixelWidth).fill(NaN);
-  const hi = reuse ? into.hi.fill(NaN) : new Float64Array(pixelWidth).fill(NaN);
-  const end = from + values.length;
+export interface ColumnSpans {
+  first: Int32Array;
+  last: Int32Array;
+}
+
+export function columnSpans(from: number, end: number, start: number, samplesPerPixel: number, pixelWidth: number, nSamples: number, into?: ColumnSpans): ColumnSpans {
+  const reuse = into !== undefined && into.first.length === pixelWidth;
+  const firsts = reuse ? into.first : new Int32Array(pixelWidth);
+  const lasts = reuse ? into.last : new Int32Array(pixelWidth);
   for (let x = 0; x < pixelWidth; x++) {
     const t0 = start + x * samplesPerPixel;
     const t1 = t0 + samplesPerPixel;
     const first = Math.max(0, Math.floor(t0));
     const last = Math.min(nSamples - 1, Math.max(Math.floor(t0), Math.ceil(t1) - 1));
-    if (t1 <= 0 || first > last || t0 >= nSamples) continue;
     // A column reaching past the samples in memory is not drawn, as with a chunk not loaded.
-    if (first < from || last >= end) continue;
+    const drawn = !(t1 <= 0 || first > last || t0 >= nSamples) && first >= from && last < end;
+    firsts[x] = drawn ? first - from : -1;
+    lasts[x] = drawn ? last - from : -1;
+  }
+  return { first: firsts, last: lasts };
+}
+
+/**
+ * `columnEnvelope` at level 0 over samples already in memory (`values[i - from]` is sample i), without a
+ * reader call per sample: the same columns, the same widening, a fraction of the time for 64 rows a frame.
+ * NaN samples (not loaded) leave their column empty. `spans`: the frame's `columnSpans` for these arguments,
+ * when the caller has them.
+ */
+export function sampleEnvelope(values: Float64Array, from: number, start: number, samplesPerPixel: number, pixelWidth: number, nSamples: number, into?: ColumnEnvelope, spans?: ColumnSpans): ColumnEnvelope {
+  const { first: firsts, last: lasts } = spans ?? columnSpans(from, from + values.length, start, samplesPerPixel, pixelWidth, nSamples);
+  // `into`: the arrays of an earlier frame, refilled rather than two new arrays per row per frame.
+  const reuse = into !== undefined && into.lo.length === pixelWidth && into.hi.length === pixelWidth;
+  const lo = reuse ? into.lo : new Float64Array(pixelWidth);
+  const hi = reuse ? into.hi : new Float64Array(pixelWidth);
+  for (let x = 0; x < pixelWidth; x++) {
+    const first = firsts[x]!;
+    const last = lasts[x]!;
     let min = Infinity;
     let max = -Infinity;
-    for (let i = first - from; i <= last - from; i++) {
+    for (let i = first; i <= last && i >= 0; i++) {
       const v = values[i]!;
       if (v < min) min = v;
       if (v > max) max = v;
     }
     // Comparisons with NaN are false: a column of NaN keeps min > max and stays empty.
-    if (min > max || Number.isNaN(values[first - from]!)) continue;
-    lo[x] = min;
-    hi[x] = max;
+    if (first < 0 || min > max || Number.isNaN(values[first]!)) {
+      lo[x] = NaN;
+      hi[x] = NaN;
+    } else {
+      lo[x] = min;
+      hi[x] = max;
+    }
   }
   for (let x = pixelWidth - 1; x > 0; x--) {
     if (Number.isNaN(lo[x]!) || Number.isNaN(lo[x - 1]!)) continue;

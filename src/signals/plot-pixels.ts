@@ -97,3 +97,44 @@ export function paintPlotPixels(px: Uint32Array, f: FrameInput): void {
     }
   });
 }
+
+/**
+ * Whether two frames paint the same plot pixels: the same layout, grid, event tints and rows (colour, clipping,
+ * scale and every column's range). What `paintPlotPixels` reads and nothing else, so pixels painted ahead for
+ * one frame can stand for another's exactly.
+ */
+export function samePlotPixels(a: FrameInput, b: FrameInput): boolean {
+  const la = a.layout;
+  const lb = b.layout;
+  if (la.width !== lb.width || la.height !== lb.height || la.plotLeft !== lb.plotLeft || la.plotTop !== lb.plotTop) return false;
+  if (la.plotWidth !== lb.plotWidth || la.plotHeight !== lb.plotHeight || la.rowHeight !== lb.rowHeight) return false;
+  if (a.startSeconds !== b.startSeconds || a.secondsPerPixel !== b.secondsPerPixel || a.events.mode !== b.events.mode) return false;
+  if (a.events.mode === 'lines') {
+    if (a.events.events.length !== b.events.events.length) return false;
+    for (let i = 0; i < a.events.events.length; i++) {
+      const ea = a.events.events[i]!;
+      const eb = b.events.events[i]!;
+      if (ea.x !== eb.x || ea.x1 !== eb.x1 || ea.colour !== eb.colour) return false;
+    }
+  }
+  if (a.rows.length !== b.rows.length) return false;
+  for (let r = 0; r < a.rows.length; r++) {
+    const ra = a.rows[r]!;
+    const rb = b.rows[r]!;
+    if (ra.colour !== rb.colour || ra.clipToRow !== rb.clipToRow) return false;
+    if (ra.scale.baseline !== rb.scale.baseline || ra.scale.pixelsPerUnit !== rb.scale.pixelsPerUnit) return false;
+    if (!sameValues(ra.envelope.lo, rb.envelope.lo) || !sameValues(ra.envelope.hi, rb.envelope.hi)) return false;
+  }
+  return true;
+}
+
+/** Equal arrays, NaN equal to NaN (a column not drawn). */
+function sameValues(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x !== y && !(x !== x && y !== y)) return false;
+  }
+  return true;
+}

@@ -1,5 +1,5 @@
 /** Paints one frame of the viewer onto a 2D canvas: grid and time axis, events, labels, traces, scale bar. */
-import { paintPlotPixels, plotBufferRows, type FrameInput } from '../../signals/plot-pixels.js';
+import { paintPlotPixels, plotBufferRows, samePlotPixels, type FrameInput } from '../../signals/plot-pixels.js';
 import { placeEventLabels, tickStep, type TraceLayout } from '../../signals/trace-layout.js';
 
 export type { DrawnRow, FrameInput } from '../../signals/plot-pixels.js';
@@ -11,17 +11,20 @@ export interface AxisLabel {
   right: number;
 }
 
-/** Paints the frame; returns where the axis' time labels landed (each wholly inside the canvas). */
-export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): AxisLabel[] {
+/**
+ * Paints the frame; returns where the axis' time labels landed (each wholly inside the canvas) and whether the
+ * plot's pixels were the ones painted ahead (`preparePlotPixels`) rather than painted now.
+ */
+export function drawFrame(ctx: CanvasRenderingContext2D, f: FrameInput): { axis: AxisLabel[]; plotPrepared: boolean } {
   const { layout: l } = f;
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(0, 0, l.width, l.height);
-  drawPlotPixels(ctx, f);
+  const plotPrepared = drawPlotPixels(ctx, f);
   const axis = drawTimeLabels(ctx, f);
   drawRowLabels(ctx, f);
   drawEventsOver(ctx, f);
   if (f.scaleBar !== undefined && f.rows.length > 0) drawScaleBar(ctx, l, f.scaleBar);
-  return axis;
+  return { axis, plotPrepared };
 }
 
 let labels: { key: string; canvas: HTMLCanvasElement } | undefined;
@@ -63,14 +66,44 @@ function drawRowLabels(ctx: CanvasRenderingContext2D, f: FrameInput): void {
 }
 
 let buffer: ImageData | undefined;
+/** The pixels painted ahead for a frame expected next, and a buffer to paint the next ones into. */
+let prepared: { input: FrameInput; image: ImageData } | undefined;
+let spare: ImageData | undefined;
 
-/** The plot's pixels in one buffer (`signals/plot-pixels.ts`), written with one `putImageData`. */
-function drawPlotPixels(ctx: CanvasRenderingContext2D, f: FrameInput): void {
+/**
+ * The plot's pixels in one buffer (`signals/plot-pixels.ts`), written with one `putImageData`: the buffer
+ * painted ahead when it was painted for exactly this frame's input, else painted now. True for the former.
+ */
+function drawPlotPixels(ctx: CanvasRenderingContext2D, f: FrameInput): boolean {
   const l = f.layout;
   const { top0, height } = plotBufferRows(l);
-  if (!buffer || buffer.width !== l.plotWidth || buffer.height !== height) buffer = ctx.createImageData(l.plotWidth, height);
-  paintPlotPixels(new Uint32Array(buffer.data.buffer), f);
+  // A frame that is not the one expected (a redraw in place, another pan) leaves the pixels painted ahead waiting.
+  const ahead = prepared && samePlotPixels(prepared.input, f) ? prepared.image : undefined;
+  if (ahead) {
+    prepared = undefined;
+    spare = buffer;
+    buffer = ahead;
+  } else {
+    if (!buffer || buffer.width !== l.plotWidth || buffer.height !== height) buffer = ctx.createImageData(l.plotWidth, height);
+    paintPlotPixels(new Uint32Array(buffer.data.buffer), f);
+  }
   ctx.putImageData(buffer, l.plotLeft, top0);
+  return ahead !== undefined;
+}
+
+/**
+ * Paints the plot's pixels of a frame expected next (the viewer's guess at the next pan), off screen, while
+ * the viewer is idle: a frame whose input turns out the same (`samePlotPixels`) puts them on the canvas instead
+ * of painting. `f` must not change afterwards (its envelopes are the viewer's arrays for frames ahead).
+ */
+export function preparePlotPixels(f: FrameInput): void {
+  const l = f.layout;
+  const { height } = plotBufferRows(l);
+  const reuse = spare ?? prepared?.image;
+  const image = reuse && reuse.width === l.plotWidth && reuse.height === height ? reuse : new ImageData(l.plotWidth, height);
+  spare = undefined;
+  paintPlotPixels(new Uint32Array(image.data.buffer), f);
+  prepared = { input: f, image };
 }
 
 /**

@@ -28,6 +28,11 @@ export interface RowSamples {
   rows: Float64Array[];
   /** Every chunk was loaded (only then are the filters applied). */
   complete: boolean;
+  /**
+   * Each row's running sums (`sums[k][i]`: the first i samples), made on a row's first `windowMean` when
+   * complete: a pan's fixed-scale baselines then cost two reads a row instead of a pass over the window.
+   */
+  sums?: Array<Float64Array | undefined>;
 }
 
 export function rowSamples(input: RowSamplesInput): RowSamples {
@@ -61,6 +66,37 @@ export function rowSamples(input: RowSamplesInput): RowSamples {
   const rows = applyMontage(input.rows, source, length);
   if (complete) for (const row of rows) filtfiltInPlace(row, input.sections, input.pad);
   return { from, to, rows, complete };
+}
+
+/**
+ * The mean of row `row` over samples [first, last) (inside the span); NaN samples are left out, and a window
+ * with none is 0. From the row's running sums when the span is complete (no NaN in it).
+ */
+export function windowMean(samples: RowSamples, row: number, first: number, last: number): number {
+  const values = samples.rows[row]!;
+  // Clamped to the span, as `subarray` clamps.
+  const a = Math.max(0, Math.min(values.length, first - samples.from));
+  const b = Math.max(a, Math.min(values.length, last - samples.from));
+  if (b <= a) return 0;
+  if (!samples.complete) {
+    let sum = 0;
+    let n = 0;
+    for (let i = a; i < b; i++) {
+      const v = values[i]!;
+      if (v !== v) continue;
+      sum += v;
+      n++;
+    }
+    return n ? sum / n : 0;
+  }
+  samples.sums ??= [];
+  let sums = samples.sums[row];
+  if (!sums) {
+    sums = new Float64Array(values.length + 1);
+    for (let i = 0, sum = 0; i < values.length; i++) sums[i + 1] = sum += values[i]!;
+    samples.sums[row] = sums;
+  }
+  return (sums[b]! - sums[a]!) / (b - a);
 }
 
 /** The source channels' samples, kept between calls (the rows are computed from them into a buffer of their own). */

@@ -4,9 +4,9 @@
  * side as prefetch), and redraws. Its last frame is mirrored on `window.ndsViewer` and readiness on the root
  * element's `data-ready`, for people debugging and for the browser tests.
  */
-import { envelopeRange, sampleEnvelope, type ColumnEnvelope } from '../../signals/column-envelope.js';
+import { columnSpans, envelopeRange, sampleEnvelope, type ColumnEnvelope, type ColumnSpans } from '../../signals/column-envelope.js';
 import { badColour, formatScale, isVoltage, microvoltFactor, pixelsPerUnit, scaleOf, typeColour, typeKey, unitSymbol } from '../../signals/channel-scale.js';
-import { drawFrame, type AxisLabel, type DrawnRow } from './draw-traces.js';
+import { drawFrame, preparePlotPixels, type AxisLabel, type DrawnRow, type FrameInput } from './draw-traces.js';
 import type { AnnotationIndex } from './annotation-index.js';
 import { placeAnnotations, type AnnotationDraft, type AnnotationPlacement } from './annotation-marks.js';
 import { drawAnnotations } from './draw-annotations.js';
@@ -18,7 +18,7 @@ import type { EventMarker, GroupMeta, RecordingStore } from './recording-store.j
 import { columnReader, derivationReader, physicalReader, viewLevelRow } from './view-level-rows.js';
 import type { FrameRow, ViewerState } from './viewer-state.js';
 import { LruCache } from './lru-cache.js';
-import { rowSamples, type RowSamples } from './row-samples.js';
+import { rowSamples, windowMean, type RowSamples } from './row-samples.js';
 import { formatTime, type TimeFormat } from '../../signals/time-format.js';
 import { autoRowScale, traceLayout, type RowScale, type TraceLayout } from '../../signals/trace-layout.js';
 import { defaultSettings, type ViewSettings } from '../../signals/view-settings.js';
@@ -83,6 +83,14 @@ export class SignalViewer {
   #last: ViewerState | undefined;
   /** Each row's pixel-column arrays, refilled every frame (drawing reads them before the next frame). */
   readonly #envelopes: ColumnEnvelope[] = [];
+  /** The samples each pixel column covers at level 0, refilled every frame. */
+  #spans: ColumnSpans | undefined;
+  /** The same two for the frame painted ahead (`#prepareNext`), which must not share the drawn frame's arrays. */
+  readonly #aheadEnvelopes: ColumnEnvelope[] = [];
+  #aheadSpans: ColumnSpans | undefined;
+  /** The window of the last commit, and how far the last pan moved it (samples; undefined after a zoom). */
+  #committed: ViewWindow | undefined;
+  #step: number | undefined;
 
   constructor(options: SignalViewerOptions) {
     this.#o = options;
@@ -202,13 +210,14 @@ export class SignalViewer {
     return `${s.shown.join(',')}|${formatReference(s.reference) ?? ''}|${s.hideBad}`;
   }
 
-  #layout(rows: number): TraceLayout {
+  /** `resize`: size the canvas to it (which clears it); not for a frame painted ahead, off screen. */
+  #layout(rows: number, resize = true): TraceLayout {
     const { canvas } = this.#o;
     const ratio = window.devicePixelRatio || 1;
     const width = Math.max(1, Math.round(canvas.clientWidth * ratio));
     const height = Math.max(1, Math.round(canvas.clientHeight * ratio));
-    if (canvas.width !== width) canvas.width = width;
-    if (canvas.height !== height) canvas.height = height;
+    if (resize && canvas.width !== width) canvas.width = width;
+    if (resize && canvas.height !== height) canvas.height = height;
     return traceLayout(width, height, rows);
   }
 
@@ -243,6 +252,7 @@ export class SignalViewer {
       throw err;
     }
     if (generation !== this.#generation) return drawn();
+    this.#trackStep(plan.window);
     const { store } = this.#o;
     const g = this.#g;
     const missing = plan.wanted.filter(([cc, tc]) => !store.cached(g.name, plan.level, cc, tc));
@@ -276,16 +286,30 @@ export class SignalViewer {
     this.#prefetch(plan);
   }
 
-  /** Plan: which level, rows, chunks and filter sections this frame needs. No samples are touched. */
-  async #plan(): Promise<FramePlan> {
+  /**
+   * A pan moves the window by a step and the next is likely the same step (an arrow key pressed again, held, a
+   * reader paging on): that is the frame painted ahead. A commit in place (annotations, markers) keeps the step;
+   * a zoom forgets it.
+   */
+  #trackStep(w: ViewWindow): void {
+    const last = this.#committed;
+    this.#committed = w;
+    if (!last || last.span !== w.span) this.#step = undefined;
+    else if (last.start !== w.start) this.#step = w.start - last.start;
+  }
+
+  /**
+   * Plan: which level, rows, chunks and filter sections this frame needs. No samples are touched. `offScreen`:
+   * for a frame painted ahead, which leaves the canvas as it is (sizing it clears it).
+   */
+  async #plan(w: ViewWindow = this.#window, offScreen = false): Promise<FramePlan> {
     const g = this.#g;
     const s = this.#settings;
     const all = this.allRows();
     if (this.#rowFirst >= all.length) this.#rowFirst = Math.max(0, Math.floor((all.length - 1) / s.rowsPerPage) * s.rowsPerPage);
     const rowFirst = this.#rowFirst;
     const pageRows = all.slice(rowFirst, rowFirst + s.rowsPerPage);
-    const layout = this.#layout(Math.max(1, Math.min(s.rowsPerPage, all.length)));
-    const w = this.#window;
+    const layout = this.#layout(Math.max(1, Math.min(s.rowsPerPage, all.length)), !offScreen);
     const processing = filterActive(s.filter) || s.reference.kind !== 'own';
     const level =
       s.level !== undefined
@@ -329,8 +353,11 @@ export class SignalViewer {
     return computed.complete;
   }
 
-  /** Compute: each row's values and pixel columns at the plan's level, their scales, and the events' places. */
-  #compute(plan: FramePlan): ComputedFrame {
+  /**
+   * Compute: each row's values and pixel columns at the plan's level, their scales, and the events' places.
+   * `ahead`: for a frame painted ahead, into arrays of its own and without scheduling idle work.
+   */
+  #compute(plan: FramePlan, ahead = false): ComputedFrame {
     const g = this.#g;
     const { level, layout, window: w, pageRows, chunkColumns, channelsPerChunk, margin, needed, channelChunks } = plan;
     const generation = this.#generation;
@@ -360,7 +387,7 @@ export class SignalViewer {
         return found;
       };
       const samples = spanSamples(needed.first, needed.last);
-      if (samples.complete) {
+      if (samples.complete && !ahead) {
         // The spans the next pans need, computed while idle: with filters the fixed span one chunk either way;
         // without, the visible chunks after an arrow key's pan (a tenth of the window) either way.
         // One span a call, so no task blocks a key press for long; true while there is more to do.
@@ -378,8 +405,13 @@ export class SignalViewer {
       const first = Math.max(0, Math.floor(w.start));
       const last = Math.min(g.nSamples, Math.ceil(w.start + w.span));
       valuesStart = first;
-      envelopes = samples.rows.map((values, i) => (this.#envelopes[i] = sampleEnvelope(values, samples.from, w.start, spp, layout.plotWidth, g.nSamples, this.#envelopes[i])));
-      rows = pageRows.map((r, i) => this.#frameRow(r, samples.rows[i]!.subarray(first - samples.from, last - samples.from)));
+      // Every row's columns cover the same samples: placed once, then each row's min and max over them.
+      const into = ahead ? this.#aheadEnvelopes : this.#envelopes;
+      const spans = columnSpans(samples.from, samples.to, w.start, spp, layout.plotWidth, g.nSamples, ahead ? this.#aheadSpans : this.#spans);
+      if (ahead) this.#aheadSpans = spans;
+      else this.#spans = spans;
+      envelopes = samples.rows.map((values, i) => (into[i] = sampleEnvelope(values, samples.from, w.start, spp, layout.plotWidth, g.nSamples, into[i], spans)));
+      rows = pageRows.map((r, i) => this.#frameRow(r, samples.rows[i]!.subarray(first - samples.from, last - samples.from), () => windowMean(samples, i, first, last)));
     } else {
       const began = performance.now();
       const factor = g.downsample ** level;
@@ -406,7 +438,7 @@ export class SignalViewer {
       const detail = auto ? `±${formatAmplitude((ranges[i]![1] - ranges[i]![0]) / 2 / plan.gain)} ${row.unit}`.trimEnd() : '';
       return { label: row.bad ? `${row.label} (bad)` : row.label, detail, colour: row.colour, envelope: envelopes[i]!, scale, clipToRow: auto };
     });
-    if (this.#events) this.#eventsPending = false;
+    if (this.#events && !ahead) this.#eventsPending = false;
     const startSeconds = w.start / g.rate;
     const secondsPerPixel = spp / g.rate;
     const events = placeEvents(this.#events ?? [], this.#eventColours, { startSeconds, secondsPerPixel, plotLeft: layout.plotLeft, plotWidth: layout.plotWidth }, this.hiddenEventTypes);
@@ -418,9 +450,34 @@ export class SignalViewer {
   /** Paint: the frame onto the canvas. Returns where the time labels landed. */
   #paint(plan: FramePlan, c: ComputedFrame): PaintedFrame {
     const ctx = this.#o.canvas.getContext('2d')!;
-    const axis = drawFrame(ctx, { layout: plan.layout, startSeconds: c.startSeconds, secondsPerPixel: c.secondsPerPixel, rows: c.drawn, events: c.events, formatTime: (t, step) => this.formatTime(t, step), scaleBar: this.#scaleBarText(c.rows) });
+    const { axis, plotPrepared } = drawFrame(ctx, this.#frameInput(plan, c));
     drawAnnotations(ctx, plan.layout, c.annotations);
-    return { axis };
+    return { axis, plotPrepared };
+  }
+
+  #frameInput(plan: FramePlan, c: ComputedFrame): FrameInput {
+    return { layout: plan.layout, startSeconds: c.startSeconds, secondsPerPixel: c.secondsPerPixel, rows: c.drawn, events: c.events, formatTime: (t, step) => this.formatTime(t, step), scaleBar: this.#scaleBarText(c.rows) };
+  }
+
+  /**
+   * While idle, after a pan: the plot's pixels of the window one more step on, from the samples in memory, so
+   * that a pan there puts them on the canvas instead of painting (`drawFrame` compares the whole input: a frame
+   * that differs in any way, from settings changed since or a different pan, is painted as usual).
+   */
+  async #prepareNext(generation: number): Promise<void> {
+    const w = this.#window;
+    if (this.#step === undefined || this.#committed !== w) return;
+    const next = clampWindow({ start: w.start + this.#step, span: w.span }, this.#g.nSamples);
+    if (next.start === w.start) return;
+    const plan = await this.#plan(next, true);
+    // At level 0 painting is most of a frame (its samples are filtered ahead and kept); at a view level the
+    // envelopes' reading is, and a frame ahead would double a pan's work for little.
+    if (generation !== this.#generation || plan.level !== 0) return;
+    const computed = this.#compute(plan, true);
+    if (!computed.complete) return;
+    preparePlotPixels(this.#frameInput(plan, computed));
+    // Where the pixels painted ahead are for (its first sample), for people debugging and for the tests.
+    this.#o.root.dataset['paintedAhead'] = String(next.start);
   }
 
   /** Publish: the frame's state on `window.ndsViewer` (through `onState`) and readiness on the root element. */
@@ -453,6 +510,7 @@ export class SignalViewer {
       plot: { left: layout.plotLeft, top: layout.plotTop, width: layout.plotWidth, height: layout.plotHeight, rowHeight: layout.rowHeight },
       canvas: { width: layout.width, height: layout.height },
       axis: painted.axis,
+      plotPrepared: painted.plotPrepared,
       ranges: c.ranges,
       rows: c.rows,
       valuesStart: c.valuesStart,
@@ -474,7 +532,8 @@ export class SignalViewer {
     });
   }
 
-  #frameRow(r: Derivation, values: Float64Array): FrameRow {
+  /** `windowMean`: the mean of `values` when the caller has a faster way to it. */
+  #frameRow(r: Derivation, values: Float64Array, windowMean: () => number = () => mean(values)): FrameRow {
     const scale = this.#settings.auto ? 'auto' : scaleOf(this.#settings.scales, r.type, r.unit);
     const fixed = scale !== 'auto';
     return {
@@ -485,7 +544,7 @@ export class SignalViewer {
       colour: r.bad ? badColour : typeColour(r.type),
       scale,
       // Fixed scales centre each row on its mean over the window (the DC a high-pass would remove).
-      baseline: fixed ? mean(values) : 0,
+      baseline: fixed ? windowMean() : 0,
       pixelsPerUnit: 0,
       values,
     };
@@ -516,7 +575,11 @@ export class SignalViewer {
     const idle = (): void => {
       if (generation !== this.#generation) return;
       if (this.#idleWork?.()) setTimeout(idle, 0);
-      else this.#idleWork = undefined;
+      else {
+        this.#idleWork = undefined;
+        // Last, when the neighbouring spans are filtered: the frame after the next pan, painted ahead.
+        void this.#prepareNext(generation);
+      }
     };
     void Promise.all(loads).then(() => setTimeout(idle, 30));
   }
@@ -573,6 +636,7 @@ interface ComputedFrame {
 
 interface PaintedFrame {
   axis: AxisLabel[];
+  plotPrepared: boolean;
 }
 
 function mean(values: Float64Array): number {

@@ -76,4 +76,6 @@ export interface ViewerState {
   computeMs: number;
   /** …and painting the canvas. */
   drawMs: number;
+  /** The plot's pixels were painted ahead, while idle after the previous pan, for exactly this frame. */
+  plotPrepared: boolean;
 }

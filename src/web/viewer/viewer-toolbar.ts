@@ -268,54 +268,15 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
   };
 
   let eventsShown = -1;
+  /** The settings the controls show: a frame with the same settings (a pan) leaves them as they are. */
+  let syncedSettings: ViewSettings | undefined;
   let shownScales = '';
   let channelsKey = '';
   return {
     keys,
     sync(state) {
       const s = viewer.settings;
-      const setValue = (el: HTMLSelectElement | null, value: string, text = value) => {
-        if (!el) return;
-        if (![...el.options].some((o) => o.value === value)) el.add(new Option(text, value));
-        el.value = value;
-      };
-      fillFilterChoices();
-      setValue(refSelect, formatReference(s.reference) ?? '', formatReference(s.reference));
-      setValue(select('hp'), s.filter.hp ? String(s.filter.hp) : '', formatCorner(s.filter.hp ?? 0));
-      setValue(select('lp'), s.filter.lp ? String(s.filter.lp) : '', formatCorner(s.filter.lp ?? 0));
-      setValue(select('notch'), s.filter.notch ? String(s.filter.notch) : '');
-      setValue(select('rows'), String(s.rowsPerPage));
-      setValue(select('time'), s.timeFormat);
-      if (auto) auto.checked = s.auto;
-      const scalesKey = `${viewer.shownTypes().join(',')}|${JSON.stringify(s.scales)}|${s.auto}`;
-      if (scalesBox && scalesKey !== shownScales) {
-        shownScales = scalesKey;
-        // The unit of a type's voltage rows (a row in ARU typed EEG has no sensitivity and does not name it).
-        const units = new Map(state.rows.filter((r) => isVoltage(r.unit)).map((r) => [typeKey(r.type), r.unit]));
-        scalesBox.replaceChildren(
-          ...viewer.shownTypes().flatMap((type) => {
-            const value = s.auto ? 'auto' : scaleOf(s.scales, type);
-            if (value === 'auto') return [];
-            const span = document.createElement('span');
-            const minus = document.createElement('button');
-            minus.type = 'button';
-            minus.textContent = '−';
-            minus.title = `${type.toUpperCase()}: more sensitive`;
-            minus.addEventListener('click', () => update((n) => (n.scales[type] = stepScale(value, -1))));
-            const plus = document.createElement('button');
-            plus.type = 'button';
-            plus.textContent = '+';
-            plus.title = `${type.toUpperCase()}: less sensitive`;
-            plus.addEventListener('click', () => update((n) => (n.scales[type] = stepScale(value, 1))));
-            const text = document.createElement('span');
-            text.dataset['type'] = type;
-            text.textContent = `${type.toUpperCase()} ${formatScale(value, units.get(type) ?? 'µV')}`;
-            text.title = value === defaultScales[type] ? 'per division (the default)' : 'per division';
-            span.append(minus, text, plus);
-            return [span];
-          }),
-        );
-      }
+      if (s !== syncedSettings) syncControls(state, s);
       if (panel?.dataset['panel'] === 'events') {
         if (eventsShown !== viewer.events.length) {
           eventsShown = viewer.events.length;
@@ -330,4 +291,50 @@ export function attachToolbar(root: HTMLElement, viewer: SignalViewer, hooks: To
       for (const c of cleanups) c();
     },
   };
+
+  function syncControls(state: ViewerState, s: ViewSettings): void {
+    syncedSettings = s;
+    const setValue = (el: HTMLSelectElement | null, value: string, text = value) => {
+      if (!el) return;
+      if (![...el.options].some((o) => o.value === value)) el.add(new Option(text, value));
+      el.value = value;
+    };
+    fillFilterChoices();
+    setValue(refSelect, formatReference(s.reference) ?? '', formatReference(s.reference));
+    setValue(select('hp'), s.filter.hp ? String(s.filter.hp) : '', formatCorner(s.filter.hp ?? 0));
+    setValue(select('lp'), s.filter.lp ? String(s.filter.lp) : '', formatCorner(s.filter.lp ?? 0));
+    setValue(select('notch'), s.filter.notch ? String(s.filter.notch) : '');
+    setValue(select('rows'), String(s.rowsPerPage));
+    setValue(select('time'), s.timeFormat);
+    if (auto) auto.checked = s.auto;
+    const scalesKey = `${viewer.shownTypes().join(',')}|${JSON.stringify(s.scales)}|${s.auto}`;
+    if (scalesBox && scalesKey !== shownScales) {
+      shownScales = scalesKey;
+      // The unit of a type's voltage rows (a row in ARU typed EEG has no sensitivity and does not name it).
+      const units = new Map(state.rows.filter((r) => isVoltage(r.unit)).map((r) => [typeKey(r.type), r.unit]));
+      scalesBox.replaceChildren(
+        ...viewer.shownTypes().flatMap((type) => {
+          const value = s.auto ? 'auto' : scaleOf(s.scales, type);
+          if (value === 'auto') return [];
+          const span = document.createElement('span');
+          const minus = document.createElement('button');
+          minus.type = 'button';
+          minus.textContent = '−';
+          minus.title = `${type.toUpperCase()}: more sensitive`;
+          minus.addEventListener('click', () => update((n) => (n.scales[type] = stepScale(value, -1))));
+          const plus = document.createElement('button');
+          plus.type = 'button';
+          plus.textContent = '+';
+          plus.title = `${type.toUpperCase()}: less sensitive`;
+          plus.addEventListener('click', () => update((n) => (n.scales[type] = stepScale(value, 1))));
+          const text = document.createElement('span');
+          text.dataset['type'] = type;
+          text.textContent = `${type.toUpperCase()} ${formatScale(value, units.get(type) ?? 'µV')}`;
+          text.title = value === defaultScales[type] ? 'per division (the default)' : 'per division';
+          span.append(minus, text, plus);
+          return [span];
+        }),
+      );
+    }
+  }
 }

@@ -1,7 +1,10 @@
 /** The viewer's pure rules: montages, scales per type, the view in the address, time formats, event placement. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { columnEnvelope, sampleEnvelope } from '../../../src/signals/column-envelope.js';
+import { columnEnvelope, columnSpans, sampleEnvelope } from '../../../src/signals/column-envelope.js';
+import { windowMean, type RowSamples } from '../../../src/web/viewer/row-samples.js';
+import { samePlotPixels, type FrameInput } from '../../../src/signals/plot-pixels.js';
+import { traceLayout } from '../../../src/signals/trace-layout.js';
 import { formatScales, microvoltFactor, parseScales, pixelsPerUnit, scaleOf, stepScale, typeKey, unitSymbol } from '../../../src/signals/channel-scale.js';
 import { eventColours, placeEvents, stepEvent } from '../../../src/signals/event-marks.js';
 import { applyMontage, chainAvailable, chainPairs, derivationBound, derivations, electrodeName, formatReference, linkedReferences, longitudinalChain, parseReference, splitPair, type SourceChannel } from '../../../src/signals/montage.js';
@@ -203,6 +206,75 @@ describe('sampleEnvelope', () => {
       reused = sampleEnvelope(values, from, start, spp, 600, n, reused);
       assert.equal(reused.lo, before, 'the arrays are reused');
       assert.ok(same(reused.lo, expected.lo) && same(reused.hi, expected.hi), `reused arrays: start ${start}, ${spp} samples a pixel`);
+      // A frame places the columns once for all its rows: the same columns from spans worked out beforehand.
+      const spans = columnSpans(from, from + values.length, start, spp, 600, n);
+      const shared = sampleEnvelope(values, from, start, spp, 600, n, undefined, spans);
+      assert.ok(same(shared.lo, expected.lo) && same(shared.hi, expected.hi), `shared spans: start ${start}, ${spp} samples a pixel`);
     }
+  });
+
+  it('leaves a column empty where a sample in it is not loaded (NaN)', () => {
+    const values = Float64Array.from({ length: 100 }, (_, i) => (i >= 40 && i < 45 ? NaN : i));
+    const got = sampleEnvelope(values, 0, 0, 2, 50, 100);
+    // Two samples a column: columns 20-22 hold samples 40-45.
+    assert.deepEqual([...got.hi.subarray(19, 24)].map((v) => (Number.isNaN(v) ? 'empty' : 'drawn')), ['drawn', 'empty', 'empty', 'empty', 'drawn']);
+  });
+});
+
+describe('windowMean', () => {
+  const values = Float64Array.from({ length: 5000 }, (_, i) => Math.sin(i / 9) * 300 + 1e4 + ((i * 7919) % 17));
+  const loopMean = (v: Float64Array) => v.reduce((a, b) => a + b, 0) / v.length;
+
+  it("is the window's mean, from running sums kept with a complete span", () => {
+    const samples: RowSamples = { from: 2000, to: 7000, rows: [values], complete: true };
+    for (const [first, last] of [[2000, 4560], [3333, 5893], [4440, 7000], [2001, 2002]] as const) {
+      const expected = loopMean(values.subarray(first - 2000, last - 2000));
+      assert.ok(Math.abs(windowMean(samples, 0, first, last) - expected) < 1e-9, `[${first}, ${last})`);
+    }
+    assert.equal(samples.sums?.[0]?.length, values.length + 1, 'the running sums are kept for the next pan');
+  });
+
+  it('leaves out the samples not loaded while the span is incomplete', () => {
+    const partial = Float64Array.from(values, (v, i) => (i < 1000 ? NaN : v));
+    const samples: RowSamples = { from: 0, to: 5000, rows: [partial], complete: false };
+    assert.ok(Math.abs(windowMean(samples, 0, 500, 3000) - loopMean(values.subarray(1000, 3000))) < 1e-9);
+    assert.equal(windowMean(samples, 0, 0, 1000), 0);
+    assert.equal(samples.sums, undefined);
+  });
+});
+
+describe('samePlotPixels', () => {
+  const frame = (change: (f: FrameInput) => void = () => undefined): FrameInput => {
+    const lo = Float64Array.from({ length: 300 }, (_, x) => (x < 5 ? NaN : Math.sin(x / 10) * 50));
+    const f: FrameInput = {
+      layout: traceLayout(420, 300, 2),
+      startSeconds: 12,
+      secondsPerPixel: 0.01,
+      rows: [0, 1].map((r) => ({ label: `R${r}`, detail: '', colour: '#1f4e9c', envelope: { lo: lo.slice(), hi: lo.map((v) => v + 3) }, scale: { baseline: r, pixelsPerUnit: 0.5 }, clipToRow: false })),
+      events: { mode: 'lines', events: [{ onset: 13.5, duration: 0.2, x: 150, x1: 170, label: 'a', colour: '#aa0000' }] },
+      formatTime: String,
+    };
+    change(f);
+    return f;
+  };
+
+  it('holds for frames painting the same pixels, columns not drawn (NaN) included, whatever their labels', () => {
+    assert.ok(samePlotPixels(frame(), frame((f) => (f.rows[0]!.label = 'another'))));
+  });
+
+  it('fails on any difference the pixels show: a column, a scale, a colour, the grid, an event, the layout', () => {
+    const changes: Array<[string, (f: FrameInput) => void]> = [
+      ['one column', (f) => (f.rows[1]!.envelope.hi[200] = 1e-9 + f.rows[1]!.envelope.hi[200]!)],
+      ['a column drawn', (f) => (f.rows[0]!.envelope.lo[2] = 0)],
+      ['baseline', (f) => (f.rows[1]!.scale.baseline = 1.0000001)],
+      ['sensitivity', (f) => (f.rows[0]!.scale.pixelsPerUnit = 0.25)],
+      ['colour', (f) => (f.rows[0]!.colour = '#b8b8b8')],
+      ['clipping', (f) => (f.rows[0]!.clipToRow = true)],
+      ['a row more', (f) => f.rows.push(f.rows[0]!)],
+      ['the grid', (f) => (f.startSeconds = 12.5)],
+      ['an event', (f) => (f.events.events[0]!.x1 = 171)],
+      ['the layout', (f) => (f.layout = traceLayout(421, 300, 2))],
+    ];
+    for (const [what, change] of changes) assert.equal(samePlotPixels(frame(), frame(change)), false, what);
   });
 });
