@@ -5,7 +5,8 @@
  * average reference. Baseline: fetching the same gateway URLs with plain parallel fetch from Node.
  * Then frame times while panning a 10 s window of 64 rows (the viewer's own `frameMs`: compute and draw on
  * the main thread), with HP 1 Hz + LP 40 Hz + 50 Hz notch + average reference, beside the same pans with
- * neither (the baseline), and how many pans had to wait for a chunk. Then the same pans again with 100,000
+ * neither (the baseline), and how many pans had to wait for a chunk; the filtered pans also back and forth, where
+ * no frame finds its plot painted ahead (decision 0039), the cost of a frame the viewer could not foresee. Then the same pans again with 100,000
  * annotations on the recording (issue 26: spans drawn from an interval index, a density past 1,500 in view),
  * and pans of a 10-minute window where ~17,000 of them are in view (drawn as their density). Beside `frameMs`,
  * the CPU time of the page's main thread per pan (from /proc, on Linux): it also counts what chromium does after
@@ -85,7 +86,7 @@ try {
   }
 
   // Frame times while panning: every frame the viewer draws is recorded through a setter on window.ndsViewer.
-  const panFrames = async (query: string, options: { annotations?: number; span?: number; pans?: number } = {}) => {
+  const panFrames = async (query: string, options: { annotations?: number; span?: number; pans?: number; backAndForth?: boolean } = {}) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     // A string, not a function: the TypeScript loader would wrap a function's inner functions in helpers the page lacks.
     await context.addInitScript(`
@@ -112,7 +113,8 @@ try {
     const cpuBefore = rendererMainCpu();
     for (let i = 0; i < (options.pans ?? pans); i++) {
       const before = await page.evaluate(() => (window as any).ndsViewer.renders as number);
-      await page.keyboard.press('ArrowRight');
+      // Back and forth, no pan repeats the last one: no frame finds its plot painted ahead (decision 0039).
+      await page.keyboard.press(options.backAndForth && i % 2 === 1 ? 'ArrowLeft' : 'ArrowRight');
       await page.waitForFunction((n) => (window as any).ndsViewer.renders > n && (window as any).ndsViewer.ready === true, before, { timeout: 30_000 });
       // A reader's pace: the prefetch has time to land, as it would between two key presses.
       await page.waitForTimeout(100);
@@ -126,6 +128,7 @@ try {
     return Object.assign(frames, { cpuPerPan });
   };
   const processedFrames = await panFrames(processedView);
+  const processedBackAndForth = await panFrames(processedView, { backAndForth: true });
   const plainFrames = await panFrames('');
   const wideFrames = await panFrames('', { span: 600, pans: 20 });
 
@@ -170,7 +173,11 @@ try {
   console.log(`\nFrames while panning a 10 s window of 64 rows by 1 s, ${pans} pans (frameMs: compute + draw on the main thread):\n`);
   console.log('| view | frames | median | p95 | max | frames drawn before their chunks arrived | main-thread CPU per pan |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
-  for (const [name, frames] of [['HP 1 Hz + LP 40 Hz + notch 50 Hz + average reference', processedFrames], ['baseline: own reference, no filters', plainFrames]] as const) {
+  for (const [name, frames] of [
+    ['HP 1 Hz + LP 40 Hz + notch 50 Hz + average reference', processedFrames],
+    ['the same, back and forth (each pan undoes the last: nothing painted ahead)', processedBackAndForth],
+    ['baseline: own reference, no filters', plainFrames],
+  ] as const) {
     const ms = frames.filter((f) => f.complete).map((f) => f.ms);
     const waited = frames.filter((f) => !f.complete).length;
     const processed = frames.filter((f) => f.processed).length;
