@@ -18,13 +18,13 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
-  S3Client,
   UploadPartCommand,
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { parseS3Url, S3ObjectStore } from '../src/objects/s3-object-store.js';
 import { option } from './bench-args.js';
+import { sdkClientFor } from './sdk-client.js';
 
 const s3Url = option('s3', process.env.TEST_S3_URL ?? '');
 const size = Number(option('mib', '256')) * 2 ** 20;
@@ -45,14 +45,7 @@ function storeCpu(): number {
 }
 
 const location = parseS3Url(s3Url);
-const client = new S3Client({
-  region: location.region,
-  endpoint: location.endpoint,
-  forcePathStyle: true,
-  credentials: { accessKeyId: location.accessKeyId!, secretAccessKey: location.secretAccessKey! },
-  requestChecksumCalculation: 'WHEN_REQUIRED',
-  responseChecksumValidation: 'WHEN_REQUIRED',
-});
+const client = sdkClientFor(s3Url);
 const store = new S3ObjectStore(location);
 const Bucket = location.bucket;
 const data = randomBytes(size);

@@ -17,7 +17,6 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rm } from 'node:fs/promises';
-import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
@@ -30,6 +29,7 @@ import { parseS3Url, S3ObjectStore } from '../src/objects/s3-object-store.js';
 import { startServer } from '../src/server.js';
 import { startCuttingProxy } from '../test/support/cutting-proxy.js';
 import { option } from './bench-args.js';
+import { sdkClientFor } from './sdk-client.js';
 
 const files = Number(option('files', '100'));
 const totalBytes = Number(option('mib', '1024')) * 2 ** 20;
@@ -139,14 +139,7 @@ try {
   /** The AWS SDK's own multipart upload of every file into the bucket, as many at a time as the CLI sends. */
   const libStorageOnce = async (round: number) => {
     const location = parseS3Url(s3Url);
-    const client = new S3Client({
-      region: location.region,
-      endpoint: location.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: location.accessKeyId!, secretAccessKey: location.secretAccessKey! },
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    });
+    const client = sdkClientFor(s3Url);
     const paths = (await readdir(src, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
     const prefix = `bench-lib-storage/${round}-${Date.now()}/`;
     const started = performance.now();

@@ -7,7 +7,6 @@
  * Run: node --import tsx bench/viewer-profile.ts [--pans 40] [--query '?rows=64&hp=1&lp=40&notch=50&ref=avg'] [--minified] [--screenshot file.png] [--no-profile]
  *   [--entry path/to/viewer/main.ts] (another checkout's viewer, for a before/after in one run)
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { createAccount } from '../test/support/accounts.js';
 import { startTestServer } from '../test/support/test-server.js';
 import { launchChromium, publishDataset } from '../test/web/viewer-support.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
+import { rendererMainCpu } from './renderer-cpu.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
@@ -26,20 +26,6 @@ const zarr = 'sub-01/eeg/sub-01_task-profile_eeg.zarr';
 const work = await mkdtemp(join(tmpdir(), 'nds-viewer-profile-'));
 const server = await startTestServer();
 
-/** CPU ms of the main thread of each chromium renderer process (as bench/viewer.ts reads it). */
-function rendererMainCpu(): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) continue;
-      const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      out.set(Number(pid), (Number(fields[11]) + Number(fields[12])) * 10);
-    } catch {
-      // Ended meanwhile.
-    }
-  }
-  return out;
-}
 
 interface ProfileNode {
   id: number;

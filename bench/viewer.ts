@@ -14,7 +14,6 @@
  * and the work done while idle between pans (filtering the neighbouring spans, painting the next pan's plot ahead).
  * Run: node --import tsx bench/viewer.ts [--runs 5] [--pans 60] [--annotations 100000]
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import { startTestServer } from '../test/support/test-server.js';
 import { launchChromium, publishDataset } from '../test/web/viewer-support.js';
 import { findRecordingRow } from '../src/recordings/catalogue-queries.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
+import { rendererMainCpu } from './renderer-cpu.js';
 
 const args = process.argv.slice(2);
 const runs = Number(args[args.indexOf('--runs') + 1] ?? 5) || 5;
@@ -33,28 +33,6 @@ const id = 'nd000901';
 const zarr = 'sub-01/eeg/sub-01_task-bench_eeg.zarr';
 const work = await mkdtemp(join(tmpdir(), 'nds-bench-viewer-'));
 const server = await startTestServer();
-/** CPU ms of the main thread of each chromium renderer process (its thread id is its pid); empty off Linux. */
-function rendererMainCpu(): Map<number, number> {
-  const out = new Map<number, number>();
-  let pids: string[] = [];
-  try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return out;
-  }
-  for (const pid of pids) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) continue;
-      const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime and stime, in clock ticks of 10 ms.
-      out.set(Number(pid), (Number(fields[11]) + Number(fields[12])) * 10);
-    } catch {
-      // Ended meanwhile.
-    }
-  }
-  return out;
-}
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 try {
