@@ -6,7 +6,7 @@
 # (its memory store full, say, after a benchmark) is started afresh. Recipe: shared/reference/STACK.md ("Real S3 (radosgw)").
 # RADOSGW_MEMSTORE_BYTES sizes the store (default 4 GiB: it is memory, used only as far as it is filled).
 # RADOSGW_OBJECTSTORE=bluestore keeps the objects on disk instead, in a sparse file of RADOSGW_BLUESTORE_BYTES
-# (default 32 GiB) under RADOSGW_DIR: for files larger than memory (the opt-in 6 GiB upload test). A second
+# (default 24 GiB; it grows as it is written and does not shrink) under RADOSGW_DIR: for files larger than memory (the opt-in 6 GiB upload test). A second
 # cluster beside the first needs its own RADOSGW_DIR, RADOSGW_PORT and RADOSGW_MON_PORT.
 set -euo pipefail
 
@@ -82,7 +82,7 @@ osd crush chooseleaf type = 0
 osd objectstore = $OBJECTSTORE
 memstore device bytes = ${RADOSGW_MEMSTORE_BYTES:-4294967296}
 bluestore block create = true
-bluestore block size = ${RADOSGW_BLUESTORE_BYTES:-34359738368}
+bluestore block size = ${RADOSGW_BLUESTORE_BYTES:-25769803776}
 bluestore fsck on mkfs = false
 # BlueStore sizes its caches to this target: the default (4 GiB) is more than a test machine should give it.
 osd memory target = 1073741824
