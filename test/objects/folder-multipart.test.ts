@@ -17,6 +17,14 @@ import { ContentMismatchError, MultipartPartMissingError, MultipartUploadGoneErr
 const MIB = 1024 ** 2;
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
+/** Waits until `done` answers true, asking again every 10 ms, for at most 10 s. */
+async function until(done: () => boolean | Promise<boolean>): Promise<void> {
+  for (const started = Date.now(); !(await done()); ) {
+    if (Date.now() - started > 10_000) throw new Error('waited 10 s in vain');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe('folder store uploads in parts, written in place', () => {
   let root: string;
   let store: FileObjectStore;
@@ -148,23 +156,34 @@ describe('folder store uploads in parts, written in place', () => {
     const other = randomBytes(2 * MIB);
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
+    // Set once the store has taken the first half and asks for the rest: the write is under way.
+    let underWay = false;
     async function* slow() {
       yield other.subarray(0, MIB);
+      underWay = true;
       await gate;
       yield other.subarray(MIB);
     }
     const resend = store.put(`${u.key}.parts-${u.id}/00002`, Readable.from(slow()), { contentLength: other.length, sha256: sha(other) });
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => underWay);
     const file = Buffer.concat([u.partOf(1), other]);
     let completed = false;
     const completion = store.completeMultipart(u.key, u.id, u.count, { key: `d/objects/${sha(file)}`, size: file.length, sha256: sha(file) }).then((info) => {
       completed = true;
       return info;
     });
-    await new Promise((r) => setTimeout(r, 50));
+    // Once the completion has closed the upload, a part write that starts is refused. Until then part 1 sent
+    // again (the same bytes) is stored as before; the completion itself must still be waiting for part 2.
+    await until(async () => {
+      try {
+        await u.send(1);
+        return false;
+      } catch (err) {
+        if (err instanceof MultipartUploadGoneError) return true;
+        throw err;
+      }
+    });
     assert.equal(completed, false, 'the completion went on while a part was being written');
-    // A part write that starts now is refused: the upload is closing.
-    await assert.rejects(u.send(1), MultipartUploadGoneError);
     release();
     await resend;
     await completion;
