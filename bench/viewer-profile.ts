@@ -15,7 +15,7 @@ import { createAccount } from '../test/support/accounts.js';
 import { startTestServer } from '../test/support/test-server.js';
 import { launchChromium, publishDataset } from '../test/web/viewer-support.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
-import { rendererMainCpu } from './renderer-cpu.js';
+import { recordFramesScript, rendererMainCpu } from './viewer-bench-support.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
@@ -61,19 +61,7 @@ try {
     const code = assets.get(new URL(route.request().url()).pathname);
     return code === undefined ? route.fulfill({ status: 404 }) : route.fulfill({ body: code, contentType: 'text/javascript' });
   });
-  await context.addInitScript(`
-    const frames = [];
-    let last;
-    Object.defineProperty(window, 'ndsFrames', { value: frames });
-    Object.defineProperty(window, 'ndsViewer', {
-      configurable: true,
-      get() { return last; },
-      set(v) {
-        if (!last || last.renders !== v.renders) frames.push({ ms: v.frameMs, computeMs: v.computeMs, drawMs: v.drawMs, complete: v.tracesReady, prepared: v.plotPrepared });
-        last = v;
-      },
-    });
-  `);
+  await context.addInitScript(recordFramesScript('{ ms: v.frameMs, computeMs: v.computeMs, drawMs: v.drawMs, complete: v.tracesReady, prepared: v.plotPrepared }'));
   const page = await context.newPage();
   await page.goto(`${server.url}/datasets/${id}${query}${query ? '&' : '?'}t=200&span=10&rows=64`);
   await page.waitForFunction(() => (window as any).ndsViewer?.ready === true, undefined, { timeout: 30_000 });

@@ -22,7 +22,7 @@ import { startTestServer } from '../test/support/test-server.js';
 import { launchChromium, publishDataset } from '../test/web/viewer-support.js';
 import { findRecordingRow } from '../src/recordings/catalogue-queries.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
-import { rendererMainCpu } from './renderer-cpu.js';
+import { recordFramesScript, rendererMainCpu } from './viewer-bench-support.js';
 
 const args = process.argv.slice(2);
 const runs = Number(args[args.indexOf('--runs') + 1] ?? 5) || 5;
@@ -66,20 +66,7 @@ try {
   // Frame times while panning: every frame the viewer draws is recorded through a setter on window.ndsViewer.
   const panFrames = async (query: string, options: { annotations?: number; span?: number; pans?: number; backAndForth?: boolean } = {}) => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    // A string, not a function: the TypeScript loader would wrap a function's inner functions in helpers the page lacks.
-    await context.addInitScript(`
-      const frames = [];
-      let last;
-      Object.defineProperty(window, 'ndsFrames', { value: frames });
-      Object.defineProperty(window, 'ndsViewer', {
-        configurable: true,
-        get() { return last; },
-        set(v) {
-          if (!last || last.renders !== v.renders) frames.push({ ms: v.frameMs, computeMs: v.computeMs, drawMs: v.drawMs, complete: v.tracesReady, level: v.level, processed: v.processed, prepared: v.plotPrepared, inView: v.annotationsInView, mode: v.annotationMode });
-          last = v;
-        },
-      });
-    `);
+    await context.addInitScript(recordFramesScript('{ ms: v.frameMs, computeMs: v.computeMs, drawMs: v.drawMs, complete: v.tracesReady, level: v.level, processed: v.processed, prepared: v.plotPrepared, inView: v.annotationsInView, mode: v.annotationMode }'));
     const page = await context.newPage();
     await page.goto(`${server.url}/datasets/${id}${query}${query ? '&' : '?'}t=600&span=${options.span ?? 10}&rows=64`);
     await page.waitForFunction(() => (window as any).ndsViewer?.ready === true, undefined, { timeout: 30_000 });

@@ -89,19 +89,28 @@ export async function putFile(target: { url: string; headers: Record<string, str
       onBytes(bytesRead);
     }
     await Promise.race([Promise.all(sending), broken]);
-    req.end();
-    const res = await answered;
-    const body = await readText(res);
-    if (res.statusCode! < 200 || res.statusCode! >= 300) throw statusError(res.statusCode!, body, 'upload refused');
+    await endPut(req, answered);
     // Only a transfer that ended cleanly returns its buffers: after a failure the socket may still hold them.
     for (const b of buffers) transferBuffers.give(b);
   } catch (err) {
-    req.destroy();
-    if (err instanceof TransferError) throw err;
-    throw new TransferError(`upload failed: ${(err as Error).message}`, true, undefined, err);
+    throw putFailure(req, err);
   } finally {
     await handle?.close();
   }
+}
+
+/** Ends a PUT's body and waits for its answer: a status outside 2xx is a refusal. */
+async function endPut(req: http.ClientRequest, answered: Promise<http.IncomingMessage>): Promise<void> {
+  req.end();
+  const res = await answered;
+  const body = await readText(res);
+  if (res.statusCode! < 200 || res.statusCode! >= 300) throw statusError(res.statusCode!, body, 'upload refused');
+}
+
+/** A PUT that failed: its connection dropped, and the failure as a `TransferError` (retryable unless it is one). */
+function putFailure(req: http.ClientRequest, err: unknown): TransferError {
+  req.destroy();
+  return err instanceof TransferError ? err : new TransferError(`upload failed: ${(err as Error).message}`, true, undefined, err);
 }
 
 /**
@@ -124,14 +133,9 @@ export async function putBytes(target: { url: string; headers: Record<string, st
         if (!err && !settled) onBytes(piece.length);
       });
     }
-    req.end();
-    const res = await answered;
-    const body = await readText(res);
-    if (res.statusCode! < 200 || res.statusCode! >= 300) throw statusError(res.statusCode!, body, 'upload refused');
+    await endPut(req, answered);
   } catch (err) {
-    req.destroy();
-    if (err instanceof TransferError) throw err;
-    throw new TransferError(`upload failed: ${(err as Error).message}`, true, undefined, err);
+    throw putFailure(req, err);
   } finally {
     settled = true;
   }

@@ -23,6 +23,25 @@ export function leb(value: number): number[] {
   return out;
 }
 
+/** A signed LEB128 number (an `i32.const` operand). */
+function sleb(value: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const low = value & 0x7f;
+    value >>= 7;
+    const done = (value === 0 && (low & 0x40) === 0) || (value === -1 && (low & 0x40) !== 0);
+    out.push(done ? low : low | 0x80);
+    if (done) return out;
+  }
+}
+
+/** `local.get i`. */
+export const localGet = (i: number): number[] => [0x20, i];
+/** `local.set i`. */
+export const localSet = (i: number): number[] => [0x21, i];
+/** Adds `by` to the i32 local `i` (a pointer moving on). */
+export const addToLocal = (i: number, by: number): number[] => [...localGet(i), 0x41, ...sleb(by), 0x6a, ...localSet(i)];
+
 function section(id: number, bytes: number[]): number[] {
   return [id, ...leb(bytes.length), ...bytes];
 }

@@ -18,6 +18,21 @@ function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): P
   });
 }
 
+/** A server that answers `{}` to any body, and what it received: the bytes counted and their SHA-256. */
+async function receivingServer(servers: Server[]): Promise<{ url: string; received: () => { bytes: number; sha256: string } }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const { server, url } = await listen((req, res) => {
+    req.on('data', (c: Buffer) => {
+      hash.update(c);
+      bytes += c.length;
+    });
+    req.on('end', () => res.end('{}'));
+  });
+  servers.push(server);
+  return { url, received: () => ({ bytes, sha256: hash.digest('hex') }) };
+}
+
 describe('putFile', () => {
   let dir: string;
   let file: string;
@@ -38,21 +53,11 @@ describe('putFile', () => {
 
   it('sends every byte of a file in order, and reports them all as progress', async () => {
     await writeFile(file, content);
-    const received = createHash('sha256');
-    let bytes = 0;
-    const { server, url } = await listen((req, res) => {
-      req.on('data', (c: Buffer) => {
-        received.update(c);
-        bytes += c.length;
-      });
-      req.on('end', () => res.end('{}'));
-    });
-    servers.push(server);
+    const { url, received } = await receivingServer(servers);
     let progress = 0;
     await putFile({ url: `${url}/x`, headers: {} }, file, size, (n) => (progress += n));
-    assert.equal(bytes, size);
+    assert.deepEqual(received(), { bytes: size, sha256: createHash('sha256').update(content).digest('hex') });
     assert.equal(progress, size);
-    assert.equal(received.digest('hex'), createHash('sha256').update(content).digest('hex'));
   });
 
   it('reports a refusal sent before the body was read, as the status it is', async () => {
@@ -108,21 +113,11 @@ describe('putBytes', () => {
 
   // A part held in memory is sent from that memory: the same bytes the client hashed, each reported once.
   it('sends every byte of the buffer in order, and reports them all as progress', async () => {
-    const received = createHash('sha256');
-    let bytes = 0;
-    const { server, url } = await listen((req, res) => {
-      req.on('data', (c: Buffer) => {
-        received.update(c);
-        bytes += c.length;
-      });
-      req.on('end', () => res.end('{}'));
-    });
-    servers.push(server);
+    const { url, received } = await receivingServer(servers);
     let progress = 0;
     await putBytes({ url: `${url}/x`, headers: {} }, content, (n) => (progress += n));
-    assert.equal(bytes, size);
+    assert.deepEqual(received(), { bytes: size, sha256: createHash('sha256').update(content).digest('hex') });
     assert.equal(progress, size);
-    assert.equal(received.digest('hex'), createHash('sha256').update(content).digest('hex'));
   });
 
   // The refusal of a damaged part (400 content_mismatch) is what makes the caller send it again.

@@ -83,13 +83,21 @@ describe('viewer: the plot painted ahead of a pan', () => {
     return n;
   };
 
-  it('puts on the canvas, after a second pan, the pixels a page opened at that window paints', async () => {
-    const page = await open(`${filtered}&t=20`);
+  /**
+   * A filtered page opened at `t` s and panned one second on, once the window a second further is painted
+   * ahead (the viewer does that while idle after a pan).
+   */
+  async function pannedOnceFrom(t: number): Promise<Page> {
+    const page = await open(`${filtered}&t=${t}`);
     await page.locator('#nds-viewer').focus();
     await page.keyboard.press('ArrowRight');
-    await frameAt(page, 21, 1);
-    // After the first pan (one second), the window a second further is painted while the viewer is idle.
-    await page.waitForFunction((start) => document.getElementById('nds-viewer')!.dataset['paintedAhead'] === String(start), 22 * rate, { timeout: 30_000 });
+    await frameAt(page, t + 1, 1);
+    await page.waitForFunction((start) => document.getElementById('nds-viewer')!.dataset['paintedAhead'] === String(start), (t + 2) * rate, { timeout: 30_000 });
+    return page;
+  }
+
+  it('puts on the canvas, after a second pan, the pixels a page opened at that window paints', async () => {
+    const page = await pannedOnceFrom(20);
     await page.keyboard.press('ArrowRight');
     const panned = await frameAt(page, 22, 1);
     assert.equal(panned.plotPrepared, true, 'the pan found its plot painted ahead');
@@ -103,11 +111,7 @@ describe('viewer: the plot painted ahead of a pan', () => {
   });
 
   it('paints, for a pan right after a filter change, the newly filtered traces, not the ones painted ahead', async () => {
-    const page = await open(`${filtered}&t=40`);
-    await page.locator('#nds-viewer').focus();
-    await page.keyboard.press('ArrowRight');
-    await frameAt(page, 41, 1);
-    await page.waitForFunction((start) => document.getElementById('nds-viewer')!.dataset['paintedAhead'] === String(start), 42 * rate, { timeout: 30_000 });
+    const page = await pannedOnceFrom(40);
     // The high-pass off and the pan in one task: one frame, at the window painted ahead, with other filters.
     await page.evaluate(() => {
       const root = document.getElementById('nds-viewer')!;

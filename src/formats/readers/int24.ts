@@ -5,7 +5,7 @@
  * top three bytes of four int32 lanes by one swizzle, then shifted down arithmetically (sign extension), about
  * a quarter of the JavaScript loop's time with the copies in and out of the module's memory.
  */
-import { instantiateSimd } from '../simd-module.js';
+import { addToLocal, instantiateSimd, localGet as get, localSet as set } from '../simd-module.js';
 
 /** Samples decoded in the module at a time: their bytes, four spare, and their int32s fit its 64 KiB page. */
 const SEGMENT = 8192;
@@ -15,9 +15,6 @@ const SIMD_FROM = 64;
 
 /** `(src, n, dst)`: n (a multiple of 4) samples of 3 bytes at byte offset src, as int32 from byte offset dst. */
 const decodeBody = (() => {
-  const get = (i: number) => [0x20, i];
-  const set = (i: number) => [0x21, i];
-  const advance = (i: number, by: number) => [...get(i), 0x41, by, 0x6a, ...set(i)];
   const spread = [0x80, 0, 1, 2, 0x80, 3, 4, 5, 0x80, 6, 7, 8, 0x80, 9, 10, 11];
   return [
     0x01, 0x01, 0x7f, // locals: 1 i32 (3: the end of dst)
@@ -29,7 +26,7 @@ const decodeBody = (() => {
     0xfd, 0x0c, ...spread, 0xfd, 0x0e, // i8x16.swizzle (index 0x80: a zero byte)
     0x41, 0x08, 0xfd, 0xac, 0x01, // i32x4.shr_s 8
     0xfd, 0x0b, 0x00, 0x00, // v128.store dst
-    ...advance(0, 12), ...advance(2, 16),
+    ...addToLocal(0, 12), ...addToLocal(2, 16),
     0x0c, 0x00, 0x0b, 0x0b, // br loop, end loop, end block
     0x0b,
   ];

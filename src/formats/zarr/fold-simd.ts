@@ -13,7 +13,7 @@
  * JavaScript.
  */
 import type { SampleArray } from '../types.js';
-import { instantiateSimd } from '../simd-module.js';
+import { addToLocal, instantiateSimd, localGet as get, localSet as set } from '../simd-module.js';
 
 /** Samples copied into the module's memory at a time (a multiple of 32); with the outputs, under one 64 KiB page. */
 const SEGMENT = 8192;
@@ -27,8 +27,6 @@ const ODD_32 = [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31];
 
 /** The body of one fold function: `shift` is log2 of the sample's bytes; `min`, `max` the lanes' opcodes. */
 function foldBody(shift: number, even: number[], odd: number[], min: number[], max: number[]): number[] {
-  const get = (i: number) => [0x20, i];
-  const set = (i: number) => [0x21, i];
   const shuffle = (a: number, b: number, lanes: number[]) => [...get(a), ...get(b), 0xfd, 0x0d, ...lanes];
   const load = (offset: number, into: number) => [...get(0), 0xfd, 0x00, 0x00, offset, ...set(into)];
   // Params 0 src, 1 n, 2 dstMin, 3 dstMax; locals 4 end (i32), 5-8 four vectors of samples, 9-10 the first round.
@@ -37,7 +35,6 @@ function foldBody(shift: number, even: number[], odd: number[], min: number[], m
     ...shuffle(7, 8, even), ...shuffle(7, 8, odd), 0xfd, ...op, ...set(10),
     ...get(dst), ...shuffle(9, 10, even), ...shuffle(9, 10, odd), 0xfd, ...op, 0xfd, 0x0b, 0x00, 0x00,
   ];
-  const advance = (i: number, by: number[]) => [...get(i), 0x41, ...by, 0x6a, ...set(i)];
   const code = [
     0x02, 0x01, 0x7f, 0x06, 0x7b, // locals: 1 i32, 6 v128
     ...get(0), ...get(1), 0x41, shift, 0x74, 0x6a, ...set(4),
@@ -46,7 +43,7 @@ function foldBody(shift: number, even: number[], odd: number[], min: number[], m
     ...load(0, 5), ...load(16, 6), ...load(32, 7), ...load(48, 8),
     ...reduce(min, 2),
     ...reduce(max, 3),
-    ...advance(0, [0xc0, 0x00]), ...advance(2, [0x10]), ...advance(3, [0x10]),
+    ...addToLocal(0, 64), ...addToLocal(2, 16), ...addToLocal(3, 16),
     0x0c, 0x00, 0x0b, 0x0b, // br loop, end loop, end block
     0x0b,
   ];

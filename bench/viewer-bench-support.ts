@@ -1,4 +1,4 @@
-/** The CPU time of chromium's renderer processes, read from /proc (Linux), for the viewer benches. */
+/** What the viewer benches share: the frames a page draws, and the CPU time of chromium's renderers. */
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** CPU ms of the main thread of each chromium renderer process (its thread id is its pid); empty off Linux. */
@@ -22,4 +22,25 @@ export function rendererMainCpu(): Map<number, number> {
     }
   }
   return out;
+}
+
+/**
+ * An init script that records each frame the viewer draws into `window.ndsFrames`, through a setter on
+ * `window.ndsViewer`: `fields` is the object literal of a frame's record, over the viewer's state `v`. A string,
+ * not a function: the TypeScript loader would wrap a function's inner functions in helpers the page lacks.
+ */
+export function recordFramesScript(fields: string): string {
+  return `
+    const frames = [];
+    let last;
+    Object.defineProperty(window, 'ndsFrames', { value: frames });
+    Object.defineProperty(window, 'ndsViewer', {
+      configurable: true,
+      get() { return last; },
+      set(v) {
+        if (!last || last.renders !== v.renders) frames.push(${fields});
+        last = v;
+      },
+    });
+  `;
 }
