@@ -72,11 +72,20 @@ export async function syncCatalogue(deps: SyncDeps, datasetId: string, index: Pi
 
 /**
  * Catalogues the copies that have an index but no rows (converted before the catalogue existed). Each
- * dataset on its own: one damaged index is logged and the others are still read.
+ * dataset on its own: one damaged index is logged and the others are still read. It runs in the background
+ * at startup, so it never rejects: a database too busy to list the copies is logged, and the next start
+ * tries again (a rejection nobody awaits would end the process).
  */
 export async function backfillCatalogue(deps: SyncDeps): Promise<number> {
+  let states;
+  try {
+    states = await listZarrStates(deps.db, 'all');
+  } catch (err) {
+    deps.log.warn({ err }, 'recording catalogue backfill could not list the copies; the next start tries again');
+    return 0;
+  }
   let filled = 0;
-  for (const state of await listZarrStates(deps.db, 'all')) {
+  for (const state of states) {
     if (state.zarr_source_commit === null) continue;
     try {
       if ((await countCatalogued(deps.db, state.id)) > 0) continue;

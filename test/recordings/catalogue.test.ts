@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
 import { createAccount, apiFetch, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { backfillCatalogue } from '../../src/recordings/catalogue-sync.js';
+import type { Database } from '../../src/db/types.js';
 import { convertedDataset, makeRepo } from './support.js';
 
 interface Item {
@@ -259,5 +262,18 @@ describe('the recording catalogue: GET /recordings and GET /datasets/:id/recordi
     assert.equal(del.status, 200);
     const left = await server.deps.db.selectFrom('recordings').select('zarr').where('dataset_id', '=', privateId).execute();
     assert.deepEqual(left, []);
+  });
+
+  it('backfills nothing, and logs why, when the database cannot list the copies (it runs unawaited at startup)', async () => {
+    // A rejection nobody awaits ends the process: a database too busy at startup must not take nds serve down.
+    const unreachable = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: 'postgres://nds@127.0.0.1:1/none' }) }) });
+    const warned: string[] = [];
+    const log = { ...server.deps.log, warn: (_: unknown, message: string) => void warned.push(message) } as unknown as typeof server.deps.log;
+    try {
+      assert.equal(await backfillCatalogue({ ...server.deps, db: unreachable, log }), 0);
+    } finally {
+      await unreachable.destroy();
+    }
+    assert.deepEqual(warned, ['recording catalogue backfill could not list the copies; the next start tries again']);
   });
 });
