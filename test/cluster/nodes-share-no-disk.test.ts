@@ -115,6 +115,9 @@ describe('an nds cluster on one machine: two API nodes, two workers and a gatewa
   const hostOf = (proc: NdsProcess) => new URL(proc.url).host;
   /** Whether the worker id of a job or task (`host:pid:start:worker`) names this worker process. */
   const ranBy = (workerId: string | null, worker: NdsProcess) => workerId?.includes(`:${worker.pid()}:`) === true;
+  /** The dataset's conversion job once it is marked done, which is just after the dataset is ready (what `--wait` watches). */
+  const doneJobOf = (datasetId: string) =>
+    until(() => db.db.selectFrom('conversion_jobs').select(['worker_id']).where('dataset_id', '=', datasetId).where('state', '=', 'done').executeTakeFirst(), 'the job marked done', 10_000);
   /** What the API nodes logged of git requests and of trouble, for a failure's message. */
   const gitLog = () =>
     [api1, api2].map((p) => `${p.name}: ${p.logs.filter((e) => (e.level as number) >= 40 || String(e.route ?? '').startsWith('/git')).slice(-12).map((e) => JSON.stringify(e)).join('\n')}`).join('\n');
@@ -228,7 +231,7 @@ describe('an nds cluster on one machine: two API nodes, two workers and a gatewa
     const uploaded = await nds('datasets', 'upload', published, study, '--wait');
     assert.match(uploaded.stdout, /^converted {2}sub-01\/emg\/sub-01_task-holdWeight_emg\.edf: 1 group, 1 channel, 1\.0 s$/m);
     // Converted by a worker process, not by an API node.
-    const job = await db.db.selectFrom('conversion_jobs').select(['worker_id']).where('dataset_id', '=', published).where('state', '=', 'done').executeTakeFirstOrThrow();
+    const job = await doneJobOf(published);
     assert.ok(workers.some((w) => ranBy(job.worker_id, w)), `converted by ${job.worker_id}`);
 
     const requested = await nds('datasets', 'publish', 'request', published);
@@ -286,9 +289,7 @@ describe('an nds cluster on one machine: two API nodes, two workers and a gatewa
       dataset = (await (await fetch(`${api2.url}/datasets/${id}`, { headers: { authorization: `Bearer ${owner}` } })).json()) as typeof dataset;
       assert.notEqual(dataset.zarr_status, 'failed', JSON.stringify(dataset));
     }
-    // The job is marked done just after the dataset is.
-    const doneJob = () => db.db.selectFrom('conversion_jobs').select(['worker_id', 'state']).where('dataset_id', '=', id).where('state', '=', 'done').executeTakeFirst();
-    const job = await until(doneJob, 'the job marked done', 10_000);
+    const job = await doneJobOf(id);
     const worker = workers.find((w) => ranBy(job.worker_id, w));
     assert.ok(worker, `converted by ${job.worker_id}, not by a worker process`);
     // The worker kept a mirror in its own DATA_DIR, and no repository folder of its own.
