@@ -167,6 +167,8 @@ const sourceMb = sourceBytes / 1e6;
 interface WorkerRun {
   seconds: number;
   tasksByWorker: number[];
+  /** Seconds from the job claimed to each worker's first task started, in the order of `tasksByWorker`. */
+  firstTaskByWorker: number[];
   /** Sum of the tasks' times (claimed to finished), seconds. */
   taskSeconds: number;
   /** CPU seconds of the worker processes (not of the git they start). */
@@ -248,7 +250,18 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     const firstTask = Math.min(...tasks.map((t) => at(t.started_at)));
     const lastTask = Math.max(...tasks.map((t) => at(t.finished_at)));
     const phases: WorkerRun['phases'] = [at(jobRow.started_at) - at(jobRow.requested_at), firstTask - at(jobRow.started_at), lastTask - firstTask, at(jobRow.finished_at) - lastTask];
-    return { seconds, tasksByWorker: [...counts.values()].sort((a, b) => b - a), taskSeconds, workerCpu, workerSystem, phases };
+    const firsts = new Map<string, number>();
+    for (const t of tasks) firsts.set(t.worker_id ?? '?', Math.min(firsts.get(t.worker_id ?? '?') ?? Infinity, at(t.started_at)));
+    const byCount = [...counts.entries()].sort((a, b) => b[1] - a[1]);
+    return {
+      seconds,
+      tasksByWorker: byCount.map(([, n]) => n),
+      firstTaskByWorker: byCount.map(([w]) => firsts.get(w)! - at(jobRow.started_at)),
+      taskSeconds,
+      workerCpu,
+      workerSystem,
+      phases,
+    };
   } finally {
     // SIGINT: a profiled worker writes its profile on a normal exit.
     for (const c of children) c.kill('SIGTERM');
@@ -312,9 +325,9 @@ try {
   }
   const phases = (r: WorkerRun) => r.phases.map((p) => `${p.toFixed(2)}`).join(' / ');
   const row = (label: string, r: WorkerRun) =>
-    console.log(`| ${label} | ${r.seconds.toFixed(2)} s | ${mbs(r.seconds)} MB/s | ${r.workerCpu.toFixed(1)} s | ${phases(r)} | ${r.tasksByWorker.join(', ')} |`);
+    console.log(`| ${label} | ${r.seconds.toFixed(2)} s | ${mbs(r.seconds)} MB/s | ${r.workerCpu.toFixed(1)} s | ${phases(r)} | ${r.tasksByWorker.join(', ')} (first at ${r.firstTaskByWorker.map((f) => f.toFixed(2)).join(', ')} s) |`);
   if (onePinned || one || two) {
-    console.log('\n| workers | wall | source converted | worker CPU | queued → claimed / → first task (checkout, plan) / → last task done / → job done (index, catalogue), s | tasks by worker |');
+    console.log('\n| workers | wall | source converted | worker CPU | queued → claimed / → first task (checkout, plan) / → last task done / → job done (index, catalogue), s | tasks by worker (each one\'s first task, from the claim) |');
     console.log('|---|---:|---:|---:|---|---|');
     if (onePinned) row('1, on one core', onePinned);
     if (one) row('1', one);
