@@ -9,8 +9,10 @@ export function registerGatewayCommand(program: Command): void {
       // Loaded here, not at the top: every other command would pay for the gateway's imports at start.
       const { loadConfig } = await import('../core/config.js');
       const { runGateway } = await import('../gateway-cluster.js');
-      const { createLogger } = await import('../core/log.js');
+      const { createLogger, exitOnUnhandledErrors } = await import('../core/log.js');
       const config = loadConfig();
-      await runGateway({ config, log: createLogger(config.logLevel, undefined, 'gateway') });
+      const log = createLogger(config.logLevel, undefined, 'gateway');
+      exitOnUnhandledErrors(log);
+      await runGateway({ config, log });
     });
 }

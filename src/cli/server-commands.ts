@@ -7,7 +7,7 @@ import { ndsCommand } from './command-name.js';
 import { DEFAULT_API_URL } from '../client/server-identity.js';
 import { systemClock } from '../core/clock.js';
 import { loadClientConfig, loadConfig, type Config } from '../core/config.js';
-import { createLogger } from '../core/log.js';
+import { createLogger, exitOnUnhandledErrors } from '../core/log.js';
 
 // The server's modules take seconds to import; loaded in the actions, client commands never pay for them.
 const serverModule = () => import('../server.js');
@@ -26,6 +26,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
       // In a terminal the log holds warnings only (unless LOG_LEVEL says otherwise): the lines below are for people.
       const config = loadConfig(undefined, { terminal: !!process.stdout.isTTY });
       const log = createLogger(config.logLevel);
+      exitOnUnhandledErrors(log);
       const nds = ndsCommand(loadClientConfig().searchPath);
       const { startServer } = await serverModule();
       const { untilSignal } = await lifecycleModule();
@@ -66,6 +67,7 @@ export function registerServerCommands(program: Command, admin: Command): void {
     .action(async () => {
       const config = loadConfig();
       const log = createLogger(config.logLevel, undefined, 'worker');
+      exitOnUnhandledErrors(log);
       const { startWorkerProcess, untilSignal } = await lifecycleModule();
       const worker = await startWorkerProcess({ config, log });
       const signalled = untilSignal();

@@ -31,3 +31,19 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
     destination as pino.DestinationStream | undefined,
   );
 }
+
+/**
+ * Makes a long-running process (serve, worker, gateway) end on an error nothing handled, as Node.js does by
+ * default, but with the error in the JSON log first: Node's own report goes to stderr as plain text, where a
+ * log pipeline reading the JSON lines would miss why the process stopped. Exit code 1, as Node's.
+ */
+export function exitOnUnhandledErrors(log: Logger, proc: NodeJS.Process = process): void {
+  const stop = (what: string) => (err: unknown) => {
+    log.fatal({ err }, `${what}: nds stops (a fault of nds; the error says where)`);
+    // Also where Node.js would have put it, for a terminal and for LOG_LEVEL=silent.
+    proc.stderr.write(`${what}: nds stops\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    proc.exit(1);
+  };
+  proc.on('unhandledRejection', stop('a promise was rejected and nothing handled it'));
+  proc.on('uncaughtException', stop('an exception was thrown and nothing caught it'));
+}
