@@ -243,20 +243,22 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     const tasks = await database.db.selectFrom('conversion_tasks').select(['worker_id', 'started_at', 'finished_at', 'failure']).where('job_id', '=', job.id).execute();
     const failed = tasks.filter((t) => t.failure);
     if (failed.length > 0) throw new Error(`${failed.length} recordings failed: ${JSON.stringify(failed[0]!.failure)}`);
-    const counts = new Map<string, number>();
-    for (const t of tasks) counts.set(t.worker_id ?? '?', (counts.get(t.worker_id ?? '?') ?? 0) + 1);
     const taskSeconds = tasks.reduce((sum, t) => sum + (t.finished_at!.getTime() - t.started_at!.getTime()) / 1000, 0);
     const at = (d: Date | null) => (d ? d.getTime() / 1000 : NaN);
     const firstTask = Math.min(...tasks.map((t) => at(t.started_at)));
     const lastTask = Math.max(...tasks.map((t) => at(t.finished_at)));
     const phases: WorkerRun['phases'] = [at(jobRow.started_at) - at(jobRow.requested_at), firstTask - at(jobRow.started_at), lastTask - firstTask, at(jobRow.finished_at) - lastTask];
-    const firsts = new Map<string, number>();
-    for (const t of tasks) firsts.set(t.worker_id ?? '?', Math.min(firsts.get(t.worker_id ?? '?') ?? Infinity, at(t.started_at)));
-    const byCount = [...counts.entries()].sort((a, b) => b[1] - a[1]);
+    // Each worker's task count and its first task's start, the busiest worker first.
+    const byWorker = new Map<string, { tasks: number; first: number }>();
+    for (const t of tasks) {
+      const w = byWorker.get(t.worker_id ?? '?') ?? { tasks: 0, first: Infinity };
+      byWorker.set(t.worker_id ?? '?', { tasks: w.tasks + 1, first: Math.min(w.first, at(t.started_at)) });
+    }
+    const workersByTasks = [...byWorker.values()].sort((a, b) => b.tasks - a.tasks);
     return {
       seconds,
-      tasksByWorker: byCount.map(([, n]) => n),
-      firstTaskByWorker: byCount.map(([w]) => firsts.get(w)! - at(jobRow.started_at)),
+      tasksByWorker: workersByTasks.map((w) => w.tasks),
+      firstTaskByWorker: workersByTasks.map((w) => w.first - at(jobRow.started_at)),
       taskSeconds,
       workerCpu,
       workerSystem,

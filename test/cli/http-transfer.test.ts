@@ -33,6 +33,42 @@ async function receivingServer(servers: Server[]): Promise<{ url: string; receiv
   return { url, received: () => ({ bytes, sha256: hash.digest('hex') }) };
 }
 
+/** A server that refuses (403) before it reads the body. */
+async function earlyRefusingServer(servers: Server[]): Promise<string> {
+  const { server, url } = await listen((_req, res) => {
+    res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'signature_invalid', message: 'The URL expired.' }));
+  });
+  servers.push(server);
+  return url;
+}
+
+/**
+ * What a send to `earlyRefusingServer` must end in: the 403 itself or, if the server's close won the race, a
+ * retryable connection error; never a hang.
+ */
+async function assertRefusedEarly(send: Promise<unknown>): Promise<void> {
+  const err = await send.then(
+    () => assert.fail('the upload should have been refused'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof TransferError);
+  assert.equal(err.retryable, true);
+  if (err.status !== undefined) assert.equal(err.status, 403);
+}
+
+/** A server that cuts the connection once it has read a mebibyte of the body. */
+async function cuttingServer(servers: Server[]): Promise<string> {
+  const { server, url } = await listen((req) => {
+    let seen = 0;
+    req.on('data', (c: Buffer) => {
+      seen += c.length;
+      if (seen > 1024 * 1024) req.socket.destroy();
+    });
+  });
+  servers.push(server);
+  return url;
+}
+
 describe('putFile', () => {
   let dir: string;
   let file: string;
@@ -62,30 +98,13 @@ describe('putFile', () => {
 
   it('reports a refusal sent before the body was read, as the status it is', async () => {
     await writeFile(file, content);
-    const { server, url } = await listen((_req, res) => {
-      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'signature_invalid', message: 'The URL expired.' }));
-    });
-    servers.push(server);
-    const err = await putFile({ url: `${url}/x`, headers: {} }, file, size, () => undefined).then(
-      () => assert.fail('the upload should have been refused'),
-      (e: unknown) => e,
-    );
-    assert.ok(err instanceof TransferError);
-    // Either the 403 itself or, if the server's close won the race, a retryable connection error: never a hang.
-    assert.equal(err.retryable, true);
-    if (err.status !== undefined) assert.equal(err.status, 403);
+    const url = await earlyRefusingServer(servers);
+    await assertRefusedEarly(putFile({ url: `${url}/x`, headers: {} }, file, size, () => undefined));
   });
 
   it('fails, retryable, when the connection is cut half-way', async () => {
     await writeFile(file, content);
-    const { server, url } = await listen((req) => {
-      let seen = 0;
-      req.on('data', (c: Buffer) => {
-        seen += c.length;
-        if (seen > 1024 * 1024) req.socket.destroy();
-      });
-    });
-    servers.push(server);
+    const url = await cuttingServer(servers);
     await assert.rejects(putFile({ url: `${url}/x`, headers: {} }, file, size, () => undefined), (e: unknown) => e instanceof TransferError && e.retryable);
   });
 
@@ -131,29 +150,12 @@ describe('putBytes', () => {
   });
 
   it('reports a refusal sent before the body was read, never hanging', async () => {
-    const { server, url } = await listen((_req, res) => {
-      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'signature_invalid', message: 'The URL expired.' }));
-    });
-    servers.push(server);
-    const err = await putBytes({ url: `${url}/x`, headers: {} }, content, () => undefined).then(
-      () => assert.fail('the upload should have been refused'),
-      (e: unknown) => e,
-    );
-    assert.ok(err instanceof TransferError);
-    // Either the 403 itself or, if the server's close won the race, a retryable connection error.
-    assert.equal(err.retryable, true);
-    if (err.status !== undefined) assert.equal(err.status, 403);
+    const url = await earlyRefusingServer(servers);
+    await assertRefusedEarly(putBytes({ url: `${url}/x`, headers: {} }, content, () => undefined));
   });
 
   it('fails, retryable, when the connection is cut half-way', async () => {
-    const { server, url } = await listen((req) => {
-      let seen = 0;
-      req.on('data', (c: Buffer) => {
-        seen += c.length;
-        if (seen > 1024 * 1024) req.socket.destroy();
-      });
-    });
-    servers.push(server);
+    const url = await cuttingServer(servers);
     await assert.rejects(putBytes({ url: `${url}/x`, headers: {} }, content, () => undefined), (e: unknown) => e instanceof TransferError && e.retryable);
   });
 });
