@@ -18,7 +18,9 @@
  * `--prof <dir>` writes a CPU profile of each pinned worker and `nds convert` there (`node --cpu-prof`).
  * `--runs` picks the runs (all by default): `alone,convert,pinned` gives the per-core figures in seconds.
  * Besides wall time, each pinned run reports its CPU time (user + system, every thread of the process), the
- * figure that stays comparable when other work shares the machine, and of it the system time.
+ * figure that stays comparable when other work shares the machine, and of it the system time; every run its
+ * workers' CPU, system time and minor page faults a recording, and each worker's mean task time (two workers
+ * whose tasks take unequal times share the recordings unequally).
  * Every run's store stays until the end (as in bench/conversion.ts): on this VM's ext4 without a journal,
  * creating files right after deleting thousands costs the kernel a scan past each recently deleted inode.
  */
@@ -121,6 +123,11 @@ function cpuSplit(pid: number): { user: number; system: number } {
   return { user: Number(fields[11]) / clockTicks, system: Number(fields[12]) / clockTicks };
 }
 
+/** Minor page faults of a live process so far (/proc/<pid>/stat). */
+function minorFaults(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[7]);
+}
+
 /** User and system CPU seconds of this process's children that have ended and been waited for. */
 function childrenCpu(): { user: number; system: number } {
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
@@ -169,12 +176,16 @@ interface WorkerRun {
   tasksByWorker: number[];
   /** Seconds from the job claimed to each worker's first task started, in the order of `tasksByWorker`. */
   firstTaskByWorker: number[];
+  /** Each worker's mean task time in seconds, in the order of `tasksByWorker`. */
+  taskTimeByWorker: number[];
   /** Sum of the tasks' times (claimed to finished), seconds. */
   taskSeconds: number;
   /** CPU seconds of the worker processes (not of the git they start). */
   workerCpu: number;
   /** Of which system time. */
   workerSystem: number;
+  /** Minor page faults of the worker processes (each a page of memory touched for the first time). */
+  workerFaults: number;
   /** Seconds from queued to the job claimed, to the first task started (checkout, plan), to the last task done, to the job done (index, catalogue). */
   phases: [number, number, number, number];
 }
@@ -228,6 +239,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     settleDisk();
     const cpuBefore = children.map((c) => cpuSeconds(c.pid!));
     const systemBefore = children.map((c) => cpuSplit(c.pid!).system);
+    const faultsBefore = children.map((c) => minorFaults(c.pid!));
     const started = performance.now();
     const { job } = await enqueueConversion(database.db, { datasetId: ID, ref: 'main', full: true, reason: 'bench' });
     for (;;) {
@@ -240,6 +252,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     const jobRow = await database.db.selectFrom('conversion_jobs').select(['requested_at', 'started_at', 'finished_at']).where('id', '=', job.id).executeTakeFirstOrThrow();
     const workerCpu = children.reduce((sum, c, i) => sum + cpuSeconds(c.pid!) - cpuBefore[i]!, 0);
     const workerSystem = children.reduce((sum, c, i) => sum + cpuSplit(c.pid!).system - systemBefore[i]!, 0);
+    const workerFaults = children.reduce((sum, c, i) => sum + minorFaults(c.pid!) - faultsBefore[i]!, 0);
     const tasks = await database.db.selectFrom('conversion_tasks').select(['worker_id', 'started_at', 'finished_at', 'failure']).where('job_id', '=', job.id).execute();
     const failed = tasks.filter((t) => t.failure);
     if (failed.length > 0) throw new Error(`${failed.length} recordings failed: ${JSON.stringify(failed[0]!.failure)}`);
@@ -249,19 +262,21 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     const lastTask = Math.max(...tasks.map((t) => at(t.finished_at)));
     const phases: WorkerRun['phases'] = [at(jobRow.started_at) - at(jobRow.requested_at), firstTask - at(jobRow.started_at), lastTask - firstTask, at(jobRow.finished_at) - lastTask];
     // Each worker's task count and its first task's start, the busiest worker first.
-    const byWorker = new Map<string, { tasks: number; first: number }>();
+    const byWorker = new Map<string, { tasks: number; first: number; seconds: number }>();
     for (const t of tasks) {
-      const w = byWorker.get(t.worker_id ?? '?') ?? { tasks: 0, first: Infinity };
-      byWorker.set(t.worker_id ?? '?', { tasks: w.tasks + 1, first: Math.min(w.first, at(t.started_at)) });
+      const w = byWorker.get(t.worker_id ?? '?') ?? { tasks: 0, first: Infinity, seconds: 0 };
+      byWorker.set(t.worker_id ?? '?', { tasks: w.tasks + 1, first: Math.min(w.first, at(t.started_at)), seconds: w.seconds + at(t.finished_at) - at(t.started_at) });
     }
     const workersByTasks = [...byWorker.values()].sort((a, b) => b.tasks - a.tasks);
     return {
       seconds,
       tasksByWorker: workersByTasks.map((w) => w.tasks),
       firstTaskByWorker: workersByTasks.map((w) => w.first - at(jobRow.started_at)),
+      taskTimeByWorker: workersByTasks.map((w) => w.seconds / w.tasks),
       taskSeconds,
       workerCpu,
       workerSystem,
+      workerFaults,
       phases,
     };
   } finally {
@@ -323,13 +338,13 @@ try {
   if (onePinned) {
     console.log(`| one \`nds worker\`, job queued → done | ${onePinned.seconds.toFixed(2)} s | ${mbs(onePinned.seconds)} |`);
     console.log(`| one \`nds worker\`, its tasks only (sum) | ${onePinned.taskSeconds.toFixed(2)} s | ${mbs(onePinned.taskSeconds)} |`);
-    console.log(`| one \`nds worker\`, its CPU time (user + sys; of which system ${onePinned.workerSystem.toFixed(2)} s) | ${onePinned.workerCpu.toFixed(2)} s | ${mbs(onePinned.workerCpu)} |`);
+    console.log(`| one \`nds worker\`, its CPU time (user + sys; of which system ${onePinned.workerSystem.toFixed(2)} s; ${Math.round(onePinned.workerFaults / RECORDINGS)} page faults a recording) | ${onePinned.workerCpu.toFixed(2)} s | ${mbs(onePinned.workerCpu)} |`);
   }
   const phases = (r: WorkerRun) => r.phases.map((p) => `${p.toFixed(2)}`).join(' / ');
   const row = (label: string, r: WorkerRun) =>
-    console.log(`| ${label} | ${r.seconds.toFixed(2)} s | ${mbs(r.seconds)} MB/s | ${r.workerCpu.toFixed(1)} s | ${phases(r)} | ${r.tasksByWorker.join(', ')} (first at ${r.firstTaskByWorker.map((f) => f.toFixed(2)).join(', ')} s) |`);
+    console.log(`| ${label} | ${r.seconds.toFixed(2)} s | ${mbs(r.seconds)} MB/s | ${r.workerCpu.toFixed(1)} s (system ${r.workerSystem.toFixed(1)} s, ${Math.round(r.workerFaults / RECORDINGS)} page faults a recording) | ${phases(r)} | ${r.tasksByWorker.map((n, i) => `${n} (${Math.round(r.taskTimeByWorker[i]! * 1000)} ms each)`).join(', ')}, first at ${r.firstTaskByWorker.map((f) => f.toFixed(2)).join(', ')} s |`);
   if (onePinned || one || two) {
-    console.log('\n| workers | wall | source converted | worker CPU | queued → claimed / → first task (checkout, plan) / → last task done / → job done (index, catalogue), s | tasks by worker (each one\'s first task, from the claim) |');
+    console.log('\n| workers | wall | source converted | worker CPU | queued → claimed / → first task (checkout, plan) / → last task done / → job done (index, catalogue), s | tasks by worker (each one\'s mean task time; their first tasks, from the claim) |');
     console.log('|---|---:|---:|---:|---|---|');
     if (onePinned) row('1, on one core', onePinned);
     if (one) row('1', one);
