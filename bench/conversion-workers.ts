@@ -207,7 +207,12 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
   const node = await startRepositoryNode(gitDir, { dataDir: base, objectSigningSecret: SECRET });
   const common = { DATABASE_URL: url.toString(), NODE_URL: node.url, OBJECT_SIGNING_SECRET: SECRET, OBJECT_STORE_URL: `file:${objectsDir}`, LOG_LEVEL: 'warn' };
   const objects = await openObjectStore(loadConfig({ ...common, DATA_DIR: path.join(base, 'holder') }).objectStoreUrl);
-  for (const [sha, file] of contents) await objects.put(`${ID}/objects/${sha}`, readFileSync(file));
+  // With their size and hash, as an upload stores them: written past the page cache (decision 0006), so the
+  // workers read them from the disk, as they read content uploaded a while before.
+  for (const [sha, file] of contents) {
+    const bytes = readFileSync(file);
+    await objects.put(`${ID}/objects/${sha}`, bytes, { contentLength: bytes.length, sha256: sha });
+  }
   const database = await connectDatabase(url.toString());
   const children: ReturnType<typeof spawn>[] = [];
   try {

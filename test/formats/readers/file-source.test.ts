@@ -2,7 +2,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,5 +77,81 @@ describe('FileSource.sha256', () => {
     await source.close();
     // The handle is closed: a second pass would fail, so the digest must come from the read above.
     assert.equal(await source.sha256(), expected);
+  });
+});
+
+describe('FileSource reads past the page cache', () => {
+  const big = 9 * (1 << 20) + 777;
+  let bytes: Buffer;
+  let bigPath: string;
+  before(async () => {
+    bytes = randomBytes(big);
+    bigPath = join(dir, 'big.bin');
+    await writeFile(bigPath, bytes);
+  });
+
+  const expectRead = async (source: FileSource, position: number, length: number, into?: Uint8Array) => {
+    const got = await source.read(position, length, into);
+    const want = bytes.subarray(position, Math.min(big, position + length));
+    assert.equal(got.length, want.length, `length of ${length} at ${position}`);
+    assert.ok(Buffer.from(got.buffer, got.byteOffset, got.length).equals(want), `bytes of ${length} at ${position}`);
+  };
+
+  it('gives the same bytes as the file for unaligned, whole-page, oversized and end-of-file reads', async () => {
+    const source = await FileSource.open(bigPath);
+    try {
+      // /tmp is ext4 on the machines nds is tested on, which takes O_DIRECT.
+      assert.equal(source.readsPastCache, true);
+      await expectRead(source, 0, 1 << 20);
+      await expectRead(source, 4097, 300_001);
+      await expectRead(source, 1 << 20, 4 << 20);
+      await expectRead(source, 12_345, 4 << 20, new Uint8Array(5 << 20));
+      // Larger than a direct read takes: read the ordinary way.
+      await expectRead(source, 3, 6 << 20);
+      // Across the end of the file, and wholly past it.
+      await expectRead(source, big - 300_000, 1 << 20);
+      await expectRead(source, big - 262_144, 262_144);
+      await expectRead(source, big + 10, 1 << 20);
+      // Small reads (headers) the ordinary way, between large ones.
+      await expectRead(source, 100, 256);
+      assert.equal(await source.sha256(), createHash('sha256').update(bytes).digest('hex'));
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('keeps every byte when more large reads run at once than there are aligned buffers', async () => {
+    const sources = await Promise.all(Array.from({ length: 6 }, () => FileSource.open(bigPath)));
+    try {
+      await Promise.all(sources.flatMap((source, s) => Array.from({ length: 5 }, (_, k) => expectRead(source, s * 65_537 + k * 1_700_001, 1_500_000))));
+    } finally {
+      await Promise.all(sources.map((source) => source.close()));
+    }
+  });
+
+  it('gives the same bytes on tmpfs (which takes O_DIRECT since Linux 6.6, or refuses it before), and reads small files the ordinary way', async (t) => {
+    const shm = await mkdtemp('/dev/shm/nds-source-').catch(() => undefined);
+    if (!shm) return t.skip('no /dev/shm on this machine');
+    try {
+      const onTmpfs = join(shm, 'big.bin');
+      await writeFile(onTmpfs, bytes);
+      const source = await FileSource.open(onTmpfs);
+      try {
+        const got = await source.read(4097, 2_000_000);
+        assert.ok(Buffer.from(got).equals(bytes.subarray(4097, 4097 + 2_000_000)));
+      } finally {
+        await source.close();
+      }
+    } finally {
+      await rm(shm, { recursive: true, force: true });
+    }
+    const tiny = join(dir, 'tiny.bin');
+    await writeFile(tiny, bytes.subarray(0, 100_000));
+    const source = await FileSource.open(tiny);
+    try {
+      assert.equal(source.readsPastCache, false, 'a file under 256 KiB is read the ordinary way');
+    } finally {
+      await source.close();
+    }
   });
 });
