@@ -23,7 +23,7 @@ const DIRECT_READ_MIN = 256 << 10;
 const DIRECT_READ_MAX = (4 << 20) + (64 << 10);
 const directStages = new AlignedBufferPool(DIRECT_READ_MAX, { perSlab: 2, maxBuffers: 16 });
 
-/** A second handle of the same open file for `O_DIRECT` reads, or undefined where there is none (not Linux, tmpfs). */
+/** A second handle of the same open file for `O_DIRECT` reads, or undefined where there is none (not Linux, or a file system without it). */
 async function directTwin(handle: FileHandle): Promise<FileHandle | undefined> {
   if (constants.O_DIRECT === undefined) return undefined;
   try {
@@ -38,7 +38,9 @@ export class FileSource {
   readonly path: string;
   readonly size: number;
   readonly #handle: FileHandle;
-  #direct: FileHandle | undefined;
+  /** The `O_DIRECT` handle, closed with the source; reads stop using it (`#directReads`) once a read was refused. */
+  readonly #direct: FileHandle | undefined;
+  #directReads: boolean;
   readonly #hash: Hash = createHash('sha256');
   /** Bytes [0, #hashed) are in #hash. */
   #hashed = 0;
@@ -50,6 +52,7 @@ export class FileSource {
     this.path = path;
     this.#handle = handle;
     this.#direct = direct;
+    this.#directReads = direct !== undefined;
     this.size = size;
     if (known !== undefined) {
       this.#digest = Promise.resolve(known);
@@ -72,7 +75,7 @@ export class FileSource {
 
   /** Whether large reads go past the page cache (a file of 256 KiB or more, on a file system that takes `O_DIRECT`). */
   get readsPastCache(): boolean {
-    return this.#direct !== undefined;
+    return this.#directReads;
   }
 
   /**
@@ -84,7 +87,7 @@ export class FileSource {
     const out = into && into.length >= want ? into.subarray(0, want) : new Uint8Array(want);
     let done = 0;
     try {
-      if (want >= DIRECT_READ_MIN && this.#direct) done = await this.#readDirect(position, want, out);
+      if (want >= DIRECT_READ_MIN && this.#directReads) done = await this.#readDirect(position, want, out);
       while (done < want) {
         const { bytesRead } = await this.#handle.read(out, done, want - done, position + done);
         if (bytesRead === 0) break;
@@ -127,10 +130,10 @@ export class FileSource {
       out.set(stage.subarray(position - start, position - start + usable));
       return usable;
     } catch (err) {
-      // A filesystem that takes O_DIRECT at open but not for this read: read the ordinary way from now on.
+      // A file system that takes O_DIRECT at open but not for this read: read the ordinary way from now on (the
+      // handle stays open until `close()`: a read running beside this one may still be using it).
       if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
-      await this.#direct?.close().catch(() => undefined);
-      this.#direct = undefined;
+      this.#directReads = false;
       return 0;
     } finally {
       directStages.give(taken);
