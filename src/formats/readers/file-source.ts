@@ -4,8 +4,8 @@
  * that streams through the file gets its digest without a second pass (`sha256()` reads only what was
  * skipped). A file whose digest its tree knows already (`SourceTree.knownSha256`) is not hashed at all.
  *
- * Reads of 256 KiB or more (a reader's batches) go past the page cache with `O_DIRECT` where the file system
- * takes it (decision 0043): a conversion reads each source once, and filling the cache with it cost this
+ * Reads of 256 KiB or more (a reader's batches) of content from the content-addressed store go past the page
+ * cache with `O_DIRECT` where the file system takes it (decision 0043): a conversion reads each source once, and filling the cache with it cost this
  * project's VM 1.8–2.4 s of system time a GiB (pages the guest touches anew), against 0.1 s read directly.
  */
 import { createHash, type Hash } from 'node:crypto';
@@ -66,14 +66,18 @@ export class FileSource {
     const handle = await within.open(path);
     try {
       const size = (await handle.stat()).size;
-      return new FileSource(path, handle, size >= DIRECT_READ_MIN ? await directTwin(handle) : undefined, size, within.knownSha256(path));
+      const known = within.knownSha256(path);
+      // Only content taken from the content-addressed store (its digest known): a file just written, such as a
+      // blob checked out of git, still has dirty pages, which a direct read would first write to the disk.
+      const direct = known !== undefined && size >= DIRECT_READ_MIN ? await directTwin(handle) : undefined;
+      return new FileSource(path, handle, direct, size, known);
     } catch (cause) {
       await handle.close().catch(() => undefined);
       throw new FileReadError(`The file ${baseName(path)} could not be read: ${(cause as NodeJS.ErrnoException).code ?? 'error'}.`, { cause });
     }
   }
 
-  /** Whether large reads go past the page cache (a file of 256 KiB or more, on a file system that takes `O_DIRECT`). */
+  /** Whether large reads go past the page cache (stored content of 256 KiB or more, on a file system that takes `O_DIRECT`). */
   get readsPastCache(): boolean {
     return this.#directReads;
   }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { FileSource } from '../../../src/formats/readers/file-source.js';
+import { SourceTree } from '../../../src/formats/source-tree.js';
 
 const run = promisify(execFile);
 let dir: string;
@@ -80,12 +81,16 @@ describe('FileSource.sha256', () => {
   });
 });
 
-describe('FileSource reads past the page cache', () => {
+describe('FileSource reads stored content past the page cache', () => {
   const big = 9 * (1 << 20) + 777;
   let bytes: Buffer;
   let bigPath: string;
+  let bigSha: string;
+  /** The file in a tree that knows its digest, as a conversion's checkout knows that of content from the store. */
+  const openStored = async (file: string) => FileSource.open(file, await SourceTree.at(join(file, '..'), new Map(), undefined, () => bigSha));
   before(async () => {
     bytes = randomBytes(big);
+    bigSha = createHash('sha256').update(bytes).digest('hex');
     bigPath = join(dir, 'big.bin');
     await writeFile(bigPath, bytes);
   });
@@ -98,7 +103,7 @@ describe('FileSource reads past the page cache', () => {
   };
 
   it('gives the same bytes as the file for unaligned, whole-page, oversized and end-of-file reads', async () => {
-    const source = await FileSource.open(bigPath);
+    const source = await openStored(bigPath);
     try {
       // /tmp is ext4 on the machines nds is tested on, which takes O_DIRECT.
       assert.equal(source.readsPastCache, true);
@@ -114,14 +119,14 @@ describe('FileSource reads past the page cache', () => {
       await expectRead(source, big + 10, 1 << 20);
       // Small reads (headers) the ordinary way, between large ones.
       await expectRead(source, 100, 256);
-      assert.equal(await source.sha256(), createHash('sha256').update(bytes).digest('hex'));
+      assert.equal(await source.sha256(), bigSha);
     } finally {
       await source.close();
     }
   });
 
   it('keeps every byte when more large reads run at once than there are aligned buffers', async () => {
-    const sources = await Promise.all(Array.from({ length: 6 }, () => FileSource.open(bigPath)));
+    const sources = await Promise.all(Array.from({ length: 6 }, () => openStored(bigPath)));
     try {
       await Promise.all(sources.flatMap((source, s) => Array.from({ length: 5 }, (_, k) => expectRead(source, s * 65_537 + k * 1_700_001, 1_500_000))));
     } finally {
@@ -129,13 +134,13 @@ describe('FileSource reads past the page cache', () => {
     }
   });
 
-  it('gives the same bytes on tmpfs (which takes O_DIRECT since Linux 6.6, or refuses it before), and reads small files the ordinary way', async (t) => {
+  it('gives the same bytes on tmpfs (which takes O_DIRECT since Linux 6.6, or refuses it before); reads small files and files not from the store the ordinary way', async (t) => {
     const shm = await mkdtemp('/dev/shm/nds-source-').catch(() => undefined);
     if (!shm) return t.skip('no /dev/shm on this machine');
     try {
       const onTmpfs = join(shm, 'big.bin');
       await writeFile(onTmpfs, bytes);
-      const source = await FileSource.open(onTmpfs);
+      const source = await openStored(onTmpfs);
       try {
         const got = await source.read(4097, 2_000_000);
         assert.ok(Buffer.from(got).equals(bytes.subarray(4097, 4097 + 2_000_000)));
@@ -147,11 +152,15 @@ describe('FileSource reads past the page cache', () => {
     }
     const tiny = join(dir, 'tiny.bin');
     await writeFile(tiny, bytes.subarray(0, 100_000));
-    const source = await FileSource.open(tiny);
+    const source = await openStored(tiny);
+    const unknown = await FileSource.open(bigPath);
     try {
       assert.equal(source.readsPastCache, false, 'a file under 256 KiB is read the ordinary way');
+      assert.equal(unknown.readsPastCache, false, 'a file not from the store (no known digest) is read the ordinary way');
+      await expectRead(unknown, 4097, 2_000_000);
     } finally {
       await source.close();
+      await unknown.close();
     }
   });
 });
