@@ -117,20 +117,25 @@ function cpuSeconds(pid: number): number {
   return user + system;
 }
 
+/** The fields of /proc/<pid>/stat after the command's name (`state` is the first). */
+function procStat(pid: number | 'self'): string[] {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+}
+
 /** User and system CPU seconds a live process has used so far. */
 function cpuSplit(pid: number): { user: number; system: number } {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const fields = procStat(pid);
   return { user: Number(fields[11]) / clockTicks, system: Number(fields[12]) / clockTicks };
 }
 
-/** Minor page faults of a live process so far (/proc/<pid>/stat). */
+/** Minor page faults of a live process so far. */
 function minorFaults(pid: number): number {
-  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[7]);
+  return Number(procStat(pid)[7]);
 }
 
 /** User and system CPU seconds of this process's children that have ended and been waited for. */
 function childrenCpu(): { user: number; system: number } {
-  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+  const fields = procStat('self');
   return { user: Number(fields[13]) / clockTicks, system: Number(fields[14]) / clockTicks };
 }
 
@@ -266,7 +271,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     const firstTask = Math.min(...tasks.map((t) => at(t.started_at)));
     const lastTask = Math.max(...tasks.map((t) => at(t.finished_at)));
     const phases: WorkerRun['phases'] = [at(jobRow.started_at) - at(jobRow.requested_at), firstTask - at(jobRow.started_at), lastTask - firstTask, at(jobRow.finished_at) - lastTask];
-    // Each worker's task count and its first task's start, the busiest worker first.
+    // Each worker's task count, first task's start and time in tasks, the busiest worker first.
     const byWorker = new Map<string, { tasks: number; first: number; seconds: number }>();
     for (const t of tasks) {
       const w = byWorker.get(t.worker_id ?? '?') ?? { tasks: 0, first: Infinity, seconds: 0 };

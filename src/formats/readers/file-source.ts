@@ -5,8 +5,9 @@
  * skipped). A file whose digest its tree knows already (`SourceTree.knownSha256`) is not hashed at all.
  *
  * Reads of 256 KiB or more (a reader's batches) of content from the content-addressed store go past the page
- * cache with `O_DIRECT` where the file system takes it (decision 0043): a conversion reads each source once, and filling the cache with it cost this
- * project's VM 1.8–2.4 s of system time a GiB (pages the guest touches anew), against 0.1 s read directly.
+ * cache with `O_DIRECT` where the file system takes it (decision 0043): a conversion reads each source once,
+ * and filling the cache with it cost this project's VM 1.8–2.4 s of system time a GiB (pages the guest
+ * touches anew), against 0.1 s read directly.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -23,7 +24,7 @@ const DIRECT_READ_MIN = 256 << 10;
 const DIRECT_READ_MAX = (4 << 20) + (64 << 10);
 const directStages = new AlignedBufferPool(DIRECT_READ_MAX, { perSlab: 2, maxBuffers: 16 });
 
-/** A second handle of the same open file for `O_DIRECT` reads, or undefined where there is none (not Linux, or a file system without it). */
+/** A second handle of the same open file for `O_DIRECT` reads; undefined where there is none (not Linux, or no O_DIRECT there). */
 async function directTwin(handle: FileHandle): Promise<FileHandle | undefined> {
   if (constants.O_DIRECT === undefined) return undefined;
   try {

@@ -86,8 +86,8 @@ describe('FileSource reads stored content past the page cache', () => {
   let bytes: Buffer;
   let bigPath: string;
   let bigSha: string;
-  /** The file in a tree that knows its digest, as a conversion's checkout knows that of content from the store. */
-  const openStored = async (file: string) => FileSource.open(file, await SourceTree.at(join(file, '..'), new Map(), undefined, () => bigSha));
+  /** `file` (of digest `sha`) in a tree that knows its digest, as a conversion's checkout knows that of content from the store. */
+  const openStored = async (file: string, sha = bigSha) => FileSource.open(file, await SourceTree.at(join(file, '..'), new Map(), undefined, () => sha));
   before(async () => {
     bytes = randomBytes(big);
     bigSha = createHash('sha256').update(bytes).digest('hex');
@@ -134,7 +134,7 @@ describe('FileSource reads stored content past the page cache', () => {
     }
   });
 
-  it('gives the same bytes on tmpfs (which takes O_DIRECT since Linux 6.6, or refuses it before); reads small files and files not from the store the ordinary way', async (t) => {
+  it('gives the same bytes on tmpfs (which takes O_DIRECT since Linux 6.6, or refuses it before)', async (t) => {
     const shm = await mkdtemp('/dev/shm/nds-source-').catch(() => undefined);
     if (!shm) return t.skip('no /dev/shm on this machine');
     try {
@@ -150,9 +150,13 @@ describe('FileSource reads stored content past the page cache', () => {
     } finally {
       await rm(shm, { recursive: true, force: true });
     }
+  });
+
+  it('reads small files and files not from the store the ordinary way', async () => {
     const tiny = join(dir, 'tiny.bin');
-    await writeFile(tiny, bytes.subarray(0, 100_000));
-    const source = await openStored(tiny);
+    const tinyBytes = bytes.subarray(0, 100_000);
+    await writeFile(tiny, tinyBytes);
+    const source = await openStored(tiny, createHash('sha256').update(tinyBytes).digest('hex'));
     const unknown = await FileSource.open(bigPath);
     try {
       assert.equal(source.readsPastCache, false, 'a file under 256 KiB is read the ordinary way');
