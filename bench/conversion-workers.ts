@@ -133,6 +133,16 @@ function minorFaults(pid: number): number {
   return Number(procStat(pid)[7]);
 }
 
+/**
+ * The whole machine's CPU seconds so far, from /proc/stat: busy (every core's user, system, interrupt time),
+ * waiting for the disk, and stolen by the hypervisor. Beside the workers' own CPU, it shows what else a run
+ * kept busy (the holder, PostgreSQL, the kernel's writeback): what a second worker has to share two cores with.
+ */
+function machineCpu(): { busy: number; iowait: number; steal: number } {
+  const [user, nice, system, , iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number) as number[];
+  return { busy: (user! + nice! + system! + irq! + softirq!) / clockTicks, iowait: iowait! / clockTicks, steal: (steal ?? 0) / clockTicks };
+}
+
 /** User and system CPU seconds of this process's children that have ended and been waited for. */
 function childrenCpu(): { user: number; system: number } {
   const fields = procStat('self');
@@ -191,6 +201,8 @@ interface WorkerRun {
   workerSystem: number;
   /** Minor page faults of the worker processes (each a page of memory touched for the first time). */
   workerFaults: number;
+  /** The machine's CPU seconds during the run: busy (workers included), waiting for the disk, stolen. */
+  machine: { busy: number; iowait: number; steal: number };
   /** Seconds from queued to the job claimed, to the first task started (checkout, plan), to the last task done, to the job done (index, catalogue). */
   phases: [number, number, number, number];
 }
@@ -250,6 +262,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     const cpuBefore = children.map((c) => cpuSeconds(c.pid!));
     const systemBefore = children.map((c) => cpuSplit(c.pid!).system);
     const faultsBefore = children.map((c) => minorFaults(c.pid!));
+    const machineBefore = machineCpu();
     const started = performance.now();
     const { job } = await enqueueConversion(database.db, { datasetId: ID, ref: 'main', full: true, reason: 'bench' });
     for (;;) {
@@ -259,6 +272,8 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
       await new Promise((r) => setTimeout(r, 50));
     }
     const seconds = (performance.now() - started) / 1000;
+    const machineAfter = machineCpu();
+    const machine = { busy: machineAfter.busy - machineBefore.busy, iowait: machineAfter.iowait - machineBefore.iowait, steal: machineAfter.steal - machineBefore.steal };
     const jobRow = await database.db.selectFrom('conversion_jobs').select(['requested_at', 'started_at', 'finished_at']).where('id', '=', job.id).executeTakeFirstOrThrow();
     const workerCpu = children.reduce((sum, c, i) => sum + cpuSeconds(c.pid!) - cpuBefore[i]!, 0);
     const workerSystem = children.reduce((sum, c, i) => sum + cpuSplit(c.pid!).system - systemBefore[i]!, 0);
@@ -287,6 +302,7 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
       workerCpu,
       workerSystem,
       workerFaults,
+      machine,
       phases,
     };
   } finally {
@@ -359,6 +375,13 @@ try {
     if (onePinned) row('1, on one core', onePinned);
     if (one) row('1', one);
     if (two) row('2', two);
+    console.log('\n| workers | machine busy, core-seconds (of the wall × cores) | of it the workers | the rest (holder, PostgreSQL, kernel threads) | waiting for the disk | stolen by the host |');
+    console.log('|---|---:|---:|---:|---:|---:|');
+    const machineRow = (label: string, r: WorkerRun) =>
+      console.log(`| ${label} | ${r.machine.busy.toFixed(2)} of ${(r.seconds * cores).toFixed(2)} | ${r.workerCpu.toFixed(2)} | ${(r.machine.busy - r.workerCpu).toFixed(2)} | ${r.machine.iowait.toFixed(2)} | ${r.machine.steal.toFixed(2)} |`);
+    if (onePinned) machineRow('1, on one core', onePinned);
+    if (one) machineRow('1', one);
+    if (two) machineRow('2', two);
   }
   if (one && two) console.log(`\nspeed-up of 2 workers over 1: ${(one.seconds / two.seconds).toFixed(2)}× (goal ≥ 1.6×)`);
   if (creation) {
