@@ -14,7 +14,7 @@
  * DATA_DIR (nothing of a mirror is shared). Needs PostgreSQL: BENCH_DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/test; a database is created and dropped for each run).
  * Run: node --import tsx bench/conversion-workers.ts [--recordings 40] [--mb 8] [--format edf|bdf] [--in-git] [--prof <dir>]
- *   [--runs alone,convert,pinned,one,two]
+ *   [--runs alone,convert,pinned,one,two]   (`two,one` runs the two workers first)
  * `--prof <dir>` writes a CPU profile of each pinned worker and `nds convert` there (`node --cpu-prof`).
  * `--runs` picks the runs (all by default): `alone,convert,pinned` gives the per-core figures in seconds.
  * Besides wall time, each pinned run reports its CPU time (user + system, every thread of the process), the
@@ -50,7 +50,10 @@ const IN_GIT = args.includes('--in-git');
 const BDF = option('format', 'edf') === 'bdf';
 const EXT = BDF ? 'bdf' : 'edf';
 const PROF = args.includes('--prof') ? path.resolve(option('prof', 'prof')) : undefined;
-const RUNS = new Set(option('runs', 'alone,convert,pinned,one,two').split(','));
+const RUN_ORDER = option('runs', 'alone,convert,pinned,one,two').split(',');
+const RUNS = new Set(RUN_ORDER);
+/** The unpinned runs in the order given: `two,one` runs two workers first, so that neither run always comes after the other. */
+const TWO_FIRST = RUNS.has('one') && RUNS.has('two') && RUN_ORDER.indexOf('two') < RUN_ORDER.indexOf('one');
 const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SECRET = 'bench-signing-secret';
 const ID = 'nd000001';
@@ -342,8 +345,9 @@ try {
   const convertSeconds = convert ? (JSON.parse(convert.output) as { seconds: number }).seconds : NaN;
   // 3. One worker on one core; 4. one and two workers, unpinned.
   const onePinned = RUNS.has('pinned') ? await runWorkers(1, true, 'pinned') : undefined;
+  const twoFirst = TWO_FIRST ? await runWorkers(2, false, 'two') : undefined;
   const one = RUNS.has('one') ? await runWorkers(1, false, 'one') : undefined;
-  const two = RUNS.has('two') ? await runWorkers(2, false, 'two') : undefined;
+  const two = twoFirst ?? (RUNS.has('two') ? await runWorkers(2, false, 'two') : undefined);
   const creation = one && two ? await fileCreationBaseline(work) : undefined;
   const mbs = (s: number) => (sourceMb / s).toFixed(0);
   console.log(`${uptimeBefore}`);
