@@ -395,30 +395,19 @@ try {
   if (onePinned || one || two) {
     console.log('\n| workers | wall | source converted | worker CPU | queued → claimed / → first task (checkout, plan) / → last task done / → job done (index, catalogue), s | tasks by worker (each one\'s mean task time; their first tasks, from the claim) |');
     console.log('|---|---:|---:|---:|---|---|');
-    if (onePinned) row('1, on one core', onePinned);
     const roundLabel = (k: number) => (pairs.length > 1 ? ` (round ${k + 1}, ${pairs[k]!.twoFirst ? 'two first' : 'one first'})` : '');
-    if (pairs.length > 0) {
-      pairs.forEach((p, k) => {
-        row(`1${roundLabel(k)}`, p.one);
-        row(`2${roundLabel(k)}`, p.two);
-      });
-    } else {
-      if (one) row('1', one);
-      if (two) row('2', two);
-    }
+    /** Every run to print, labelled, in the order of the tables. */
+    const labelled: Array<[string, WorkerRun]> = [
+      ...(onePinned ? [['1, on one core', onePinned] as [string, WorkerRun]] : []),
+      ...(pairs.length > 0
+        ? pairs.flatMap((p, k): Array<[string, WorkerRun]> => [[`1${roundLabel(k)}`, p.one], [`2${roundLabel(k)}`, p.two]])
+        : [...(one ? [['1', one] as [string, WorkerRun]] : []), ...(two ? [['2', two] as [string, WorkerRun]] : [])]),
+    ];
+    for (const [label, r] of labelled) row(label, r);
     console.log('\n| workers | machine busy, core-seconds (of the wall × cores) | of it the workers | the rest (holder, PostgreSQL, kernel threads) | waiting for the disk | stolen by the host |');
     console.log('|---|---:|---:|---:|---:|---:|');
-    const machineRow = (label: string, r: WorkerRun) =>
+    for (const [label, r] of labelled) {
       console.log(`| ${label} | ${r.machine.busy.toFixed(2)} of ${(r.seconds * cores).toFixed(2)} | ${r.workerCpu.toFixed(2)} | ${(r.machine.busy - r.workerCpu).toFixed(2)} | ${r.machine.iowait.toFixed(2)} | ${r.machine.steal.toFixed(2)} |`);
-    if (onePinned) machineRow('1, on one core', onePinned);
-    if (pairs.length > 0) {
-      pairs.forEach((p, k) => {
-        machineRow(`1${roundLabel(k)}`, p.one);
-        machineRow(`2${roundLabel(k)}`, p.two);
-      });
-    } else {
-      if (one) machineRow('1', one);
-      if (two) machineRow('2', two);
     }
   }
   if (pairs.length === 1) console.log(`\nspeed-up of 2 workers over 1: ${(pairs[0]!.one.seconds / pairs[0]!.two.seconds).toFixed(2)}× (goal ≥ 1.6×)`);

@@ -22,6 +22,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { ObjectUrlSigner } from './object-url-signer.js';
 import { checkWritten, LARGE_OBJECT, writeObjectFile, writeSmallObjectFile } from './object-file-write.js';
 import { FolderMultipart, readLayout } from './folder-multipart.js';
+import { DirectObjectWriter } from './direct-object-writer.js';
 
 export interface FileObjectStoreOptions {
   /** Origin of the nds server that serves `/objects/<key>` for this folder; without it, no URLs. */
@@ -48,6 +49,8 @@ export class FileObjectStore implements ObjectStore {
   #directRefused = false;
   /** Uploads in parts written in place (a layout given at their start), with the locks their writes take. */
   readonly #inPlace = new FolderMultipart();
+  /** A conversion's chunks, written past the page cache on a thread of their own (decision 0044). */
+  readonly #chunks = new DirectObjectWriter();
 
   constructor(root: string, options: FileObjectStoreOptions = {}) {
     this.root = path.resolve(root);
@@ -129,7 +132,10 @@ export class FileObjectStore implements ObjectStore {
     const nothingToCheck = options.contentLength === undefined && options.sha256 === undefined && options.crc32 === undefined;
     if ((body instanceof Uint8Array || typeof body === 'string') && nothingToCheck) {
       const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-      if (bytes.length < LARGE_OBJECT) return this.#putSmall(key, file, tmp, bytes);
+      if (bytes.length < LARGE_OBJECT) {
+        const written = this.#chunks.takes(bytes.length) ? await this.#chunks.write(bytes, tmp, file) : undefined;
+        return written ? infoOf(key, written.size, written.mtimeMs, written.ino) : this.#putSmall(key, file, tmp, bytes);
+      }
     }
     await mkdir(path.dirname(file), { recursive: true });
     return this.#writeThenRename(key, file, tmp, async () => {
@@ -155,8 +161,8 @@ export class FileObjectStore implements ObjectStore {
   }
 
   /**
-   * A small object held in memory with nothing to check (a conversion's chunks and metadata, thousands a
-   * recording): written from the caller's array, its folder made only when the first write finds it missing,
+   * A small object held in memory with nothing to check (a conversion's metadata, and its chunks where the
+   * writer thread does not take them): written from the caller's array, its folder made only when the first write finds it missing,
    * with synchronous calls (decision 0041): through the thread pool, its five file-system calls cost more CPU
    * than writing the bytes.
    */
@@ -337,7 +343,7 @@ export class FileObjectStore implements ObjectStore {
   }
 
   async close(): Promise<void> {
-    await this.#inPlace.close();
+    await Promise.all([this.#inPlace.close(), this.#chunks.close()]);
   }
 }
 

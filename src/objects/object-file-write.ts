@@ -5,8 +5,9 @@
  * cache: copying a gigabyte into fresh page-cache pages cost this VM 1.5–2.3 s of system time, and `sync`
  * another 0.35 s, against 0.1 s for the same gigabyte written directly in 1 MiB pieces (bench/RESULTS.md).
  * Write-once content read back once by a conversion has no use for the cache either; object stores such as
- * MinIO write the same way. Small objects (the conversion's chunks and metadata, which the gateway reads back
- * soon) go through the page cache, and so does everything on a filesystem that refuses `O_DIRECT`.
+ * MinIO write the same way. Small objects go through the page cache (a conversion's chunks of 64 KiB and more
+ * are written directly on a thread of their own, objects/direct-object-writer.ts), and so does everything on a
+ * filesystem that refuses `O_DIRECT`.
  */
 import { closeSync, constants, fstatSync, openSync, writeSync, type Stats } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
