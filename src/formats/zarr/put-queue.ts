@@ -43,6 +43,14 @@ export class PutQueue implements StoreSink {
     this.#check();
   }
 
+  /**
+   * Waits for every write in flight to end, failed or not, and throws nothing: after a failure, so that no write
+   * of the failed store lands after its caller cleaned up (a staging folder removed, say).
+   */
+  async settle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled(this.#pending);
+  }
+
   #check(): void {
     if (this.#error !== undefined) throw this.#error;
   }

@@ -90,6 +90,8 @@ export async function writeStore(reader: RecordingReader, target: StoreSink, opt
     if (groups.every((g) => g.writer.nSamples === 0)) throw new EmptyRecordingError(`${options.sourcePath} holds no samples.`);
     return await writeGroups(reader, target, sink, codec, groups, modality, options);
   } finally {
+    // A failure leaves writes in flight: they end before the caller hears of it and cleans up.
+    await sink.settle();
     // The writers' buffers serve the next recording; nothing of this one reads them any more.
     for (const { writer } of groups) writer.release();
   }

@@ -47,4 +47,20 @@ describe('PutQueue', () => {
     sink.waiting[1]!.finish();
     await queue.drain();
   });
+
+  it('settles only once every write in flight has ended, a failed one among them, and throws nothing', async () => {
+    const sink = new ManualSink();
+    const queue = new PutQueue(sink, 8);
+    for (let i = 0; i < 3; i++) await queue.put(`s/c/${i}`, new Uint8Array(1));
+    let settled = false;
+    const settling = queue.settle().then(() => (settled = true));
+    sink.waiting[0]!.finish(new Error('disk full'));
+    sink.waiting[2]!.finish();
+    await tick();
+    assert.equal(settled, false, 'one write is still in flight');
+    sink.waiting[1]!.finish();
+    await settling;
+    assert.equal(settled, true);
+    await assert.rejects(queue.drain(), /disk full/, 'the failure is still the queue\'s to report');
+  });
 });
