@@ -6,9 +6,9 @@
  *
  * Why: a write into the page cache needs new pages, and on this project's VM the host backs a page the guest
  * touches anew for about 8 µs: 2.6 s of system time a GiB in a worker's usual state, half of its CPU. Written
- * directly, the same objects cost a fifth of that, and on the thread the waits for the disk overlap the
+ * directly, the same objects cost a third of that or less, and on the thread the waits for the disk overlap the
  * encoding of the next chunks. A chunk written once and read again from the disk by the gateway loses little.
- * A filesystem that refuses `O_DIRECT` (tmpfs) makes every later write go the ordinary way.
+ * A filesystem that refuses `O_DIRECT` (tmpfs before Linux 6.6) makes every later write go the ordinary way.
  */
 import { Worker } from 'node:worker_threads';
 import { PAGE } from './aligned-buffers.js';
@@ -94,8 +94,8 @@ export class DirectObjectWriter {
   #seq = 0;
   /** Set once the filesystem refused `O_DIRECT`, or the platform has none: every write is then the caller's. */
   #refused = process.platform !== 'linux';
-  #free: number[] = Array.from({ length: SLOTS }, (_, i) => i);
-  #waitingForSlot: Array<() => void> = [];
+  readonly #free: number[] = Array.from({ length: SLOTS }, (_, i) => i);
+  readonly #waitingForSlot: Array<() => void> = [];
 
   /** Whether `write` may take an object of `length` bytes. */
   takes(length: number): boolean {
@@ -105,7 +105,8 @@ export class DirectObjectWriter {
   /**
    * Writes `bytes` into the new file `tmp` (its folder made if missing) and renames it to `file`: the file's
    * status, or undefined when the filesystem refused `O_DIRECT` (nothing was written; the caller writes it
-   * the ordinary way, as it will every later object). On a failure `tmp` is gone and `file` untouched.
+   * the ordinary way, as it will every later object). On a failure `file` is untouched and a `tmp` this write
+   * made is gone (one that was there before is left alone).
    */
   async write(bytes: Uint8Array, tmp: string, file: string): Promise<WrittenObject | undefined> {
     if (!this.takes(bytes.length)) return undefined;
