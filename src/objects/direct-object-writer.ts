@@ -19,6 +19,11 @@ export const DIRECT_OBJECT_MIN = 64 << 10;
 const SLOT_BYTES = 1 << 20;
 /** Writes in flight: a conversion keeps 8 puts going (formats/zarr/put-queue.ts). */
 const SLOTS = 8;
+/**
+ * Threads, each writing the slots of its residue: a thread waits for the disk on each write, and with two
+ * workers on one disk one write at a time left the workers waiting for slots.
+ */
+const THREADS = 2;
 
 /** What a written file's status says: the folder store's `ObjectInfo` is made from it. */
 export interface WrittenObject {
@@ -85,12 +90,13 @@ interface Waiting {
 
 interface Thread {
   thread: Worker;
-  memory: WebAssembly.Memory;
   waiting: Map<number, Waiting>;
 }
 
 export class DirectObjectWriter {
-  #worker: Thread | undefined;
+  /** The slots, shared with the threads: made with the first thread, kept until `close()`. */
+  #memory: WebAssembly.Memory | undefined;
+  readonly #threads: Array<Thread | undefined> = [];
   #seq = 0;
   /** Set once the filesystem refused `O_DIRECT`, or the platform has none: every write is then the caller's. */
   #refused = process.platform !== 'linux';
@@ -112,15 +118,16 @@ export class DirectObjectWriter {
     if (!this.takes(bytes.length)) return undefined;
     const slot = await this.#slot();
     let worker: Thread;
+    let memory: WebAssembly.Memory;
     try {
-      worker = this.#started();
+      [worker, memory] = this.#threadFor(slot);
     } catch (err) {
       this.#release(slot);
       throw err;
     }
     const offset = slot * SLOT_BYTES;
     const padded = Math.ceil(bytes.length / PAGE) * PAGE;
-    const view = new Uint8Array(worker.memory.buffer, offset, SLOT_BYTES);
+    const view = new Uint8Array(memory.buffer, offset, SLOT_BYTES);
     view.set(bytes);
     view.fill(0, bytes.length, padded);
     const seq = ++this.#seq;
@@ -133,9 +140,9 @@ export class DirectObjectWriter {
   }
 
   async close(): Promise<void> {
-    const worker = this.#worker;
-    this.#worker = undefined;
-    await worker?.thread.terminate();
+    const threads = this.#threads.splice(0);
+    this.#memory = undefined;
+    await Promise.all(threads.map((t) => t?.thread.terminate()));
   }
 
   async #slot(): Promise<number> {
@@ -148,13 +155,18 @@ export class DirectObjectWriter {
     this.#waitingForSlot.shift()?.();
   }
 
-  #started(): Thread {
-    if (this.#worker) return this.#worker;
+  /** The thread that writes `slot`, started if need be, and the slots' memory. */
+  #threadFor(slot: number): [Thread, WebAssembly.Memory] {
     const pages = (SLOT_BYTES * SLOTS) / 65536;
-    // Shared, so the thread reads the slots the caller filled; page-aligned, as O_DIRECT wants (aligned-buffers.ts).
-    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+    // Shared, so the threads read the slots the caller filled; page-aligned, as O_DIRECT wants (aligned-buffers.ts).
+    const memory = (this.#memory ??= new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true }));
+    const index = slot % THREADS;
+    return [(this.#threads[index] ??= this.#start(index, memory)), memory];
+  }
+
+  #start(index: number, memory: WebAssembly.Memory): Thread {
     const thread = new Worker(WORKER_SOURCE, { eval: true, workerData: { memory } });
-    const worker: Thread = { thread, memory, waiting: new Map() };
+    const worker: Thread = { thread, waiting: new Map() };
     thread.unref();
     thread.on('message', (m: { seq: number; refused?: boolean; error?: string; code?: string } & Partial<WrittenObject>) => {
       const waiting = worker.waiting.get(m.seq);
@@ -169,7 +181,7 @@ export class DirectObjectWriter {
       else waiting.resolve({ size: m.size!, mtimeMs: m.mtimeMs!, ino: m.ino! });
     });
     const fail = (err: Error) => {
-      if (this.#worker === worker) this.#worker = undefined;
+      if (this.#threads[index] === worker) this.#threads[index] = undefined;
       for (const w of worker.waiting.values()) {
         this.#release(w.slot);
         w.reject(err);
@@ -178,7 +190,6 @@ export class DirectObjectWriter {
     };
     thread.on('error', fail);
     thread.on('exit', (code) => fail(new Error(`the object writing thread exited (${code})`)));
-    this.#worker = worker;
     return worker;
   }
 }
