@@ -1,7 +1,7 @@
 /**
  * Small objects of the folder store (a conversion's chunks: tens of kilobytes to under a megabyte, a hundred
- * or more a recording) written past the page cache on a writer thread (decision 0044). The caller's bytes are
- * copied into a slot of page-aligned shared memory and the thread makes the file with `O_DIRECT` (open, write,
+ * or more a recording) written past the page cache on two writer threads (decision 0044). The caller's bytes are
+ * copied into a slot of page-aligned shared memory and a thread makes the file with `O_DIRECT` (open, write,
  * cut back to the length, stat, close, rename), one message a file, while the caller goes on encoding.
  *
  * Why: a write into the page cache needs new pages, and on this project's VM the host backs a page the guest
