@@ -410,8 +410,7 @@ try {
       console.log(`| ${label} | ${r.machine.busy.toFixed(2)} of ${(r.seconds * cores).toFixed(2)} | ${r.workerCpu.toFixed(2)} | ${(r.machine.busy - r.workerCpu).toFixed(2)} | ${r.machine.iowait.toFixed(2)} | ${r.machine.steal.toFixed(2)} |`);
     }
   }
-  if (pairs.length === 1) console.log(`\nspeed-up of 2 workers over 1: ${(pairs[0]!.one.seconds / pairs[0]!.two.seconds).toFixed(2)}× (goal ≥ 1.6×)`);
-  if (pairs.length > 1) {
+  if (pairs.length > 0) {
     const ratios = pairs.map((p) => p.one.seconds / p.two.seconds);
     const sorted = [...ratios].sort((a, b) => a - b);
     const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;

@@ -10,8 +10,9 @@
  * encoding of the next chunks. A chunk written once and read again from the disk by the gateway loses little.
  * A filesystem that refuses `O_DIRECT` (tmpfs before Linux 6.6) makes every later write go the ordinary way.
  */
-import { Worker } from 'node:worker_threads';
+import { constants } from 'node:fs';
 import { PAGE } from './aligned-buffers.js';
+import { ThreadRequests, type ThreadAnswer } from './thread-requests.js';
 
 /** Objects from this size on go through the thread; smaller ones (metadata) are not worth a message. */
 export const DIRECT_OBJECT_MIN = 64 << 10;
@@ -82,24 +83,15 @@ parentPort.on('message', (m) => {
 });
 `;
 
-interface Waiting {
-  slot: number;
-  resolve(value: WrittenObject | undefined): void;
-  reject(err: Error): void;
-}
-
-interface Thread {
-  thread: Worker;
-  waiting: Map<number, Waiting>;
-}
+type WriteAnswer = ThreadAnswer & Partial<WrittenObject> & { refused?: boolean };
 
 export class DirectObjectWriter {
   /** The slots, shared with the threads: made with the first thread, kept until `close()`. */
   #memory: WebAssembly.Memory | undefined;
-  readonly #threads: Array<Thread | undefined> = [];
-  #seq = 0;
+  /** Slot `i` is written by thread `i % THREADS`. */
+  readonly #threads = Array.from({ length: THREADS }, () => new ThreadRequests<WriteAnswer>(WORKER_SOURCE, 'object writing', () => ({ memory: this.#sharedMemory() })));
   /** Set once the filesystem refused `O_DIRECT`, or the platform has none: every write is then the caller's. */
-  #refused = process.platform !== 'linux';
+  #refused = constants.O_DIRECT === undefined;
   readonly #free: number[] = Array.from({ length: SLOTS }, (_, i) => i);
   readonly #waitingForSlot: Array<() => void> = [];
 
@@ -117,32 +109,32 @@ export class DirectObjectWriter {
   async write(bytes: Uint8Array, tmp: string, file: string): Promise<WrittenObject | undefined> {
     if (!this.takes(bytes.length)) return undefined;
     const slot = await this.#slot();
-    let worker: Thread;
-    let memory: WebAssembly.Memory;
     try {
-      [worker, memory] = this.#threadFor(slot);
-    } catch (err) {
+      const offset = slot * SLOT_BYTES;
+      const padded = Math.ceil(bytes.length / PAGE) * PAGE;
+      const view = new Uint8Array(this.#sharedMemory().buffer, offset, SLOT_BYTES);
+      view.set(bytes);
+      view.fill(0, bytes.length, padded);
+      const answer = await this.#threads[slot % THREADS]!.ask({ offset, length: bytes.length, padded, tmp, file });
+      if (answer.refused) {
+        this.#refused = true;
+        return undefined;
+      }
+      return { size: answer.size!, mtimeMs: answer.mtimeMs!, ino: answer.ino! };
+    } finally {
       this.#release(slot);
-      throw err;
     }
-    const offset = slot * SLOT_BYTES;
-    const padded = Math.ceil(bytes.length / PAGE) * PAGE;
-    const view = new Uint8Array(memory.buffer, offset, SLOT_BYTES);
-    view.set(bytes);
-    view.fill(0, bytes.length, padded);
-    const seq = ++this.#seq;
-    return new Promise<WrittenObject | undefined>((resolve, reject) => {
-      // Held while a caller waits on it, so that the process does not end under the caller.
-      if (worker.waiting.size === 0) worker.thread.ref();
-      worker.waiting.set(seq, { slot, resolve, reject });
-      worker.thread.postMessage({ seq, offset, length: bytes.length, padded, tmp, file });
-    });
   }
 
   async close(): Promise<void> {
-    const threads = this.#threads.splice(0);
+    await Promise.all(this.#threads.map((t) => t.close()));
     this.#memory = undefined;
-    await Promise.all(threads.map((t) => t?.thread.terminate()));
+  }
+
+  #sharedMemory(): WebAssembly.Memory {
+    const pages = (SLOT_BYTES * SLOTS) / 65536;
+    // Shared, so the threads read the slots the caller filled; page-aligned, as O_DIRECT wants (aligned-buffers.ts).
+    return (this.#memory ??= new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true }));
   }
 
   async #slot(): Promise<number> {
@@ -153,43 +145,5 @@ export class DirectObjectWriter {
   #release(slot: number): void {
     this.#free.push(slot);
     this.#waitingForSlot.shift()?.();
-  }
-
-  /** The thread that writes `slot`, started if need be, and the slots' memory. */
-  #threadFor(slot: number): [Thread, WebAssembly.Memory] {
-    const pages = (SLOT_BYTES * SLOTS) / 65536;
-    // Shared, so the threads read the slots the caller filled; page-aligned, as O_DIRECT wants (aligned-buffers.ts).
-    const memory = (this.#memory ??= new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true }));
-    const index = slot % THREADS;
-    return [(this.#threads[index] ??= this.#start(index, memory)), memory];
-  }
-
-  #start(index: number, memory: WebAssembly.Memory): Thread {
-    const thread = new Worker(WORKER_SOURCE, { eval: true, workerData: { memory } });
-    const worker: Thread = { thread, waiting: new Map() };
-    thread.unref();
-    thread.on('message', (m: { seq: number; refused?: boolean; error?: string; code?: string } & Partial<WrittenObject>) => {
-      const waiting = worker.waiting.get(m.seq);
-      worker.waiting.delete(m.seq);
-      if (worker.waiting.size === 0) thread.unref();
-      if (!waiting) return;
-      this.#release(waiting.slot);
-      if (m.refused) {
-        this.#refused = true;
-        waiting.resolve(undefined);
-      } else if (m.error !== undefined) waiting.reject(Object.assign(new Error(m.error), { code: m.code }));
-      else waiting.resolve({ size: m.size!, mtimeMs: m.mtimeMs!, ino: m.ino! });
-    });
-    const fail = (err: Error) => {
-      if (this.#threads[index] === worker) this.#threads[index] = undefined;
-      for (const w of worker.waiting.values()) {
-        this.#release(w.slot);
-        w.reject(err);
-      }
-      worker.waiting.clear();
-    };
-    thread.on('error', fail);
-    thread.on('exit', (code) => fail(new Error(`the object writing thread exited (${code})`)));
-    return worker;
   }
 }

@@ -49,7 +49,7 @@ export class FileObjectStore implements ObjectStore {
   #directRefused = false;
   /** Uploads in parts written in place (a layout given at their start), with the locks their writes take. */
   readonly #inPlace = new FolderMultipart();
-  /** A conversion's chunks, written past the page cache on a thread of their own (decision 0044). */
+  /** A conversion's chunks, written past the page cache on threads of their own (decision 0044). */
   readonly #chunks = new DirectObjectWriter();
 
   constructor(root: string, options: FileObjectStoreOptions = {}) {
@@ -133,7 +133,7 @@ export class FileObjectStore implements ObjectStore {
     if ((body instanceof Uint8Array || typeof body === 'string') && nothingToCheck) {
       const bytes = typeof body === 'string' ? Buffer.from(body) : body;
       if (bytes.length < LARGE_OBJECT) {
-        const written = this.#chunks.takes(bytes.length) ? await this.#chunks.write(bytes, tmp, file) : undefined;
+        const written = await this.#chunks.write(bytes, tmp, file);
         return written ? infoOf(key, written.size, written.mtimeMs, written.ino) : this.#putSmall(key, file, tmp, bytes);
       }
     }
@@ -162,9 +162,9 @@ export class FileObjectStore implements ObjectStore {
 
   /**
    * A small object held in memory with nothing to check (a conversion's metadata, and its chunks where the
-   * writer thread does not take them): written from the caller's array, its folder made only when the first write finds it missing,
-   * with synchronous calls (decision 0041): through the thread pool, its five file-system calls cost more CPU
-   * than writing the bytes.
+   * writer threads do not take them): written from the caller's array, its folder made only when the first
+   * write finds it missing, with synchronous calls (decision 0041): through the thread pool, its five
+   * file-system calls cost more CPU than writing the bytes.
    */
   #putSmall(key: string, file: string, tmp: string, bytes: Uint8Array): ObjectInfo {
     let s;

@@ -6,7 +6,7 @@
  * One hash state a name; the worker reads and hashes one range at a time. A failed worker fails the calls
  * waiting on it, and the next call starts another: a caller that cannot trust the state hashes anew.
  */
-import { Worker } from 'node:worker_threads';
+import { ThreadRequests, type ThreadAnswer } from './thread-requests.js';
 
 /** The worker, as CommonJS source evaluated in its thread (no file to resolve, under tsx or a bundle alike). */
 const WORKER_SOURCE = `
@@ -69,69 +69,25 @@ parentPort.on('message', (m) => {
 });
 `;
 
-interface Waiting {
-  resolve(value: { sha256?: string }): void;
-  reject(err: Error): void;
-}
-
 export class RangeHasher {
-  #worker: { thread: Worker; waiting: Map<number, Waiting> } | undefined;
-  #seq = 0;
+  readonly #thread = new ThreadRequests<ThreadAnswer & { sha256?: string }>(WORKER_SOURCE, 'hashing');
 
   /** Feeds `length` bytes of `file` from `offset` into the hash named `name` (a new one when unknown). */
   async update(name: string, file: string, offset: number, length: number): Promise<void> {
-    await this.#ask({ op: 'update', name, file, offset, length });
+    await this.#thread.ask({ op: 'update', name, file, offset, length });
   }
 
   /** The hex SHA-256 of everything fed to `name`, which is then forgotten. */
   async digest(name: string): Promise<string> {
-    return (await this.#ask({ op: 'digest', name })).sha256!;
+    return (await this.#thread.ask({ op: 'digest', name })).sha256!;
   }
 
   /** Forgets the hash named `name`. */
   async drop(name: string): Promise<void> {
-    if (this.#worker) await this.#ask({ op: 'drop', name });
+    if (this.#thread.running) await this.#thread.ask({ op: 'drop', name });
   }
 
   async close(): Promise<void> {
-    const worker = this.#worker;
-    this.#worker = undefined;
-    await worker?.thread.terminate();
-  }
-
-  #ask(message: Record<string, unknown>): Promise<{ sha256?: string }> {
-    const worker = this.#started();
-    const seq = ++this.#seq;
-    return new Promise((resolve, reject) => {
-      // Held while a caller waits on it, so that the process does not end under the caller.
-      if (worker.waiting.size === 0) worker.thread.ref();
-      worker.waiting.set(seq, { resolve, reject });
-      worker.thread.postMessage({ ...message, seq });
-    });
-  }
-
-  #started(): { thread: Worker; waiting: Map<number, Waiting> } {
-    if (this.#worker) return this.#worker;
-    const thread = new Worker(WORKER_SOURCE, { eval: true });
-    const worker = { thread, waiting: new Map<number, Waiting>() };
-    // Hashing for an upload never keeps a process alive.
-    thread.unref();
-    thread.on('message', (m: { seq: number; sha256?: string; error?: string; code?: string }) => {
-      const waiting = worker.waiting.get(m.seq);
-      worker.waiting.delete(m.seq);
-      if (worker.waiting.size === 0) thread.unref();
-      if (!waiting) return;
-      if (m.error !== undefined) waiting.reject(Object.assign(new Error(m.error), { code: m.code }));
-      else waiting.resolve({ sha256: m.sha256 });
-    });
-    const fail = (err: Error) => {
-      if (this.#worker === worker) this.#worker = undefined;
-      for (const w of worker.waiting.values()) w.reject(err);
-      worker.waiting.clear();
-    };
-    thread.on('error', fail);
-    thread.on('exit', (code) => fail(new Error(`the hashing thread exited (${code})`)));
-    this.#worker = worker;
-    return worker;
+    await this.#thread.close();
   }
 }
