@@ -8,11 +8,15 @@
 # RADOSGW_OBJECTSTORE=bluestore keeps the objects on disk instead, in a sparse file of RADOSGW_BLUESTORE_BYTES
 # (default 24 GiB; it grows as it is written and does not shrink) under RADOSGW_DIR: for files larger than memory (the opt-in 6 GiB upload test). A second
 # cluster beside the first needs its own RADOSGW_DIR, RADOSGW_PORT and RADOSGW_MON_PORT.
+#
+# Every port is below Linux's ephemeral range (32768-60999): a fixed port inside it is taken, now and then, by
+# one of the suite's own outgoing connections, and a monitor that cannot bind it fails the whole start (a CI
+# run lost its second cluster that way on port 43310).
 set -euo pipefail
 
 DIR="${RADOSGW_DIR:-/tmp/nds-radosgw}"
 PORT="${RADOSGW_PORT:-17480}"
-MON_PORT="${RADOSGW_MON_PORT:-43300}"
+MON_PORT="${RADOSGW_MON_PORT:-13300}"
 MON_V1_PORT=$((MON_PORT + 3489))
 OBJECTSTORE="${RADOSGW_OBJECTSTORE:-memstore}"
 ENDPOINT="http://127.0.0.1:$PORT"
@@ -48,14 +52,14 @@ if ! command -v radosgw >/dev/null || ! command -v ceph-mon >/dev/null || ! comm
 fi
 
 # A previous cluster whose gateway is down or cannot store: stop what is left of it and start afresh (memstore
-# keeps nothing).
-if [ -d "$DIR/run" ]; then
-  for pidfile in "$DIR"/run/*.pid; do
-    [ -e "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
-  done
-  for _ in $(seq 1 20); do gateway_up || break; sleep 0.5; done
-  pkill -f "radosgw -n client.rgw -c $DIR/ceph.conf" 2>/dev/null || true
-  sleep 1
+# keeps nothing). Its daemons are found by the configuration file on their command line, never by pid files:
+# after a restart of the machine (the folders outlive it) a stale pid file names whatever process has that pid
+# now, the other cluster's gateway as likely as anything.
+stop_cluster() { pkill -f -- "-c $DIR/ceph.conf" 2>/dev/null || true; }
+if pgrep -f -- "-c $DIR/ceph.conf" >/dev/null; then
+  stop_cluster
+  for _ in $(seq 1 20); do pgrep -f -- "-c $DIR/ceph.conf" >/dev/null || break; sleep 0.5; done
+  pkill -9 -f -- "-c $DIR/ceph.conf" 2>/dev/null || true
 fi
 rm -rf "$DIR"
 mkdir -p "$DIR/run" "$DIR/log" "$DIR/mon.a" "$DIR/osd.0"
@@ -112,13 +116,18 @@ ceph-authtool "$DIR/keyring" --gen-key -n client.admin --cap mon 'allow *' --cap
 ceph-authtool "$DIR/keyring" --gen-key -n client.rgw --cap mon 'allow rw' --cap osd 'allow rwx' >/dev/null
 monmaptool --create --fsid "$FSID" --addv a "[v2:127.0.0.1:$MON_PORT,v1:127.0.0.1:$MON_V1_PORT]" "$DIR/monmap" >/dev/null
 
-ceph-mon --mkfs -i a --monmap "$DIR/monmap" --keyring "$DIR/keyring" </dev/null >/dev/null 2>&1
-ceph-mon -i a </dev/null >/dev/null 2>&1
+# Each daemon names its configuration on its command line (stop_cluster finds them by it).
+ceph-mon -c "$DIR/ceph.conf" --mkfs -i a --monmap "$DIR/monmap" --keyring "$DIR/keyring" </dev/null >/dev/null 2>&1
+ceph-mon -c "$DIR/ceph.conf" -i a </dev/null >/dev/null 2>&1
 
-OSD_ID=$(timeout 60 ceph osd create)
+OSD_ID=$(timeout 60 ceph osd create) || {
+  echo "radosgw: the monitor of $DIR does not answer; the end of its log:" >&2
+  tail -n 5 "$DIR/log/mon.a.log" >&2 || true
+  exit 1
+}
 timeout 30 ceph auth get-or-create "osd.$OSD_ID" osd 'allow *' mon 'allow profile osd' -o "$DIR/osd.$OSD_ID/keyring" >/dev/null
-ceph-osd -i "$OSD_ID" --mkfs </dev/null >/dev/null 2>&1
-ceph-osd -i "$OSD_ID" </dev/null >/dev/null 2>&1
+ceph-osd -c "$DIR/ceph.conf" -i "$OSD_ID" --mkfs </dev/null >/dev/null 2>&1
+ceph-osd -c "$DIR/ceph.conf" -i "$OSD_ID" </dev/null >/dev/null 2>&1
 
 mkdir -p "$DIR/rgw"
 radosgw -n client.rgw -c "$DIR/ceph.conf" </dev/null >/dev/null 2>&1
