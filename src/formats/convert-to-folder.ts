@@ -7,6 +7,7 @@
 import { mkdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { FolderSink } from './zarr/folder-sink.js';
+import { DirectObjectWriter } from '../objects/direct-object-writer.js';
 import type { ChunkCodec } from './zarr/chunk-codec.js';
 import { systemClock } from '../core/clock.js';
 import { buildStoreIndex, serializeStoreIndex, type IndexFailure, type IndexStore, type StoreIndex } from './zarr/store-index.js';
@@ -62,24 +63,30 @@ async function collect(
 ): Promise<FolderConversion> {
   const stores: IndexStore[] = [];
   const failures: IndexFailure[] = [];
-  for (const [i, item] of items.entries()) {
-    events.onStart?.(item.path, i, items.length);
-    const target = join(out, item.zarr);
-    const staging = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
-    await rm(staging, { recursive: true, force: true });
-    try {
-      const summary = await convert(item, new FolderSink(staging), (fraction) => events.onProgress?.(item.path, fraction));
-      await rm(target, { recursive: true, force: true });
-      await rename(staging, target);
-      const store = { path: item.path, zarr: item.zarr, updated_utc: systemClock.now().toISOString(), summary };
-      stores.push(store);
-      events.onDone?.(item.path, { ok: true, store });
-    } catch (err) {
+  // One writer for the run: the chunks of every recording go past the page cache on its threads (decision 0044).
+  const writer = new DirectObjectWriter();
+  try {
+    for (const [i, item] of items.entries()) {
+      events.onStart?.(item.path, i, items.length);
+      const target = join(out, item.zarr);
+      const staging = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
       await rm(staging, { recursive: true, force: true });
-      const failure = { path: item.path, zarr: item.zarr, ...failureOf(err) };
-      failures.push(failure);
-      events.onDone?.(item.path, { ok: false, failure });
+      try {
+        const summary = await convert(item, new FolderSink(staging, writer), (fraction) => events.onProgress?.(item.path, fraction));
+        await rm(target, { recursive: true, force: true });
+        await rename(staging, target);
+        const store = { path: item.path, zarr: item.zarr, updated_utc: systemClock.now().toISOString(), summary };
+        stores.push(store);
+        events.onDone?.(item.path, { ok: true, store });
+      } catch (err) {
+        await rm(staging, { recursive: true, force: true });
+        const failure = { path: item.path, zarr: item.zarr, ...failureOf(err) };
+        failures.push(failure);
+        events.onDone?.(item.path, { ok: false, failure });
+      }
     }
+  } finally {
+    await writer.close();
   }
   return { stores, failures };
 }
