@@ -23,13 +23,14 @@
  * figure that stays comparable when other work shares the machine, and of it the system time; every run its
  * workers' CPU, system time and minor page faults a recording, and each worker's mean task time (two workers
  * whose tasks take unequal times share the recordings unequally).
- * Every run's store stays until the end (as in bench/conversion.ts): on this VM's ext4 without a journal,
+ * Every run's store stays until the end (as in bench/conversion.ts), and is deleted then through
+ * bench/settled-deletions.ts, whose minute the next bench waits out: on this VM's ext4 without a journal,
  * creating files right after deleting thousands costs the kernel a scan past each recently deleted inode.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +46,7 @@ import { openObjectStore } from '../src/objects/open-object-store.js';
 import { startRepositoryNode } from '../test/conversion/support.js';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
 import { args, option } from './bench-args.js';
+import { removeSettled, waitForSettledDeletions } from './settled-deletions.js';
 
 const RECORDINGS = Number(option('recordings', '40'));
 const MB = Number(option('mb', '8'));
@@ -101,7 +103,7 @@ const CREATION_FILES = 3000;
 async function fileCreationBaseline(dir: string): Promise<{ one: number; two: number }> {
   const script =
     "const fs=require('node:fs');const d=process.argv[1];fs.mkdirSync(d);const b=Buffer.alloc(65536,7);" +
-    `for(let i=0;i<${CREATION_FILES};i++)fs.writeFileSync(d+'/f'+i,b);fs.rmSync(d,{recursive:true});`;
+    `for(let i=0;i<${CREATION_FILES};i++)fs.writeFileSync(d+'/f'+i,b);`;
   const run = async (count: number) => {
     settleDisk();
     const started = performance.now();
@@ -338,6 +340,7 @@ function timed(command: string[]): { seconds: number; cpu: number; system: numbe
   return { seconds: (performance.now() - started) / 1000, cpu: after.user - before.user + system, system, output };
 }
 
+await waitForSettledDeletions();
 try {
   const loadBefore = load();
   const uptimeBefore = execFileSync('uptime').toString().trim();
@@ -425,5 +428,5 @@ try {
     );
   }
 } finally {
-  await rm(work, { recursive: true, force: true });
+  await removeSettled(work);
 }

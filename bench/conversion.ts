@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeSyntheticRecording } from './conversion-synthetic.js';
 import { option } from './bench-args.js';
+import { removeSettled, waitForSettledDeletions } from './settled-deletions.js';
 
 const cases = option('cases', 'edf:1,bdf:1,edf:4').split(',').map((c) => {
   const [format, gib] = c.split(':');
@@ -39,6 +40,7 @@ function convert(path: string, out: string): Run {
   return JSON.parse(execFileSync(command[0]!, command.slice(1), { encoding: 'utf8', maxBuffer: 1 << 20 }).trim().split('\n').at(-1)!) as Run;
 }
 
+await waitForSettledDeletions();
 const loadBefore = load();
 const rows: string[] = [];
 try {
@@ -61,8 +63,7 @@ try {
     await rm(path, { force: true });
   }
 } finally {
-  await rm(work, { recursive: true, force: true });
-  await rm(outDir, { recursive: true, force: true });
+  await removeSettled(work, outDir);
 }
 console.log(`Stores written to: ${outDir}`);
 console.log(`Machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; conversion pinned to one core: ${hasTaskset}`);
