@@ -3,7 +3,7 @@
  * files (metadata) are written with synchronous calls: a store is thousands of small files, and each call
  * through the thread pool (an open, a write and a close a file) cost more CPU than writing its bytes (decision
  * 0041). Chunks, given a `DirectObjectWriter`, are written past the page cache on its threads while the next
- * ones are encoded, as the folder store writes them (decision 0044).
+ * ones are encoded, as the folder store writes them (decisions 0044 and 0045).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
