@@ -16,7 +16,9 @@
  * Run: node --import tsx bench/conversion-workers.ts [--recordings 40] [--mb 8] [--format edf|bdf] [--in-git] [--prof <dir>]
  *   [--runs alone,convert,pinned,one,two]   (`two,one` runs the two workers first) [--rounds n]
  * `--rounds n` (3 by default) runs the pair of one and two workers n times, alternating their order, and
- * prints each round's speed-up with their median and geometric mean.
+ * prints each round's speed-up with their median and geometric mean. Beside them, two baselines: the converter
+ * alone in one process against two processes at once (the machine's own speed-up for the computation), and
+ * files created by one process against two.
  * `--prof <dir>` writes a CPU profile of each pinned worker and `nds convert` there (`node --cpu-prof`).
  * `--runs` picks the runs (all by default): `alone,convert,pinned` gives the per-core figures in seconds.
  * Besides wall time, each pinned run reports its CPU time (user + system, every thread of the process), the
@@ -119,6 +121,23 @@ async function fileCreationBaseline(dir: string): Promise<{ one: number; two: nu
  * run starts from the same state: a run that began under the last one's writeback paid for it in its own file
  * writes (one pinned worker: 1.15 s of system time after `nds convert`, 0.38 s run alone; 2026-11-28).
  */
+/**
+ * Seconds for the converter alone (no store) to convert every data file in one process, and in two processes
+ * at once, each half of the files (the time until both are done, start-up included in both): how much faster
+ * the machine's two cores do the conversion's own computation than one, the ceiling of the workers' speed-up.
+ */
+async function converterScaling(files: string[]): Promise<{ one: number; two: number }> {
+  const run = async (parts: string[][]) => {
+    settleDisk();
+    const started = performance.now();
+    const children = parts.map((list) => spawn(process.execPath, ['--import', 'tsx', 'bench/conversion-run.ts', list[0]!, '--no-store', ...list.slice(1)], { cwd: root, stdio: 'ignore' }));
+    await Promise.all(children.map((c) => new Promise((resolve) => c.on('exit', resolve))));
+    return (performance.now() - started) / 1000;
+  };
+  const half = Math.ceil(files.length / 2);
+  return { one: await run([files]), two: await run([files.slice(0, half), files.slice(half)]) };
+}
+
 function settleDisk(): void {
   execFileSync('sync');
 }
@@ -371,6 +390,7 @@ try {
   const two = pairs[0]?.two ?? (RUNS.has('two') ? await runWorkers(2, false, 'two') : undefined);
   if (RUNS.has('pinned') && pinnedLast) onePinned = await runWorkers(1, true, 'pinned');
   const creation = one && two ? await fileCreationBaseline(work) : undefined;
+  const scaling = one && two ? await converterScaling(dataFiles) : undefined;
   const mbs = (s: number) => (sourceMb / s).toFixed(0);
   console.log(`${uptimeBefore}`);
   console.log(
@@ -419,6 +439,12 @@ try {
     const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
     const geometric = Math.exp(ratios.reduce((sum, r) => sum + Math.log(r), 0) / ratios.length);
     console.log(`\nspeed-up of 2 workers over 1, by round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${median.toFixed(2)}×, geometric mean ${geometric.toFixed(2)}× (goal ≥ 1.6×)`);
+  }
+  if (scaling) {
+    console.log(
+      `baseline, the converter alone (no store, start-up included): every file in one process ${scaling.one.toFixed(2)} s; half each in two processes at once ` +
+        `${scaling.two.toFixed(2)} s: ${(scaling.one / scaling.two).toFixed(2)}× (the most two workers could gain over one, were a worker only its conversion)`,
+    );
   }
   if (creation) {
     console.log(
