@@ -109,7 +109,11 @@ async function fileCreationBaseline(dir: string): Promise<{ one: number; two: nu
   const run = async (count: number) => {
     settleDisk();
     const started = performance.now();
-    const children = Array.from({ length: count }, (_, i) => spawn(process.execPath, ['-e', script, path.join(dir, `creation-${count}-${i}`)], { stdio: 'ignore' }));
+    // Unpinned: a child inherits the core this process keeps to (above) unless told otherwise.
+    const children = Array.from({ length: count }, (_, i) => {
+      const command = unpinned([process.execPath, '-e', script, path.join(dir, `creation-${count}-${i}`)]);
+      return spawn(command[0]!, command.slice(1), { stdio: 'ignore' });
+    });
     await Promise.all(children.map((c) => new Promise((resolve) => c.on('exit', resolve))));
     return (performance.now() - started) / 1000;
   };
@@ -130,7 +134,10 @@ async function converterScaling(files: string[]): Promise<{ one: number; two: nu
   const run = async (parts: string[][]) => {
     settleDisk();
     const started = performance.now();
-    const children = parts.map((list) => spawn(process.execPath, ['--import', 'tsx', 'bench/conversion-run.ts', list[0]!, '--no-store', ...list.slice(1)], { cwd: root, stdio: 'ignore' }));
+    const children = parts.map((list) => {
+      const command = unpinned([process.execPath, '--import', 'tsx', 'bench/conversion-run.ts', list[0]!, '--no-store', ...list.slice(1)]);
+      return spawn(command[0]!, command.slice(1), { cwd: root, stdio: 'ignore' });
+    });
     await Promise.all(children.map((c) => new Promise((resolve) => c.on('exit', resolve))));
     return (performance.now() - started) / 1000;
   };
