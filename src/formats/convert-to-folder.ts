@@ -63,7 +63,7 @@ async function collect(
 ): Promise<FolderConversion> {
   const stores: IndexStore[] = [];
   const failures: IndexFailure[] = [];
-  // One writer for the run: the chunks of every recording go past the page cache on its threads (decision 0044).
+  // One writer for the run: the chunks of every recording go past the page cache on its threads (decision 0045).
   const writer = new DirectObjectWriter();
   try {
     for (const [i, item] of items.entries()) {
