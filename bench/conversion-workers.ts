@@ -99,6 +99,26 @@ async function adminQuery(text: string): Promise<void> {
 const CREATION_FILES = 3000;
 
 /**
+ * Seconds from the start of `commands`, all at once and on any core, until every one has exited, after the
+ * disk is settled. Unpinned: a child inherits the core this process keeps to (above) unless told otherwise.
+ */
+async function secondsUntilAllExit(commands: string[][]): Promise<number> {
+  settleDisk();
+  const started = performance.now();
+  await Promise.all(
+    commands.map((command) => {
+      const run = unpinned(command);
+      const child = spawn(run[0]!, run.slice(1), { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+      let said = '';
+      child.stderr!.on('data', (d: Buffer) => (said += d.toString()));
+      // A command that failed timed nothing worth printing.
+      return new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command.join(' ')} exited (${code}): ${said.slice(-2000)}`)))));
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+/**
  * Seconds to create CREATION_FILES files of 64 KiB in a folder under `dir` by one process, and by two processes
  * at once (the time until both are done): whether the file system lets two writers create files side by side.
  */
@@ -106,18 +126,19 @@ async function fileCreationBaseline(dir: string): Promise<{ one: number; two: nu
   const script =
     "const fs=require('node:fs');const d=process.argv[1];fs.mkdirSync(d);const b=Buffer.alloc(65536,7);" +
     `for(let i=0;i<${CREATION_FILES};i++)fs.writeFileSync(d+'/f'+i,b);`;
-  const run = async (count: number) => {
-    settleDisk();
-    const started = performance.now();
-    // Unpinned: a child inherits the core this process keeps to (above) unless told otherwise.
-    const children = Array.from({ length: count }, (_, i) => {
-      const command = unpinned([process.execPath, '-e', script, path.join(dir, `creation-${count}-${i}`)]);
-      return spawn(command[0]!, command.slice(1), { stdio: 'ignore' });
-    });
-    await Promise.all(children.map((c) => new Promise((resolve) => c.on('exit', resolve))));
-    return (performance.now() - started) / 1000;
-  };
-  return { one: await run(1), two: await run(2) };
+  const creators = (count: number) => Array.from({ length: count }, (_, i) => [process.execPath, '-e', script, path.join(dir, `creation-${count}-${i}`)]);
+  return { one: await secondsUntilAllExit(creators(1)), two: await secondsUntilAllExit(creators(2)) };
+}
+
+/**
+ * Seconds for the converter alone (no store) to convert every data file in one process, and in two processes
+ * at once, each half of the files (the time until both are done, start-up included in both): how much faster
+ * the machine's two cores do the conversion's own computation than one, the ceiling of the workers' speed-up.
+ */
+async function converterScaling(files: string[]): Promise<{ one: number; two: number }> {
+  const converter = (list: string[]) => [process.execPath, '--import', 'tsx', 'bench/conversion-run.ts', list[0]!, '--no-store', ...list.slice(1)];
+  const half = Math.ceil(files.length / 2);
+  return { one: await secondsUntilAllExit([converter(files)]), two: await secondsUntilAllExit([converter(files.slice(0, half)), converter(files.slice(half))]) };
 }
 
 /**
@@ -125,26 +146,6 @@ async function fileCreationBaseline(dir: string): Promise<{ one: number; two: nu
  * run starts from the same state: a run that began under the last one's writeback paid for it in its own file
  * writes (one pinned worker: 1.15 s of system time after `nds convert`, 0.38 s run alone; 2026-11-28).
  */
-/**
- * Seconds for the converter alone (no store) to convert every data file in one process, and in two processes
- * at once, each half of the files (the time until both are done, start-up included in both): how much faster
- * the machine's two cores do the conversion's own computation than one, the ceiling of the workers' speed-up.
- */
-async function converterScaling(files: string[]): Promise<{ one: number; two: number }> {
-  const run = async (parts: string[][]) => {
-    settleDisk();
-    const started = performance.now();
-    const children = parts.map((list) => {
-      const command = unpinned([process.execPath, '--import', 'tsx', 'bench/conversion-run.ts', list[0]!, '--no-store', ...list.slice(1)]);
-      return spawn(command[0]!, command.slice(1), { cwd: root, stdio: 'ignore' });
-    });
-    await Promise.all(children.map((c) => new Promise((resolve) => c.on('exit', resolve))));
-    return (performance.now() - started) / 1000;
-  };
-  const half = Math.ceil(files.length / 2);
-  return { one: await run([files]), two: await run([files.slice(0, half), files.slice(half)]) };
-}
-
 function settleDisk(): void {
   execFileSync('sync');
 }

@@ -55,12 +55,9 @@ export async function convertBidsTreeToFolder(root: string, out: string, events:
 
 type Item = { path: string; zarr: string; dataPath: string; modality?: string };
 
-async function collect(
-  items: Item[],
-  out: string,
-  events: ConvertEvents,
-  convert: (item: Item, sink: FolderSink, onProgress: (fraction: number) => void) => ReturnType<typeof convertRecording>,
-): Promise<FolderConversion> {
+type Convert = (item: Item, sink: FolderSink, onProgress: (fraction: number) => void) => ReturnType<typeof convertRecording>;
+
+async function collect(items: Item[], out: string, events: ConvertEvents, convert: Convert): Promise<FolderConversion> {
   const stores: IndexStore[] = [];
   const failures: IndexFailure[] = [];
   // One writer for the run: the chunks of every recording go past the page cache on its threads (decision 0045).
@@ -68,25 +65,35 @@ async function collect(
   try {
     for (const [i, item] of items.entries()) {
       events.onStart?.(item.path, i, items.length);
-      const target = join(out, item.zarr);
-      const staging = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
-      await rm(staging, { recursive: true, force: true });
-      try {
-        const summary = await convert(item, new FolderSink(staging, writer), (fraction) => events.onProgress?.(item.path, fraction));
-        await rm(target, { recursive: true, force: true });
-        await rename(staging, target);
-        const store = { path: item.path, zarr: item.zarr, updated_utc: systemClock.now().toISOString(), summary };
-        stores.push(store);
-        events.onDone?.(item.path, { ok: true, store });
-      } catch (err) {
-        await rm(staging, { recursive: true, force: true });
-        const failure = { path: item.path, zarr: item.zarr, ...failureOf(err) };
-        failures.push(failure);
-        events.onDone?.(item.path, { ok: false, failure });
-      }
+      const result = await convertOne(item, out, convert, writer, events);
+      if (result.ok) stores.push(result.store);
+      else failures.push(result.failure);
+      events.onDone?.(item.path, result);
     }
   } finally {
     await writer.close();
   }
   return { stores, failures };
+}
+
+/** One recording into a staging folder beside its place, renamed into it once whole; removed on a failure. */
+async function convertOne(
+  item: Item,
+  out: string,
+  convert: Convert,
+  writer: DirectObjectWriter,
+  events: ConvertEvents,
+): Promise<{ ok: true; store: IndexStore } | { ok: false; failure: IndexFailure }> {
+  const target = join(out, item.zarr);
+  const staging = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
+  await rm(staging, { recursive: true, force: true });
+  try {
+    const summary = await convert(item, new FolderSink(staging, writer), (fraction) => events.onProgress?.(item.path, fraction));
+    await rm(target, { recursive: true, force: true });
+    await rename(staging, target);
+    return { ok: true, store: { path: item.path, zarr: item.zarr, updated_utc: systemClock.now().toISOString(), summary } };
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    return { ok: false, failure: { path: item.path, zarr: item.zarr, ...failureOf(err) } };
+  }
 }
