@@ -1,10 +1,11 @@
 /**
- * One large file of `nds datasets upload`, sent in parts (decision 0020). The file is read once, in order:
- * each chunk feeds the whole file's SHA-256 (the manifest's) and its part's checksum (its SHA-256, or its CRC-32
- * where the server's store takes that, decision 0032); a part whose checksum is known is sent at once, from the
- * buffer it was read and hashed in (up to 16 MiB, decision 0035; larger parts from the page cache), through a URL
- * bound to its size and checksum, several parts at a time, each retried alone; the URLs are asked for in
- * batches (`part-url-batches.ts`, decision 0037). The upload's id is remembered beside the hash cache
+ * One large file of `nds datasets upload`, sent in parts (decision 0020). The parts' checksums (their SHA-256,
+ * or their CRC-32 where the server's store takes that, decision 0032) are taken by a read that runs up to 128 MiB
+ * ahead (decision 0047), so that one `part-urls` request (`part-url-batches.ts`, decision 0037) names the URLs
+ * of many parts, each bound to its size and checksum. The file is then read in order once more, from the page
+ * cache: each chunk feeds the whole file's SHA-256 (the manifest's), and each part is sent from the buffer it
+ * was read in (up to 16 MiB, decision 0035; larger parts from the page cache), several at a time, each retried
+ * alone. The upload's id is remembered beside the hash cache
  * (`upload-state.ts`): run again after a kill or a lost connection, the client asks the server which parts it
  * holds and sends only the others. Completion names the whole file's hash; the server checks it over the
  * assembled file.
@@ -17,7 +18,7 @@ import { ApiError, type ApiClient, type RequestOptions } from './api-client.js';
 import { CliError } from './cli-error.js';
 import type { HashCache } from './hash-cache.js';
 import { putBytes, putFile, TransferError, withRetries } from './http-transfer.js';
-import { PartUrlBatches, type PartChecksumField, type PartTarget } from './part-url-batches.js';
+import { MAX_PARTS_PER_REQUEST, PartUrlBatches, type PartChecksumField, type PartTarget } from './part-url-batches.js';
 import { TaskPool } from './task-pool.js';
 import type { Progress } from './transfer-progress.js';
 import type { UploadState } from './upload-state.js';
@@ -85,6 +86,14 @@ function partSum(kind: 'sha256' | 'crc32'): PartSum {
 
 const CHUNK = 1 << 20;
 const readBuffers = new BufferPool(4);
+/**
+ * How far the checksums are taken ahead of the reader. A part's URL is bound to its checksum: taken as each
+ * part was read for sending, one `part-urls` request asked for each part's URL alone (128 requests a GiB, each
+ * 5–8 ms of the server's CPU: a quarter of what the server spent on an upload in parts). 128 MiB ahead, one
+ * request names 16 parts of 8 MiB, and the bytes read ahead are still in the page cache when they are read
+ * again to be sent.
+ */
+const CHECKSUMS_AHEAD_BYTES = 128 << 20;
 /**
  * Parts up to this size are read into memory once, hashed there and sent from there (one read of the file, not
  * a hashing read and a sending read); larger ones (files past 10,000 parts of 8 MiB) are read again to be sent,
@@ -184,18 +193,27 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
     }
   };
 
-  // The one pass over the file: the file's hash and the part's checksum fed from each chunk; parts queued as
-  // their checksum is known. A part of up to HELD_PART_BYTES is read into a buffer of its own and sent from it
-  // (one buffer a part in flight, and one being read); a larger one is sent by reading it again, the reader
-  // staying at most two rounds of parts ahead so that it is still in the page cache.
+  // The reader: the file's hash fed from each chunk, parts queued as they are read, their checksums taken
+  // ahead. A part of up to HELD_PART_BYTES is read into a buffer of its own and sent from it (one buffer a part
+  // in flight, and one being read); a larger one is sent by reading it again, the reader staying at most two
+  // rounds of parts ahead so that it is still in the page cache.
   const whole = createHash('sha256');
+  const checksum = upload.part_checksum ?? 'sha256';
   const held = partSize <= HELD_PART_BYTES ? new PartBuffers(partSize, options.concurrency + 1) : undefined;
   const buffer = held ? undefined : readBuffers.take(CHUNK);
   const handle = await open(file.abs, 'r');
+  // Parts of more than 64 MiB (files past 640 GiB) have their checksum taken as they are read: one request a
+  // part is nothing beside sending one.
+  const partsAhead = Math.min(MAX_PARTS_PER_REQUEST, Math.floor(CHECKSUMS_AHEAD_BYTES / partSize));
+  const ahead = partsAhead > 1 ? new ChecksumsAhead(handle, checksum, (n) => [(n - 1) * partSize, lengthOf(n)], file.path, (n, sum) => partUrls.known(n, sum)) : undefined;
   try {
     for (let n = 1; n <= partCount; n++) {
       const have = stored.has(n);
-      const part = have ? undefined : partSum(upload.part_checksum ?? 'sha256');
+      if (!have) await ahead?.through(Math.min(partCount, n + partsAhead - 1), stored);
+      // Taken ahead, a part's checksum is taken again as the part is read to be sent where that is cheap (a
+      // CRC-32: 0.06 s a GiB), so that a file that changed in between stops here; a part's SHA-256 is not taken
+      // twice: the store refuses a part that changed.
+      const part = have ? undefined : !ahead ? partSum(checksum) : checksum === 'crc32' ? partSum('crc32') : undefined;
       const into = held ? held.take() : buffer!;
       await readRange(handle, into, held !== undefined, (n - 1) * partSize, lengthOf(n), whole, part, file.path);
       if (have) {
@@ -204,9 +222,17 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
         progress.skip(lengthOf(n));
         continue;
       }
+      const sum = part?.named();
+      if (!ahead) partUrls.known(n, sum!);
+      else {
+        const taken = ahead.take(n);
+        if (sum && !sameChecksum(sum, taken)) {
+          if (held) held.give(into);
+          throw new CliError(`${file.path} changed while it was read (part ${n} of ${partCount}); run the upload again`);
+        }
+      }
       await parts.below(held ? options.concurrency : options.concurrency * 2);
       parts.throwIfFailed();
-      partUrls.known(n, part!.named());
       const bytes = held ? into.subarray(0, lengthOf(n)) : undefined;
       parts.add(async () => {
         try {
@@ -218,6 +244,7 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
     }
     await parts.drain();
   } finally {
+    ahead?.close();
     await handle.close();
     if (buffer) readBuffers.give(buffer);
     await state.save();
@@ -273,11 +300,66 @@ async function completeOnServer(api: ApiClient, retries: number, base: string, u
   }
 }
 
+function sameChecksum(a: PartChecksumField, b: PartChecksumField): boolean {
+  return 'crc32' in a ? 'crc32' in b && a.crc32 === b.crc32 : 'sha256' in b && a.sha256 === b.sha256;
+}
+
+/**
+ * The parts' checksums, taken by a read of their own ahead of the reader (see CHECKSUMS_AHEAD_BYTES), and told
+ * to `onKnown` as each is taken, so that the next `part-urls` request names the part.
+ */
+class ChecksumsAhead {
+  readonly #handle: FileHandle;
+  readonly #kind: 'sha256' | 'crc32';
+  readonly #rangeOf: (n: number) => [start: number, length: number];
+  readonly #name: string;
+  readonly #onKnown: (n: number, sum: PartChecksumField) => void;
+  readonly #taken = new Map<number, PartChecksumField>();
+  #buffer: Uint8Array | undefined = readBuffers.take(CHUNK);
+  /** The first part whose checksum is not taken yet. */
+  #next = 1;
+
+  constructor(handle: FileHandle, kind: 'sha256' | 'crc32', rangeOf: (n: number) => [number, number], name: string, onKnown: (n: number, sum: PartChecksumField) => void) {
+    this.#handle = handle;
+    this.#kind = kind;
+    this.#rangeOf = rangeOf;
+    this.#name = name;
+    this.#onKnown = onKnown;
+  }
+
+  /** Takes the checksum of every part up to `last` that is not taken yet, but those in `skip` (stored already). */
+  async through(last: number, skip: ReadonlySet<number>): Promise<void> {
+    for (; this.#next <= last; this.#next++) {
+      const n = this.#next;
+      if (skip.has(n)) continue;
+      const sum = partSum(this.#kind);
+      const [start, length] = this.#rangeOf(n);
+      await readRange(this.#handle, this.#buffer!, false, start, length, undefined, sum, this.#name);
+      const named = sum.named();
+      this.#taken.set(n, named);
+      this.#onKnown(n, named);
+    }
+  }
+
+  /** Part `n`'s checksum, taken by `through` (and forgotten here). */
+  take(n: number): PartChecksumField {
+    const sum = this.#taken.get(n);
+    if (!sum) throw new Error(`part ${n}'s checksum was not taken`);
+    this.#taken.delete(n);
+    return sum;
+  }
+
+  close(): void {
+    if (this.#buffer) readBuffers.give(this.#buffer);
+    this.#buffer = undefined;
+  }
+}
+
 /**
  * Reads `length` bytes at `start` through `buffer`, feeding `whole` and `part` (when given): with `keep`, the
  * bytes fill `buffer` from its start (which holds the whole range), else each read reuses its first megabyte.
  */
-async function readRange(handle: FileHandle, buffer: Uint8Array, keep: boolean, start: number, length: number, whole: Hash, part: PartSum | undefined, name: string): Promise<void> {
+async function readRange(handle: FileHandle, buffer: Uint8Array, keep: boolean, start: number, length: number, whole: Hash | undefined, part: PartSum | undefined, name: string): Promise<void> {
   if (keep) {
     // The next megabyte is read (on an I/O thread) while this one is hashed: the buffer has room for both.
     let reading = handle.read(buffer, 0, Math.min(CHUNK, length), start);
@@ -287,7 +369,7 @@ async function readRange(handle: FileHandle, buffer: Uint8Array, keep: boolean, 
       const bytes = buffer.subarray(done, done + bytesRead);
       done += bytesRead;
       if (done < length) reading = handle.read(buffer, done, Math.min(CHUNK, length - done), start + done);
-      whole.update(bytes);
+      whole?.update(bytes);
       part?.update(bytes);
     }
     return;
@@ -296,7 +378,7 @@ async function readRange(handle: FileHandle, buffer: Uint8Array, keep: boolean, 
     const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, length - done), start + done);
     if (bytesRead === 0) throw new CliError(`${name} shrank while it was read; run the upload again`);
     const bytes = buffer.subarray(0, bytesRead);
-    whole.update(bytes);
+    whole?.update(bytes);
     part?.update(bytes);
     done += bytesRead;
   }

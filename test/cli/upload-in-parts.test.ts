@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestAccount } from '../support/accounts.js';
 import { ndsAs } from '../support/cli.js';
 import { startCuttingProxy, type CuttingProxy } from '../support/cutting-proxy.js';
+import { serverLog } from '../support/server-log.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createUploader, json, storeVariants } from '../datasets/support.js';
 
@@ -153,6 +154,32 @@ describe('nds datasets upload whose completion outlasts a request', () => {
       const manifest = await json(await owner.api(`/datasets/${id}/manifest`), 200);
       assert.deepEqual(manifest.files.find((f: { path: string }) => f.path.endsWith('.bdf')), { path: 'sub-01/eeg/sub-01_task-rest_eeg.bdf', size: big.length, sha256: sha(big) });
       assert.ok((await server.deps.objects.readAll(`${id}/objects/${sha(big)}`))!.equals(big));
+    } finally {
+      await server.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('nds datasets upload asking for part URLs', () => {
+  it('asks for the URLs of every part within 128 MiB ahead in one request, each part sent once', async () => {
+    const log = serverLog();
+    const server = await startTestServer({ env: { UPLOAD_PART_SIZE: String(PART), UPLOAD_PART_THRESHOLD: String(PART), LOG_LEVEL: 'info' }, logDestination: log.destination });
+    const root = mkdtempSync(path.join(os.tmpdir(), 'nds-part-urls-'));
+    try {
+      const owner = await createUploader(server);
+      const id = (await json(await owner.api('/datasets', post({ name: 'part urls' })), 201)).id as string;
+      mkdirSync(path.join(root, 'sub-01', 'eeg'), { recursive: true });
+      // 12 parts and a short last one; all within 128 MiB of the first.
+      const big = randomBytes(11 * PART + 12345);
+      writeFileSync(path.join(root, 'sub-01', 'eeg', 'sub-01_task-rest_eeg.bdf'), big);
+      const run = await ndsAs(server, owner.key, ['datasets', 'upload', id, root, '--force', '--json', '--concurrency', '2'], { NDS_UPLOAD_HASH_CACHE: 'off' }).done;
+      assert.equal(run.code, 0, run.stderr);
+      const requests = (route: string, method: string) => log.entries.filter((e) => e.msg === 'request' && e.route === route && e.method === method);
+      assert.equal(requests('/datasets/:id/multipart-uploads/:upload_id/part-urls', 'POST').length, 1, 'one part-urls request for the 12 parts');
+      assert.equal(requests('/objects/*', 'PUT').filter((e) => e.status === 200).length, 12, 'each part stored once');
+      const manifest = await json(await owner.api(`/datasets/${id}/manifest`), 200);
+      assert.deepEqual(manifest.files.find((f: { path: string }) => f.path.endsWith('.bdf')), { path: 'sub-01/eeg/sub-01_task-rest_eeg.bdf', size: big.length, sha256: sha(big) });
     } finally {
       await server.close();
       rmSync(root, { recursive: true, force: true });
