@@ -209,13 +209,13 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
   try {
     for (let n = 1; n <= partCount; n++) {
       const have = stored.has(n);
-      if (!have) await ahead?.through(Math.min(partCount, n + partsAhead - 1), stored);
       // Taken ahead, a part's checksum is taken again as the part is read to be sent where that is cheap (a
       // CRC-32: 0.06 s a GiB), so that a file that changed in between stops here; a part's SHA-256 is not taken
       // twice: the store refuses a part that changed.
       const part = have ? undefined : !ahead ? partSum(checksum) : checksum === 'crc32' ? partSum('crc32') : undefined;
       const into = held ? held.take() : buffer!;
-      await readRange(handle, into, held !== undefined, (n - 1) * partSize, lengthOf(n), whole, part, file.path);
+      // The read ahead and the read to send go on at once, each waiting on its own reads from the I/O threads.
+      await settledBoth(have ? undefined : ahead?.through(Math.min(partCount, n + partsAhead - 1), stored), readRange(handle, into, held !== undefined, (n - 1) * partSize, lengthOf(n), whole, part, file.path));
       if (have) {
         if (held) held.give(into);
         resumedBytes += lengthOf(n);
@@ -298,6 +298,11 @@ async function completeOnServer(api: ApiClient, retries: number, base: string, u
     told = true;
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
+}
+
+/** Waits for both, then throws the first one's failure, if any (neither is left running). */
+async function settledBoth(a: Promise<void> | undefined, b: Promise<void>): Promise<void> {
+  for (const outcome of await Promise.allSettled([a, b])) if (outcome.status === 'rejected') throw outcome.reason;
 }
 
 function sameChecksum(a: PartChecksumField, b: PartChecksumField): boolean {
