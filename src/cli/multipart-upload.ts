@@ -224,12 +224,9 @@ export async function uploadInParts(api: ApiClient, datasetId: string, file: Lar
       }
       const sum = part?.named();
       if (!ahead) partUrls.known(n, sum!);
-      else {
-        const taken = ahead.take(n);
-        if (sum && !sameChecksum(sum, taken)) {
-          if (held) held.give(into);
-          throw new CliError(`${file.path} changed while it was read (part ${n} of ${partCount}); run the upload again`);
-        }
+      else if (sum && !sameChecksum(sum, partUrls.checksumOf(n))) {
+        if (held) held.give(into);
+        throw new CliError(`${file.path} changed while it was read (part ${n} of ${partCount}); run the upload again`);
       }
       await parts.below(held ? options.concurrency : options.concurrency * 2);
       parts.throwIfFailed();
@@ -319,7 +316,6 @@ class ChecksumsAhead {
   readonly #rangeOf: (n: number) => [start: number, length: number];
   readonly #name: string;
   readonly #onKnown: (n: number, sum: PartChecksumField) => void;
-  readonly #taken = new Map<number, PartChecksumField>();
   #buffer: Uint8Array | undefined = readBuffers.take(CHUNK);
   /** The first part whose checksum is not taken yet. */
   #next = 1;
@@ -340,18 +336,8 @@ class ChecksumsAhead {
       const sum = partSum(this.#kind);
       const [start, length] = this.#rangeOf(n);
       await readRange(this.#handle, this.#buffer!, false, start, length, undefined, sum, this.#name);
-      const named = sum.named();
-      this.#taken.set(n, named);
-      this.#onKnown(n, named);
+      this.#onKnown(n, sum.named());
     }
-  }
-
-  /** Part `n`'s checksum, taken by `through` (and forgotten here). */
-  take(n: number): PartChecksumField {
-    const sum = this.#taken.get(n);
-    if (!sum) throw new Error(`part ${n}'s checksum was not taken`);
-    this.#taken.delete(n);
-    return sum;
   }
 
   close(): void {

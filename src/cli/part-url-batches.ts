@@ -39,6 +39,13 @@ export class PartUrlBatches {
     if (!this.#asked.has(n)) this.#unasked.set(n, checksum);
   }
 
+  /** Part `n`'s checksum, as `known` was told it. */
+  checksumOf(n: number): PartChecksumField {
+    const checksum = this.#checksums.get(n);
+    if (!checksum) throw new Error(`part ${n}'s checksum is not known yet`);
+    return checksum;
+  }
+
   /** Part `n`'s URL (its checksum must be `known`): from a request made already, or one asked now with others. */
   async urlFor(n: number): Promise<PartTarget> {
     if (!this.#asked.has(n)) this.#ask(n);
@@ -48,8 +55,7 @@ export class PartUrlBatches {
   }
 
   #ask(n: number): void {
-    const checksum = this.#checksums.get(n);
-    if (!checksum) throw new Error(`part ${n}'s checksum is not known yet`);
+    const checksum = this.checksumOf(n);
     this.#unasked.delete(n);
     const batch = [{ part_number: n, ...checksum }];
     for (const [m, sum] of this.#unasked) {
