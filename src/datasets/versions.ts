@@ -22,7 +22,12 @@ export async function missingContent(deps: Pick<Deps, 'objects'>, datasetId: str
   for (const e of entries) bySha.set(e.sha256, [...(bySha.get(e.sha256) ?? []), e]);
   const present = new Map<string, number>();
   if (bySha.size > LIST_THRESHOLD) {
-    for await (const o of deps.objects.list(`${datasetId}/objects/`)) present.set(o.key.slice(o.key.lastIndexOf('/') + 1), o.size);
+    const prefix = `${datasetId}/objects/`;
+    // Only keys directly under the prefix named by a SHA-256 are content: what else a listing holds proves nothing.
+    for await (const o of deps.objects.list(prefix)) {
+      const name = o.key.slice(prefix.length);
+      if (/^[0-9a-f]{64}$/.test(name)) present.set(name, o.size);
+    }
   } else {
     await mapLimit([...bySha.keys()], 16, async (sha) => {
       const info = await deps.objects.head(contentKey(datasetId, sha));

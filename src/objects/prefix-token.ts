@@ -41,9 +41,17 @@ export function readPrefixToken(signer: ObjectUrlSigner, token: string): PrefixT
   }
 }
 
-/** Whether a token's claims allow `access` to `key` at `nowS` (unix seconds). A write token also reads. */
+/** A content name: the SHA-256 its bytes must hash to. */
+const CONTENT_NAME = /^[0-9a-f]{64}$/;
+
+/**
+ * Whether a token's claims allow `access` to `key` at `nowS` (unix seconds). A write token also reads, and
+ * writes content keys only (`<prefix><sha256>`, whose bytes the store checks against their name): no other key
+ * under its prefix, where a name the store does not check could pass for content.
+ */
 export function tokenAllows(claims: PrefixTokenClaims, access: TokenAccess, key: string, nowS: number): boolean {
   if (nowS >= claims.expires) return false;
   if (access === 'write' && claims.access !== 'write') return false;
-  return key.startsWith(claims.prefix);
+  if (!key.startsWith(claims.prefix)) return false;
+  return access === 'read' || CONTENT_NAME.test(key.slice(claims.prefix.length));
 }

@@ -63,11 +63,14 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
   const body = requestBody(c);
   if (!body) throw new NdsError('bad_request', { message: 'A PUT needs a body.' });
   // A content key already holds the bytes of its hash (checked when they were written): they stay, and the
-  // body is not taken. An S3 store can only check a streamed body after writing it, so a wrong body would
-  // otherwise replace good content before it was found out.
+  // body is never handed to the store, whatever it holds. An S3 store can only check a streamed body after
+  // writing it, and drops the key when the check fails: a wrong body would take good content with it.
   const present = CONTENT_KEY.test(key) ? await objects.head(key) : undefined;
-  if (present && present.size === size) {
+  if (present) {
     body.resume();
+    if (size !== undefined && size !== present.size) {
+      throw new NdsError('content_mismatch', { details: [`${key} is stored with ${present.size} bytes, the bytes of its SHA-256; a body of ${size} bytes cannot be them, and stored content is never replaced`] });
+    }
     return c.json({ key, size: present.size, etag: present.etag, present: true }, 200, { ETag: present.etag });
   }
   try {

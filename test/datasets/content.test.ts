@@ -87,6 +87,41 @@ for (const variant of storeVariants) {
       const kept: Buffer[] = [];
       for await (const chunk of stored!.body) kept.push(chunk as Buffer);
       assert.equal(Buffer.concat(kept).toString(), 'via credentials');
+      // Nor does a body of another length, or of none declared (chunked), reach the store: an S3 store would
+      // write it over the content and then drop the key when its hash came out wrong.
+      const contentKey = `${id}/objects/${sha(body)}`;
+      const store = server.deps.objects as { put: (...args: unknown[]) => Promise<unknown> };
+      const realPut = store.put;
+      const putsOfContent: unknown[] = [];
+      store.put = function (this: unknown, key: unknown, ...rest: unknown[]) {
+        if (key === contentKey) putsOfContent.push(key);
+        return realPut.call(this, key, ...rest);
+      };
+      try {
+        const longer = await fetch(`${up.endpoint}${contentKey}`, { method: 'PUT', headers: { authorization: `Bearer ${up.token}` }, body: 'via credentials, and more' });
+        assert.equal(longer.status, 400);
+        const refused = (await longer.json()) as { error: string; details: string[] };
+        assert.equal(refused.error, 'content_mismatch');
+        assert.match(refused.details[0]!, /is stored with 15 bytes/);
+        const chunked = await fetch(`${up.endpoint}${contentKey}`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${up.token}` },
+          body: new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode('other bytes')), c.close()) }),
+          duplex: 'half',
+        } as RequestInit);
+        assert.equal(chunked.status, 200);
+        assert.equal(((await chunked.json()) as { present?: boolean }).present, true);
+      } finally {
+        store.put = realPut;
+      }
+      assert.deepEqual(putsOfContent, []);
+      assert.equal((await server.deps.objects.head(contentKey))?.size, body.length);
+      // An upload credential writes content keys only: a name under objects/ that no hash checks could pass for
+      // content in a version's listing.
+      const notContent = await fetch(`${up.endpoint}${id}/objects/junk/${sha(body)}`, { method: 'PUT', headers: { authorization: `Bearer ${up.token}` }, body });
+      assert.equal(notContent.status, 403);
+      assert.equal(((await notContent.json()) as { error: string }).error, 'signature_invalid');
+      assert.equal(await server.deps.objects.head(`${id}/objects/junk/${sha(body)}`), undefined);
       const outside = await fetch(`${up.endpoint}${other}/objects/${sha(body)}`, { method: 'PUT', headers: { authorization: `Bearer ${up.token}` }, body });
       assert.equal(outside.status, 403);
       const manifestKey = await fetch(`${up.endpoint}${id}/versions/9.9.9/manifest.json`, { method: 'PUT', headers: { authorization: `Bearer ${up.token}` }, body });
