@@ -42,8 +42,13 @@ export interface Hooks {
   zarrChanged: Array<(datasetId: string, paths: string[]) => Promise<void> | void>;
   /** Called after a conversion job was queued, so an in-process worker can start at once. */
   jobQueued: Array<() => void>;
+  /**
+   * Called after a dataset's members changed (one added, removed, or given another role): what this process
+   * remembers of who may read it is forgotten, so a member removed reads nothing from that moment.
+   */
+  datasetMembersChanged: Array<(datasetId: string) => Promise<void> | void>;
 }
 
 export function emptyHooks(): Hooks {
-  return { datasetVisibilityChanged: [], zarrChanged: [], jobQueued: [] };
+  return { datasetVisibilityChanged: [], zarrChanged: [], jobQueued: [], datasetMembersChanged: [] };
 }

@@ -238,6 +238,7 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   const recordingCaches = createRecordingCaches(deps);
   deps.hooks.datasetVisibilityChanged.push((id) => recordingCaches.storeLookups.forgetDataset(id));
   deps.hooks.zarrChanged.push((id) => recordingCaches.storeLookups.forgetDataset(id));
+  deps.hooks.datasetMembersChanged.push((id) => recordingCaches.storeLookups.forgetDataset(id));
   deps.hooks.datasetVisibilityChanged.push((id) => sweepCopy(deps, id, { waitMs: COPY_SWEEP_WAIT_MS }));
   const sweeper = startCopySweeper(deps, COPY_SWEEPER_INTERVAL_MS);
   opened.closers.push(() => sweeper.stop());

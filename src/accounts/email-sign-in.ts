@@ -21,7 +21,8 @@ export interface SignInMailDeps {
 /**
  * Mails a sign-in code to `email`. With `username` and an address no account uses, first creates a `pending`
  * person account (`username_taken` when the name is someone else's). Sends nothing to revoked, service or test
- * accounts; an unknown address without `username` gets a mail saying no account uses it.
+ * accounts; an unknown address without `username` gets a mail saying no account uses it. A pending account's
+ * password (given at a sign-up with this address, by anyone) is dropped.
  */
 export async function requestSignInCode(deps: SignInMailDeps, request: { email: string; username?: string }, now: Date): Promise<void> {
   let user = await findUserByEmail(deps.db, request.email);
@@ -39,6 +40,12 @@ export async function requestSignInCode(deps: SignInMailDeps, request: { email: 
     return;
   }
   if (user.status === 'revoked' || user.kind !== 'person') return;
+  if (user.status === 'pending' && user.password_hash) {
+    // A password given with an address nobody has shown to be theirs may be anyone's: whoever signs up with
+    // someone else's address keeps no password once that address's owner asks for a code. (The code mailed
+    // by the sign-up itself, which the sign-up's own verification uses, keeps it.)
+    await deps.db.updateTable('users').set({ password_hash: null, updated_at: now }).where('id', '=', user.id).where('status', '=', 'pending').execute();
+  }
   const code = await issueSignInCode(deps.db, user.id, now);
   await deps.mailer.send(signInCodeMail(deps.publicUrl, user.email, code, user.username));
 }

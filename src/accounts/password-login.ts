@@ -11,6 +11,17 @@ import { findUserByEmail, findUserByUsername } from './users.js';
 
 let dummyHash: Promise<string> | undefined;
 
+/**
+ * What wrong passwords are counted under: the account `login` names, however it is named (its username or
+ * its address, in any case), so that naming it another way gives no second budget of guesses; a name of no
+ * account is counted under itself.
+ */
+export async function passwordFailureKey(db: Kysely<Database>, login: string): Promise<string> {
+  const trimmed = login.trim();
+  const user = trimmed.includes('@') ? await findUserByEmail(db, trimmed) : await findUserByUsername(db, trimmed);
+  return user ? `account:${user.id}` : `name:${trimmed.toLowerCase()}`;
+}
+
 /** The account named by `login` (a username or an email address) if `password` is its password. */
 export async function checkPassword(db: Kysely<Database>, login: string, password: string): Promise<User> {
   const trimmed = login.trim();

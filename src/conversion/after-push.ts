@@ -3,7 +3,8 @@
  * the paths the push changed, whether to dispatch a conversion.
  */
 import type { Deps } from '../deps.js';
-import { git } from '../git/run-git.js';
+import { eachGitRecord, GitOutputTooLargeError } from '../git/run-git.js';
+import { isConversionRelevantPath } from '../formats/bids/is-conversion-relevant-path.js';
 import { mainHead } from '../datasets/hosted-repository.js';
 import { dispatchConversion } from './dispatch.js';
 import { decidePush, type PushDecision } from './push-rule.js';
@@ -15,13 +16,27 @@ const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 export async function afterPush(deps: Deps, datasetId: string, dir: string, before: string | undefined): Promise<PushDecision | undefined> {
   const after = await mainHead(dir);
   if (after === before) return undefined;
-  let paths: string[] = [];
+  // The paths are read one at a time, up to the first the push rule converts for: a pushed tree may list
+  // millions of paths from a few kilobytes. A push past the limit is converted, and its owner told why it fails.
+  let relevant: string | undefined;
+  let tooMany = false;
   if (after) {
     const range = before ? [before, after] : [EMPTY_TREE, after];
-    const out = await git(['--git-dir', dir, 'diff', '--name-only', '--no-renames', ...range]);
-    paths = out ? out.split('\n') : [];
+    try {
+      await eachGitRecord(['--git-dir', dir, 'diff', '--name-only', '--no-renames', '-z', ...range], { separator: '\0', limit: deps.config.maxTreeFiles }, (p) => {
+        if (!isConversionRelevantPath(p)) return true;
+        relevant = p;
+        return false;
+      });
+    } catch (err) {
+      if (!(err instanceof GitOutputTooLargeError)) throw err;
+      tooMany = true;
+    }
   }
-  const decision = decidePush('push', { ref: 'refs/heads/main', after: after ?? '0'.repeat(40), deleted: !after, commits: [{ modified: paths }] }, true);
+  const decision: PushDecision =
+    tooMany && after
+      ? { dispatched: true, reason: 'data_changed', paths: [] }
+      : decidePush('push', { ref: 'refs/heads/main', after: after ?? '0'.repeat(40), deleted: !after, commits: [{ modified: relevant ? [relevant] : [] }] }, true);
   deps.log.info({ dataset: datasetId, before, after, dispatched: decision.dispatched, reason: decision.reason }, 'push received');
   if (decision.dispatched && after) await dispatchConversion(deps, { datasetId, ref: after, full: false, reason: 'push' });
   return decision;

@@ -16,13 +16,15 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { spawnGit } from '../git/spawn-git.js';
-import { runGit } from '../git/run-git.js';
+import { eachGitRecord } from '../git/run-git.js';
 
 /** Files above this size are left in the mirror until opened: recordings' data, not their sidecars. */
 export const DEFER_ABOVE = 64 * 1024;
 
 export const LFS_HEADER = 'version https://git-lfs.github.com/spec/v1';
 const ANNEX_KEY = /SHA256E?-s\d+--([0-9a-f]{64})/;
+/** The longest link target read: Linux's PATH_MAX; git-annex's are a few hundred bytes. */
+const LINK_TARGET_MAX = 4096;
 
 export interface CommitTree {
   /** Entries that are not read, by path (relative, `/`): what each was (`a symbolic link`). */
@@ -46,16 +48,15 @@ function safeRelative(name: string): string | undefined {
   return parts.join('/');
 }
 
-async function listTree(mirror: string, commit: string): Promise<Entry[]> {
-  const r = await runGit(['--git-dir', mirror, 'ls-tree', '-r', '-z', '--long', '--full-tree', commit]);
-  if (r.code !== 0) throw new Error(`git ls-tree ${commit}: ${r.stderr.trim()}`);
+/** Every entry of the commit's tree; `GitOutputTooLargeError` past `maxFiles`, before anything is written. */
+async function listTree(mirror: string, commit: string, maxFiles: number): Promise<Entry[]> {
   const entries: Entry[] = [];
-  for (const record of r.stdout.toString('utf8').split('\0')) {
-    if (record === '') continue;
+  await eachGitRecord(['--git-dir', mirror, 'ls-tree', '-r', '-z', '--long', '--full-tree', commit], { separator: '\0', limit: maxFiles }, (record) => {
+    if (record === '') return;
     const tab = record.indexOf('\t');
     const [mode, type, oid, size] = record.slice(0, tab).split(/ +/) as [string, string, string, string];
     entries.push({ mode, type, oid, size: size === '-' ? 0 : Number(size), path: record.slice(tab + 1) });
-  }
+  });
   return entries;
 }
 
@@ -74,24 +75,36 @@ async function readBlobs(mirror: string, wanted: Map<string, (bytes: Buffer) => 
   });
   child.stdin.on('error', () => {});
   child.stdin.end([...wanted.keys()].join('\n') + '\n');
-  let pending: Buffer = Buffer.alloc(0);
+  // The chunks not yet taken apart, kept as they came and joined only when an object is whole (or a header is
+  // looked for): joining at every chunk would copy a large object over and over.
+  let chunks: Buffer[] = [];
+  let held = 0;
   let current: { oid: string; size: number } | undefined;
+  const joined = (): Buffer => {
+    if (chunks.length > 1) chunks = [Buffer.concat(chunks, held)];
+    return chunks[0] ?? Buffer.alloc(0);
+  };
+  const drop = (n: number) => {
+    chunks = [joined().subarray(n)];
+    held -= n;
+  };
   try {
     for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      chunks.push(chunk);
+      held += chunk.length;
       for (;;) {
         if (!current) {
-          const eol = pending.indexOf(10);
+          const eol = joined().indexOf(10);
           if (eol < 0) break;
-          const [oid, type, size] = pending.subarray(0, eol).toString('utf8').split(' ') as [string, string, string];
-          pending = pending.subarray(eol + 1);
+          const [oid, type, size] = joined().subarray(0, eol).toString('utf8').split(' ') as [string, string, string];
+          drop(eol + 1);
           if (type !== 'blob') throw new Error(`git cat-file: ${oid} is ${type}`);
           current = { oid, size: Number(size) };
         }
         // The object's bytes and the newline after them.
-        if (pending.length < current.size + 1) break;
-        await wanted.get(current.oid)!(Buffer.from(pending.subarray(0, current.size)));
-        pending = pending.subarray(current.size + 1);
+        if (held < current.size + 1) break;
+        await wanted.get(current.oid)!(Buffer.from(joined().subarray(0, current.size)));
+        drop(current.size + 1);
         current = undefined;
       }
     }
@@ -105,9 +118,11 @@ async function readBlobs(mirror: string, wanted: Map<string, (bytes: Buffer) => 
 
 /**
  * Writes `commit` of the mirror into the empty folder `dir`: folders, files up to `deferAbove` with their
- * content, larger ones as empty placeholders (`deferred`). Throws on a git failure.
+ * content, larger ones as empty placeholders (`deferred`). Throws on a git failure, and
+ * `GitOutputTooLargeError` for a tree of more than `limits.maxFiles` entries (before anything is written).
  */
-export async function writeCommitTree(mirror: string, commit: string, dir: string, deferAbove = DEFER_ABOVE): Promise<CommitTree> {
+export async function writeCommitTree(mirror: string, commit: string, dir: string, limits: { maxFiles: number; deferAbove?: number }): Promise<CommitTree> {
+  const deferAbove = limits.deferAbove ?? DEFER_ABOVE;
   const refused = new Map<string, string>();
   const deferred = new Map<string, string>();
   const made = new Set<string>(['']);
@@ -126,7 +141,7 @@ export async function writeCommitTree(mirror: string, commit: string, dir: strin
     if (uses) uses.push(use);
     else wanted.set(oid, [use]);
   };
-  for (const entry of await listTree(mirror, commit)) {
+  for (const entry of await listTree(mirror, commit, limits.maxFiles)) {
     const rel = safeRelative(entry.path);
     if (rel === undefined) continue;
     if (entry.type === 'commit') {
@@ -134,7 +149,13 @@ export async function writeCommitTree(mirror: string, commit: string, dir: strin
     } else if (entry.type !== 'blob') {
       continue;
     } else if (entry.mode === '120000') {
-      // A link's blob is its target: git-annex's name the content; any other link is refused, never made.
+      // A link's blob is its target: git-annex's name the content; any other link is refused, never made. A
+      // target longer than a path can be is no link of git-annex's, and is not even read.
+      if (entry.size > LINK_TARGET_MAX) {
+        refused.set(rel, 'a symbolic link');
+        await fileAt(rel, '');
+        continue;
+      }
       want(entry.oid, async (target) => {
         const sha = ANNEX_KEY.exec(target.toString('utf8'))?.[1];
         if (sha) return fileAt(rel, `${LFS_HEADER}\noid sha256:${sha}\nsize 0\n`);

@@ -54,7 +54,7 @@ export async function planConversionJob(deps: Deps, req: JobRequest, source: Ope
   const recordings = await findRecordings(checkout.dir);
   const previous = req.full ? undefined : await readPreviousIndex(deps, req.datasetId);
   const base = diffBase(previous, checkout.commit, req.full);
-  const changed = base && checkout.mirror ? await changedPaths(checkout.mirror, base, checkout.commit) : undefined;
+  const changed = base && checkout.mirror ? await changedPaths(checkout.mirror, base, checkout.commit, deps.config.maxTreeFiles) : undefined;
   return storedPlanOf(planConversion({ recordings, previous, commit: checkout.commit, changed, full: req.full }), checkout.commit);
 }
 

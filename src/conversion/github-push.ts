@@ -1,9 +1,10 @@
 /**
  * A verified GitHub delivery, taken once: a replay answers `duplicate_delivery`; otherwise the push rule
- * decides over the payload and a conversion is dispatched for the dataset whose repository it names.
+ * decides over the payload and a conversion is dispatched for every dataset converting from the repository
+ * it names (or, when none does, for the one naming it among its external ids).
  */
 import type { Deps } from '../deps.js';
-import { findDatasetByRepository } from '../datasets/dataset-queries.js';
+import { findDatasetsByRepository } from '../datasets/dataset-queries.js';
 import { dispatchConversion } from './dispatch.js';
 import { claimDelivery, releaseDelivery, type DeliveryKey } from './github-deliveries.js';
 import { decidePush, repositoryKeys, type PushPayload } from './push-rule.js';
@@ -15,7 +16,8 @@ export interface GithubDelivery extends DeliveryKey {
   payload: () => PushPayload;
 }
 
-export type DeliveryAnswer = { dispatched: true; reason: string; dataset_id: string } | { dispatched: false; reason: string };
+/** `dataset_id`: the first of `dataset_ids`, every dataset converting from the pushed repository. */
+export type DeliveryAnswer = { dispatched: true; reason: string; dataset_id: string; dataset_ids: string[] } | { dispatched: false; reason: string };
 
 /** Takes a delivery whose signature was checked; a failure forgets it, so that GitHub may deliver it again. */
 export async function takeGithubDelivery(deps: Deps, delivery: GithubDelivery): Promise<DeliveryAnswer> {
@@ -27,11 +29,11 @@ export async function takeGithubDelivery(deps: Deps, delivery: GithubDelivery): 
   try {
     if (delivery.event === 'ping') return { dispatched: false, reason: 'ping' };
     const payload = delivery.payload();
-    const dataset = delivery.event === 'push' ? await findDatasetByRepository(db, repositoryKeys(payload.repository)) : undefined;
-    const decision = decidePush(delivery.event, payload, dataset !== undefined);
-    if (!decision.dispatched || !dataset) return { dispatched: false, reason: decision.reason };
-    await dispatchConversion(deps, { datasetId: dataset.id, ref: payload.after ?? 'main', full: false, reason: 'push' });
-    return { dispatched: true, reason: decision.reason, dataset_id: dataset.id };
+    const datasets = delivery.event === 'push' ? await findDatasetsByRepository(db, repositoryKeys(payload.repository)) : [];
+    const decision = decidePush(delivery.event, payload, datasets.length > 0);
+    if (!decision.dispatched || datasets.length === 0) return { dispatched: false, reason: decision.reason };
+    for (const dataset of datasets) await dispatchConversion(deps, { datasetId: dataset.id, ref: payload.after ?? 'main', full: false, reason: 'push' });
+    return { dispatched: true, reason: decision.reason, dataset_id: datasets[0]!.id, dataset_ids: datasets.map((d) => d.id) };
   } catch (err) {
     await releaseDelivery(db, delivery);
     throw err;

@@ -29,7 +29,7 @@ import type { FileObjectStore } from '../objects/file-object-store.js';
 import { classifySourceRepo, pinnedFetch, resolveSource, systemLookup, type HostLookup } from '../datasets/source-repo.js';
 import { signGitFetchCredential } from '../datasets/git-fetch-credential.js';
 import { repositoryHolder } from '../datasets/repository-holders.js';
-import { runGit, type RunGitOptions } from '../git/run-git.js';
+import { eachGitRecord, GitError, GitOutputTooLargeError, runGit, type RunGitOptions } from '../git/run-git.js';
 import { LFS_HEADER, writeBlob, writeCommitTree } from './commit-tree.js';
 import { sourceMirrorDir } from './zarr-ready.js';
 
@@ -308,8 +308,12 @@ export async function checkoutSource(deps: CheckoutDeps, dataset: DatasetRow, re
   try {
     let tree;
     try {
-      tree = await writeCommitTree(mirror, commit, dir);
+      tree = await writeCommitTree(mirror, commit, dir, { maxFiles: deps.config.maxTreeFiles });
     } catch (cause) {
+      if (cause instanceof GitOutputTooLargeError) {
+        const most = deps.config.maxTreeFiles.toLocaleString('en');
+        throw new SourceError(`Commit ${commit} lists more than ${most} files; nds converts trees of up to ${most} files.`, { cause });
+      }
       throw new SourceError(`Extracting commit ${commit} failed.`, { cause });
     }
     return checkoutOf(deps, dataset.id, { dir, commit, mirror, ...tree });
@@ -319,11 +323,21 @@ export async function checkoutSource(deps: CheckoutDeps, dataset: DatasetRow, re
   }
 }
 
-/** Paths changed between two commits of the mirror; undefined when the older commit is unknown there. */
-export async function changedPaths(mirror: string, from: string, to: string): Promise<string[] | undefined> {
-  const r = await runGit(['--git-dir', mirror, 'diff', '--name-only', '--no-renames', '-z', from, to]);
-  if (r.code !== 0) return undefined;
-  return r.stdout.toString('utf8').split('\0').filter((p) => p !== '');
+/**
+ * Paths changed between two commits of the mirror; undefined when the older commit is unknown there, or when
+ * more changed than two trees of `maxFiles` each can hold (then everything is converted).
+ */
+export async function changedPaths(mirror: string, from: string, to: string, maxFiles: number): Promise<string[] | undefined> {
+  const paths: string[] = [];
+  try {
+    await eachGitRecord(['--git-dir', mirror, 'diff', '--name-only', '--no-renames', '-z', from, to], { separator: '\0', limit: 2 * maxFiles }, (p) => {
+      if (p !== '') paths.push(p);
+    });
+  } catch (err) {
+    if (err instanceof GitError || err instanceof GitOutputTooLargeError) return undefined;
+    throw err;
+  }
+  return paths;
 }
 
 /** Every file of a folder of the checkout, by name (for companions of a recording). */

@@ -85,6 +85,8 @@ export interface Config {
   conversionJobsKeepDays: number;
   /** How long a bearer-key look-up is reused, in ms (0 = never); other processes' revocations wait this long. */
   apiKeyCacheMs: number;
+  /** The most files a tree of a dataset's repository may list to be converted or made a version (MAX_TREE_FILES). */
+  maxTreeFiles: number;
   /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */
   sandboxDatasetsMax: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
@@ -343,6 +345,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     conversionJobsKeepDays: integer(env, 'CONVERSION_JOBS_KEEP_DAYS', 30, 1, 36_500),
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
+    maxTreeFiles: integer(env, 'MAX_TREE_FILES', 1_000_000, 1, 10_000_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
     uploadPartThreshold: integer(env, 'UPLOAD_PART_THRESHOLD', 64 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
     uploadPartSize: integer(env, 'UPLOAD_PART_SIZE', 8 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),

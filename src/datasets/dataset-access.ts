@@ -112,6 +112,24 @@ export async function mayStillRead(db: Kysely<Database>, id: string, userId: num
   return !!user && isAccountUsable(user) && (await canSee(db, user, dataset));
 }
 
+/**
+ * Whether the account `userId` may still upload to the dataset `id` (what `uploadableDataset` allows): asked at
+ * every write with upload credentials, so that none outlives its holder's access (a member removed, an
+ * account revoked, the dataset deleted).
+ */
+export async function mayStillUpload(db: Kysely<Database>, id: string, userId: number | null): Promise<boolean> {
+  if (!DATASET_ID.test(id) || userId === null) return false;
+  const user = await findUserById(db, userId);
+  if (!user || !isAccountUsable(user)) return false;
+  return uploadableDataset(db, id, user).then(
+    () => true,
+    (err: unknown) => {
+      if (err instanceof NdsError) return false;
+      throw err;
+    },
+  );
+}
+
 /** The dataset when `user` maintains it (owner, maintainer or admin); a visible dataset of someone else answers 403. */
 export async function maintainableDataset(db: Kysely<Database>, id: string, user: User): Promise<Dataset> {
   return (await datasetFor(db, id, user, 'maintain')).dataset;

@@ -46,7 +46,7 @@ async function memberAccount(deps: Pick<Deps, 'db'>, username: string): Promise<
  * told by mail. The owner holds the dataset already and is never a member.
  */
 export async function setMember(
-  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'mailer' | 'log'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'hooks'>,
   actor: Actor,
   id: string,
   username: string,
@@ -57,6 +57,7 @@ export async function setMember(
   if (person.id === dataset.owner_id) throw new NdsError('conflict', { message: `${username} owns ${id}; the owner is not a member.` });
   const { created } = await upsertMember(deps.db, { datasetId: id, userId: person.id, role, addedBy: actor.user.id }, deps.clock.now());
   await audit(deps.db, actor, created ? 'dataset.member_added' : 'dataset.member_changed', id, { username, role });
+  await membersChanged(deps, id);
   if (created) await notify(deps, [memberAddedMail(deps.config.publicUrl, person.email, { datasetId: id, datasetName: dataset.name, role, addedBy: actor.user.username })]);
   // The listing leaves out some accounts (and a request at the same moment may remove the member): then the
   // answer is what this request wrote, never a crash (the HTTP fuzz found one, seed 1350512580).
@@ -71,7 +72,7 @@ export async function setMember(
  * to a private dataset gets the unknown-id answer; a reader of it removing someone else 403; removing
  * someone who is no member, 404.
  */
-export async function removeMember(deps: Pick<Deps, 'db'>, actor: Actor, id: string, username: string): Promise<void> {
+export async function removeMember(deps: Pick<Deps, 'db' | 'hooks'>, actor: Actor, id: string, username: string): Promise<void> {
   const leaving = actor.user.username === username;
   const { standing } = await datasetFor(deps.db, id, actor.user, leaving ? 'read' : 'maintain');
   const person = await memberAccount(deps, username);
@@ -79,4 +80,10 @@ export async function removeMember(deps: Pick<Deps, 'db'>, actor: Actor, id: str
     throw new NdsError('not_found', { message: leaving && standing === 'public' ? `You are no member of ${id}.` : `${username} is no member of ${id}.` });
   }
   await audit(deps.db, actor, leaving ? 'dataset.member_left' : 'dataset.member_removed', id, { username });
+  await membersChanged(deps, id);
+}
+
+/** Runs the `datasetMembersChanged` hooks: each forgets what it remembered of the dataset's readers. */
+async function membersChanged(deps: Pick<Deps, 'hooks'>, id: string): Promise<void> {
+  for (const forget of deps.hooks.datasetMembersChanged) await forget(id);
 }

@@ -5,7 +5,8 @@
  */
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
-import { GitError, git } from '../git/run-git.js';
+import { NdsError } from '../core/errors.js';
+import { eachGitRecord, GitError, GitOutputTooLargeError } from '../git/run-git.js';
 import { spawnGit } from '../git/spawn-git.js';
 
 export interface TreeFile {
@@ -16,14 +17,20 @@ export interface TreeFile {
   size: number;
 }
 
-/** Every file of a commit's tree (submodule entries are not files and are left out). */
-export async function listTree(gitDir: string, commit: string): Promise<TreeFile[]> {
-  const out = await git(['--git-dir', gitDir, 'ls-tree', '-r', '-z', '-l', '--full-tree', commit]);
+/**
+ * Every file of a commit's tree (submodule entries are not files and are left out), read entry by entry; a
+ * tree of more than `maxFiles` entries (MAX_TREE_FILES) is refused (`validation_failed`).
+ */
+export async function listTree(gitDir: string, commit: string, maxFiles: number): Promise<TreeFile[]> {
   const files: TreeFile[] = [];
-  for (const record of out.split('\0')) {
-    const m = /^(\d{6}) (\w+) ([0-9a-f]+) +(\S+)\t([\s\S]+)$/.exec(record);
-    if (!m || m[2] !== 'blob') continue;
-    files.push({ mode: m[1], oid: m[3], size: Number(m[4]), path: m[5] });
+  try {
+    await eachGitRecord(['--git-dir', gitDir, 'ls-tree', '-r', '-z', '-l', '--full-tree', commit], { separator: '\0', limit: maxFiles }, (record) => {
+      const m = /^(\d{6}) (\w+) ([0-9a-f]+) +(\S+)\t([\s\S]+)$/.exec(record);
+      if (m && m[2] === 'blob') files.push({ mode: m[1], oid: m[3], size: Number(m[4]), path: m[5] });
+    });
+  } catch (err) {
+    if (!(err instanceof GitOutputTooLargeError)) throw err;
+    throw new NdsError('validation_failed', { details: [`commit ${commit}: its tree lists more than ${maxFiles.toLocaleString('en')} files, the most a version may hold here`], cause: err });
   }
   return files;
 }

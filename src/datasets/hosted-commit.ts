@@ -28,7 +28,7 @@ export async function hostedHead(deps: Pick<Deps, 'db' | 'config' | 'clock'>, da
   if (place.at === 'node') throw new NdsError('repository_unavailable', { message: `The repository of ${datasetId} is held by another node.` });
   const commit = place.at === 'here' ? await mainHead(place.dir) : undefined;
   if (place.at !== 'here' || commit === undefined) throw new NdsError('conflict', { message: `${datasetId} has no commit on main in its hosted repository yet.` });
-  const files = new Map((await listTree(place.dir, commit)).map((f) => [f.path, f]));
+  const files = new Map((await listTree(place.dir, commit, deps.config.maxTreeFiles)).map((f) => [f.path, f]));
   return { dir: place.dir, commit, files };
 }
 

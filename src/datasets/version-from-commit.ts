@@ -93,7 +93,7 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
   const tagged = await tagTarget(dir, tag);
   if (tagged && tagged !== commit) throw tagTaken(tag, tagged);
 
-  const files = await listTree(dir, commit);
+  const files = await listTree(dir, commit, deps.config.maxTreeFiles);
   const hashes = await hashBlobs(dir, files);
   const plain = new Map<string, string>();
   const pointers = new Set<string>();

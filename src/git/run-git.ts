@@ -1,4 +1,5 @@
 /** The system `git`, run without a shell: real git, real speed. Failures carry git's own message. */
+import { StringDecoder } from 'node:string_decoder';
 import { spawnGit, type GitSpawnOptions } from './spawn-git.js';
 
 export class GitError extends Error {
@@ -33,6 +34,78 @@ export function runGit(args: string[], options: RunGitOptions = {}): Promise<Git
     child.stdin.on('error', () => {});
     child.stdin.end(options.input);
   });
+}
+
+/**
+ * Git listed more records than its reader takes: a tree or diff past `MAX_TREE_FILES` (a pack of a few kilobytes
+ * can hold a tree of millions of paths, trees naming the same subtree over and over).
+ */
+export class GitOutputTooLargeError extends Error {
+  readonly limit: number;
+  constructor(args: string[], limit: number) {
+    super(`git ${args.filter((a) => !a.startsWith('-') && !a.startsWith('/')).slice(0, 1).join('')} listed more than ${limit} entries`);
+    this.name = 'GitOutputTooLargeError';
+    this.limit = limit;
+  }
+}
+
+export interface GitRecordOptions extends RunGitOptions {
+  /** What ends each record of the output: `\0` with git's `-z`, else a newline. */
+  separator: '\0' | '\n';
+  /** The most records read: one more stops git and throws `GitOutputTooLargeError`. */
+  limit: number;
+}
+
+/**
+ * Runs git and hands each record of its output to `each` as it comes, holding one chunk and one record, never
+ * the whole output (a tree of a hostile repository may list millions of paths). `each` returning `false` stops
+ * git there, without an error. Throws `GitError` on a non-zero exit of a run not stopped.
+ */
+export async function eachGitRecord(args: string[], options: GitRecordOptions, each: (record: string) => boolean | void): Promise<void> {
+  const child = spawnGit(args, { cwd: options.cwd, env: options.env, config: options.config, protocols: options.protocols });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    if (stderr.length < 65536) stderr += d;
+  });
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  child.stdin.on('error', () => {});
+  child.stdin.end(options.input);
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  let count = 0;
+  let stopped = false;
+  try {
+    read: for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      rest += decoder.write(chunk);
+      let end: number;
+      let from = 0;
+      while ((end = rest.indexOf(options.separator, from)) >= 0) {
+        const record = rest.slice(from, end);
+        from = end + 1;
+        if (++count > options.limit) throw new GitOutputTooLargeError(args, options.limit);
+        if (each(record) === false) {
+          stopped = true;
+          break read;
+        }
+      }
+      rest = rest.slice(from);
+    }
+  } catch (err) {
+    child.kill();
+    await exited.catch(() => undefined);
+    throw err;
+  }
+  if (stopped) child.kill();
+  const code = await exited;
+  if (!stopped && code !== 0) throw new GitError(args, code, stderr);
+  const last = rest + decoder.end();
+  if (!stopped && last !== '') {
+    if (++count > options.limit) throw new GitOutputTooLargeError(args, options.limit);
+    each(last);
+  }
 }
 
 /** Runs git and returns its trimmed stdout; throws `GitError` on a non-zero exit. */

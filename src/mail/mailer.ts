@@ -18,6 +18,15 @@ export interface Mailer {
   close(): Promise<void>;
 }
 
+/**
+ * A subject as the log may hold it: a sign-in or verification code rides in its subject (to be read on a
+ * phone's lock screen), and a code in a log signs its reader in. Every number of six or more digits is
+ * masked (a dataset id such as nd000123 is not a number of its own and stays).
+ */
+export function loggedSubject(subject: string): string {
+  return subject.replace(/\b\d{6,}\b/g, (digits) => '#'.repeat(digits.length));
+}
+
 export async function createMailer(options: { smtpUrl?: string; from: string; outboxDir: string; log: Logger }): Promise<Mailer> {
   const nodemailer = await import('nodemailer');
   if (options.smtpUrl) {
@@ -25,7 +34,7 @@ export async function createMailer(options: { smtpUrl?: string; from: string; ou
     return {
       async send(m) {
         await transport.sendMail({ from: options.from, to: m.to, subject: m.subject, text: m.text });
-        options.log.info({ to: m.to, subject: m.subject }, 'mail sent');
+        options.log.info({ to: m.to, subject: loggedSubject(m.subject) }, 'mail sent');
       },
       async close() {
         transport.close();
@@ -39,7 +48,7 @@ export async function createMailer(options: { smtpUrl?: string; from: string; ou
       await mkdir(options.outboxDir, { recursive: true });
       const file = path.join(options.outboxDir, `${Date.now()}-${randomBytes(4).toString('hex')}.eml`);
       await writeFile(file, info.message as Buffer, { mode: 0o600 });
-      options.log.info({ to: m.to, subject: m.subject, file }, 'mail written to outbox');
+      options.log.info({ to: m.to, subject: loggedSubject(m.subject), file }, 'mail written to outbox');
     },
     async close() {},
   };
@@ -65,7 +74,7 @@ export async function notify(deps: { mailer: Mailer; log: Logger }, messages: re
     try {
       await deps.mailer.send(m);
     } catch (err) {
-      deps.log.warn({ err, to: m.to, subject: m.subject }, 'a notification mail could not be sent');
+      deps.log.warn({ err, to: m.to, subject: loggedSubject(m.subject) }, 'a notification mail could not be sent');
     }
   }
 }

@@ -14,7 +14,7 @@ import { route, type Route, type RouteSpec } from '../http/route.js';
 import { endBrowserSession, refuseForeignOrigin, requireOwnOriginWithCookie, startBrowserSession } from '../http/browser-session.js';
 import { completeSignInCode, requestSignInCode } from '../accounts/email-sign-in.js';
 import { FormFields, isFormPost, localNext, withQuery, type FormInput } from '../http/form-input.js';
-import { passwordLogin } from '../accounts/password-login.js';
+import { passwordFailureKey, passwordLogin } from '../accounts/password-login.js';
 import { UserSchema } from './account-schemas.js';
 import { CodeRequestBody, CodeVerifyBody, PasswordLoginBody } from './sign-in-schemas.js';
 import { validate } from '../http/request-input.js';
@@ -99,7 +99,7 @@ export const browserSignInRoutes: Route[] = [
     act: async (c, body, input) => {
       const limits = c.var.deps.signInLimits;
       const user = await limitFailures(
-        [[limits.failuresPerIp, clientIp(c)], [limits.failuresPerLogin, body.login.toLowerCase()]],
+        [[limits.failuresPerIp, clientIp(c)], [limits.failuresPerLogin, await passwordFailureKey(c.var.deps.db, body.login)]],
         (err) => isNdsError(err, 'invalid_credentials'),
         () => passwordLogin(c.var.deps.db, body.login, body.password),
       );

@@ -62,10 +62,12 @@ export const conversionRoutes: Route[] = [
   route({
     method: 'post',
     path: '/webhooks/github',
-    summary: 'Push notification from GitHub (X-Hub-Signature-256); dispatches a conversion per the push rule. A replay of a delivery (its X-GitHub-Delivery id or its body seen in the last three days) answers `duplicate_delivery`',
+    summary: 'Push notification from GitHub (X-Hub-Signature-256); dispatches a conversion per the push rule for every dataset whose source_repo is the repository (or, when none is, the one naming it among its external ids). A replay of a delivery (its X-GitHub-Delivery id or its body seen in the last three days) answers `duplicate_delivery`',
     access: 'none',
     rawBody: 'the payload GitHub signed: JSON, or a form with the JSON in `payload`',
-    responses: { 200: jsonResponse(z.object({ dispatched: z.boolean(), reason: z.string() }), 'What was decided') },
+    responses: {
+      200: jsonResponse(z.object({ dispatched: z.boolean(), reason: z.string(), dataset_id: z.string().optional(), dataset_ids: z.array(z.string()).optional() }), 'What was decided, and for which datasets'),
+    },
     handler: async (c) => {
       const deps = c.var.deps;
       const secret = deps.config.githubWebhookSecret;

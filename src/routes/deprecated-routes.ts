@@ -18,6 +18,7 @@ import { confirmKeyRegeneration, isKeyRegenerationLinkLive, registerWithPassword
 import { KeySchema, UserSchema } from './account-schemas.js';
 import { EmailBody, RetrieveKeyBody, SignupBody } from './sign-in-schemas.js';
 import { limitFailures } from '../accounts/sign-in-limits.js';
+import { passwordFailureKey } from '../accounts/password-login.js';
 import { spendMail } from '../http/sign-in-guard.js';
 import { presentUser } from '../accounts/users.js';
 
@@ -77,7 +78,7 @@ export const deprecatedRoutes: Route[] = [
     handler: async (c, { body }) => {
       const limits = c.var.deps.signInLimits;
       const { user, minted } = await limitFailures(
-        [[limits.failuresPerIp, clientIp(c)], [limits.failuresPerLogin, body.email.toLowerCase()]],
+        [[limits.failuresPerIp, clientIp(c)], [limits.failuresPerLogin, await passwordFailureKey(c.var.deps.db, body.email)]],
         (err) => isNdsError(err, 'invalid_credentials'),
         () => retrieveKeyByPassword(c.var.deps.db, body.email, body.password),
       );

@@ -18,7 +18,7 @@ import { Readable } from 'node:stream';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { NdsError } from '../core/errors.js';
-import { mayStillRead } from '../datasets/dataset-access.js';
+import { mayStillRead, mayStillUpload } from '../datasets/dataset-access.js';
 import { readGrantClaims, readGrantOf } from '../datasets/read-grant.js';
 import { resolveCaller } from '../http/auth.js';
 import { route, type Route } from '../http/route.js';
@@ -56,7 +56,7 @@ export const objectRoutes: Route[] = [
 async function putObject(c: Context<AppEnv>): Promise<Response> {
   const { objects, config } = c.var.deps;
   const key = keyOf(c);
-  const signed = authorizeWrite(c, objectUrlSigner(config), key);
+  const signed = await authorizeWrite(c, objectUrlSigner(config), key);
   const declared = Number(c.req.header('content-length'));
   const size = signed.size ?? (Number.isFinite(declared) && c.req.header('content-length') !== undefined ? declared : undefined);
   const sha256 = signed.sha256 ?? CONTENT_KEY.exec(key)?.[1] ?? c.req.header('x-nds-sha256')?.toLowerCase();
@@ -210,12 +210,14 @@ interface WriteGrant {
 }
 
 /** Checks the request's signature or write credential for `key`; throws 403 otherwise. */
-function authorizeWrite(c: Context<AppEnv>, signer: ObjectUrlSigner, key: string): WriteGrant {
+async function authorizeWrite(c: Context<AppEnv>, signer: ObjectUrlSigner, key: string): Promise<WriteGrant> {
   const nowS = Math.floor(c.var.deps.clock.now().getTime() / 1000);
   const bearer = /^Bearer\s+(ndso_\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
   if (bearer) {
     const claims = readPrefixToken(signer, bearer);
     if (!claims || !tokenAllows(claims, 'write' satisfies TokenAccess, key, nowS)) throw new NdsError('signature_invalid');
+    // Upload credentials die with their holder's right to upload (a member removed, an account revoked).
+    if (!(await mayStillUpload(c.var.deps.db, DATASET_KEY.exec(key)?.[1] ?? '', claims.user))) throw new NdsError('signature_invalid');
     return {};
   }
   const q = c.req.query();

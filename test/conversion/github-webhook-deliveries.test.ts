@@ -162,7 +162,7 @@ describe('GitHub webhook deliveries: replays', () => {
   it('a replay of a delivery (same X-GitHub-Delivery) answers duplicate_delivery and dispatches nothing', async () => {
     const body = dataPush();
     const first = await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000001');
-    assert.deepEqual(first, { status: 200, body: { dispatched: true, reason: 'data_changed', dataset_id: 'nd000162' } });
+    assert.deepEqual(first, { status: 200, body: { dispatched: true, reason: 'data_changed', dataset_id: 'nd000162', dataset_ids: ['nd000162'] } });
     assert.equal(dispatches, 1);
     const replay = await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000001');
     assert.deepEqual(replay, { status: 200, body: { dispatched: false, reason: 'duplicate_delivery' } });

@@ -6,6 +6,8 @@
  * was not converted. A good recording of the same push converts as usual.
  */
 import assert from 'node:assert/strict';
+import childProcess, { execFileSync } from 'node:child_process';
+import { syncBuiltinESMExports } from 'node:module';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -147,5 +149,111 @@ describe('a pushed tree that points at secrets of the server', () => {
     for (const f of listed.failures) assert.equal(f.code, 'file_read_error', f.path);
     // Nothing under the linked folder sub-08 was looked at.
     assert.ok(listed.failures.every((f) => !f.path.startsWith('sub-08/')));
+  });
+});
+
+/**
+ * Counts the bytes each `git` this process starts writes to its stdout, by subcommand, while `run` runs: what
+ * the server reads of a repository. `child_process.spawn` is wrapped (the server's `spawnGit` holds it through
+ * an ESM binding, kept in step by `syncBuiltinESMExports`).
+ */
+async function countGitOutput<T>(run: () => Promise<T>): Promise<{ result: T; bytes: Map<string, number> }> {
+  const bytes = new Map<string, number>();
+  const original = childProcess.spawn;
+  (childProcess as { spawn: unknown }).spawn = (command: string, args: readonly string[], options: unknown) => {
+    const child = (original as (...a: unknown[]) => childProcess.ChildProcess)(command, args, options);
+    const sub = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '--git-dir');
+    if (command === 'git' && sub) child.stdout?.on('data', (chunk: Buffer) => bytes.set(sub, (bytes.get(sub) ?? 0) + chunk.length));
+    return child;
+  };
+  syncBuiltinESMExports();
+  try {
+    return { result: await run(), bytes };
+  } finally {
+    (childProcess as { spawn: unknown }).spawn = original;
+    syncBuiltinESMExports();
+  }
+}
+
+describe('a pushed tree that costs more than it weighs', () => {
+  let server: TestServer;
+  let attacker: TestAccount;
+  const work: string[] = [];
+
+  before(async () => {
+    // Fewer files than the default million, to keep the test short: the limit's use is the same.
+    server = await startTestServer({ env: { MAX_TREE_FILES: '20000' } });
+    attacker = await createAccount(server, { status: 'verified' });
+  });
+  after(async () => {
+    await server?.close();
+    for (const dir of work) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function sandboxWith(build: (dir: string) => string): Promise<{ id: string; commit: string }> {
+    const made = await attacker.api('/datasets', { method: 'POST', body: JSON.stringify({ name: 'heavy' }) });
+    const { id } = (await made.json()) as { id: string };
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'nds-heavy-'));
+    work.push(dir);
+    gitIn(dir, 'init', '-q');
+    const commit = build(dir);
+    const remote = new URL(`${server.url}/git/${id}.git`);
+    remote.username = 'nds';
+    remote.password = attacker.key;
+    const pushed = await gitRun(dir, 'push', '-q', remote.toString(), `${commit}:refs/heads/main`);
+    assert.equal(pushed.status, 0, pushed.stderr);
+    return { id, commit };
+  }
+
+  async function conversionOf(id: string): Promise<{ zarr_status: string; zarr_error: string | null }> {
+    for (let waited = 0; !(await server.deps.db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', id).executeTakeFirst()); waited += 50) {
+      assert.ok(waited < 20_000, 'the push queued no conversion');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await server.worker!.idle();
+    return (await (await attacker.api(`/datasets/${id}`)).json()) as { zarr_status: string; zarr_error: string | null };
+  }
+
+  it('refuses a tree of more files than MAX_TREE_FILES made of a few objects (a tree naming one subtree over and over)', async () => {
+    // 32 files under 3 levels of 16 folders that are all the same tree: 5 objects, 2^17 paths.
+    const { id, commit } = await sandboxWith((dir) => {
+      const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: dir, input: 'x', encoding: 'utf8' }).trim();
+      let tree = execFileSync('git', ['mktree'], { cwd: dir, input: Array.from({ length: 32 }, (_, i) => `100644 blob ${blob}\tf${i}.txt\n`).join(''), encoding: 'utf8' }).trim();
+      for (let level = 0; level < 3; level++) {
+        tree = execFileSync('git', ['mktree'], { cwd: dir, input: Array.from({ length: 16 }, (_, i) => `040000 tree ${tree}\td${i}\n`).join(''), encoding: 'utf8' }).trim();
+      }
+      return gitIn(dir, 'commit-tree', tree, '-m', '131,072 paths').trim();
+    });
+    // Converted, so that its owner is told why nothing is there: nothing of the tree was written.
+    const dataset = await conversionOf(id);
+    assert.equal(dataset.zarr_status, 'failed');
+    assert.match(dataset.zarr_error ?? '', new RegExp(`Commit ${commit} lists more than 20,000 files; nds converts trees of up to 20,000 files\\.`));
+    // Nor does a version list it.
+    const version = await attacker.api(`/datasets/${id}/versions`, { method: 'POST', body: JSON.stringify({ version: '1.0.0', commit }) });
+    assert.equal(version.status, 400);
+    const refused = (await version.json()) as { error: string; details: string[] };
+    assert.equal(refused.error, 'validation_failed');
+    assert.deepEqual(refused.details, [`commit ${commit}: its tree lists more than 20,000 files, the most a version may hold here`]);
+    assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+  });
+
+  it('does not read the target of a link longer than a path can be', async () => {
+    const { id } = await sandboxWith((dir) => {
+      mkdirSync(path.join(dir, 'sub-01/eeg'), { recursive: true });
+      writeFileSync(path.join(dir, 'dataset_description.json'), JSON.stringify({ Name: 'link', BIDSVersion: '1.9.0' }));
+      copyFileSync(path.join(fixtures, 'mne-python/edf/test.edf'), path.join(dir, rec('01', '.edf')));
+      gitIn(dir, 'add', '-A');
+      // A link (mode 120000) whose "target" is 24 MiB of one byte: a few KB in the pack.
+      const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: dir, input: Buffer.alloc(24 << 20, 0x61), encoding: 'utf8' }).trim();
+      gitIn(dir, 'update-index', '--add', '--cacheinfo', `120000,${blob},sub-01/eeg/sub-01_task-a_channels.tsv`);
+      gitIn(dir, 'commit', '-q', '-m', 'a long link');
+      return gitIn(dir, 'rev-parse', 'HEAD').trim();
+    });
+    const { result: dataset, bytes } = await countGitOutput(() => conversionOf(id));
+    assert.equal(dataset.zarr_status, 'ready');
+    const listed = (await (await attacker.api(`/datasets/${id}/recordings`)).json()) as { failures: Array<{ path: string; reason: string }> };
+    assert.match(listed.failures.find((f) => f.path === rec('01', '.edf'))?.reason ?? '', /sub-01_task-a_channels\.tsv is a symbolic link/);
+    // The recording's own 0.3 MB come through cat-file; the link's 24 MiB never do.
+    assert.ok((bytes.get('cat-file') ?? 0) < 4 << 20, `the conversion read ${bytes.get('cat-file')} bytes of blobs`);
   });
 });

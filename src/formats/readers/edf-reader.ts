@@ -4,7 +4,7 @@
  * out in the file's own type (int16, or int32 for 24-bit BDF), and EDF+ annotations are collected on the way.
  */
 import type { Annotation, ChannelInfo, RecordingReader, SampleArray, Segment, SourceFormat } from '../types.js';
-import { CorruptOrTruncatedError } from '../conversion-errors.js';
+import { CorruptOrTruncatedError, NotContinuousError } from '../conversion-errors.js';
 import type { SourceTree } from '../source-tree.js';
 import { FileSource, baseName } from './file-source.js';
 import { parseEdfHeader, type EdfHeader, type EdfSignal } from './edf-header.js';
@@ -17,6 +17,12 @@ const batchBytes = 4 << 20;
 const largeRecordBytes = 16 << 20;
 /** Beyond this many annotations the rest are dropped (and flagged): a bound on memory for damaged files. */
 const maxAnnotations = 1_000_000;
+/**
+ * The most contiguous stretches an EDF+D recording may have: each is an entry of the store's root `zarr.json`,
+ * which every reader parses whole, and a file with a gap after every record would make it several times the
+ * file's own size.
+ */
+export const MAX_SEGMENTS = 10_000;
 
 export class EdfReader implements RecordingReader {
   readonly format: SourceFormat;
@@ -226,6 +232,9 @@ export class EdfReader implements RecordingReader {
     const onset = this.header.discontinuous && recordStart !== undefined ? recordStart - this.#firstRecordStart : stored;
     const last = this.#segments.at(-1);
     if (!last || Math.abs(last.onset + (stored - last.storedStart) - onset) > 1e-6 * Math.max(1, recordDuration)) {
+      if (this.#segments.length >= MAX_SEGMENTS) {
+        throw new NotContinuousError(`${baseName(this.#source.path)} has more than ${MAX_SEGMENTS.toLocaleString('en')} contiguous stretches (records with gaps between them); nds serves EDF+D recordings of up to ${MAX_SEGMENTS.toLocaleString('en')}.`);
+      }
       if (last) last.duration = stored - last.storedStart;
       this.#segments.push({ storedStart: stored, onset, duration: 0 });
     }

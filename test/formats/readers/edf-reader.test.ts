@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EdfReader } from '../../../src/formats/readers/edf-reader.js';
+import { EdfReader, MAX_SEGMENTS } from '../../../src/formats/readers/edf-reader.js';
 import { isConversionError } from '../../../src/formats/conversion-errors.js';
 import { readAll } from '../support/read-all.js';
 import { writeEdf } from '../support/edf-writer.js';
@@ -94,6 +94,25 @@ describe('EdfReader on synthetic files', () => {
       { onset: 5.5, duration: 0, description: 'late' },
     ]);
     await reader.close();
+  });
+
+  it('refuses an EDF+D file of more than 10,000 contiguous stretches (not_continuous), and reads one of 10,000', async () => {
+    // One sample a record, each record 1 s after the previous one ended: every record a stretch of its own.
+    const gappy = (records: number) =>
+      writeEdf({ plus: 'D', recordDuration: 0.5, records, signals: [{ label: 'C3', samplesPerRecord: 1 }], recordStarts: Array.from({ length: records }, (_, r) => r * 1.5), annotationBytes: 14 });
+    const most = await open('most-gaps.edf', gappy(MAX_SEGMENTS));
+    await readAll(most);
+    assert.equal(most.segments().length, MAX_SEGMENTS);
+    assert.deepEqual(most.segments().at(-1), { storedStart: (MAX_SEGMENTS - 1) * 0.5, onset: (MAX_SEGMENTS - 1) * 1.5, duration: 0.5 });
+    await most.close();
+    const more = await open('more-gaps.edf', gappy(MAX_SEGMENTS + 1));
+    await assert.rejects(readAll(more), (err: unknown) => {
+      assert.ok(isConversionError(err));
+      assert.equal(err.code, 'not_continuous');
+      assert.equal(err.message, 'more-gaps.edf has more than 10,000 contiguous stretches (records with gaps between them); nds serves EDF+D recordings of up to 10,000.');
+      return true;
+    });
+    await more.close();
   });
 
   it('applies the sub-second start of record 0 to the start time and the annotations', async () => {

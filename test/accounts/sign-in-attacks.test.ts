@@ -1,0 +1,88 @@
+/**
+ * Sign-in as an attacker tries it: a password set by whoever registered someone else's address first, the
+ * mailed codes read from the server's log, and wrong passwords counted twice by naming one account two ways.
+ */
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { hashPassword } from '../../src/core/secrets.js';
+import { createUser } from '../../src/accounts/users.js';
+import { createAccount } from '../support/accounts.js';
+import { mailsTo, signInCodeFor } from '../support/outbox.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+
+describe('sign-in against an attacker', () => {
+  let server: TestServer;
+  let logs = '';
+  let n = 0;
+  before(async () => {
+    const sink = new PassThrough();
+    sink.on('data', (chunk) => (logs += chunk.toString()));
+    server = await startTestServer({
+      env: { LOG_LEVEL: 'info', IN_PROCESS_WORKER: 'false' },
+      logDestination: sink,
+    });
+  });
+  after(() => server.close());
+
+  const unique = (what: string) => `${what}-${process.pid}-${++n}`;
+  // Each test starts a fresh rate-limit window, so the tests do not limit each other.
+  const freshWindow = () => server.clock.advance(16 * 60_000);
+
+  function post(p: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {
+    return fetch(`${server.url}${p}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: server.url, ...headers },
+      body: JSON.stringify(body),
+      redirect: 'manual',
+    });
+  }
+
+  it('pre-registration takeover: a password set by whoever first registered an address stops working once its owner verifies it by mail', async () => {
+    freshWindow();
+    const email = `${unique('victim')}@example.org`;
+    const attackerPassword = 'attacker-knows-this-1';
+    // 1. The attacker registers the victim's address through the legacy sign-up, with a password of theirs.
+    const signup = await post('/auth/signup', { username: unique('squat'), email, password: attackerPassword });
+    assert.equal(signup.status, 201);
+    const squatted = ((await signup.json()) as { user: { username: string } }).user.username;
+
+    // 2. Later the victim signs up (or signs in) on /signup with a mailed code, as documented.
+    const before = (await mailsTo(server.dataDir, email)).length;
+    assert.equal((await post('/auth/code/request', { email, username: unique('victim') })).status, 200);
+    const code = await signInCodeFor(server.dataDir, email, before);
+    const verified = await post('/auth/code/verify', { email, code });
+    assert.equal(verified.status, 200);
+    const account = ((await verified.json()) as { user: { username: string; status: string } }).user;
+    assert.equal(account.status, 'verified');
+
+    // 3. The attacker signs into the now verified account with the password they chose.
+    const login = await post('/auth/password/login', { login: squatted, password: attackerPassword });
+    const key = await post('/auth/retrieve-key', { email, password: attackerPassword });
+    assert.notEqual(login.status, 200, `the attacker's pre-set password signs into ${account.username} after the victim verified it`);
+    assert.notEqual(key.status, 200, 'the attacker gets an API key of the victim-verified account');
+  });
+
+  it('mailed sign-in codes are not written to the logs (the mail subject carries the code)', async () => {
+    freshWindow();
+    const alice = await createAccount(server, { status: 'verified' });
+    const before = (await mailsTo(server.dataDir, alice.user.email)).length;
+    assert.equal((await post('/auth/code/request', { email: alice.user.email })).status, 200);
+    const code = await signInCodeFor(server.dataDir, alice.user.email, before);
+    const line = logs.split('\n').find((l) => l.includes(code));
+    assert.equal(line, undefined, `the live sign-in code is in the log: ${line}`);
+  });
+
+  it('wrong-password limit per account: naming the account by its email does not give a second budget after the username one is spent', async () => {
+    freshWindow();
+    const username = unique('pw');
+    const email = `${username}@example.org`;
+    await createUser(server.deps.db, { username, email, status: 'verified', kind: 'person', passwordHash: await hashPassword('right-password-1') }, server.clock.now());
+    for (let i = 0; i < 10; i++) assert.equal((await post('/auth/password/login', { login: username, password: `wrong-${i}` })).status, 401);
+    assert.equal((await post('/auth/password/login', { login: username, password: 'wrong-x' })).status, 429);
+    const byEmail = await post('/auth/password/login', { login: email, password: 'wrong-y' });
+    const byRetrieve = await post('/auth/retrieve-key', { email, password: 'wrong-z' });
+    assert.equal(byEmail.status, 429, 'the same account takes 10 more guesses named by its email');
+    assert.equal(byRetrieve.status, 429);
+  });
+});
