@@ -10,7 +10,7 @@ import { NdsError, isNdsError } from '../core/errors.js';
 import type { Mailer } from '../mail/mailer.js';
 import { consumeSignInCode, issueSignInCode } from './login-codes.js';
 import { noAccountMail, signInCodeMail } from './sign-in-mail.js';
-import { createUser, findUserByEmail } from './users.js';
+import { createUser, findUserByEmail, findUserByUsername } from './users.js';
 
 export interface SignInMailDeps {
   db: Kysely<Database>;
@@ -20,11 +20,18 @@ export interface SignInMailDeps {
 
 /**
  * Mails a sign-in code to `email`. With `username` and an address no account uses, first creates a `pending`
- * person account (`username_taken` when the name is someone else's). Sends nothing to revoked, service or test
+ * person account; a `username` held by an account of another address is `username_taken`, for a known address
+ * as for an unknown one. Sends nothing to revoked, service or test
  * accounts; an unknown address without `username` gets a mail saying no account uses it. A pending account's
  * password (given at a sign-up with this address, by anyone) is dropped.
  */
 export async function requestSignInCode(deps: SignInMailDeps, request: { email: string; username?: string }, now: Date): Promise<void> {
+  if (request.username) {
+    // A name held by an account of another address is refused whether or not this address has an account: the
+    // answer then tells nothing of the address (a known one would otherwise sign in and answer 200).
+    const holder = await findUserByUsername(deps.db, request.username);
+    if (holder && holder.email.toLowerCase() !== request.email.toLowerCase()) throw new NdsError('username_taken');
+  }
   let user = await findUserByEmail(deps.db, request.email);
   if (!user && request.username) {
     try {

@@ -73,6 +73,20 @@ describe('sign-in against an attacker', () => {
     assert.equal(line, undefined, `the live sign-in code is in the log: ${line}`);
   });
 
+  it('a username of another account is refused alike for a known and an unknown address: the answer tells nothing of the address', async () => {
+    freshWindow();
+    const existing = await createAccount(server, { status: 'verified' });
+    const other = await createAccount(server, { status: 'verified' });
+    const known = await post('/auth/code/request', { email: existing.user.email, username: other.user.username });
+    const unknown = await post('/auth/code/request', { email: `${unique('nobody')}@example.org`, username: other.user.username });
+    assert.equal(known.status, 409);
+    assert.equal(unknown.status, 409);
+    assert.deepEqual(await known.json(), await unknown.json());
+    // Its own name, or a free one, signs the known address in.
+    assert.equal((await post('/auth/code/request', { email: existing.user.email, username: existing.user.username })).status, 200);
+    assert.equal((await post('/auth/code/request', { email: existing.user.email, username: unique('free') })).status, 200);
+  });
+
   it('wrong-password limit per account: naming the account by its email does not give a second budget after the username one is spent', async () => {
     freshWindow();
     const username = unique('pw');
