@@ -110,10 +110,11 @@ export async function findDatasetsByRepository(db: Kysely<Database>, keys: strin
   // Every dataset converting from the repository (anyone may convert a public repository, and none of them
   // may take another's pushes away); only when none does, the one that names it among its external ids.
   const { rows } = await sql<DatasetRow & { by_source: boolean }>`
-    select *, rtrim(regexp_replace(lower(coalesce(source_repo, '')), '\\.git$', ''), '/') = any(${keys}::text[]) as by_source
-    from datasets
-    where rtrim(regexp_replace(lower(coalesce(source_repo, '')), '\\.git$', ''), '/') = any(${keys}::text[])
-       or exists (select 1 from unnest(external_ids) e where lower(e) = any(${keys}::text[]))
+    select * from (
+      select *, rtrim(regexp_replace(lower(coalesce(source_repo, '')), '\\.git$', ''), '/') = any(${keys}::text[]) as by_source
+      from datasets
+    ) d
+    where by_source or exists (select 1 from unnest(external_ids) e where lower(e) = any(${keys}::text[]))
     order by id`.execute(db);
   const bySource = rows.filter((r) => r.by_source);
   return (bySource.length > 0 ? bySource : rows.slice(0, 1)).map(({ by_source: _, ...row }) => row as DatasetRow);
