@@ -15,6 +15,10 @@
  * postgres://postgres@127.0.0.1:5432/test; a database is created and dropped for each run).
  * Run: node --import tsx bench/conversion-workers.ts [--recordings 40] [--mb 8] [--format edf|bdf] [--in-git] [--prof <dir>]
  *   [--runs alone,convert,pinned,one,two]   (`two,one` runs the two workers first) [--rounds n]
+ * `--core-each` pins each worker of the one-and-two pairs to a core of its own (worker i to core i): one
+ * worker on one core against two on two, each worker given the same share of the machine as it would have on
+ * a node of its own. Unpinned, one worker already keeps more than one core busy (its writer threads), so on two
+ * cores the pair's ratio says as much about that as about the job's split.
  * `--rounds n` (3 by default) runs the pair of one and two workers n times, alternating their order, and
  * prints each round's speed-up with their median and geometric mean. Beside them, two baselines: the converter
  * alone in one process against two processes at once (the machine's own speed-up for the computation), and
@@ -65,6 +69,7 @@ const TWO_FIRST = RUNS.has('one') && RUNS.has('two') && RUN_ORDER.indexOf('two')
  * the second run of a pair can pay for the first's pages, so a ratio of one pair leans on its order.
  */
 const ROUNDS = Math.max(1, Number(option('rounds', '3')));
+const CORE_EACH = args.includes('--core-each');
 const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SECRET = 'bench-signing-secret';
 const ID = 'nd000001';
@@ -80,6 +85,7 @@ const hasTaskset = (() => {
 const cores = availableParallelism();
 const pinned = (command: string[]) => (hasTaskset ? ['taskset', '-c', '0', ...command] : command);
 const unpinned = (command: string[]) => (hasTaskset ? ['taskset', '-c', `0-${cores - 1}`, ...command] : command);
+const onCore = (core: number, command: string[]) => (hasTaskset ? ['taskset', '-c', String(core % cores), ...command] : command);
 // This process (the repository's holder, the clock) keeps off core 0, which the pinned runs have to themselves.
 if (hasTaskset && cores > 1) execFileSync('taskset', ['-a', '-p', '-c', `1-${cores - 1}`, String(process.pid)], { stdio: 'ignore' });
 const clockTicks = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -246,8 +252,8 @@ interface WorkerRun {
   phases: [number, number, number, number];
 }
 
-/** One conversion of the dataset by `workers` processes (each pinned to core 0 when `pin`). */
-async function runWorkers(workers: number, pin: boolean, label: string): Promise<WorkerRun> {
+/** One conversion of the dataset by `workers` processes (each pinned to core 0 when `pin`; worker i to core i when `pin` is 'each'). */
+async function runWorkers(workers: number, pin: boolean | 'each', label: string): Promise<WorkerRun> {
   const name = `nds_bench_${randomBytes(4).toString('hex')}`;
   await adminQuery(`create database ${name}`);
   const url = new URL(admin);
@@ -277,9 +283,9 @@ async function runWorkers(workers: number, pin: boolean, label: string): Promise
     await database.db.insertInto('datasets').values({ id: ID, name: 'Bench', owner_id: owner.id, visibility: 'public', source_repo: HOSTED_SOURCE, external_ids: [] }).execute();
     for (let i = 0; i < workers; i++) {
       const env = { ...process.env, ...common, DATA_DIR: path.join(base, `worker-${i}`) };
-      const prof = PROF && pin ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, `--cpu-prof-name=worker-${label}-${i}.cpuprofile`] : [];
+      const prof = PROF && pin === true ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`, `--cpu-prof-name=worker-${label}-${i}.cpuprofile`] : [];
       const command = [process.execPath, ...prof, 'bin/nds.js', 'worker'];
-      const run = pin ? pinned(command) : unpinned(command);
+      const run = pin === 'each' ? onCore(i, command) : pin ? pinned(command) : unpinned(command);
       children.push(spawn(run[0]!, run.slice(1), { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] }));
     }
     // The clock starts once every worker is up and listening for work (bundle loaded, database checked).
@@ -389,8 +395,9 @@ try {
   if (RUNS.has('one') && RUNS.has('two')) {
     for (let k = 0; k < ROUNDS; k++) {
       const twoFirst = TWO_FIRST !== (k % 2 === 1);
-      const first = await runWorkers(twoFirst ? 2 : 1, false, `${twoFirst ? 'two' : 'one'}-${k}`);
-      const second = await runWorkers(twoFirst ? 1 : 2, false, `${twoFirst ? 'one' : 'two'}-${k}`);
+      const pin = CORE_EACH ? 'each' : false;
+      const first = await runWorkers(twoFirst ? 2 : 1, pin, `${twoFirst ? 'two' : 'one'}-${k}`);
+      const second = await runWorkers(twoFirst ? 1 : 2, pin, `${twoFirst ? 'one' : 'two'}-${k}`);
       pairs.push(twoFirst ? { one: second, two: first, twoFirst } : { one: first, two: second, twoFirst });
     }
   }
@@ -426,7 +433,7 @@ try {
   if (onePinned || one || two) {
     console.log('\n| workers | wall | source converted | worker CPU | queued → claimed / → first task (checkout, plan) / → last task done / → job done (index, catalogue), s | tasks by worker (each one\'s mean task time; their first tasks, from the claim) |');
     console.log('|---|---:|---:|---:|---|---|');
-    const roundLabel = (k: number) => (pairs.length > 1 ? ` (round ${k + 1}, ${pairs[k]!.twoFirst ? 'two first' : 'one first'})` : '');
+    const roundLabel = (k: number) => `${CORE_EACH ? ', a core each' : ''}${pairs.length > 1 ? ` (round ${k + 1}, ${pairs[k]!.twoFirst ? 'two first' : 'one first'})` : ''}`;
     /** Every run to print, labelled, in the order of the tables. */
     const labelled: Array<[string, WorkerRun]> = [
       ...(onePinned ? [['1, on one core', onePinned] as [string, WorkerRun]] : []),
@@ -446,7 +453,7 @@ try {
     const sorted = [...ratios].sort((a, b) => a - b);
     const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
     const geometric = Math.exp(ratios.reduce((sum, r) => sum + Math.log(r), 0) / ratios.length);
-    console.log(`\nspeed-up of 2 workers over 1, by round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${median.toFixed(2)}×, geometric mean ${geometric.toFixed(2)}× (goal ≥ 1.6×)`);
+    console.log(`\nspeed-up of 2 workers over 1${CORE_EACH ? ' (each worker on a core of its own)' : ''}, by round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; median ${median.toFixed(2)}×, geometric mean ${geometric.toFixed(2)}× (goal ≥ 1.6×)`);
   }
   if (scaling) {
     console.log(

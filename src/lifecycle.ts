@@ -106,6 +106,8 @@ export async function openDeps(options: OpenOptions, parts: ProcessParts): Promi
     const mailer = parts.mailer ? await createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(config.dataDir, 'outbox'), log }) : noMailer();
     closers.push(() => mailer.close());
     const keyCache = parts.keyCache ? new KeyCache(config.apiKeyCacheMs) : undefined;
+    // A key revoked inside a transaction: emptied again once it is visible to every connection.
+    if (keyCache) database.afterCommit(() => keyCache.clear());
     const deps: Deps = {
       config,
       db: keyCache ? database.db.withPlugin(keyCache.invalidationPlugin()) : database.db,

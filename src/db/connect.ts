@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DefaultQueryExecutor, Kysely, PostgresDialect } from 'kysely';
+import { DefaultQueryExecutor, Kysely, PostgresDialect, PostgresDriver, type DatabaseConnection, type PostgresDialectConfig } from 'kysely';
 import pg from 'pg';
 import { RetryingConnectionProvider } from './retrying-connection-provider.js';
 import type { Database } from './types.js';
@@ -18,6 +18,12 @@ export interface DatabaseHandle {
   engine: 'pglite' | 'postgres';
   /** The connection pool as it is now, for the metrics (PGlite: one connection, lent to one query at a time). */
   poolUse(): PoolUse;
+  /**
+   * Calls `listener` after each transaction of `db.transaction()` commits. A cache cleared by each write
+   * statement (`accounts/key-cache.ts`) needs it too: a write inside a transaction becomes visible to other
+   * connections only at the commit, and a look-up in between still reads, and would keep, the old row.
+   */
+  afterCommit(listener: () => void): void;
   close(): Promise<void>;
 }
 
@@ -85,11 +91,13 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
       startParams,
     });
     const pool = new pg.Pool(createPgConfig(lite));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const commits = new Set<() => void>();
+    const db = new Kysely<Database>({ dialect: new CommitTellingDialect({ pool }, commits) });
     return {
       db,
       engine: 'pglite',
       poolUse: () => poolUseOf(pool),
+      afterCommit: (listener) => void commits.add(listener),
       async close() {
         await db.destroy();
         await lite.close();
@@ -106,8 +114,31 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
   watchConnections(pool, options.onConnectionError ?? (() => {}));
-  const db = await retryingKysely(new PostgresDialect({ pool }));
-  return { db, engine: 'postgres', poolUse: () => poolUseOf(pool), close: () => db.destroy() };
+  const commits = new Set<() => void>();
+  const db = await retryingKysely(new CommitTellingDialect({ pool }, commits));
+  return { db, engine: 'postgres', poolUse: () => poolUseOf(pool), afterCommit: (listener) => void commits.add(listener), close: () => db.destroy() };
+}
+
+/** node-postgres through Kysely, telling `commits` after each transaction it commits. */
+class CommitTellingDialect extends PostgresDialect {
+  readonly #settings: PostgresDialectConfig;
+  readonly #commits: ReadonlySet<() => void>;
+
+  constructor(settings: PostgresDialectConfig, commits: ReadonlySet<() => void>) {
+    super(settings);
+    this.#settings = settings;
+    this.#commits = commits;
+  }
+
+  override createDriver(): PostgresDriver {
+    const commits = this.#commits;
+    return new (class extends PostgresDriver {
+      override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+        await super.commitTransaction(connection);
+        for (const tell of commits) tell();
+      }
+    })(this.#settings);
+  }
 }
 
 function poolUseOf(pool: pg.Pool): PoolUse {
@@ -134,7 +165,7 @@ function watchConnections(pool: pg.Pool, onError: (err: Error) => void): void {
 }
 
 /** Kysely on PostgreSQL, whose connections come through a `RetryingConnectionProvider` (work lost with its connection runs again once, when safe). */
-async function retryingKysely(dialect: PostgresDialect): Promise<Kysely<Database>> {
+async function retryingKysely(dialect: CommitTellingDialect): Promise<Kysely<Database>> {
   const driver = dialect.createDriver();
   await driver.init();
   const executor = new DefaultQueryExecutor(dialect.createQueryCompiler(), dialect.createAdapter(), new RetryingConnectionProvider(driver));

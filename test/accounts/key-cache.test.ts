@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { KeyCache } from '../../src/accounts/key-cache.js';
 import { sha256Hex } from '../../src/core/secrets.js';
 import { createAccount } from '../support/accounts.js';
-import { startTestServer, type TestServer } from '../support/test-server.js';
+import { startTestServer, usingPostgres, type TestServer } from '../support/test-server.js';
 
 describe('bearer-key cache', () => {
   let server: TestServer;
@@ -38,6 +38,22 @@ describe('bearer-key cache', () => {
     await sql`update api_keys set revoked_at = now() where user_id = ${account.user.id}`.execute(server.deps.db);
     assert.equal((await account.api('/users/me')).status, 401);
   });
+
+  it(
+    'answers 401 at once after a transaction that revoked the key commits, although a request in between was served and cached',
+    // The embedded database lends its one connection to the transaction: no request can look the key up meanwhile.
+    { skip: !usingPostgres && 'needs a second connection (PostgreSQL pass)' },
+    async () => {
+      const account = await usedOnce();
+      await server.deps.db.transaction().execute(async (trx) => {
+        await trx.updateTable('api_keys').set({ revoked_at: new Date() }).where('user_id', '=', account.user.id).execute();
+        // Another connection still sees the key live (the revocation is not committed): served, and cached again.
+        assert.equal((await account.api('/users/me')).status, 200);
+        assert.ok(server.deps.keyCache.get(sha256Hex(account.key)), 'the look-up during the transaction was cached');
+      });
+      assert.equal((await account.api('/users/me')).status, 401);
+    },
+  );
 
   it('serves fresh user fields after an update (role shown by /users/me)', async () => {
     const account = await usedOnce();
