@@ -77,8 +77,11 @@ const redis = (): StoreKind => {
         await server.start();
       }
       const prefix = `t${n++}:`;
-      const a = new RedisLimitStore({ url: server.url, prefix });
-      const b = new RedisLimitStore({ url: server.url, prefix });
+      // This server syncs every write to disk (`appendfsync always`): under CI's load (a 6 GiB upload beside this
+      // pass) a sync took past the store's 500-ms command timeout once. What these tests assert is the counting,
+      // not how long a command may take (the fallback on a silent server has tests of its own).
+      const a = new RedisLimitStore({ url: server.url, prefix, timeoutMs: 10_000 });
+      const b = new RedisLimitStore({ url: server.url, prefix, timeoutMs: 10_000 });
       stores.push(a, b);
       await Promise.all([a.ready(), b.ready()]);
       const rows = () => server.with(async (r) => (await r.keys(`${prefix}*`)).map((k) => k.slice(prefix.length)));
