@@ -87,6 +87,11 @@ export interface Config {
   apiKeyCacheMs: number;
   /** The most files a tree of a dataset's repository may list to be converted or made a version (MAX_TREE_FILES). */
   maxTreeFiles: number;
+  /**
+   * The largest file a version may take from its repository's git objects themselves (MAX_GIT_FILE_BYTES);
+   * larger ones must be git-lfs or git-annex pointers to uploaded content.
+   */
+  maxGitFileBytes: number;
   /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */
   sandboxDatasetsMax: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
@@ -346,6 +351,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     objectSigningSecret: secretText(env, 'OBJECT_SIGNING_SECRET'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     maxTreeFiles: integer(env, 'MAX_TREE_FILES', 1_000_000, 1, 10_000_000),
+    maxGitFileBytes: integer(env, 'MAX_GIT_FILE_BYTES', 100 * 1024 ** 2, 1024, 5 * 1024 ** 3),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
     uploadPartThreshold: integer(env, 'UPLOAD_PART_THRESHOLD', 64 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
     uploadPartSize: integer(env, 'UPLOAD_PART_SIZE', 8 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),

@@ -79,6 +79,9 @@ export async function repositoryHeldElsewhere(deps: Pick<Deps, 'db' | 'config' |
   return place.at === 'node' ? place.nodeUrl : undefined;
 }
 
+/** A size in MiB for a sentence (`100 MiB`, `4,096 MiB`, `0.5 MiB`). */
+const inMiB = (bytes: number) => `${(bytes / 1024 ** 2).toLocaleString('en', { maximumFractionDigits: 1 })} MiB`;
+
 export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' | 'config' | 'clock'>, datasetId: string, input: VersionFromCommit): Promise<DatasetVersionRow> {
   if (!isSemver(input.version)) throw new NdsError('validation_failed', { details: ['version: a semantic version such as 1.0.0 or 1.1.0-rc.1'] });
   const taken = await deps.db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', input.version).executeTakeFirst();
@@ -107,6 +110,16 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
     plain.set(blob.sha256, f.oid);
     return { path: f.path, size: f.size, sha256: blob.sha256 };
   });
+  // Git keeps a blob compressed and the store keeps its content whole: a file of zeros packs a thousand to
+  // one, so a push of megabytes would write gigabytes here. Past the bound, content comes by upload (pointers).
+  const limit = deps.config.maxGitFileBytes;
+  const oversized = files.filter((f) => !pointers.has(f.path) && f.size > limit);
+  if (oversized.length > 0) {
+    throw new NdsError('validation_failed', {
+      message: `Commit ${commit} holds files of more than ${inMiB(limit)} in git itself; such files must be git-lfs or git-annex pointers to content uploaded to nds (nds datasets upload makes them).`,
+      details: oversized.slice(0, 100).map((f) => `${f.path}: ${f.size.toLocaleString('en')} bytes in git, more than ${limit.toLocaleString('en')} (${inMiB(limit)})`),
+    });
+  }
   const manifest = normalizeManifest(entries);
 
   const missing = await missingContent(deps, datasetId, manifest);

@@ -202,3 +202,69 @@ describe('versions from a commit of the hosted repository', () => {
     assert.match(again.stderr, /version_exists/);
   });
 });
+
+describe('a version from a commit takes no file larger than MAX_GIT_FILE_BYTES from git itself', () => {
+  let server: TestServer;
+  let owner: TestAccount;
+  let id: string;
+  let repo: string;
+  const LIMIT = 1024 * 1024;
+  // Zeros: git packs them a thousand to one, and the store would keep them whole.
+  const zeros = Buffer.alloc(LIMIT + 1);
+  const atLimit = Buffer.alloc(LIMIT, 7);
+  const remote = () => {
+    const u = new URL(`${server.url}/git/${id}.git`);
+    u.username = 'nds';
+    u.password = owner.key;
+    return u.toString();
+  };
+  const tags = async () => (await git(repo, 'ls-remote', '--tags', remote())).split('\n').filter(Boolean);
+
+  before(async () => {
+    server = await startTestServer({ env: { MAX_GIT_FILE_BYTES: String(LIMIT) } });
+    owner = await createUploader(server);
+    id = (await json(await owner.api('/datasets', post({ name: 'big blobs' })), 201)).id;
+    repo = mkdtempSync(path.join(os.tmpdir(), 'nds-version-big-'));
+    writeFileSync(path.join(repo, 'dataset_description.json'), '{"Name": "big blobs", "BIDSVersion": "1.9.0"}\n');
+    writeFileSync(path.join(repo, 'at-limit.bin'), atLimit);
+    // A pointer to content far larger than the limit is fine: its content comes by upload.
+    writeFileSync(path.join(repo, 'large.edf'), `version https://git-lfs.github.com/spec/v1\noid sha256:${sha(zeros)}\nsize ${zeros.length}\n`);
+    await git(repo, 'init', '-q');
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'within the limit');
+    await git(repo, 'push', '-q', remote(), 'main');
+  });
+  after(async () => {
+    await server?.close();
+    if (repo) rmSync(repo, { recursive: true, force: true });
+  });
+
+  it('refuses a commit with a larger plain file (400, naming it and both sizes), stores nothing of it and tags nothing', async () => {
+    writeFileSync(path.join(repo, 'sub-01_eeg.edf'), zeros);
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'one file past the limit');
+    await git(repo, 'push', '-q', remote(), 'main');
+    const refused = await json(await owner.api(`/datasets/${id}/versions`, post({ version: '1.0.0', commit: 'main' })), 400);
+    assert.equal(refused.error, 'validation_failed');
+    assert.match(refused.message, /git-lfs or git-annex pointers/);
+    assert.deepEqual(refused.details, ['sub-01_eeg.edf: 1,048,577 bytes in git, more than 1,048,576 (1 MiB)']);
+    assert.equal(await server.deps.objects.head(`${id}/objects/${sha(zeros)}`), undefined);
+    assert.equal(await server.deps.objects.head(`${id}/objects/${sha(atLimit)}`), undefined, 'nothing of the commit was copied');
+    assert.deepEqual(await tags(), []);
+    const { versions } = await json(await owner.api(`/datasets/${id}/versions`), 200);
+    assert.deepEqual(versions, []);
+  });
+
+  it('takes a file of exactly the limit, and pointers to larger content', async () => {
+    await git(repo, 'rm', '-q', 'sub-01_eeg.edf');
+    await git(repo, 'commit', '-q', '-m', 'back within the limit');
+    await git(repo, 'push', '-q', remote(), 'main');
+    // The pointer's content must be in the store for the version to be made.
+    const { files } = await json(await owner.api(`/datasets/${id}/upload-urls`, post({ files: [{ path: 'large.edf', size: zeros.length, sha256: sha(zeros) }] })), 200);
+    assert.equal(files[0].status, 'upload');
+    assert.ok((await fetch(files[0].url, { method: 'PUT', headers: files[0].headers, body: new Uint8Array(zeros) })).ok);
+    const made = await json(await owner.api(`/datasets/${id}/versions`, post({ version: '1.0.0', commit: 'main' })), 201);
+    assert.equal(made.file_count, 3);
+    assert.ok(await server.deps.objects.head(`${id}/objects/${sha(atLimit)}`));
+  });
+});
