@@ -31,6 +31,8 @@ export interface CommitTree {
   refused: Map<string, string>;
   /** Files left empty until opened, by path: their blob in the mirror. */
   deferred: Map<string, string>;
+  /** Files larger than `limits.maxFileBytes` in git itself, by path: their size. Left empty, never read. */
+  oversized: Map<string, number>;
 }
 
 interface Entry {
@@ -118,13 +120,16 @@ async function readBlobs(mirror: string, wanted: Map<string, (bytes: Buffer) => 
 
 /**
  * Writes `commit` of the mirror into the empty folder `dir`: folders, files up to `deferAbove` with their
- * content, larger ones as empty placeholders (`deferred`). Throws on a git failure, and
+ * content, larger ones as empty placeholders (`deferred`), and those over `maxFileBytes` (MAX_GIT_FILE_BYTES)
+ * as empty files never read (`oversized`). Throws on a git failure, and
  * `GitOutputTooLargeError` for a tree of more than `limits.maxFiles` entries (before anything is written).
  */
-export async function writeCommitTree(mirror: string, commit: string, dir: string, limits: { maxFiles: number; deferAbove?: number }): Promise<CommitTree> {
+export async function writeCommitTree(mirror: string, commit: string, dir: string, limits: { maxFiles: number; maxFileBytes?: number; deferAbove?: number }): Promise<CommitTree> {
   const deferAbove = limits.deferAbove ?? DEFER_ABOVE;
+  const maxFileBytes = limits.maxFileBytes ?? Infinity;
   const refused = new Map<string, string>();
   const deferred = new Map<string, string>();
+  const oversized = new Map<string, number>();
   const made = new Set<string>(['']);
   const folder = async (rel: string) => {
     if (made.has(rel)) return;
@@ -162,6 +167,10 @@ export async function writeCommitTree(mirror: string, commit: string, dir: strin
         refused.set(rel, 'a symbolic link');
         return fileAt(rel, '');
       });
+    } else if (entry.size > maxFileBytes) {
+      // Git packs a file of zeros a thousand to one: a push of megabytes would be gigabytes to write and convert.
+      oversized.set(rel, entry.size);
+      await fileAt(rel, '');
     } else if (entry.size > deferAbove) {
       deferred.set(rel, entry.oid);
       await fileAt(rel, '');
@@ -171,7 +180,7 @@ export async function writeCommitTree(mirror: string, commit: string, dir: strin
   }
   const uses = new Map([...wanted].map(([oid, list]) => [oid, async (bytes: Buffer) => void (await Promise.all(list.map((use) => use(bytes))))]));
   await readBlobs(mirror, uses);
-  return { refused, deferred };
+  return { refused, deferred, oversized };
 }
 
 /** Writes blob `oid` of the mirror to the new file `file`. */

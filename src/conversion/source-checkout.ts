@@ -182,11 +182,15 @@ interface CheckoutParts {
   mirror?: string;
   /** Files left empty by `writeCommitTree`: their blob in the mirror. */
   deferred?: ReadonlyMap<string, string>;
+  /** Files `writeCommitTree` did not read, larger in git itself than `maxGitFileBytes`: their size. */
+  oversized?: ReadonlyMap<string, number>;
+  maxGitFileBytes?: number;
 }
 
 function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: CheckoutParts): SourceCheckout {
   const { dir, mirror } = parts;
   const deferred = parts.deferred ?? new Map<string, string>();
+  const oversized = parts.oversized ?? new Map<string, number>();
   /** Content given since the last release, by path. */
   const fetched = new Map<string, Fetched>();
   /** Materializations under way, by path: a file opened twice at once is fetched once. */
@@ -224,6 +228,12 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
   const fetchOne = async (rel: string) => {
     const { normal, file } = inside(rel);
     if (fetched.has(normal)) return;
+    const size = oversized.get(normal);
+    if (size !== undefined) {
+      throw new SourceError(
+        `${normal} holds ${size.toLocaleString('en')} bytes in git itself, more than the ${(parts.maxGitFileBytes ?? 0).toLocaleString('en')} nds reads from git (MAX_GIT_FILE_BYTES): make it a git-lfs pointer and upload its content (nds datasets upload does both).`,
+      );
+    }
     const oid = deferred.get(normal);
     if (oid && mirror) {
       await rm(file, { force: true });
@@ -308,7 +318,7 @@ export async function checkoutSource(deps: CheckoutDeps, dataset: DatasetRow, re
   try {
     let tree;
     try {
-      tree = await writeCommitTree(mirror, commit, dir, { maxFiles: deps.config.maxTreeFiles });
+      tree = await writeCommitTree(mirror, commit, dir, { maxFiles: deps.config.maxTreeFiles, maxFileBytes: deps.config.maxGitFileBytes });
     } catch (cause) {
       if (cause instanceof GitOutputTooLargeError) {
         const most = deps.config.maxTreeFiles.toLocaleString('en');
@@ -316,7 +326,7 @@ export async function checkoutSource(deps: CheckoutDeps, dataset: DatasetRow, re
       }
       throw new SourceError(`Extracting commit ${commit} failed.`, { cause });
     }
-    return checkoutOf(deps, dataset.id, { dir, commit, mirror, ...tree });
+    return checkoutOf(deps, dataset.id, { dir, commit, mirror, ...tree, maxGitFileBytes: deps.config.maxGitFileBytes });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;

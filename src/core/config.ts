@@ -88,8 +88,8 @@ export interface Config {
   /** The most files a tree of a dataset's repository may list to be converted or made a version (MAX_TREE_FILES). */
   maxTreeFiles: number;
   /**
-   * The largest file a version may take from its repository's git objects themselves (MAX_GIT_FILE_BYTES);
-   * larger ones must be git-lfs or git-annex pointers to uploaded content.
+   * The largest file a version or a conversion takes from a repository's git objects themselves
+   * (MAX_GIT_FILE_BYTES); larger ones must be git-lfs or git-annex pointers to uploaded content.
    */
   maxGitFileBytes: number;
   /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */

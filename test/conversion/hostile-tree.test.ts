@@ -182,7 +182,7 @@ describe('a pushed tree that costs more than it weighs', () => {
 
   before(async () => {
     // Fewer files than the default million, to keep the test short: the limit's use is the same.
-    server = await startTestServer({ env: { MAX_TREE_FILES: '20000' } });
+    server = await startTestServer({ env: { MAX_TREE_FILES: '20000', MAX_GIT_FILE_BYTES: String(4 << 20) } });
     attacker = await createAccount(server, { status: 'verified' });
   });
   after(async () => {
@@ -235,6 +235,29 @@ describe('a pushed tree that costs more than it weighs', () => {
     assert.equal(refused.error, 'validation_failed');
     assert.deepEqual(refused.details, [`commit ${commit}: its tree lists more than 20,000 files, the most a version may hold here`]);
     assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+  });
+
+  it('does not read or convert a recording file larger in git itself than MAX_GIT_FILE_BYTES (zeros, packed small)', async () => {
+    const { id } = await sandboxWith((dir) => {
+      mkdirSync(path.join(dir, 'sub-01/eeg'), { recursive: true });
+      mkdirSync(path.join(dir, 'sub-02/eeg'), { recursive: true });
+      writeFileSync(path.join(dir, 'dataset_description.json'), JSON.stringify({ Name: 'zeros', BIDSVersion: '1.9.0' }));
+      copyFileSync(path.join(fixtures, 'mne-python/edf/test.edf'), path.join(dir, rec('01', '.edf')));
+      // 24 MiB of zeros: about 24 KB in the pack.
+      writeFileSync(path.join(dir, 'sub-02/eeg/sub-02_task-a_eeg.edf'), Buffer.alloc(24 << 20));
+      gitIn(dir, 'add', '-A');
+      gitIn(dir, 'commit', '-q', '-m', 'zeros');
+      return gitIn(dir, 'rev-parse', 'HEAD').trim();
+    });
+    const { result: dataset, bytes } = await countGitOutput(() => conversionOf(id));
+    assert.equal(dataset.zarr_status, 'ready');
+    const listed = (await (await attacker.api(`/datasets/${id}/recordings`)).json()) as { recordings: Array<{ path: string }>; failures: Array<{ path: string; code: string; reason: string }> };
+    assert.deepEqual(listed.recordings.map((r) => r.path), [rec('01', '.edf')]);
+    const failure = listed.failures.find((f) => f.path === 'sub-02/eeg/sub-02_task-a_eeg.edf');
+    assert.equal(failure?.code, 'file_read_error');
+    assert.match(failure?.reason ?? '', /^sub-02\/eeg\/sub-02_task-a_eeg\.edf holds 25,165,824 bytes in git itself, more than the 4,194,304 nds reads from git \(MAX_GIT_FILE_BYTES\): make it a git-lfs pointer/);
+    // The good recording's 0.3 MB come through cat-file; the 24 MiB never do.
+    assert.ok((bytes.get('cat-file') ?? 0) < 4 << 20, `the conversion read ${bytes.get('cat-file')} bytes of blobs`);
   });
 
   it('does not read the target of a link longer than a path can be', async () => {
