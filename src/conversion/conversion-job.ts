@@ -48,9 +48,21 @@ export async function checkoutForConversion(deps: Deps, datasetId: string, ref: 
 }
 
 /** Plans the job on a checkout of its source: which recordings to convert (the tasks), keep and delete. */
+/**
+ * A job's commit is an ancestor of the one the copy was published from: a delivery that came late or again
+ * (GitHub promises no order). Converting it would write its stores over the newer ones, and its index.json
+ * too, before `recordZarrReady` could refuse it: the job ends here, having written nothing.
+ */
+export class OlderCommit extends Error {
+  constructor(readonly commit: string) {
+    super(`commit ${commit} is older than the copy's`);
+  }
+}
+
 export async function planConversionJob(deps: Deps, req: JobRequest, source: OpenSource): Promise<StoredPlan> {
   const { checkout } = source;
-  await recordZarrReady(deps, { dataset_id: req.datasetId, status: 'converting', commit: checkout.commit });
+  const marked = await recordZarrReady(deps, { dataset_id: req.datasetId, status: 'converting', commit: checkout.commit });
+  if (marked.reason === 'older_commit') throw new OlderCommit(checkout.commit);
   const recordings = await findRecordings(checkout.dir);
   const previous = req.full ? undefined : await readPreviousIndex(deps, req.datasetId);
   const base = diffBase(previous, checkout.commit, req.full);

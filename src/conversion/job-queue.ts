@@ -45,6 +45,12 @@ export async function enqueueConversion(db: Kysely<Database>, req: EnqueueReques
  * recording tasks count their own attempts, and publishing counts one (`countPublishAttempt`).
  * `started_at` is the first start: the time limit runs from it.
  */
+/** Whether a conversion of the dataset waits in the queue. */
+export async function hasQueuedJob(db: Kysely<Database>, datasetId: string): Promise<boolean> {
+  const row = await db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', datasetId).where('state', '=', 'queued').executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function claimNextJob(db: Kysely<Database>, workerId: string, now: Date): Promise<ConversionJob | undefined> {
   try {
     const { rows } = await sql<ConversionJob>`

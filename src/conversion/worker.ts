@@ -13,12 +13,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import type { ConversionJob, ConversionTask } from '../db/conversion-tables.js';
-import { datasetExists } from '../datasets/dataset-queries.js';
-import { checkoutForConversion, planConversionJob, publishConversion, reportJobFailure } from './conversion-job.js';
+import { datasetExists, settlePendingAsReady } from '../datasets/dataset-queries.js';
+import { checkoutForConversion, OlderCommit, planConversionJob, publishConversion, reportJobFailure } from './conversion-job.js';
 import { plannedTasks, type StoredPlan } from './job-plan.js';
 import { SourceError } from './source-checkout.js';
 import { observeJob } from './conversion-metrics.js';
-import { announceWork, claimNextJob, countPublishAttempt, finishJob, heartbeat, jobPlan, planJob, pruneFinishedJobs, reclaimLostJobs, type QueueLimits } from './job-queue.js';
+import { announceWork, claimNextJob, hasQueuedJob, countPublishAttempt, finishJob, heartbeat, jobPlan, planJob, pruneFinishedJobs, reclaimLostJobs, type QueueLimits } from './job-queue.js';
 import type { OpenSource } from './recording-conversions.js';
 import { convertOneRecording } from './recording-conversions.js';
 import { claimTask, finishTask, heartbeatTask, openTaskCount, reclaimLostTasks, taskOutcomes } from './task-queue.js';
@@ -217,6 +217,15 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       log.info({ job: job.id, dataset: job.dataset_id, stores: result.store_count, failures: result.failure_count, converted: result.converted.length }, 'conversion finished');
       observeJob(deps.metrics, started, 'done');
     } catch (err) {
+      if (err instanceof OlderCommit) {
+        // Nothing was written: the copy stays the newer commit's, and the job is done, not failed.
+        log.info({ job: job.id, dataset: job.dataset_id, commit: err.commit }, 'conversion of a commit older than the copy skipped');
+        await finishJob(db, job.id, workerId, { state: 'done', result: { skipped: 'older_commit', commit: err.commit } }, clock.now());
+        // Its dispatch made the dataset `pending`; unless another conversion waits, the newer copy is `ready` again.
+        if (!(await hasQueuedJob(db, job.dataset_id))) await settlePendingAsReady(db, job.dataset_id, clock.now());
+        observeJob(deps.metrics, started, 'done');
+        return;
+      }
       if (err instanceof JobTaken) {
         log.warn({ job: job.id, dataset: job.dataset_id }, 'conversion job taken from this worker (given up, reclaimed or deleted); left as it is');
         return;

@@ -233,6 +233,20 @@ export async function setZarrStatus(db: Kysely<Database>, id: string, status: Za
   await db.updateTable('datasets').set({ zarr_status: status, zarr_error: zarrError, updated_at: now }).where('id', '=', id).execute();
 }
 
+/**
+ * Back to `ready` from `pending`, for a dispatch that converted nothing (its commit was older than the
+ * copy's): the copy of `zarr_source_commit` is what is served. Any other status was set since, and stays.
+ */
+export async function settlePendingAsReady(db: Kysely<Database>, id: string, now: Date): Promise<void> {
+  await db
+    .updateTable('datasets')
+    .set({ zarr_status: 'ready', updated_at: now })
+    .where('id', '=', id)
+    .where('zarr_status', '=', 'pending')
+    .where('zarr_source_commit', 'is not', null)
+    .execute();
+}
+
 /** A finished conversion: the copy is ready, from `commit`, with its store count and index entity tag. */
 export async function setZarrReady(db: Kysely<Database>, id: string, ready: { commit: string; storeCount: number; indexEtag: string | null }, now: Date): Promise<void> {
   await db

@@ -108,6 +108,26 @@ describe('conversion pipeline: push webhook → job → stores → index.json �
     assert.deepEqual(left, []);
   });
 
+  it('a delivery of an older commit that arrives late converts nothing and leaves the newer copy as it is', async () => {
+    // GitHub does not promise the order of deliveries, and redelivers on request: this one names the first commit.
+    const head = gitIn(repo, 'rev-parse', 'HEAD');
+    const first = gitIn(repo, 'rev-list', '--max-parents=0', 'HEAD');
+    const index = await readObject(server, `${id}/zarr/index.json`);
+    const jobsBefore = await server.deps.db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', id).execute();
+    const res = await push(pushPayload('test-org/ds-pipeline', first, { added: ['sub-02/eeg/sub-02_task-rest_eeg.edf'] }));
+    assert.equal(res.status, 200);
+    await server.worker!.idle();
+    const jobs = await server.deps.db.selectFrom('conversion_jobs').selectAll().where('dataset_id', '=', id).orderBy('id', 'desc').execute();
+    assert.equal(jobs.length, jobsBefore.length + 1, 'the delivery queued a job');
+    assert.equal(jobs[0].state, 'done');
+    assert.deepEqual(jobs[0].result, { skipped: 'older_commit', commit: first });
+    assert.equal(await readObject(server, `${id}/zarr/index.json`), index, 'index.json is the newer one still');
+    // The recording removed since the first commit is not written back.
+    assert.equal(await server.deps.objects.head(`${id}/zarr/sub-02/eeg/sub-02_task-rest_eeg.zarr/zarr.json`), undefined);
+    const d = await dataset();
+    assert.deepEqual([d.zarr_status, d.zarr_source_commit, d.zarr_store_count], ['ready', head, 1]);
+  });
+
   it('answers what it decided for pushes it does not convert', async () => {
     const head = gitIn(repo, 'rev-parse', 'HEAD');
     const cases: Array<[unknown, string]> = [
