@@ -47,7 +47,6 @@ export async function checkoutForConversion(deps: Deps, datasetId: string, ref: 
   }
 }
 
-/** Plans the job on a checkout of its source: which recordings to convert (the tasks), keep and delete. */
 /**
  * A job's commit is an ancestor of the one the copy was published from: a delivery that came late or again
  * (GitHub promises no order). Converting it would write its stores over the newer ones, and its index.json
@@ -59,6 +58,10 @@ export class OlderCommit extends Error {
   }
 }
 
+/**
+ * Plans the job on a checkout of its source: which recordings to convert (the tasks), keep and delete;
+ * `OlderCommit` when the copy is already of a later commit.
+ */
 export async function planConversionJob(deps: Deps, req: JobRequest, source: OpenSource): Promise<StoredPlan> {
   const { checkout } = source;
   const marked = await recordZarrReady(deps, { dataset_id: req.datasetId, status: 'converting', commit: checkout.commit });

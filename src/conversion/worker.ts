@@ -18,7 +18,7 @@ import { checkoutForConversion, OlderCommit, planConversionJob, publishConversio
 import { plannedTasks, type StoredPlan } from './job-plan.js';
 import { SourceError } from './source-checkout.js';
 import { observeJob } from './conversion-metrics.js';
-import { announceWork, claimNextJob, hasQueuedJob, countPublishAttempt, finishJob, heartbeat, jobPlan, planJob, pruneFinishedJobs, reclaimLostJobs, type QueueLimits } from './job-queue.js';
+import { announceWork, claimNextJob, countPublishAttempt, finishJob, hasQueuedJob, heartbeat, jobPlan, planJob, pruneFinishedJobs, reclaimLostJobs, type QueueLimits } from './job-queue.js';
 import type { OpenSource } from './recording-conversions.js';
 import { convertOneRecording } from './recording-conversions.js';
 import { claimTask, finishTask, heartbeatTask, openTaskCount, reclaimLostTasks, taskOutcomes } from './task-queue.js';
