@@ -97,6 +97,18 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
   if (tagged && tagged !== commit) throw tagTaken(tag, tagged);
 
   const files = await listTree(dir, commit, deps.config.maxTreeFiles);
+  // Git keeps a blob compressed and the store keeps its content whole: a file of zeros packs a thousand to
+  // one, so a push of megabytes would write gigabytes here. Past the bound, content comes by upload (pointers).
+  // Checked on the listing's sizes, before a blob is read: no pointer is larger than POINTER_MAX, which is at
+  // most the setting's least value.
+  const limit = deps.config.maxGitFileBytes;
+  const oversized = files.filter((f) => f.size > limit);
+  if (oversized.length > 0) {
+    throw new NdsError('validation_failed', {
+      message: `Commit ${commit} holds files of more than ${inMiB(limit)} in git itself; such files must be git-lfs or git-annex pointers to content uploaded to nds (nds datasets upload makes them).`,
+      details: oversized.slice(0, 100).map((f) => `${f.path}: ${f.size.toLocaleString('en')} bytes in git, more than ${limit.toLocaleString('en')} (${inMiB(limit)})`),
+    });
+  }
   const hashes = await hashBlobs(dir, files);
   const plain = new Map<string, string>();
   const pointers = new Set<string>();
@@ -110,16 +122,6 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
     plain.set(blob.sha256, f.oid);
     return { path: f.path, size: f.size, sha256: blob.sha256 };
   });
-  // Git keeps a blob compressed and the store keeps its content whole: a file of zeros packs a thousand to
-  // one, so a push of megabytes would write gigabytes here. Past the bound, content comes by upload (pointers).
-  const limit = deps.config.maxGitFileBytes;
-  const oversized = files.filter((f) => !pointers.has(f.path) && f.size > limit);
-  if (oversized.length > 0) {
-    throw new NdsError('validation_failed', {
-      message: `Commit ${commit} holds files of more than ${inMiB(limit)} in git itself; such files must be git-lfs or git-annex pointers to content uploaded to nds (nds datasets upload makes them).`,
-      details: oversized.slice(0, 100).map((f) => `${f.path}: ${f.size.toLocaleString('en')} bytes in git, more than ${limit.toLocaleString('en')} (${inMiB(limit)})`),
-    });
-  }
   const manifest = normalizeManifest(entries);
 
   const missing = await missingContent(deps, datasetId, manifest);
