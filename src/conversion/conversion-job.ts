@@ -50,7 +50,8 @@ export async function checkoutForConversion(deps: Deps, datasetId: string, ref: 
 /**
  * A job's commit is an ancestor of the one the copy was published from: a delivery that came late or again
  * (GitHub promises no order). Converting it would write its stores over the newer ones, and its index.json
- * too, before `recordZarrReady` could refuse it: the job ends here, having written nothing.
+ * too: the job ends here, having written nothing. A branch rolled back to such a commit on purpose is
+ * converted by a job naming the branch (`nds admin zarr regenerate <id>`).
  */
 export class OlderCommit extends Error {
   constructor(readonly commit: string) {
@@ -64,7 +65,10 @@ export class OlderCommit extends Error {
  */
 export async function planConversionJob(deps: Deps, req: JobRequest, source: OpenSource): Promise<StoredPlan> {
   const { checkout } = source;
-  const marked = await recordZarrReady(deps, { dataset_id: req.datasetId, status: 'converting', commit: checkout.commit });
+  // Only a job naming a commit (a push's delivery) is skipped when it is older: one naming a branch, or asked
+  // to convert everything, converts where the branch is now, even rolled back (`nds admin zarr regenerate`).
+  const deliveredCommit = /^[0-9a-f]{40}$/.test(req.ref) && !req.full;
+  const marked = await recordZarrReady(deps, { dataset_id: req.datasetId, status: 'converting', commit: checkout.commit }, undefined, { evenIfOlder: !deliveredCommit });
   if (marked.reason === 'older_commit') throw new OlderCommit(checkout.commit);
   const recordings = await findRecordings(checkout.dir);
   const previous = req.full ? undefined : await readPreviousIndex(deps, req.datasetId);

@@ -79,6 +79,8 @@ export async function publishIndex(deps: Deps, next: NewIndex): Promise<JobResul
       failure_count: result.failure_count,
     },
     index,
+    // The job's plan decided to convert this commit (conversion-job.ts): one job of a dataset runs at a time.
+    { evenIfOlder: true },
   );
   return result;
 }

@@ -42,14 +42,18 @@ export function sourceMirrorDir(dataDir: string, datasetId: string): string {
   return path.join(dataDir, 'sources', `${datasetId}.git`);
 }
 
-/** `index`: the index the caller just wrote (a worker); read from the object store when left out (a callback). */
-export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload, index?: StoreIndex): Promise<ZarrReadyOutcome> {
+/**
+ * `index`: the index the caller just wrote (a worker); read from the object store when left out (a callback).
+ * `evenIfOlder`: recorded although the commit is an ancestor of the recorded one (a worker's job that decided
+ * so when it was planned: a branch rolled back, converted on request); otherwise such a report is ignored.
+ */
+export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload, index?: StoreIndex, options: { evenIfOlder?: boolean } = {}): Promise<ZarrReadyOutcome> {
   const { db, config, log } = deps;
   const dataset = await findDatasetRow(db, payload.dataset_id);
   if (!dataset) throw new NdsError('dataset_not_found', { message: `No dataset ${payload.dataset_id}.` });
 
   const recorded = dataset.zarr_source_commit;
-  if (recorded && recorded !== payload.commit) {
+  if (recorded && recorded !== payload.commit && !options.evenIfOlder) {
     const mirror = sourceMirrorDir(config.dataDir, dataset.id);
     if (existsSync(mirror) && (await isAncestor(mirror, payload.commit, recorded)) === true) {
       log.info({ dataset: dataset.id, commit: payload.commit, recorded }, 'zarr-ready for an older commit ignored');
