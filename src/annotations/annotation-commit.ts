@@ -18,7 +18,7 @@ import { contentKey, type ManifestEntry } from '../datasets/manifest.js';
 import { createVersion, findVersion, listVersions, readManifest } from '../datasets/versions.js';
 import { commitToHosted, hostedHead, readHostedText } from '../datasets/hosted-commit.js';
 import { HOSTED_SOURCE } from '../datasets/source-repo.js';
-import { createVersionFromCommit, repositoryHeldElsewhere } from '../datasets/version-from-commit.js';
+import { createVersionFromCommit, refuseOversizedGitFiles, repositoryHeldElsewhere } from '../datasets/version-from-commit.js';
 import { afterPush } from '../conversion/after-push.js';
 import { parseBidsName } from '../formats/bids/bids-name.js';
 import { applicableFiles, type DirectoryLister } from '../formats/bids/sidecar-files.js';
@@ -160,6 +160,8 @@ const commitsUnderWay = new Map<string, Promise<unknown>>();
 
 async function hostedCommit(deps: Deps, user: User, datasetId: string, message: string): Promise<CommitOutcome> {
   const head = await hostedHead(deps, datasetId);
+  // Before `main` moves: its version would be refused, and no file over the bound is read.
+  refuseOversizedGitFiles([...head.files.values()], head.commit, deps.config.maxGitFileBytes);
   const latest = (await listVersions(deps.db, datasetId))[0];
   const version = latest ? nextPatch(latest.version) : '1.0.0';
   const source: CommitSource = { paths: [...head.files.keys()], readText: (path) => readHostedText(deps, datasetId, head, path) };

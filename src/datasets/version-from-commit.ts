@@ -82,6 +82,22 @@ export async function repositoryHeldElsewhere(deps: Pick<Deps, 'db' | 'config' |
 /** A size in MiB for a sentence (`100 MiB`, `4,096 MiB`, `0.5 MiB`). */
 const inMiB = (bytes: number) => `${(bytes / 1024 ** 2).toLocaleString('en', { maximumFractionDigits: 1 })} MiB`;
 
+/**
+ * Refuses (`validation_failed`, naming each) a commit with a file larger than `limit` (MAX_GIT_FILE_BYTES) in
+ * git itself. Git keeps a blob compressed and the store keeps its content whole: a file of zeros packs a
+ * thousand to one, so a push of megabytes would write gigabytes here. Past the bound, content comes by upload
+ * (pointers). Decided on the listing's sizes, before a blob is read: no pointer is larger than POINTER_MAX,
+ * which is at most the setting's least value.
+ */
+export function refuseOversizedGitFiles(files: readonly TreeFile[], commit: string, limit: number): void {
+  const oversized = files.filter((f) => f.size > limit);
+  if (oversized.length === 0) return;
+  throw new NdsError('validation_failed', {
+    message: `Commit ${commit} holds files of more than ${inMiB(limit)} in git itself; such files must be git-lfs or git-annex pointers to content uploaded to nds (nds datasets upload makes them).`,
+    details: oversized.slice(0, 100).map((f) => `${f.path}: ${f.size.toLocaleString('en')} bytes in git, more than ${limit.toLocaleString('en')} (${inMiB(limit)})`),
+  });
+}
+
 export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' | 'config' | 'clock'>, datasetId: string, input: VersionFromCommit): Promise<DatasetVersionRow> {
   if (!isSemver(input.version)) throw new NdsError('validation_failed', { details: ['version: a semantic version such as 1.0.0 or 1.1.0-rc.1'] });
   const taken = await deps.db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', input.version).executeTakeFirst();
@@ -97,18 +113,7 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
   if (tagged && tagged !== commit) throw tagTaken(tag, tagged);
 
   const files = await listTree(dir, commit, deps.config.maxTreeFiles);
-  // Git keeps a blob compressed and the store keeps its content whole: a file of zeros packs a thousand to
-  // one, so a push of megabytes would write gigabytes here. Past the bound, content comes by upload (pointers).
-  // Checked on the listing's sizes, before a blob is read: no pointer is larger than POINTER_MAX, which is at
-  // most the setting's least value.
-  const limit = deps.config.maxGitFileBytes;
-  const oversized = files.filter((f) => f.size > limit);
-  if (oversized.length > 0) {
-    throw new NdsError('validation_failed', {
-      message: `Commit ${commit} holds files of more than ${inMiB(limit)} in git itself; such files must be git-lfs or git-annex pointers to content uploaded to nds (nds datasets upload makes them).`,
-      details: oversized.slice(0, 100).map((f) => `${f.path}: ${f.size.toLocaleString('en')} bytes in git, more than ${limit.toLocaleString('en')} (${inMiB(limit)})`),
-    });
-  }
+  refuseOversizedGitFiles(files, commit, deps.config.maxGitFileBytes);
   const hashes = await hashBlobs(dir, files);
   const plain = new Map<string, string>();
   const pointers = new Set<string>();

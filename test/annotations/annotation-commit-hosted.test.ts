@@ -5,7 +5,7 @@
  * are made one after the other, and one that would change nothing is refused with 409.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -35,7 +35,8 @@ describe('annotations committed into a hosted git repository', () => {
   const queued = async () => Number((await server.deps.db.selectFrom('conversion_jobs').select((eb) => eb.fn.countAll().as('n')).where('dataset_id', '=', id).executeTakeFirstOrThrow()).n);
 
   before(async () => {
-    server = await startTestServer();
+    // Far above the fixtures' files; the last test pushes one past it.
+    server = await startTestServer({ env: { MAX_GIT_FILE_BYTES: String(4 << 20) } });
     owner = await createAccount(server);
     stranger = await createAccount(server);
     repo = makeBidsRepo();
@@ -115,5 +116,24 @@ describe('annotations committed into a hosted git repository', () => {
     const versions = await json(await owner.api(`/datasets/${id}/versions`), 200);
     assert.deepEqual(versions.versions.map((v: { version: string }) => v.version).sort(), ['1.0.0', ...made.map((m) => m.version)].sort());
     await server.worker!.idle();
+  });
+
+  it('refuses a commit on a tree holding a file over MAX_GIT_FILE_BYTES in git itself, before main moves', async () => {
+    const clone = path.join(scratch, 'clone');
+    const fetched = await gitRun(clone, 'pull', '-q', '--ff-only', 'origin', 'main');
+    assert.equal(fetched.status, 0, fetched.stderr);
+    writeFileSync(path.join(clone, 'sourcedata.bin'), Buffer.alloc(24 << 20));
+    gitIn(clone, 'add', 'sourcedata.bin');
+    gitIn(clone, '-c', 'user.name=T', '-c', 'user.email=t@example.org', 'commit', '-qm', '24 MiB of zeros in git itself');
+    const pushed = await gitRun(clone, 'push', '-q', remote(owner.key), 'HEAD:main');
+    assert.equal(pushed.status, 0, pushed.stderr);
+    const head = gitIn(clone, 'rev-parse', 'HEAD');
+    await server.worker!.idle();
+    await json(await owner.api(`/datasets/${id}/annotations`, post({ path: emg, onset: 0.7, duration: 0.1, label: 'late' })), 201);
+    const refused = await json(await owner.api(`/datasets/${id}/annotations/commit`, post({ message: 'after the big file' })), 400);
+    assert.equal(refused.error, 'validation_failed');
+    assert.deepEqual(refused.details, ['sourcedata.bin: 25,165,824 bytes in git, more than 4,194,304 (4 MiB)']);
+    assert.equal((await gitRun(clone, 'fetch', '-q', 'origin')).status, 0);
+    assert.equal(gitIn(clone, 'rev-parse', 'origin/main'), head, 'main did not move');
   });
 });
