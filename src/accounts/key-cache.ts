@@ -7,8 +7,9 @@
  * admin routes, raw `sql` statements, tests) empties the cache, through the plugin below, before and after
  * the statement runs, and again after every transaction commits (`DatabaseHandle.afterCommit`, set by
  * `lifecycle.ts`): inside a transaction a write is seen by other connections only at the commit, and a look-up
- * in between reads the old row. A look-up that overlapped a write or a commit is not stored (generation check). Writes made by
- * another process (a second `nds serve` on the same PostgreSQL) are seen after at most `ttlMs`.
+ * in between reads the old row. A look-up that overlapped a write or a commit is not stored (generation
+ * check). Writes made by another process (a second `nds serve` on the same PostgreSQL) are seen after at most
+ * `ttlMs`.
  */
 import type {
   KyselyPlugin,

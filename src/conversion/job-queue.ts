@@ -39,18 +39,18 @@ export async function enqueueConversion(db: Kysely<Database>, req: EnqueueReques
   return { job, coalesced };
 }
 
-/**
- * Takes the longest-waiting queued job whose dataset has none running; `undefined` when there is nothing to
- * do. A start counts as an attempt while the job is unplanned (its worker plans alone); once planned, its
- * recording tasks count their own attempts, and publishing counts one (`countPublishAttempt`).
- * `started_at` is the first start: the time limit runs from it.
- */
 /** Whether a conversion of the dataset waits in the queue. */
 export async function hasQueuedJob(db: Kysely<Database>, datasetId: string): Promise<boolean> {
   const row = await db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', datasetId).where('state', '=', 'queued').executeTakeFirst();
   return row !== undefined;
 }
 
+/**
+ * Takes the longest-waiting queued job whose dataset has none running; `undefined` when there is nothing to
+ * do. A start counts as an attempt while the job is unplanned (its worker plans alone); once planned, its
+ * recording tasks count their own attempts, and publishing counts one (`countPublishAttempt`).
+ * `started_at` is the first start: the time limit runs from it.
+ */
 export async function claimNextJob(db: Kysely<Database>, workerId: string, now: Date): Promise<ConversionJob | undefined> {
   try {
     const { rows } = await sql<ConversionJob>`
