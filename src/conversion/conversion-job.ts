@@ -22,6 +22,18 @@ export interface JobRequest {
   datasetId: string;
   ref: string;
   full: boolean;
+  /** Why it was dispatched (`push`, `regenerate`, `version`, ...); null for a job queued before reasons were kept. */
+  reason: string | null;
+}
+
+/**
+ * Whether a job converts where `main` is when it is planned rather than the commit it names: a push's
+ * delivery does. GitHub promises no order of deliveries and sends them again on request, and a dispatch
+ * while a job waits replaces the waiting job's commit, so the commit a delivery names may be behind `main`
+ * (a later push), or ahead of it (a force-push that took it back). `main` itself is the source's state.
+ */
+export function followsMain(req: JobRequest): boolean {
+  return req.reason === 'push' && /^[0-9a-f]{40}$/.test(req.ref) && !req.full;
 }
 
 /** The copy's index as it is; undefined when there is none or it is damaged (everything is converted then). */
@@ -34,11 +46,14 @@ async function readPreviousIndex(deps: Deps, datasetId: string): Promise<StoreIn
   }
 }
 
-/** The dataset's source checked out at `ref` (a worker's tasks pass the plan's commit), ready for conversions. */
-export async function checkoutForConversion(deps: Deps, datasetId: string, ref: string): Promise<OpenSource> {
+/**
+ * The dataset's source checked out at `ref` (a worker's tasks pass the plan's commit), ready for conversions;
+ * `followMain`: where `main` is now (`followsMain`).
+ */
+export async function checkoutForConversion(deps: Deps, datasetId: string, ref: string, options: { followMain?: boolean } = {}): Promise<OpenSource> {
   const dataset = await findDatasetRow(deps.db, datasetId);
   if (!dataset) throw new SourceError(`dataset ${datasetId} no longer exists`);
-  const checkout = await checkoutSource(deps, dataset, ref);
+  const checkout = await checkoutSource(deps, dataset, ref, { followMain: options.followMain });
   try {
     return await openSource(checkout);
   } catch (err) {
@@ -47,29 +62,37 @@ export async function checkoutForConversion(deps: Deps, datasetId: string, ref: 
   }
 }
 
+/** The source a job is planned on: its ref, or `main` now for a push's delivery. */
+export function checkoutForJob(deps: Deps, req: JobRequest): Promise<OpenSource> {
+  return checkoutForConversion(deps, req.datasetId, req.ref, { followMain: followsMain(req) });
+}
+
 /**
- * A job's commit is an ancestor of the one the copy was published from: a delivery that came late or again
- * (GitHub promises no order). Converting it would write its stores over the newer ones, and its index.json
- * too: the job ends here, having written nothing. A branch rolled back to such a commit on purpose is
- * converted by a job naming the branch (`nds admin zarr regenerate <id>`).
+ * A push's delivery whose commit `main` no longer names, when the copy is already of where `main` is: it came
+ * late or again, and there is nothing to convert. The job ends here, having written nothing.
  */
-export class OlderCommit extends Error {
-  constructor(readonly commit: string) {
-    super(`commit ${commit} is older than the copy's`);
+export class StaleDelivery extends Error {
+  constructor(
+    readonly commit: string,
+    readonly main: string,
+  ) {
+    super(`commit ${commit} is not main's, and the copy is of main's ${main} already`);
   }
 }
 
 /**
- * Plans the job on a checkout of its source: which recordings to convert (the tasks), keep and delete;
- * `OlderCommit` when the copy is already of a later commit.
+ * Plans the job on a checkout of its source (`checkoutForJob`): which recordings to convert (the tasks), keep
+ * and delete; `StaleDelivery` when a push's delivery finds the copy already of `main`.
  */
 export async function planConversionJob(deps: Deps, req: JobRequest, source: OpenSource): Promise<StoredPlan> {
   const { checkout } = source;
-  // Only a job naming a commit (a push's delivery) is skipped when it is older: one naming a branch, or asked
-  // to convert everything, converts where the branch is now, even rolled back (`nds admin zarr regenerate`).
-  const deliveredCommit = /^[0-9a-f]{40}$/.test(req.ref) && !req.full;
-  const marked = await recordZarrReady(deps, { dataset_id: req.datasetId, status: 'converting', commit: checkout.commit }, undefined, { evenIfOlder: !deliveredCommit });
-  if (marked.reason === 'older_commit') throw new OlderCommit(checkout.commit);
+  if (followsMain(req) && checkout.mirror && checkout.commit !== req.ref) {
+    const dataset = await findDatasetRow(deps.db, req.datasetId);
+    if (dataset?.zarr_source_commit === checkout.commit) throw new StaleDelivery(req.ref, checkout.commit);
+  }
+  // What the job converts was decided here, on the source as fetched now: recorded even when it is older than
+  // the copy's commit (a branch rolled back, a commit asked for by name).
+  await recordZarrReady(deps, { dataset_id: req.datasetId, status: 'converting', commit: checkout.commit }, undefined, { evenIfOlder: true });
   const recordings = await findRecordings(checkout.dir);
   const previous = req.full ? undefined : await readPreviousIndex(deps, req.datasetId);
   const base = diffBase(previous, checkout.commit, req.full);

@@ -32,7 +32,7 @@ export async function enqueueConversion(db: Kysely<Database>, req: EnqueueReques
     insert into conversion_jobs (dataset_id, ref, "full", state, reason)
     values (${req.datasetId}, ${req.ref}, ${req.full}, 'queued', ${req.reason})
     on conflict (dataset_id) where state = 'queued'
-    do update set "full" = conversion_jobs."full" or excluded."full", ref = excluded.ref, requested_at = now()
+    do update set "full" = conversion_jobs."full" or excluded."full", ref = excluded.ref, reason = excluded.reason, requested_at = now()
     returning *, (xmax <> 0) as coalesced`.execute(db);
   const { coalesced, ...job } = rows[0];
   await announceWork(db);

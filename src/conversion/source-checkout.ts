@@ -78,6 +78,11 @@ export interface CheckoutOptions {
   lookup?: HostLookup;
   /** The NODE_URL of the node holding a dataset's hosted repository (default: as recorded in the database). */
   holder?: (datasetId: string) => Promise<string | undefined>;
+  /**
+   * Check out where `main` is now rather than `ref` (a push's commit): the repository is fetched whatever the
+   * mirror holds, and `ref` is used only when it has no `main`.
+   */
+  followMain?: boolean;
 }
 
 interface FetchPlan {
@@ -153,6 +158,12 @@ async function resolveCommit(mirror: string, ref: string): Promise<string> {
     if (r.code === 0) return r.stdout.toString().trim();
   }
   throw new SourceError(`The repository has no commit for ${ref}.`);
+}
+
+/** The commit `main` names in the mirror; undefined when it has no `main`. */
+async function mainHead(mirror: string): Promise<string | undefined> {
+  const r = await runGit(['--git-dir', mirror, 'rev-parse', '--verify', '--quiet', 'refs/heads/main^{commit}']);
+  return r.code === 0 ? r.stdout.toString().trim() : undefined;
 }
 
 /** The sha256 a pointer file names, or undefined for an ordinary file. */
@@ -312,8 +323,8 @@ async function manifestCheckout(deps: Pick<Deps, 'objects'>, dataset: DatasetRow
 
 export async function checkoutSource(deps: CheckoutDeps, dataset: DatasetRow, ref: string, options: CheckoutOptions = {}): Promise<SourceCheckout> {
   if (!dataset.source_repo) return manifestCheckout(deps, dataset);
-  const mirror = await mirrorWith(deps, dataset, ref, options);
-  const commit = await resolveCommit(mirror, ref);
+  const mirror = options.followMain ? await mirrorRepository(deps, dataset, options) : await mirrorWith(deps, dataset, ref, options);
+  const commit = (options.followMain ? await mainHead(mirror) : undefined) ?? (await resolveCommit(mirror, ref));
   const dir = await mkdtemp(path.join(os.tmpdir(), `nds-src-${dataset.id}-`));
   try {
     let tree;

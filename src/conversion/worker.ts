@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import type { ConversionJob, ConversionTask } from '../db/conversion-tables.js';
 import { datasetExists, settlePendingAsReady } from '../datasets/dataset-queries.js';
-import { checkoutForConversion, OlderCommit, planConversionJob, publishConversion, reportJobFailure } from './conversion-job.js';
+import { checkoutForConversion, checkoutForJob, planConversionJob, publishConversion, reportJobFailure, StaleDelivery, type JobRequest } from './conversion-job.js';
 import { plannedTasks, type StoredPlan } from './job-plan.js';
 import { SourceError } from './source-checkout.js';
 import { observeJob } from './conversion-metrics.js';
@@ -186,11 +186,12 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       let plan = job.plan as unknown as StoredPlan | null;
       if (!plan) {
         for (const key of [...sources.keys()]) await dropSource(key);
-        const source = await checkoutForConversion(deps, job.dataset_id, job.ref);
+        const req: JobRequest = { datasetId: job.dataset_id, ref: job.ref, full: job.full, reason: job.reason };
+        const source = await checkoutForJob(deps, req);
         commit = source.checkout.commit;
         // Kept for this worker's own tasks of the job.
         sources.set(sourceKey(job.dataset_id, commit), Promise.resolve(source));
-        plan = await planConversionJob(deps, { datasetId: job.dataset_id, ref: job.ref, full: job.full }, source);
+        plan = await planConversionJob(deps, req, source);
         const tasks = plannedTasks(plan);
         checkOwned();
         if (!(await planJob(db, job.id, workerId, plan, tasks))) throw new JobTaken();
@@ -217,10 +218,10 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       log.info({ job: job.id, dataset: job.dataset_id, stores: result.store_count, failures: result.failure_count, converted: result.converted.length }, 'conversion finished');
       observeJob(deps.metrics, started, 'done');
     } catch (err) {
-      if (err instanceof OlderCommit) {
-        // Nothing was written: the copy stays the newer commit's, and the job is done, not failed.
-        log.info({ job: job.id, dataset: job.dataset_id, commit: err.commit }, 'conversion of a commit older than the copy skipped');
-        await finishJob(db, job.id, workerId, { state: 'done', result: { skipped: 'older_commit', commit: err.commit } }, clock.now());
+      if (err instanceof StaleDelivery) {
+        // Nothing was written: the copy is main's already, and the job is done, not failed.
+        log.info({ job: job.id, dataset: job.dataset_id, commit: err.commit, main: err.main }, "a push's delivery skipped: the copy is of main already");
+        await finishJob(db, job.id, workerId, { state: 'done', result: { skipped: 'stale_delivery', commit: err.commit, main: err.main } }, clock.now());
         // Its dispatch made the dataset `pending`; unless another conversion waits, the newer copy is `ready` again.
         if (!(await hasQueuedJob(db, job.dataset_id))) await settlePendingAsReady(db, job.dataset_id, clock.now());
         observeJob(deps.metrics, started, 'done');

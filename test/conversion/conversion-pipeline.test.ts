@@ -5,18 +5,11 @@ import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { gitIn, hostedSource, hostRepository, makeBidsRepo, pushPayload, signGithub } from './support.js';
+import { gitIn, hostedSource, hostRepository, makeBidsRepo, pushPayload, readObject, signGithub } from './support.js';
 
 const SECRET = 'gh-secret';
 const TOKEN = 'zarr-ready-token';
 
-async function readObject(server: TestServer, key: string): Promise<string | undefined> {
-  const o = await server.deps.objects.get(key);
-  if (!o) return undefined;
-  const chunks: Buffer[] = [];
-  for await (const c of o.body) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 describe('conversion pipeline: push webhook → job → stores → index.json → zarr-ready', () => {
   let server: TestServer;
@@ -120,7 +113,7 @@ describe('conversion pipeline: push webhook → job → stores → index.json �
     const jobs = await server.deps.db.selectFrom('conversion_jobs').selectAll().where('dataset_id', '=', id).orderBy('id', 'desc').execute();
     assert.equal(jobs.length, jobsBefore.length + 1, 'the delivery queued a job');
     assert.equal(jobs[0].state, 'done');
-    assert.deepEqual(jobs[0].result, { skipped: 'older_commit', commit: first });
+    assert.deepEqual(jobs[0].result, { skipped: 'stale_delivery', commit: first, main: head });
     assert.equal(await readObject(server, `${id}/zarr/index.json`), index, 'index.json is the newer one still');
     // The recording removed since the first commit is not written back.
     assert.equal(await server.deps.objects.head(`${id}/zarr/sub-02/eeg/sub-02_task-rest_eeg.zarr/zarr.json`), undefined);

@@ -12,6 +12,7 @@ import { repositoryDir } from '../../src/git/repository-dir.js';
 import { HOSTED_SOURCE } from '../../src/datasets/source-repo.js';
 import { gitFetchCredentialReads } from '../../src/datasets/git-fetch-credential.js';
 import { runGitHttpBackend } from '../../src/git/git-http-backend.js';
+import type { ObjectStore } from '../../src/objects/object-store.js';
 import { writeEdf } from '../formats/support/edf-writer.js';
 import { fixturesDir } from '../formats/support/fixtures.js';
 
@@ -153,4 +154,13 @@ export async function startRepositoryNode(gitDir: string, signing: { dataDir: st
     authorizations,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** An object of the test server's store as text; undefined when there is none. */
+export async function readObject(server: { deps: { objects: ObjectStore } }, key: string): Promise<string | undefined> {
+  const o = await server.deps.objects.get(key);
+  if (!o) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const c of o.body) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

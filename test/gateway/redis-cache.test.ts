@@ -99,11 +99,17 @@ describe('gateway cache when Redis fails', { timeout: 60_000 }, () => {
     await redis.kill();
     const times = (await uncachedReads(20, NORMAL_MS)).sort((a, b) => a - b);
     t.diagnostic(`uncached reads with Redis killed: median ${times[10]!.toFixed(1)} ms, slowest ${times.at(-1)!.toFixed(1)} ms`);
-    // Eight at once, as a viewer scrubbing does.
-    const started = performance.now();
-    const answers = await Promise.all(Array.from({ length: 8 }, () => read(next++)));
-    assert.ok(performance.now() - started < NORMAL_MS * 2, `8 parallel uncached reads took ${(performance.now() - started).toFixed(0)} ms`);
-    for (const a of answers) assert.equal(a.status, 200);
+    // Eight at once, as a viewer scrubbing does. A batch that waited on the dead Redis is slow every time;
+    // one slowed by the machine's other load is not, so the fastest of three batches is held to the bound.
+    const batches: number[] = [];
+    for (let attempt = 0; attempt < 3 && !(Math.min(...batches) < NORMAL_MS * 2); attempt++) {
+      const started = performance.now();
+      const answers = await Promise.all(Array.from({ length: 8 }, () => read(next++)));
+      batches.push(performance.now() - started);
+      for (const a of answers) assert.equal(a.status, 200);
+      for (const a of answers) assert.equal(a.headers['x-cache'], 'MISS');
+    }
+    assert.ok(Math.min(...batches) < NORMAL_MS * 2, `8 parallel uncached reads took ${batches.map((b) => b.toFixed(0)).join(', ')} ms`);
     // What this process holds still answers from memory.
     assert.equal((await read(0)).headers['x-cache'], 'HIT');
     await uncachedReads(10, NORMAL_MS);
