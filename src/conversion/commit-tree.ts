@@ -27,12 +27,19 @@ const ANNEX_KEY = /SHA256E?-s\d+--([0-9a-f]{64})/;
 const LINK_TARGET_MAX = 4096;
 
 export interface CommitTree {
-  /** Entries that are not read, by path (relative, `/`): what each was (`a symbolic link`). */
+  /** Entries left empty and never read, by path (relative, `/`): the sentence opening one fails with. */
   refused: Map<string, string>;
   /** Files left empty until opened, by path: their blob in the mirror. */
   deferred: Map<string, string>;
-  /** Files larger than `limits.maxFileBytes` in git itself, by path: their size. Left empty, never read. */
-  oversized: Map<string, number>;
+}
+
+function linkRefused(rel: string): string {
+  return `${rel} is a symbolic link in the repository: nds reads only regular files of a dataset (git-annex links excepted). Commit the file itself.`;
+}
+
+function tooLargeInGit(rel: string, size: number, limit: number): string {
+  const [bytes, most] = [size, limit].map((n) => n.toLocaleString('en'));
+  return `${rel} holds ${bytes} bytes in git itself, more than the ${most} nds reads from git (MAX_GIT_FILE_BYTES): make it a git-lfs pointer and upload its content (nds datasets upload does both).`;
 }
 
 interface Entry {
@@ -121,7 +128,7 @@ async function readBlobs(mirror: string, wanted: Map<string, (bytes: Buffer) => 
 /**
  * Writes `commit` of the mirror into the empty folder `dir`: folders, files up to `deferAbove` with their
  * content, larger ones as empty placeholders (`deferred`), and those over `maxFileBytes` (MAX_GIT_FILE_BYTES)
- * as empty files never read (`oversized`). Throws on a git failure, and
+ * as empty files never read (`refused`, as links are). Throws on a git failure, and
  * `GitOutputTooLargeError` for a tree of more than `limits.maxFiles` entries (before anything is written).
  */
 export async function writeCommitTree(mirror: string, commit: string, dir: string, limits: { maxFiles: number; maxFileBytes?: number; deferAbove?: number }): Promise<CommitTree> {
@@ -129,7 +136,6 @@ export async function writeCommitTree(mirror: string, commit: string, dir: strin
   const maxFileBytes = limits.maxFileBytes ?? Infinity;
   const refused = new Map<string, string>();
   const deferred = new Map<string, string>();
-  const oversized = new Map<string, number>();
   const made = new Set<string>(['']);
   const folder = async (rel: string) => {
     if (made.has(rel)) return;
@@ -157,19 +163,19 @@ export async function writeCommitTree(mirror: string, commit: string, dir: strin
       // A link's blob is its target: git-annex's name the content; any other link is refused, never made. A
       // target longer than a path can be is no link of git-annex's, and is not even read.
       if (entry.size > LINK_TARGET_MAX) {
-        refused.set(rel, 'a symbolic link');
+        refused.set(rel, linkRefused(rel));
         await fileAt(rel, '');
         continue;
       }
       want(entry.oid, async (target) => {
         const sha = ANNEX_KEY.exec(target.toString('utf8'))?.[1];
         if (sha) return fileAt(rel, `${LFS_HEADER}\noid sha256:${sha}\nsize 0\n`);
-        refused.set(rel, 'a symbolic link');
+        refused.set(rel, linkRefused(rel));
         return fileAt(rel, '');
       });
     } else if (entry.size > maxFileBytes) {
       // Git packs a file of zeros a thousand to one: a push of megabytes would be gigabytes to write and convert.
-      oversized.set(rel, entry.size);
+      refused.set(rel, tooLargeInGit(rel, entry.size, maxFileBytes));
       await fileAt(rel, '');
     } else if (entry.size > deferAbove) {
       deferred.set(rel, entry.oid);
@@ -180,7 +186,7 @@ export async function writeCommitTree(mirror: string, commit: string, dir: strin
   }
   const uses = new Map([...wanted].map(([oid, list]) => [oid, async (bytes: Buffer) => void (await Promise.all(list.map((use) => use(bytes))))]));
   await readBlobs(mirror, uses);
-  return { refused, deferred, oversized };
+  return { refused, deferred };
 }
 
 /** Writes blob `oid` of the mirror to the new file `file`. */

@@ -40,7 +40,7 @@ export interface SourceCheckout {
   commit: string;
   /** The mirror, when the source is a git repository (for `git diff`). */
   mirror?: string;
-  /** Entries of the tree that are not read, by path (relative, `/`): what each was (`a symbolic link`). */
+  /** Entries of the tree left empty and never read, by path (relative, `/`): the sentence opening one fails with. */
   refused: ReadonlyMap<string, string>;
   /**
    * Gives each of `files` (relative paths) its content: a large file's from the mirror, a pointer's from the
@@ -193,15 +193,11 @@ interface CheckoutParts {
   mirror?: string;
   /** Files left empty by `writeCommitTree`: their blob in the mirror. */
   deferred?: ReadonlyMap<string, string>;
-  /** Files `writeCommitTree` did not read, larger in git itself than `maxGitFileBytes`: their size. */
-  oversized?: ReadonlyMap<string, number>;
-  maxGitFileBytes?: number;
 }
 
 function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: CheckoutParts): SourceCheckout {
   const { dir, mirror } = parts;
   const deferred = parts.deferred ?? new Map<string, string>();
-  const oversized = parts.oversized ?? new Map<string, number>();
   /** Content given since the last release, by path. */
   const fetched = new Map<string, Fetched>();
   /** Materializations under way, by path: a file opened twice at once is fetched once. */
@@ -239,12 +235,6 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
   const fetchOne = async (rel: string) => {
     const { normal, file } = inside(rel);
     if (fetched.has(normal)) return;
-    const size = oversized.get(normal);
-    if (size !== undefined) {
-      throw new SourceError(
-        `${normal} holds ${size.toLocaleString('en')} bytes in git itself, more than the ${(parts.maxGitFileBytes ?? 0).toLocaleString('en')} nds reads from git (MAX_GIT_FILE_BYTES): make it a git-lfs pointer and upload its content (nds datasets upload does both).`,
-      );
-    }
     const oid = deferred.get(normal);
     if (oid && mirror) {
       await rm(file, { force: true });
@@ -337,7 +327,7 @@ export async function checkoutSource(deps: CheckoutDeps, dataset: DatasetRow, re
       }
       throw new SourceError(`Extracting commit ${commit} failed.`, { cause });
     }
-    return checkoutOf(deps, dataset.id, { dir, commit, mirror, ...tree, maxGitFileBytes: deps.config.maxGitFileBytes });
+    return checkoutOf(deps, dataset.id, { dir, commit, mirror, ...tree });
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;

@@ -3,7 +3,7 @@
  * it is a regular file whose real path lies inside the folder. A link that leads out of it (to a secret of
  * the server), a FIFO or device, a name that climbs out (`DataFile=../../x`) are refused with a reason the
  * dataset's owner can act on, never read. The server's checkout also names the entries it refused outright
- * (every link but git-annex's, hard links; `conversion/source-checkout.ts`): those are refused by name.
+ * (every link but git-annex's, files too large in git; `conversion/commit-tree.ts`), each with its sentence.
  * A checkout that writes large files without their content gives them their content as they are opened (`fill`),
  * and names the SHA-256 of content it took from a content-addressed store (`digest`), so nobody hashes it again.
  */
@@ -37,8 +37,8 @@ export class SourceTree {
   }
 
   /**
-   * The tree under `root`. `refused` maps paths (relative, with `/`) to what they were in the source (`a
-   * symbolic link`): reading one fails with that reason. `fill`, when given, is called with a file's relative
+   * The tree under `root`. `refused` maps paths (relative, with `/`) to why they are not read (a symbolic link
+   * of the repository, a file too large in git): opening one fails with that sentence. `fill`, when given, is called with a file's relative
    * path before it is opened (and before it is checked): it gives the file its content if it has none yet.
    * `digest`, when given, answers a file's SHA-256 (hex) when its content is known to have one without reading
    * it (content taken from a content-addressed store), undefined otherwise.
@@ -86,10 +86,8 @@ export class SourceTree {
     const absolute = path.resolve(this.root, file);
     const rel = this.relative(absolute);
     if (rel === undefined) throw new FileReadError(`${path.basename(absolute)} lies outside the dataset's folder: only files inside it are read.`);
-    const refusedAs = this.#refused.get(rel);
-    if (refusedAs !== undefined) {
-      throw new FileReadError(`${rel} is ${refusedAs} in the repository: nds reads only regular files of a dataset (git-annex links excepted). Commit the file itself.`);
-    }
+    const why = this.#refused.get(rel);
+    if (why !== undefined) throw new FileReadError(why);
     await this.#fill?.(rel);
     let real: string;
     try {

@@ -95,11 +95,10 @@ describe('the checkout of a source repository', () => {
       for (const rel of ['sub-01/eeg/sub-01_eeg.eeg', 'sub-01/eeg/sub-01_channels.tsv', 'sub-02']) assert.equal(readFileSync(path.join(checkout.dir, rel), 'utf8'), '', rel);
       assert.deepEqual(
         [...checkout.refused].sort(),
-        [
-          ['sub-01/eeg/sub-01_channels.tsv', 'a symbolic link'],
-          ['sub-01/eeg/sub-01_eeg.eeg', 'a symbolic link'],
-          ['sub-02', 'a symbolic link'],
-        ],
+        ['sub-01/eeg/sub-01_channels.tsv', 'sub-01/eeg/sub-01_eeg.eeg', 'sub-02'].map((rel) => [
+          rel,
+          `${rel} is a symbolic link in the repository: nds reads only regular files of a dataset (git-annex links excepted). Commit the file itself.`,
+        ]),
       );
     } finally {
       await checkout.cleanup();

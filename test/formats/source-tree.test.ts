@@ -66,8 +66,8 @@ describe('SourceTree', () => {
     assert.equal(await tree.readText(path.join(root, 'sub-01/eeg/inside.eeg')), 'samples');
   });
 
-  it('refuses by name what the checkout refused, with what it was', async () => {
-    const tree = await SourceTree.at(root, new Map([['sub-01/eeg/hard.eeg', 'a hard link']]));
+  it("refuses by name what the checkout refused, with the checkout's sentence", async () => {
+    const tree = await SourceTree.at(root, new Map([['sub-01/eeg/hard.eeg', 'sub-01/eeg/hard.eeg is a hard link in the repository: nds reads only regular files of a dataset.']]));
     await assert.rejects(tree.open(path.join(root, 'sub-01/eeg/hard.eeg')), refused(/^sub-01\/eeg\/hard\.eeg is a hard link in the repository: nds reads only regular files/));
   });
 
