@@ -7,6 +7,7 @@
 import type { Kysely } from 'kysely';
 import { hasRole, isAccountUsable } from '../accounts/account-gates.js';
 import { findUserById } from '../accounts/users.js';
+import { isSignInLive, type SignIn } from '../accounts/sign-in-of-credential.js';
 import type { User } from '../db/accounts-tables.js';
 import type { DatasetRow, MemberRole } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
@@ -96,31 +97,32 @@ export async function visibleDataset(db: Kysely<Database>, id: string, user: Use
 }
 
 /**
- * Whether a credential minted for `userId` (null: minted for anyone) reads dataset `id` now: the dataset
- * exists and the account, as it is now, may read it (`standingOf`: a member removed reads no more). A revoked,
- * pending or conflicted account reads what anyone reads. Download credentials, signed read URLs and read
- * grants carry the account they were minted for and ask this on every use, so none outlives the dataset's
- * publicity, its existence or its holder's access.
+ * Whether a credential minted for `userId` (null: minted for anyone) under `signIn` reads dataset `id` now:
+ * the dataset exists and the account, as it is now, may read it (`standingOf`: a member removed reads no
+ * more), through a sign-in that still lives (`isSignInLive`: a deleted key, an ended session read what anyone
+ * reads). A revoked, pending or conflicted account reads what anyone reads. Download credentials, signed read
+ * URLs and read grants carry the account and the sign-in they were minted under and ask this on every use, so
+ * none outlives the dataset's publicity, its existence, its holder's access or the key that asked for it.
  */
-export async function mayStillRead(db: Kysely<Database>, id: string, userId: number | null): Promise<boolean> {
+export async function mayStillRead(db: Kysely<Database>, id: string, userId: number | null, signIn?: SignIn): Promise<boolean> {
   if (!DATASET_ID.test(id)) return false;
   const dataset = await findDatasetRow(db, id);
   if (!dataset) return false;
   if (dataset.visibility === 'public') return true;
   if (userId === null) return false;
-  const user = await findUserById(db, userId);
-  return !!user && isAccountUsable(user) && (await canSee(db, user, dataset));
+  const [user, live] = await Promise.all([findUserById(db, userId), signIn === undefined || isSignInLive(db, userId, signIn)]);
+  return !!user && live && isAccountUsable(user) && (await canSee(db, user, dataset));
 }
 
 /**
- * Whether the account `userId` may still upload to the dataset `id` (what `uploadableDataset` allows): asked at
- * every write with upload credentials, so that none outlives its holder's access (a member removed, an
- * account revoked, the dataset deleted).
+ * Whether the account `userId` may still upload to the dataset `id` (what `uploadableDataset` allows), through
+ * `signIn` when the credential names one: asked at every write with upload credentials, so that none outlives
+ * its holder's access (a member removed, an account revoked, the dataset deleted) or its key.
  */
-export async function mayStillUpload(db: Kysely<Database>, id: string, userId: number | null): Promise<boolean> {
+export async function mayStillUpload(db: Kysely<Database>, id: string, userId: number | null, signIn?: SignIn): Promise<boolean> {
   if (!DATASET_ID.test(id) || userId === null) return false;
-  const user = await findUserById(db, userId);
-  if (!user || !isAccountUsable(user)) return false;
+  const [user, live] = await Promise.all([findUserById(db, userId), signIn === undefined || isSignInLive(db, userId, signIn)]);
+  if (!user || !live || !isAccountUsable(user)) return false;
   return uploadableDataset(db, id, user).then(
     () => true,
     (err: unknown) => {

@@ -5,6 +5,7 @@
  * `basic` transfer is offered; the object store checks every upload's size and hash, so a pointer can only
  * ever name its own bytes.
  */
+import type { SignIn } from '../accounts/sign-in-of-credential.js';
 import type { Deps } from '../deps.js';
 import { contentKey } from './manifest.js';
 import { mapLimit, readUrl, UPLOAD_URL_TTL_S, uploadUrls } from './uploads.js';
@@ -45,15 +46,22 @@ function actionHeaders(headers: Record<string, string>): Record<string, string> 
 
 /**
  * Download actions: a signed read URL of each stored object (served by this server, honoured while `userId`,
- * null for anyone, may still read the dataset); a 404 error for an object the store lacks.
+ * null for anyone, may still read the dataset, through the key `signIn` names); a 404 error for an object the
+ * store lacks.
  */
-export async function lfsDownloads(deps: Pick<Deps, 'objects' | 'config' | 'clock'>, datasetId: string, userId: number | null, objects: LfsObjectRequest[]): Promise<LfsBatchAnswer> {
+export async function lfsDownloads(
+  deps: Pick<Deps, 'objects' | 'config' | 'clock'>,
+  datasetId: string,
+  userId: number | null,
+  objects: LfsObjectRequest[],
+  signIn?: SignIn,
+): Promise<LfsBatchAnswer> {
   const answers = await mapLimit(objects, 16, async ({ oid, size }): Promise<LfsObjectAnswer> => {
     const key = contentKey(datasetId, oid);
     const stored = await deps.objects.head(key);
     if (!stored) return { oid, size, error: { code: 404, message: `Object ${oid} is not stored for ${datasetId}.` } };
     if (stored.size !== size) return { oid, size, error: { code: 422, message: `Object ${oid} has ${stored.size} bytes, not ${size}.` } };
-    const signed = readUrl(deps, key, userId, LFS_URL_TTL_S);
+    const signed = readUrl(deps, key, userId, LFS_URL_TTL_S, signIn);
     return { oid, size, authenticated: true, actions: { download: { href: signed.url, expires_in: LFS_URL_TTL_S } } };
   });
   return { transfer: 'basic', objects: answers, hash_algo: 'sha256' };

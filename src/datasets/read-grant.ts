@@ -1,13 +1,16 @@
 /**
  * Read grants: short-lived tokens that let a browser read a dataset's Zarr copy through the gateway or
  * `/objects/` (the owner's and admins' private previews). A grant is signed, never stored: an HMAC with the
- * server's object signing secret over the dataset id, the expiry and the account it was issued to (`-`
- * when issued to someone not signed in, for a public dataset).
+ * server's object signing secret over the dataset id, the expiry and the holder: the account it was issued to
+ * and the key or session that asked (`<id>~<sign-in>`), or `-` when issued to someone not signed in, for a
+ * public dataset.
  *
- * A grant reads its dataset only while that account may read it (`dataset-access.ts` `mayStillRead`, asked
- * at every use): a grant a stranger got while the dataset was public reads nothing once it is private, no
- * grant reads a deleted dataset, and an owner or admin who loses access loses their grants with it.
+ * A grant reads its dataset only while that account may read it through that sign-in (`dataset-access.ts`
+ * `mayStillRead`, asked at every use): a grant a stranger got while the dataset was public reads nothing once
+ * it is private, no grant reads a deleted dataset, an owner or admin who loses access loses their grants with
+ * it, and a deleted key or an ended session takes its grants along.
  */
+import type { SignIn } from '../accounts/sign-in-of-credential.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Config } from '../core/config.js';
 import type { Deps } from '../deps.js';
@@ -25,10 +28,11 @@ export interface ReadGrant {
   expiresAt: Date;
 }
 
-/** What a valid grant says: which dataset, and for whom (null: anyone). */
+/** What a valid grant says: which dataset, and for whom (null: anyone), under which sign-in. */
 export interface ReadGrantClaims {
   datasetId: string;
   user: number | null;
+  signIn?: SignIn;
 }
 
 type SigningConfig = Pick<Config, 'dataDir' | 'objectSigningSecret'>;
@@ -37,10 +41,13 @@ function signature(config: SigningConfig, datasetId: string, expires: number, ho
   return objectUrlSigner({ dataDir: config.dataDir, objectSigningSecret: config.objectSigningSecret }).mac(['read-grant', datasetId, expires, holder].join('\n'));
 }
 
-/** The grant of `datasetId` for account `userId` (null: anyone), as of `now` (pure apart from the secret). */
-export function signReadGrant(config: SigningConfig, datasetId: string, userId: number | null, now: Date): ReadGrant {
+/**
+ * The grant of `datasetId` for account `userId` (null: anyone) under `signIn`, as of `now` (pure apart from
+ * the secret).
+ */
+export function signReadGrant(config: SigningConfig, datasetId: string, userId: number | null, now: Date, signIn?: SignIn): ReadGrant {
   const expires = Math.floor(now.getTime() / 1000) + READ_GRANT_SECONDS;
-  const holder = userId === null ? '-' : String(userId);
+  const holder = userId === null ? '-' : signIn === undefined ? String(userId) : `${userId}~${signIn}`;
   return { grant: [PREFIX, datasetId, expires, holder, signature(config, datasetId, expires, holder)].join('.'), expiresAt: new Date(expires * 1000) };
 }
 
@@ -48,9 +55,9 @@ export function signReadGrant(config: SigningConfig, datasetId: string, userId: 
  * A grant for `user` to read dataset `id`: anyone who may see the dataset gets one; anyone else gets
  * `dataset_not_found`, as for an unknown id.
  */
-export async function issueReadGrant(deps: Pick<Deps, 'db' | 'config' | 'clock'>, id: string, user: User | undefined): Promise<ReadGrant> {
+export async function issueReadGrant(deps: Pick<Deps, 'db' | 'config' | 'clock'>, id: string, user: User | undefined, signIn?: SignIn): Promise<ReadGrant> {
   const dataset = await visibleDataset(deps.db, id, user);
-  return signReadGrant(deps.config, dataset.id, user?.id ?? null, deps.clock.now());
+  return signReadGrant(deps.config, dataset.id, user?.id ?? null, deps.clock.now(), user && signIn);
 }
 
 /**
@@ -62,11 +69,12 @@ export function readGrantClaims(config: SigningConfig, token: string, now: Date)
   const parts = token.split('.');
   if (parts.length !== 5 || parts[0] !== PREFIX) return undefined;
   const [, id, expiresText, holder, sig] = parts as [string, string, string, string, string];
-  if (!DATASET_ID.test(id) || !/^\d{1,12}$/.test(expiresText) || !/^(-|[1-9]\d{0,15})$/.test(holder)) return undefined;
+  const held = /^(?:-|([1-9]\d{0,15})(?:~(k[1-9]\d{0,15}|s[0-9a-f]{64}))?)$/.exec(holder);
+  if (!DATASET_ID.test(id) || !/^\d{1,12}$/.test(expiresText) || !held) return undefined;
   const expires = Number(expiresText);
   const signed = sameText(signature(config, id, expires, holder), sig);
   if (!signed || expires * 1000 <= now.getTime()) return undefined;
-  return { datasetId: id, user: holder === '-' ? null : Number(holder) };
+  return { datasetId: id, user: held[1] === undefined ? null : Number(held[1]), ...(held[2] === undefined ? {} : { signIn: held[2] }) };
 }
 
 /**
@@ -76,7 +84,7 @@ export function readGrantClaims(config: SigningConfig, token: string, now: Date)
  */
 export async function grantReadsDataset(deps: Pick<Deps, 'config' | 'db' | 'clock'>, token: string, datasetId: string): Promise<boolean> {
   const claims = readGrantClaims(deps.config, token, deps.clock.now());
-  return !!claims && claims.datasetId === datasetId && (await mayStillRead(deps.db, datasetId, claims.user));
+  return !!claims && claims.datasetId === datasetId && (await mayStillRead(deps.db, datasetId, claims.user, claims.signIn));
 }
 
 /** The bearer token of an `Authorization` header when it looks like a read grant; undefined otherwise. */

@@ -10,6 +10,7 @@
  * Credentials and read URLs name the account they were minted for (null: anyone), and the routes honour a
  * read only while that account may still read the dataset (`dataset-access.ts` `mayStillRead`).
  */
+import type { SignIn } from '../accounts/sign-in-of-credential.js';
 import type { Deps } from '../deps.js';
 import { mintPrefixToken, type TokenAccess } from '../objects/prefix-token.js';
 import { objectUrlSigner } from '../objects/signing-secret.js';
@@ -58,22 +59,25 @@ export interface ObjectCredentials {
   expires_at: string;
 }
 
-/** Credentials for `userId` (null: anyone, for a public dataset read without signing in). */
-export function objectCredentials(deps: Pick<Deps, 'config' | 'clock'>, datasetId: string, access: TokenAccess, userId: number | null): ObjectCredentials {
+/**
+ * Credentials for `userId` (null: anyone, for a public dataset read without signing in) under `signIn`, the
+ * key or session that asked for them: they end with it.
+ */
+export function objectCredentials(deps: Pick<Deps, 'config' | 'clock'>, datasetId: string, access: TokenAccess, userId: number | null, signIn?: SignIn): ObjectCredentials {
   const expires = Math.floor(deps.clock.now().getTime() / 1000) + CREDENTIALS_TTL_S;
   const prefix = access === 'write' ? `${datasetId}/objects/` : `${datasetId}/`;
-  const token = mintPrefixToken(objectUrlSigner(deps.config), { prefix, access, expires, user: userId });
+  const token = mintPrefixToken(objectUrlSigner(deps.config), { prefix, access, expires, user: userId, signIn });
   return { type: 'nds-object-token', access, prefix, token, endpoint: `${deps.config.publicUrl}/objects/`, expires_at: new Date(expires * 1000).toISOString() };
 }
 
 /**
  * A URL that reads one object of a dataset through this server's `/objects/` routes for `expiresIn` seconds,
- * while `userId` (null: anyone) may still read the dataset. Never a store's own presigned URL: an S3 URL
- * could not be refused when the dataset becomes private.
+ * while `userId` (null: anyone) may still read the dataset, through `signIn` when given. Never a store's own
+ * presigned URL: an S3 URL could not be refused when the dataset becomes private.
  */
-export function readUrl(deps: Pick<Deps, 'config' | 'clock'>, key: string, userId: number | null, expiresIn: number): { url: string; expiresAt: Date } {
+export function readUrl(deps: Pick<Deps, 'config' | 'clock'>, key: string, userId: number | null, expiresIn: number, signIn?: SignIn): { url: string; expiresAt: Date } {
   const expires = Math.floor(deps.clock.now().getTime() / 1000) + expiresIn;
-  const sig = objectUrlSigner(deps.config).signUrl({ method: 'GET', key, expires, user: userId });
-  const query = new URLSearchParams({ expires: String(expires), u: userId === null ? '-' : String(userId), sig });
+  const sig = objectUrlSigner(deps.config).signUrl({ method: 'GET', key, expires, user: userId, signIn });
+  const query = new URLSearchParams({ expires: String(expires), u: userId === null ? '-' : String(userId), ...(signIn === undefined ? {} : { si: signIn }), sig });
   return { url: `${deps.config.publicUrl}/objects/${key.split('/').map(encodeURIComponent).join('/')}?${query}`, expiresAt: new Date(expires * 1000) };
 }

@@ -3,6 +3,7 @@
  * arguments (already checked against its schema by the SDK), calls the service the HTTP route calls, with the
  * same caller, and shapes a compact answer for an agent.
  */
+import type { SignIn } from '../accounts/sign-in-of-credential.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Deps } from '../deps.js';
 import type { ServerDeps } from '../http/app-env.js';
@@ -23,6 +24,8 @@ import type { EventsArgs, GetDatasetArgs, ListRecordingsArgs, SearchArgs } from 
 export interface ToolContext {
   deps: ServerDeps;
   user: User | undefined;
+  /** The API key the caller signed in with (`accounts/sign-in-of-credential.ts`): a link's grant ends with it. */
+  signIn?: SignIn;
   attachments?: BlobAttachments | undefined;
 }
 

@@ -4,6 +4,7 @@
  * caller is whoever the request's credentials say, as for every API route: anonymous callers see public data,
  * a bearer key what its account may read. `GET /mcp` answers 405: this server opens no stream of its own.
  */
+import { signInOf } from '../accounts/sign-in-of-credential.js';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
@@ -57,7 +58,7 @@ async function answerMcp(c: Context<AppEnv>): Promise<Response> {
     import('./mcp-server.js'),
   ]);
   const attachments = new BlobAttachments();
-  const server = createMcpServer({ deps, user: caller?.user, attachments });
+  const server = createMcpServer({ deps, user: caller?.user, signIn: signInOf(caller), attachments });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {

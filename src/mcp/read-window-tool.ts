@@ -59,15 +59,15 @@ export function windowFacts(args: { dataset_id: string; path: string }, plan: Wi
   };
 }
 
-export async function readWindowTool({ deps, user, attachments }: ToolContext, args: ReadWindowArgs): Promise<CallToolResult> {
+export async function readWindowTool({ deps, user, signIn, attachments }: ToolContext, args: ReadWindowArgs): Promise<CallToolResult> {
   const plan = await planWindow(deps, user, windowRequest(args), { format: args.format, dtype: 'float32' });
   const values = plan.rows.length * plan.outCount;
   if (args.format === 'npy' && values > MAX_NPY_VALUES) {
     throw new NdsError('validation_failed', { message: `read_window answers at most ${MAX_NPY_VALUES} values as npy; this window holds ${values}.`, details: ['split the window in time or ask for fewer channels'] });
   }
   // The link must read without the caller's key: a private dataset's carries a read grant of the caller's, which
-  // reads only while the caller may (`mayStillRead`).
-  const grant = user && (await datasetVisibility(deps.db, plan.datasetId)) !== 'public' ? signReadGrant(deps.config, plan.datasetId, user.id, deps.clock.now()).grant : undefined;
+  // reads only while the caller may, and their key lives (`mayStillRead`).
+  const grant = user && (await datasetVisibility(deps.db, plan.datasetId)) !== 'public' ? signReadGrant(deps.config, plan.datasetId, user.id, deps.clock.now(), signIn).grant : undefined;
   const facts = { ...windowFacts(args, plan), format: args.format, signal_url: signalUrl(deps.config.publicUrl, args, plan, grant) };
   if (args.format === 'json') return answer({ ...facts, data: await windowJson(deps, plan, 'float32') });
   // Over HTTP the base64 is written into the answer as it is sent, after the SDK has checked and serialised it,

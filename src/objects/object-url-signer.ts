@@ -18,6 +18,8 @@ export interface UrlClaims {
    * for URLs bound to no account (the folder store's own presigned URLs).
    */
   user?: number | null;
+  /** The API key or session a read URL was minted under (`accounts/sign-in-of-credential.ts`), asked about at use. */
+  signIn?: string;
 }
 
 export class ObjectUrlSigner {
@@ -34,6 +36,7 @@ export class ObjectUrlSigner {
     // A line more only for URLs bound to an account or a CRC-32, so the MAC of any other URL is what it always was.
     if (claims.user !== undefined) fields.push(`user:${claims.user ?? '-'}`);
     if (claims.crc32 !== undefined) fields.push(`crc32:${claims.crc32}`);
+    if (claims.signIn !== undefined) fields.push(`sign-in:${claims.signIn}`);
     return this.mac(fields.join('\n'));
   }
 

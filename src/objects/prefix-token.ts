@@ -1,9 +1,10 @@
 /**
  * Temporary object credentials scoped to one key prefix (`<dataset id>/`), for reading or for writing:
- * `ndso_<payload>.<hmac>`, where the payload names the prefix, the access, the expiry and the account the
- * token was minted for. The nds server honours them on `/objects/<key>`; a key outside the prefix, another
- * access, a later time or any change to the token is refused, and a read is honoured only while that account
- * may still read the dataset (`datasets/dataset-access.ts` `mayStillRead`).
+ * `ndso_<payload>.<hmac>`, where the payload names the prefix, the access, the expiry, and the account and
+ * sign-in the token was minted under. The nds server honours them on `/objects/<key>`; a key outside the
+ * prefix, another access, a later time or any change to the token is refused, and a read is honoured only
+ * while that account may still read the dataset through that sign-in (`datasets/dataset-access.ts`
+ * `mayStillRead`).
  */
 import type { ObjectUrlSigner } from './object-url-signer.js';
 import { sameText } from './object-url-signer.js';
@@ -17,10 +18,12 @@ export interface PrefixTokenClaims {
   expires: number;
   /** The account the token was minted for; null when minted for anyone (a public dataset, no sign-in). */
   user: number | null;
+  /** The API key or session it was minted under (`accounts/sign-in-of-credential.ts`); none for anyone's. */
+  signIn?: string;
 }
 
 export function mintPrefixToken(signer: ObjectUrlSigner, claims: PrefixTokenClaims): string {
-  const payload = Buffer.from(JSON.stringify({ p: claims.prefix, a: claims.access, e: claims.expires, u: claims.user })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ p: claims.prefix, a: claims.access, e: claims.expires, u: claims.user, s: claims.signIn })).toString('base64url');
   return `ndso_${payload}.${signer.mac(`token\n${payload}`)}`;
 }
 
@@ -32,10 +35,11 @@ export function readPrefixToken(signer: ObjectUrlSigner, token: string): PrefixT
   const m = /^ndso_([A-Za-z0-9_-]+)\.([0-9a-f]{64})$/.exec(token);
   if (!m || !sameText(signer.mac(`token\n${m[1]}`), m[2])) return undefined;
   try {
-    const { p, a, e, u } = JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8')) as { p: unknown; a: unknown; e: unknown; u: unknown };
+    const { p, a, e, u, s } = JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8')) as { p: unknown; a: unknown; e: unknown; u: unknown; s: unknown };
     if (typeof p !== 'string' || (a !== 'read' && a !== 'write') || typeof e !== 'number') return undefined;
     if (u !== null && !Number.isSafeInteger(u)) return undefined;
-    return { prefix: p, access: a, expires: e, user: u as number | null };
+    if (s !== undefined && typeof s !== 'string') return undefined;
+    return { prefix: p, access: a, expires: e, user: u as number | null, ...(s === undefined ? {} : { signIn: s }) };
   } catch {
     return undefined;
   }

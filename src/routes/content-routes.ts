@@ -1,4 +1,5 @@
 /** Routes that move a dataset's content: upload URLs, scoped credentials, versions and manifests. */
+import { signInOf } from '../accounts/sign-in-of-credential.js';
 import { z } from '@hono/zod-openapi';
 import { convertNewVersion } from '../conversion/convert-new-version.js';
 import { uploadableDataset, visibleDataset } from '../datasets/dataset-access.js';
@@ -37,7 +38,7 @@ export const contentRoutes: Route[] = [
     responses: { 200: jsonResponse(CredentialsSchema, 'Credentials') },
     handler: async (c, { params }) => {
       const dataset = await uploadableDataset(c.var.deps.db, params.id, callerOf(c).user);
-      return c.json(objectCredentials(c.var.deps, dataset.id, 'write', callerOf(c).user.id), 200);
+      return c.json(objectCredentials(c.var.deps, dataset.id, 'write', callerOf(c).user.id, signInOf(c.var.caller)), 200);
     },
   }),
 
@@ -50,7 +51,7 @@ export const contentRoutes: Route[] = [
     responses: { 200: jsonResponse(CredentialsSchema, 'Credentials') },
     handler: async (c, { params }) => {
       const dataset = await visibleDataset(c.var.deps.db, params.id, c.var.caller?.user);
-      return c.json(objectCredentials(c.var.deps, dataset.id, 'read', c.var.caller?.user.id ?? null), 200);
+      return c.json(objectCredentials(c.var.deps, dataset.id, 'read', c.var.caller?.user.id ?? null, signInOf(c.var.caller)), 200);
     },
   }),
 

@@ -9,6 +9,7 @@
  * workers read with a fetch credential (`datasets/git-fetch-credential.ts`): one dataset's repository,
  * upload-pack only.
  */
+import { signInOf, type SignIn } from '../accounts/sign-in-of-credential.js';
 import type { Context } from 'hono';
 import { assertAccountUsable } from '../accounts/account-gates.js';
 import { allows, standingOf } from '../datasets/dataset-access.js';
@@ -47,15 +48,15 @@ function presentedToken(c: Context<AppEnv>): string | undefined {
   return /^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? '';
 }
 
-/** The user of the request's Basic (or Bearer) credentials; undefined for none; throws for bad ones. */
-async function gitUser(c: Context<AppEnv>): Promise<User | undefined> {
+/** The user of the request's Basic (or Bearer) API key, and the key; undefined for none; throws for bad ones. */
+async function gitUser(c: Context<AppEnv>): Promise<{ user: User; signIn: SignIn | undefined } | undefined> {
   const token = presentedToken(c);
   if (token === undefined) return undefined;
   // A fetch credential is no API key: where a user is asked for (push, git-lfs), it is refused as a bad one.
   const found = token && !isGitFetchCredential(token) ? await findApiKey(c.var.deps.db, token, c.var.deps.keyCache) : undefined;
   if (!found || found.user.status === 'revoked') throw new NdsError('unauthorized', { message: 'The API key is not valid or was revoked.' });
   assertAccountUsable(found.user);
-  return found.user;
+  return { user: found.user, signIn: signInOf(found) };
 }
 
 /** Who is asking for a repository, once they may read it (and push, when `pushing`); or the answer refusing them. */
@@ -64,10 +65,11 @@ async function repositoryCaller(
   datasetId: string,
   pushing: boolean,
   refuse: (message: string) => Response,
-): Promise<{ user: User | undefined; dataset: DatasetRow } | Response> {
+): Promise<{ user: User | undefined; signIn: SignIn | undefined; dataset: DatasetRow } | Response> {
   let user: User | undefined;
+  let signIn: SignIn | undefined;
   try {
-    user = await gitUser(c);
+    ({ user, signIn } = (await gitUser(c)) ?? {});
   } catch (err) {
     if (err instanceof NdsError && err.status === 401) return refuse(err.message);
     throw err;
@@ -84,7 +86,7 @@ async function repositoryCaller(
     if (!user) return refuse('Sign in to push.');
     throw new NdsError('forbidden', { message: 'Only the dataset owner and its maintainers may push.' });
   }
-  return { user, dataset };
+  return { user, signIn, dataset };
 }
 
 /** git-lfs reads errors as JSON with a `message`; a 401 makes it ask git's credential helpers. */
@@ -122,7 +124,7 @@ const lfsBatchRoute = route({
     if (body.hash_algo !== undefined && body.hash_algo !== 'sha256') {
       return c.json({ error: 'conflict', message: `Objects are named by sha256, not ${body.hash_algo}.` }, 409, { 'content-type': LFS_MEDIA_TYPE });
     }
-    const answer = uploading ? await lfsUploads(c.var.deps, caller.dataset.id, body.objects) : await lfsDownloads(c.var.deps, caller.dataset.id, caller.user?.id ?? null, body.objects);
+    const answer = uploading ? await lfsUploads(c.var.deps, caller.dataset.id, body.objects) : await lfsDownloads(c.var.deps, caller.dataset.id, caller.user?.id ?? null, body.objects, caller.signIn);
     return c.json(answer, 200, { 'content-type': LFS_MEDIA_TYPE });
   },
 });

@@ -137,17 +137,23 @@ async function authorizeRead(c: Context<AppEnv>, key: string): Promise<'public' 
   if (reader === undefined) throw refused();
   // A key of no dataset (none is written today) is read with a signature alone, as the store signed it.
   if (datasetId === undefined) return 'credentialed';
-  if (reader.user === undefined || !(await mayStillRead(db, datasetId, reader.user))) throw refused();
+  if (reader.user === undefined || !(await mayStillRead(db, datasetId, reader.user, reader.signIn))) throw refused();
   return 'credentialed';
 }
 
 /**
- * Who reads: the account a valid credential for this key was minted for (null: anyone), or the signed-in
- * caller for a Zarr copy. `user` is undefined for a valid signature bound to no account (a store's own
- * presigned URL), which reads no dataset's object. Undefined when the request carries nothing valid for
- * this key: a bad credential reads as none, whatever the dataset, so it tells nothing about it.
+ * Who reads: the account a valid credential for this key was minted for (null: anyone) and the sign-in it was
+ * minted under, or the signed-in caller for a Zarr copy. `user` is undefined for a valid signature bound to
+ * no account (a store's own presigned URL), which reads no dataset's object. Undefined when the request
+ * carries nothing valid for this key: a bad credential reads as none, whatever the dataset, so it tells
+ * nothing about it.
  */
-async function readerOf(c: Context<AppEnv>, key: string, datasetId: string | undefined, inCopy: boolean): Promise<{ user: number | null | undefined } | undefined> {
+async function readerOf(
+  c: Context<AppEnv>,
+  key: string,
+  datasetId: string | undefined,
+  inCopy: boolean,
+): Promise<{ user: number | null | undefined; signIn?: string } | undefined> {
   const { config, clock } = c.var.deps;
   const signer = objectUrlSigner(config);
   const nowS = Math.floor(clock.now().getTime() / 1000);
@@ -155,19 +161,19 @@ async function readerOf(c: Context<AppEnv>, key: string, datasetId: string | und
   const bearer = /^Bearer\s+(ndso_\S+)$/i.exec(authorization ?? '')?.[1];
   if (bearer) {
     const claims = readPrefixToken(signer, bearer);
-    return claims && tokenAllows(claims, 'read', key, nowS) ? { user: claims.user } : undefined;
+    return claims && tokenAllows(claims, 'read', key, nowS) ? { user: claims.user, signIn: claims.signIn } : undefined;
   }
   const grant = readGrantOf(authorization);
   if (grant) {
     const claims = readGrantClaims(config, grant, clock.now());
-    return claims && inCopy && claims.datasetId === datasetId ? { user: claims.user } : undefined;
+    return claims && inCopy && claims.datasetId === datasetId ? { user: claims.user, signIn: claims.signIn } : undefined;
   }
   const q = c.req.query();
   if (q.sig) {
     const user = q.u === undefined ? undefined : q.u === '-' ? null : /^[1-9]\d{0,15}$/.test(q.u) ? Number(q.u) : NaN;
     if (Number.isNaN(user) || !q.expires || !/^\d+$/.test(q.expires)) return undefined;
-    const claims = { method: 'GET' as const, key, expires: Number(q.expires), user };
-    return nowS < claims.expires && signer.verifyUrl(claims, q.sig) ? { user } : undefined;
+    const claims = { method: 'GET' as const, key, expires: Number(q.expires), user, signIn: q.si };
+    return nowS < claims.expires && signer.verifyUrl(claims, q.sig) ? { user, signIn: q.si } : undefined;
   }
   if (!inCopy) return undefined;
   try {
@@ -217,7 +223,7 @@ async function authorizeWrite(c: Context<AppEnv>, signer: ObjectUrlSigner, key: 
     const claims = readPrefixToken(signer, bearer);
     if (!claims || !tokenAllows(claims, 'write' satisfies TokenAccess, key, nowS)) throw new NdsError('signature_invalid');
     // Upload credentials die with their holder's right to upload (a member removed, an account revoked).
-    if (!(await mayStillUpload(c.var.deps.db, DATASET_KEY.exec(key)?.[1] ?? '', claims.user))) throw new NdsError('signature_invalid');
+    if (!(await mayStillUpload(c.var.deps.db, DATASET_KEY.exec(key)?.[1] ?? '', claims.user, claims.signIn))) throw new NdsError('signature_invalid');
     return {};
   }
   const q = c.req.query();

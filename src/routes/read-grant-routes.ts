@@ -3,6 +3,7 @@
  * private ones included (`datasets/read-grant.ts`). The dataset page embeds one for its viewer and the viewer
  * asks here for a fresh one before it expires.
  */
+import { signInOf } from '../accounts/sign-in-of-credential.js';
 import { z } from '@hono/zod-openapi';
 import { issueReadGrant, READ_GRANT_SECONDS } from '../datasets/read-grant.js';
 import { callerOf } from '../http/auth.js';
@@ -27,7 +28,7 @@ export const readGrantRoutes: Route[] = [
     params: IdParam,
     responses: { 200: jsonResponse(ReadGrantAnswer, 'The grant and when it expires'), 404: errorResponses[404] },
     handler: async (c, { params }) => {
-      const { grant, expiresAt } = await issueReadGrant(c.var.deps, params.id, callerOf(c).user);
+      const { grant, expiresAt } = await issueReadGrant(c.var.deps, params.id, callerOf(c).user, signInOf(c.var.caller));
       c.header('Cache-Control', 'no-store');
       return c.json({ grant, expires_at: expiresAt.toISOString(), expires_in: Math.round((expiresAt.getTime() - c.var.deps.clock.now().getTime()) / 1000) }, 200);
     },

@@ -2,6 +2,7 @@
  * The dataset pages (`/datasets`, `/datasets/:id`). The paths are shared with the JSON API; `mountRoutes`
  * answers with a page when the browser asks for HTML (`http/accept-preference.ts`).
  */
+import { signInOf } from '../accounts/sign-in-of-credential.js';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { DATASET_PATH } from '../http/paths.js';
@@ -38,7 +39,7 @@ async function detailPage(c: Context<AppEnv>, id: string): Promise<Response> {
   // A private dataset is seen here only by its owner, members and admins: its viewer reads through a read grant.
   const readGrant =
     dataset.visibility === 'private' && index && user
-      ? { grant: signReadGrant(config, id, user.id, c.var.deps.clock.now()).grant, expires_in: READ_GRANT_SECONDS, refresh: `/datasets/${id}/read-grant` }
+      ? { grant: signReadGrant(config, id, user.id, c.var.deps.clock.now(), signInOf(c.var.caller)).grant, expires_in: READ_GRANT_SECONDS, refresh: `/datasets/${id}/read-grant` }
       : undefined;
   if (selected && group) {
     metadata = await readStoreDocuments(objects, id, selected.zarr, group);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createAccount, type TestAccount } from '../support/accounts.js';
+import { apiFetch, createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createUploader, json, storeVariants } from './support.js';
 
@@ -68,6 +68,22 @@ for (const variant of storeVariants) {
       assert.equal((await json(await fetch(`${server.url}/datasets/${id}/download-credentials`, post()), 404)).error, 'dataset_not_found');
       assert.equal((await json(await stranger.api(`/datasets/${id}/versions`), 404)).error, 'dataset_not_found');
       assert.equal((await json(await stranger.api(`/datasets/${id}/manifest`), 404)).error, 'dataset_not_found');
+    });
+
+    it("ends upload credentials with the key that asked for them, not with the account's other keys", async () => {
+      const laptopKey = (await json(await owner.api('/auth/keys', post({ name: 'laptop' })), 201)).api_key as string;
+      const laptop = (p: string, init?: RequestInit) => apiFetch(server, p, laptopKey, init);
+      const fromLaptop = await json(await laptop(`/datasets/${id}/upload-credentials`, post()), 200);
+      const fromOwner = await json(await owner.api(`/datasets/${id}/upload-credentials`, post()), 200);
+      const put = (token: string, text: string) =>
+        fetch(`${fromLaptop.endpoint}${id}/objects/${sha(Buffer.from(text))}`, { method: 'PUT', headers: { authorization: `Bearer ${token}` }, body: text });
+      assert.equal((await put(fromLaptop.token, 'from the laptop')).status, 200);
+      assert.equal((await laptop('/auth/keys/current', { method: 'DELETE' })).status, 200);
+      const refused = await put(fromLaptop.token, 'from the laptop, later');
+      assert.equal(refused.status, 403);
+      assert.equal((await refused.json()).error, 'signature_invalid');
+      assert.equal(await server.deps.objects.head(`${id}/objects/${sha(Buffer.from('from the laptop, later'))}`), undefined);
+      assert.equal((await put(fromOwner.token, 'from the other key')).status, 200);
     });
 
     it('scopes credentials to the dataset: refused outside the prefix, for the wrong access, and once expired', async () => {

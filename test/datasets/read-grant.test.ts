@@ -32,6 +32,17 @@ describe('read grants', () => {
     assert.equal(readGrantClaims(config, [...owners.slice(0, 3), '-', owners[4]].join('.'), now), undefined, 'the account taken out');
   });
 
+  it('names the key or session that asked for it, and cannot be moved to another or have it taken out', () => {
+    const byKey = signReadGrant(config, 'nd000001', 42, now, 'k7').grant;
+    assert.deepEqual(readGrantClaims(config, byKey, now), { datasetId: 'nd000001', user: 42, signIn: 'k7' });
+    const session = `s${'ab'.repeat(32)}`;
+    assert.deepEqual(readGrantClaims(config, signReadGrant(config, 'nd000001', 42, now, session).grant, now), { datasetId: 'nd000001', user: 42, signIn: session });
+    const parts = byKey.split('.');
+    for (const holder of ['42', '42~k8', `42~${session}`, '42~x7']) {
+      assert.equal(readGrantClaims(config, [...parts.slice(0, 3), holder, parts[4]].join('.'), now), undefined, holder);
+    }
+  });
+
   it('refuses any altered part, and tokens of other shapes', () => {
     const { grant } = signReadGrant(config, 'nd000001', 42, now);
     const parts = grant.split('.');

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { mintApiKey } from '../../src/accounts/api-keys.js';
 import type { Visibility } from '../../src/db/datasets-tables.js';
 import { READ_GRANT_SECONDS } from '../../src/datasets/read-grant.js';
 import { createAccount, createBrowserSession, type TestAccount } from '../support/accounts.js';
@@ -162,10 +163,14 @@ describe('read grants at a standalone nds gateway', () => {
       .values({ id: ID, name: 'Standalone grant', owner_id: owner.user.id, visibility: 'private', source_repo: null, latest_version: null, n_subjects: null, license: null, doi: null, concept_doi: null, publication_status: null, zarr_status: 'ready', zarr_converted_at: null, zarr_store_count: 1, zarr_index_etag: null, zarr_source_commit: null })
       .execute();
     await insertDataset(gw.deps.db, ID, 'private');
-    // The two databases stand for the one a real API and gateway share: a grant names its account by id, and
-    // the gateway asks whether that account may read the dataset, so the owner must be the same row in both.
+    // The two databases stand for the one a real API and gateway share: a grant names its account and the key
+    // that asked for it by id, and the gateway asks whether that account may read the dataset through that key,
+    // so the owner and the key must be the same rows in both.
     const gwOwner = await gw.deps.db.selectFrom('datasets').select('owner_id').where('id', '=', ID).executeTakeFirstOrThrow();
     assert.equal(gwOwner.owner_id, owner.user.id, 'the first account of each database');
+    const key = await api.deps.db.selectFrom('api_keys').select('id').where('user_id', '=', owner.user.id).executeTakeFirstOrThrow();
+    const gwKey = await mintApiKey(gw.deps.db, owner.user.id, 'test', 'admin');
+    assert.equal(gwKey.row.id, key.id, 'the first key of each database');
     await putZarrCopy(gw.deps.objects, ID);
   });
   after(async () => {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createAccount, createBrowserSession, type TestAccount } from '../support/accounts.js';
+import { apiFetch, createAccount, createBrowserSession, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { storeVariants } from '../datasets/support.js';
@@ -223,6 +223,35 @@ for (const variant of storeVariants) {
       assert.deepEqual(await stillReading(id, anyone), [], "anyone's credentials read nothing");
       assert.deepEqual(await stillReading(id, strangers), [], "a stranger's credentials read nothing");
       assert.deepEqual(await stillReading(id, owners), ALL, "the owner's still read");
+    });
+
+    it('stop reading when the key that asked for them is deleted or the session is signed out; those of another key read on', async () => {
+      const id = 'nd000713';
+      await publicDataset(id);
+      const patched = await admin.api(`/datasets/${id}`, { method: 'PATCH', body: JSON.stringify({ visibility: 'private' }) });
+      assert.equal(patched.status, 200, await patched.text());
+      // The owner has a second key, on a laptop.
+      const made = await owner.api('/auth/keys', { method: 'POST', body: JSON.stringify({ name: 'laptop' }) });
+      assert.equal(made.status, 201, await made.clone().text());
+      const laptopKey = ((await made.json()) as { api_key: string }).api_key;
+      const laptop: TestAccount = { user: owner.user, key: laptopKey, api: (p, init) => apiFetch(server, p, laptopKey, init) };
+      const laptops = await mint(id, laptop);
+      const owners = await mint(id, owner);
+      assert.deepEqual(await stillReading(id, laptops), ALL);
+
+      // The laptop is lost: its key is deleted, and what it minted ends with it.
+      assert.equal((await laptop.api('/auth/keys/current', { method: 'DELETE' })).status, 200);
+      assert.deepEqual(await stillReading(id, laptops), [], "the deleted key's credentials, URLs and grants read nothing");
+      assert.deepEqual(await stillReading(id, owners), ALL, "the other key's still read");
+
+      // A browser's grant and credentials end when it signs out.
+      const browser = await createBrowserSession(server, owner.user);
+      const { grant } = (await (await browser.fetch(`/datasets/${id}/read-grant`, { method: 'POST' })).json()) as { grant: string };
+      const credentials = (await (await browser.fetch(`/datasets/${id}/download-credentials`, { method: 'POST' })).json()) as Minted['credentials'];
+      const browsers: Minted = { credentials, lfsUrl: owners.lfsUrl, grant };
+      assert.deepEqual(await stillReading(id, browsers), ALL);
+      assert.equal((await browser.fetch('/auth/logout', { method: 'POST' })).status, 200);
+      assert.deepEqual(await stillReading(id, browsers), ['git-lfs download URL'], "only the other key's URL reads once the browser signed out");
     });
 
     it('stop reading when their holder loses access, and once the dataset is deleted', async () => {
