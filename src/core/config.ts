@@ -92,6 +92,11 @@ export interface Config {
    * (MAX_GIT_FILE_BYTES); larger ones must be git-lfs or git-annex pointers to uploaded content.
    */
   maxGitFileBytes: number;
+  /**
+   * The largest pack one `git push` to a hosted repository may send (MAX_GIT_PUSH_BYTES; GitHub's is 2 GiB): a
+   * larger push is refused by git as it arrives, before it is written. Data goes to content objects, not git.
+   */
+  maxGitPushBytes: number;
   /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */
   sandboxDatasetsMax: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
@@ -352,6 +357,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     maxTreeFiles: integer(env, 'MAX_TREE_FILES', 1_000_000, 1, 10_000_000),
     maxGitFileBytes: integer(env, 'MAX_GIT_FILE_BYTES', 100 * 1024 ** 2, 1024, 5 * 1024 ** 3),
+    maxGitPushBytes: integer(env, 'MAX_GIT_PUSH_BYTES', 2 * 1024 ** 3, 1024 ** 2, 1024 ** 4),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
     uploadPartThreshold: integer(env, 'UPLOAD_PART_THRESHOLD', 64 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
     uploadPartSize: integer(env, 'UPLOAD_PART_SIZE', 8 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),

@@ -19,6 +19,8 @@ export interface BackendRequest {
   remoteAddr: string;
   /** Called once git has exited (after the answer has streamed out), with its exit code. */
   onExit?: (code: number | null) => void;
+  /** Settings of this run (as `git -c`), which git's own children (receive-pack, index-pack) read too. */
+  config?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -62,6 +64,7 @@ async function readCgiHeaders(stdout: Readable): Promise<{ headers: Headers; sta
 
 export async function runGitHttpBackend(req: BackendRequest): Promise<Response> {
   const child = spawnGit(['http-backend'], {
+    config: req.config,
     env: {
       GIT_PROJECT_ROOT: req.projectRoot,
       GIT_HTTP_EXPORT_ALL: '1',

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -7,6 +8,7 @@ import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { serverLog } from '../support/server-log.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { repositoryDir } from '../../src/git/repository-dir.js';
 import { gitIn, gitRun, makeBidsRepo } from '../conversion/support.js';
 
 describe('hosted git repositories (smart HTTP)', () => {
@@ -104,5 +106,54 @@ describe('hosted git repositories (smart HTTP)', () => {
     assert.equal((await fetch(`${server.url}/git/../etc/passwd`)).status, 404);
     assert.equal((await fetch(`${server.url}/git/nd000301.git/../../x`)).status, 404);
     assert.equal((await fetch(`${server.url}/git/nd999999.git/info/refs?service=git-upload-pack`, { headers: { authorization: `Basic ${Buffer.from(`x:${owner.key}`).toString('base64')}` } })).status, 404);
+  });
+});
+
+describe('a push larger than MAX_GIT_PUSH_BYTES', () => {
+  let server: TestServer;
+  let owner: TestAccount;
+  let repo: string;
+  const id = 'nd000302';
+  const remote = () => {
+    const u = new URL(`${server.url}/git/${id}.git`);
+    u.username = 'nds';
+    u.password = owner.key;
+    return u.toString();
+  };
+
+  before(async () => {
+    server = await startTestServer({ env: { MAX_GIT_PUSH_BYTES: String(1024 ** 2) } });
+    owner = await createAccount(server);
+    repo = makeBidsRepo();
+    await insertDatasetRows(server.deps.db, { id, name: 'Big push', owner_id: owner.user.id, visibility: 'private' });
+  });
+  after(async () => {
+    await server.close();
+    rmSync(repo, { recursive: true, force: true });
+  });
+
+  it('is refused by git as it arrives, keeping nothing of it; a push within the limit goes through', async () => {
+    const small = await gitRun(repo, 'push', '-q', remote(), 'main');
+    assert.equal(small.status, 0, small.stderr);
+    const before = gitIn(repo, 'rev-parse', 'HEAD');
+    // 3 MiB that no compression makes smaller.
+    writeFileSync(path.join(repo, 'noise.bin'), randomBytes(3 * 1024 ** 2));
+    gitIn(repo, 'add', 'noise.bin');
+    gitIn(repo, 'commit', '-qm', 'noise');
+    const big = await gitRun(repo, 'push', '-q', remote(), 'main');
+    assert.notEqual(big.status, 0);
+    assert.match(big.stderr, /pack exceeds maximum allowed size/);
+    const hosted = repositoryDir(server.config.gitDir, id);
+    assert.equal(gitIn(hosted, 'rev-parse', 'refs/heads/main'), before, 'main has not moved');
+    const packBytes = readdirSync(path.join(hosted, 'objects/pack')).reduce((sum, f) => sum + statSync(path.join(hosted, 'objects/pack', f)).size, 0);
+    assert.ok(packBytes < 1024 ** 2, `the server kept ${packBytes} bytes of packs`);
+    assert.equal(gitIn(hosted, 'count-objects', '-v').match(/^size-garbage: (\d+)/m)?.[1], '0');
+    // The server answers on, and the owner's next push within the limit is taken.
+    gitIn(repo, 'reset', '-q', '--hard', before);
+    writeFileSync(path.join(repo, 'README'), 'small');
+    gitIn(repo, 'add', 'README');
+    gitIn(repo, 'commit', '-qm', 'readme');
+    const next = await gitRun(repo, 'push', '-q', '--force', remote(), 'main');
+    assert.equal(next.status, 0, next.stderr);
   });
 });
