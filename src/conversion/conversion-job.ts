@@ -28,12 +28,13 @@ export interface JobRequest {
 
 /**
  * Whether a job converts where `main` is when it is planned rather than the commit it names: a push's
- * delivery does. GitHub promises no order of deliveries and sends them again on request, and a dispatch
- * while a job waits replaces the waiting job's commit, so the commit a delivery names may be behind `main`
- * (a later push), or ahead of it (a force-push that took it back). `main` itself is the source's state.
+ * delivery does, also one merged into a waiting job asked to convert everything. GitHub promises no order of
+ * deliveries and sends them again on request, and a dispatch while a job waits replaces the waiting job's
+ * commit and reason, so the commit a delivery names may be behind `main` (a later push), or ahead of it (a
+ * force-push that took it back). `main` itself is the source's state.
  */
 export function followsMain(req: JobRequest): boolean {
-  return req.reason === 'push' && /^[0-9a-f]{40}$/.test(req.ref) && !req.full;
+  return req.reason === 'push' && /^[0-9a-f]{40}$/.test(req.ref);
 }
 
 /** The copy's index as it is; undefined when there is none or it is damaged (everything is converted then). */
@@ -86,7 +87,8 @@ export class StaleDelivery extends Error {
  */
 export async function planConversionJob(deps: Deps, req: JobRequest, source: OpenSource): Promise<StoredPlan> {
   const { checkout } = source;
-  if (followsMain(req) && checkout.mirror && checkout.commit !== req.ref) {
+  // A job asked to convert everything converts, whatever the copy is of.
+  if (followsMain(req) && !req.full && checkout.mirror && checkout.commit !== req.ref) {
     const dataset = await findDatasetRow(deps.db, req.datasetId);
     if (dataset?.zarr_source_commit === checkout.commit) throw new StaleDelivery(req.ref, checkout.commit);
   }

@@ -222,7 +222,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
         // Nothing was written: the copy is main's already, and the job is done, not failed.
         log.info({ job: job.id, dataset: job.dataset_id, commit: err.commit, main: err.main }, "a push's delivery skipped: the copy is of main already");
         await finishJob(db, job.id, workerId, { state: 'done', result: { skipped: 'stale_delivery', commit: err.commit, main: err.main } }, clock.now());
-        // Its dispatch made the dataset `pending`; unless another conversion waits, the newer copy is `ready` again.
+        // Its dispatch made the dataset `pending`; unless another conversion waits, the copy of main is `ready` again.
         if (!(await hasQueuedJob(db, job.dataset_id))) await settlePendingAsReady(db, job.dataset_id, clock.now());
         observeJob(deps.metrics, started, 'done');
         return;

@@ -234,8 +234,9 @@ export async function setZarrStatus(db: Kysely<Database>, id: string, status: Za
 }
 
 /**
- * Back to `ready` from `pending`, for a dispatch that converted nothing (its commit was older than the
- * copy's): the copy of `zarr_source_commit` is what is served. Any other status was set since, and stays.
+ * Back to `ready` from `pending`, for a dispatch that converted nothing (a push's delivery that found the copy
+ * of `main` already): the copy of `zarr_source_commit` is what is served. Any other status was set since, and
+ * stays.
  */
 export async function settlePendingAsReady(db: Kysely<Database>, id: string, now: Date): Promise<void> {
   await db

@@ -10,7 +10,7 @@ export interface ConversionJobsTable {
   full: Generated<boolean>;
   state: ConversionJobState;
   attempts: Generated<number>;
-  /** Why the job was asked for: `push`, `regenerate`, `backfill`, `follow-up`. */
+  /** Why the job was last asked for: `push`, `regenerate`, `version` (a merged dispatch brings its own). */
   reason: string | null;
   worker_id: string | null;
   requested_at: Generated<Timestamp>;

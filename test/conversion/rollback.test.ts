@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { enqueueConversion } from '../../src/conversion/job-queue.js';
 import { regenerateZarr } from '../../src/conversion/zarr-administration.js';
 import { gitIn, hostedSource, hostRepository, makeBidsRepo, pushPayload, readObject, signGithub } from './support.js';
 
@@ -108,5 +109,30 @@ describe('a branch rolled back to an older commit', () => {
     await server.worker!.idle();
     const d = await dataset();
     assert.deepEqual([d.zarr_status, d.zarr_source_commit, d.zarr_store_count], ['ready', first, 2]);
+  });
+
+  /** Queues `first` and then `then` at once (one transaction), so that the second is merged into the first. */
+  async function queueTogether(first: Parameters<typeof enqueueConversion>[1], then: Parameters<typeof enqueueConversion>[1]) {
+    const { coalesced } = await server.deps.db.transaction().execute(async (trx) => {
+      await enqueueConversion(trx, first);
+      return enqueueConversion(trx, then);
+    });
+    assert.equal(coalesced, true);
+    await server.worker!.idle();
+  }
+
+  it('converts main when a late delivery is merged into a waiting regeneration, whole or not', async () => {
+    await regenerateZarr(server.deps, id, { ref: 'main', full: false });
+    await server.worker!.idle();
+    const main = gitIn(repo, 'rev-parse', 'HEAD');
+    const root = gitIn(repo, 'rev-list', '--max-parents=0', 'HEAD');
+    assert.deepEqual([(await dataset()).zarr_source_commit, (await dataset()).zarr_store_count], [main, 1]);
+    for (const full of [false, true]) {
+      // e.g. `nds admin zarr backfill --all --full` waiting while GitHub redelivers an old push.
+      await queueTogether({ datasetId: id, ref: 'main', full, reason: 'regenerate' }, { datasetId: id, ref: root, full: false, reason: 'push' });
+      const d = await dataset();
+      assert.deepEqual([d.zarr_status, d.zarr_source_commit, d.zarr_store_count], ['ready', main, 1], `full: ${full}`);
+      assert.equal(await server.deps.objects.head(`${id}/zarr/sub-02/eeg/sub-02_task-rest_eeg.zarr/zarr.json`), undefined, 'the removed recording stays removed');
+    }
   });
 });
