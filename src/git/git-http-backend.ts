@@ -62,6 +62,9 @@ async function readCgiHeaders(stdout: Readable): Promise<{ headers: Headers; sta
   throw new Error('git http-backend ended without an answer');
 }
 
+/** How long git may take to fail a push whose input ended early before it is killed. */
+const ABANDONED_INPUT_GRACE_MS = 30_000;
+
 export async function runGitHttpBackend(req: BackendRequest): Promise<Response> {
   const child = spawnGit(['http-backend'], {
     config: req.config,
@@ -91,8 +94,13 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
     }
     // `pipeline`, not `pipe`: a client that goes away mid-body ("aborted"), or git exiting before it has read
     // all of a malformed body (EPIPE on its stdin), must end this request, not throw where nothing listens.
+    // A body cut short ends git's input rather than git: git then fails the push itself and removes what it
+    // had received (a killed receive-pack leaves its quarantine folder, every byte of it, behind for good).
     pipeline(Readable.fromWeb(req.body as import('node:stream/web').ReadableStream), child.stdin, (err) => {
-      if (err && (err as NodeJS.ErrnoException).code !== 'EPIPE') child.kill();
+      if (err && (err as NodeJS.ErrnoException).code !== 'EPIPE') {
+        child.stdin.destroy();
+        setTimeout(() => child.kill(), ABANDONED_INPUT_GRACE_MS).unref();
+      }
       resolve();
     });
   });

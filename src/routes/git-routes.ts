@@ -187,8 +187,10 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
     projectRoot: config.gitDir,
     remoteUser: user?.username,
     remoteAddr: clientIp(c),
-    // index-pack stops a pack past the limit as it arrives ("pack exceeds maximum allowed size"): nothing of it stays.
-    config: pushing ? { 'receive.maxInputSize': String(config.maxGitPushBytes) } : undefined,
+    // index-pack stops a pack past the limit as it arrives ("pack exceeds maximum allowed size"): nothing of it
+    // stays. A pack is kept as it came (unpackLimit 1): unpack-objects would write each of a small pack's deltas
+    // out whole, a hundred times the bytes sent.
+    config: pushing ? { 'receive.maxInputSize': String(config.maxGitPushBytes), 'receive.unpackLimit': '1' } : undefined,
     onExit: (code) => {
       if (rest !== '/git-receive-pack' || code !== 0) return;
       afterPush(deps, datasetId, dir, before).catch((err) => deps.log.error({ err, dataset: datasetId }, 'after-push handling failed'));

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { deflateSync } from 'node:zlib';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { serverLog } from '../support/server-log.js';
@@ -109,7 +111,7 @@ describe('hosted git repositories (smart HTTP)', () => {
   });
 });
 
-describe('a push larger than MAX_GIT_PUSH_BYTES', () => {
+describe('pushes that would cost the server more than they send', () => {
   let server: TestServer;
   let owner: TestAccount;
   let repo: string;
@@ -132,7 +134,7 @@ describe('a push larger than MAX_GIT_PUSH_BYTES', () => {
     rmSync(repo, { recursive: true, force: true });
   });
 
-  it('is refused by git as it arrives, keeping nothing of it; a push within the limit goes through', async () => {
+  it('a pack larger than MAX_GIT_PUSH_BYTES is refused by git as it arrives, keeping nothing of it; a push within the limit goes through', async () => {
     const small = await gitRun(repo, 'push', '-q', remote(), 'main');
     assert.equal(small.status, 0, small.stderr);
     const before = gitIn(repo, 'rev-parse', 'HEAD');
@@ -155,5 +157,60 @@ describe('a push larger than MAX_GIT_PUSH_BYTES', () => {
     gitIn(repo, 'commit', '-qm', 'readme');
     const next = await gitRun(repo, 'push', '-q', '--force', remote(), 'main');
     assert.equal(next.status, 0, next.stderr);
+  });
+
+  it('keeps a small pack of deltas as it came, not written out whole', async () => {
+    // 60 files of 512 KiB that differ by a byte: a pack of 60 deltas against one blob, fewer than git's 100
+    // objects for which it would write each object out on its own, whole.
+    const base = randomBytes(512 * 1024);
+    for (let i = 0; i < 60; i++) writeFileSync(path.join(repo, `copy-${i}.bin`), Buffer.concat([base, Buffer.from(String(i))]));
+    gitIn(repo, 'add', '-A');
+    gitIn(repo, 'commit', '-qm', 'copies');
+    // A wide delta window makes every copy a delta of one blob: a pack of about 530 KB.
+    const pushed = await gitRun(repo, '-c', 'pack.window=100', 'push', '-q', remote(), 'main');
+    assert.equal(pushed.status, 0, pushed.stderr);
+    const objects = path.join(repositoryDir(server.config.gitDir, id), 'objects');
+    const bytes = readdirSync(objects, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .reduce((sum, e) => sum + statSync(path.join(e.parentPath, e.name)).size, 0);
+    assert.ok(bytes < 2 * 1024 ** 2, `a push of 60 deltas left ${bytes} bytes of objects`);
+  });
+
+  it('keeps nothing of a push whose client goes away in the middle of its pack', async () => {
+    const objects = path.join(repositoryDir(server.config.gitDir, id), 'objects');
+    const entries = () => readdirSync(objects, { recursive: true }).map(String).sort();
+    const before = entries();
+    const head = gitIn(repo, 'rev-parse', 'HEAD');
+    const pkt = (line: string) => (line.length + 4).toString(16).padStart(4, '0') + line;
+    // A pack announced with two objects: the first whole (a 300 KiB blob), the second cut off.
+    const size = 300 * 1024;
+    const header = Buffer.alloc(12);
+    header.write('PACK', 0);
+    header.writeUInt32BE(2, 4);
+    header.writeUInt32BE(2, 8);
+    const sizeBytes = [(3 << 4) | (size & 0x0f)];
+    for (let rest = size >> 4; rest > 0; rest >>= 7) {
+      sizeBytes[sizeBytes.length - 1]! |= 0x80;
+      sizeBytes.push(rest & 0x7f);
+    }
+    const blob = deflateSync(randomBytes(size));
+    const req = http.request(`${server.url}/git/${id}.git/git-receive-pack`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`nds:${owner.key}`).toString('base64')}`,
+        'content-type': 'application/x-git-receive-pack-request',
+        'transfer-encoding': 'chunked',
+      },
+    });
+    req.on('error', () => {});
+    req.write(Buffer.concat([Buffer.from(`${pkt(`${'0'.repeat(40)} ${head} refs/heads/cut\0report-status\n`)}0000`), header, Buffer.from(sizeBytes), blob, Buffer.from(sizeBytes), blob.subarray(0, 1000)]));
+    // git has the first object when a folder of the push appears; then the client goes away.
+    const deadline = Date.now() + 10_000;
+    while (entries().length === before.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.notDeepEqual(entries(), before, 'git began to receive the pack');
+    req.destroy();
+    while (entries().length !== before.length && Date.now() < deadline + 10_000) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(entries(), before, 'what git had received is removed');
+    assert.doesNotMatch(gitIn(repositoryDir(server.config.gitDir, id), 'show-ref'), /refs\/heads\/cut/);
   });
 });
