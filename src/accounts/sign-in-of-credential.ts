@@ -24,15 +24,14 @@ export function signInOf(caller: { key?: { id: number }; sessionHash?: string } 
 }
 
 /**
- * Whether the sign-in of account `userId` still lives: the key not revoked, the session not ended (signed out,
- * or all of the account's ended by an admin). A session past its expiry still counts until its row goes: the
- * credentials it minted expire within the hour on their own.
+ * Whether the sign-in of account `userId` still lives at `now`: the key not revoked, the session neither ended
+ * (signed out, or all of the account's ended by an admin) nor past its expiry.
  */
-export async function isSignInLive(db: Kysely<Database>, userId: number, signIn: SignIn): Promise<boolean> {
+export async function isSignInLive(db: Kysely<Database>, userId: number, signIn: SignIn, now: Date): Promise<boolean> {
   if (!isSignIn(signIn)) return false;
   const rest = signIn.slice(1);
   const row = signIn.startsWith('k')
     ? await db.selectFrom('api_keys').select('id').where('id', '=', Number(rest)).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst()
-    : await db.selectFrom('sessions').select('user_id').where('id_hash', '=', rest).where('user_id', '=', userId).executeTakeFirst();
+    : await db.selectFrom('sessions').select('user_id').where('id_hash', '=', rest).where('user_id', '=', userId).where('expires_at', '>', now).executeTakeFirst();
   return row !== undefined;
 }

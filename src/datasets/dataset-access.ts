@@ -104,13 +104,13 @@ export async function visibleDataset(db: Kysely<Database>, id: string, user: Use
  * URLs and read grants carry the account and the sign-in they were minted under and ask this on every use, so
  * none outlives the dataset's publicity, its existence, its holder's access or the key that asked for it.
  */
-export async function mayStillRead(db: Kysely<Database>, id: string, userId: number | null, signIn?: SignIn): Promise<boolean> {
+export async function mayStillRead(db: Kysely<Database>, id: string, userId: number | null, signIn: SignIn | undefined, now: Date): Promise<boolean> {
   if (!DATASET_ID.test(id)) return false;
   const dataset = await findDatasetRow(db, id);
   if (!dataset) return false;
   if (dataset.visibility === 'public') return true;
   if (userId === null) return false;
-  const [user, live] = await Promise.all([findUserById(db, userId), signIn === undefined || isSignInLive(db, userId, signIn)]);
+  const [user, live] = await Promise.all([findUserById(db, userId), signIn === undefined || isSignInLive(db, userId, signIn, now)]);
   return !!user && live && isAccountUsable(user) && (await canSee(db, user, dataset));
 }
 
@@ -119,9 +119,9 @@ export async function mayStillRead(db: Kysely<Database>, id: string, userId: num
  * `signIn` when the credential names one: asked at every write with upload credentials, so that none outlives
  * its holder's access (a member removed, an account revoked, the dataset deleted) or its key.
  */
-export async function mayStillUpload(db: Kysely<Database>, id: string, userId: number | null, signIn?: SignIn): Promise<boolean> {
+export async function mayStillUpload(db: Kysely<Database>, id: string, userId: number | null, signIn: SignIn | undefined, now: Date): Promise<boolean> {
   if (!DATASET_ID.test(id) || userId === null) return false;
-  const [user, live] = await Promise.all([findUserById(db, userId), signIn === undefined || isSignInLive(db, userId, signIn)]);
+  const [user, live] = await Promise.all([findUserById(db, userId), signIn === undefined || isSignInLive(db, userId, signIn, now)]);
   if (!user || !live || !isAccountUsable(user)) return false;
   return uploadableDataset(db, id, user).then(
     () => true,

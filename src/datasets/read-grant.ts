@@ -84,7 +84,7 @@ export function readGrantClaims(config: SigningConfig, token: string, now: Date)
  */
 export async function grantReadsDataset(deps: Pick<Deps, 'config' | 'db' | 'clock'>, token: string, datasetId: string): Promise<boolean> {
   const claims = readGrantClaims(deps.config, token, deps.clock.now());
-  return !!claims && claims.datasetId === datasetId && (await mayStillRead(deps.db, datasetId, claims.user, claims.signIn));
+  return !!claims && claims.datasetId === datasetId && (await mayStillRead(deps.db, datasetId, claims.user, claims.signIn, deps.clock.now()));
 }
 
 /** The bearer token of an `Authorization` header when it looks like a read grant; undefined otherwise. */

@@ -27,7 +27,7 @@ export class ReadGrantGate {
     if (grant === undefined) return false;
     const claims = readGrantClaims(this.#deps.config, grant, this.#deps.clock.now());
     if (claims === undefined || claims.datasetId !== datasetId) return false;
-    return mayStillRead(this.#deps.db, datasetId, claims.user, claims.signIn);
+    return mayStillRead(this.#deps.db, datasetId, claims.user, claims.signIn, this.#deps.clock.now());
   }
 }
 

@@ -137,7 +137,7 @@ async function authorizeRead(c: Context<AppEnv>, key: string): Promise<'public' 
   if (reader === undefined) throw refused();
   // A key of no dataset (none is written today) is read with a signature alone, as the store signed it.
   if (datasetId === undefined) return 'credentialed';
-  if (reader.user === undefined || !(await mayStillRead(db, datasetId, reader.user, reader.signIn))) throw refused();
+  if (reader.user === undefined || !(await mayStillRead(db, datasetId, reader.user, reader.signIn, c.var.deps.clock.now()))) throw refused();
   return 'credentialed';
 }
 
@@ -223,7 +223,7 @@ async function authorizeWrite(c: Context<AppEnv>, signer: ObjectUrlSigner, key: 
     const claims = readPrefixToken(signer, bearer);
     if (!claims || !tokenAllows(claims, 'write' satisfies TokenAccess, key, nowS)) throw new NdsError('signature_invalid');
     // Upload credentials die with their holder's right to upload (a member removed, an account revoked).
-    if (!(await mayStillUpload(c.var.deps.db, DATASET_KEY.exec(key)?.[1] ?? '', claims.user, claims.signIn))) throw new NdsError('signature_invalid');
+    if (!(await mayStillUpload(c.var.deps.db, DATASET_KEY.exec(key)?.[1] ?? '', claims.user, claims.signIn, c.var.deps.clock.now()))) throw new NdsError('signature_invalid');
     return {};
   }
   const q = c.req.query();

@@ -225,7 +225,7 @@ for (const variant of storeVariants) {
       assert.deepEqual(await stillReading(id, owners), ALL, "the owner's still read");
     });
 
-    it('stop reading when the key that asked for them is deleted or the session is signed out; those of another key read on', async () => {
+    it('stop reading when the key that asked for them is deleted, or the session is signed out or expires; those of another key read on', async () => {
       const id = 'nd000713';
       await publicDataset(id);
       const patched = await admin.api(`/datasets/${id}`, { method: 'PATCH', body: JSON.stringify({ visibility: 'private' }) });
@@ -252,6 +252,15 @@ for (const variant of storeVariants) {
       assert.deepEqual(await stillReading(id, browsers), ALL);
       assert.equal((await browser.fetch('/auth/logout', { method: 'POST' })).status, 200);
       assert.deepEqual(await stillReading(id, browsers), ['git-lfs download URL'], "only the other key's URL reads once the browser signed out");
+
+      // A session that expires (30 days after it began) takes its grants and credentials along as well.
+      const later = await createBrowserSession(server, owner.user);
+      const grantOfLater = ((await (await later.fetch(`/datasets/${id}/read-grant`, { method: 'POST' })).json()) as { grant: string }).grant;
+      const credentialsOfLater = (await (await later.fetch(`/datasets/${id}/download-credentials`, { method: 'POST' })).json()) as Minted['credentials'];
+      const expiring: Minted = { credentials: credentialsOfLater, lfsUrl: owners.lfsUrl, grant: grantOfLater };
+      assert.deepEqual(await stillReading(id, expiring), ALL);
+      await server.deps.db.updateTable('sessions').set({ expires_at: new Date(server.clock.now().getTime() - 1000) }).where('user_id', '=', owner.user.id).execute();
+      assert.deepEqual(await stillReading(id, expiring), ['git-lfs download URL'], 'nothing the expired session minted reads');
     });
 
     it('stop reading when their holder loses access, and once the dataset is deleted', async () => {
