@@ -97,6 +97,8 @@ export interface Config {
    * larger push is refused by git as it arrives, before it is written. Data goes to content objects, not git.
    */
   maxGitPushBytes: number;
+  /** The most refs one `git push` to a hosted repository may update (MAX_GIT_PUSH_REFS): git writes a file for each. */
+  maxGitPushRefs: number;
   /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */
   sandboxDatasetsMax: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
@@ -358,6 +360,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     maxTreeFiles: integer(env, 'MAX_TREE_FILES', 1_000_000, 1, 10_000_000),
     maxGitFileBytes: integer(env, 'MAX_GIT_FILE_BYTES', 100 * 1024 ** 2, 1024, 5 * 1024 ** 3),
     maxGitPushBytes: integer(env, 'MAX_GIT_PUSH_BYTES', 2 * 1024 ** 3, 1024 ** 2, 1024 ** 4),
+    maxGitPushRefs: integer(env, 'MAX_GIT_PUSH_REFS', 1000, 1, 1_000_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
     uploadPartThreshold: integer(env, 'UPLOAD_PART_THRESHOLD', 64 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
     uploadPartSize: integer(env, 'UPLOAD_PART_SIZE', 8 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),

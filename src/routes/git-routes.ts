@@ -10,6 +10,8 @@
  * upload-pack only.
  */
 import { signInOf, type SignIn } from '../accounts/sign-in-of-credential.js';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Context } from 'hono';
 import { assertAccountUsable } from '../accounts/account-gates.js';
 import { allows, standingOf } from '../datasets/dataset-access.js';
@@ -21,6 +23,7 @@ import { clientIp } from '../http/client-ip.js';
 import { textProblem } from '../http/request-input.js';
 import { NdsError } from '../core/errors.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
+import { PushCommandsRefused, takePushCommands } from '../git/push-commands.js';
 import { afterPush } from '../conversion/after-push.js';
 import { findDatasetRow } from '../datasets/dataset-queries.js';
 import { locateRepository, mainHead, markHostedSource } from '../datasets/hosted-repository.js';
@@ -31,6 +34,8 @@ import type { DatasetRow } from '../db/datasets-tables.js';
 import { LFS_MEDIA_TYPE, lfsDownloads, lfsUploads } from '../datasets/lfs-batch.js';
 
 const REPO = /^\/git\/((?:nd|sb)\d{6})\.git(\/.*)?$/;
+/** The most bytes of a push's command list (a thousand updates take about 100 KB). */
+const PUSH_COMMANDS_MAX_BYTES = 4 * 1024 * 1024;
 
 function challenge(message: string): Response {
   return new Response(`${message}\n`, { status: 401, headers: { 'WWW-Authenticate': 'Basic realm="nds", charset="UTF-8"', 'content-type': 'text/plain' } });
@@ -177,13 +182,25 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   const { dir } = place;
   if (pushing) await markHostedSource(deps, dataset);
   const before = rest === '/git-receive-pack' ? await mainHead(dir) : undefined;
+  let body: ReadableStream<Uint8Array> | null = c.req.raw.body;
+  let contentEncoding = c.req.header('content-encoding');
+  if (rest === '/git-receive-pack' && body) {
+    try {
+      const taken = await takePushCommands(Readable.fromWeb(body as WebReadableStream), contentEncoding, { maxRefs: config.maxGitPushRefs, maxBytes: PUSH_COMMANDS_MAX_BYTES });
+      body = Readable.toWeb(taken) as ReadableStream<Uint8Array>;
+      contentEncoding = undefined;
+    } catch (err) {
+      if (err instanceof PushCommandsRefused) throw new NdsError('payload_too_large', { message: err.message });
+      throw err;
+    }
+  }
   return runGitHttpBackend({
     method: c.req.method,
     pathInfo: `/${datasetId}.git${rest}`,
     query,
     contentType: c.req.header('content-type'),
-    contentEncoding: c.req.header('content-encoding'),
-    body: c.req.raw.body,
+    contentEncoding,
+    body,
     projectRoot: config.gitDir,
     remoteUser: user?.username,
     remoteAddr: clientIp(c),

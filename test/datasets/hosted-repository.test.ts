@@ -5,7 +5,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { deflateSync } from 'node:zlib';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { serverLog } from '../support/server-log.js';
@@ -124,7 +124,7 @@ describe('pushes that would cost the server more than they send', () => {
   };
 
   before(async () => {
-    server = await startTestServer({ env: { MAX_GIT_PUSH_BYTES: String(1024 ** 2) } });
+    server = await startTestServer({ env: { MAX_GIT_PUSH_BYTES: String(1024 ** 2), MAX_GIT_PUSH_REFS: '5' } });
     owner = await createAccount(server);
     repo = makeBidsRepo();
     await insertDatasetRows(server.deps.db, { id, name: 'Big push', owner_id: owner.user.id, visibility: 'private' });
@@ -212,5 +212,31 @@ describe('pushes that would cost the server more than they send', () => {
     while (entries().length !== before.length && Date.now() < deadline + 10_000) await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(entries(), before, 'what git had received is removed');
     assert.doesNotMatch(gitIn(repositoryDir(server.config.gitDir, id), 'show-ref'), /refs\/heads\/cut/);
+  });
+
+  it('refuses a push naming more refs than MAX_GIT_PUSH_REFS before git sees it, gzip-encoded or not', async () => {
+    const hosted = repositoryDir(server.config.gitDir, id);
+    const refsBefore = gitIn(hosted, 'show-ref');
+    const names = ['b1', 'b2', 'b3', 'b4', 'b5', 'b6'];
+    for (const name of names) gitIn(repo, 'branch', '-f', name);
+    const six = await gitRun(repo, 'push', '-q', remote(), ...names);
+    assert.notEqual(six.status, 0);
+    assert.match(six.stderr, /413/);
+    assert.equal(gitIn(hosted, 'show-ref'), refsBefore, 'no ref was made');
+    // The same list gzip-encoded, as a raw request: refused alike, whatever it weighs on the wire.
+    const head = gitIn(repo, 'rev-parse', 'HEAD');
+    const pkt = (line: string) => (line.length + 4).toString(16).padStart(4, '0') + line;
+    const list = names.map((name, i) => pkt(`${'0'.repeat(40)} ${head} refs/heads/${name}${i === 0 ? '\0report-status' : ''}\n`)).join('') + '0000';
+    const res = await fetch(`${server.url}/git/${id}.git/git-receive-pack`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`nds:${owner.key}`).toString('base64')}`, 'content-type': 'application/x-git-receive-pack-request', 'content-encoding': 'gzip' },
+      body: gzipSync(Buffer.from(list)),
+    });
+    assert.equal(res.status, 413);
+    assert.match(((await res.json()) as { message: string }).message, /at most 5 refs \(MAX_GIT_PUSH_REFS\)/);
+    assert.equal(gitIn(hosted, 'show-ref'), refsBefore);
+    // Five at once are taken.
+    const five = await gitRun(repo, 'push', '-q', remote(), ...names.slice(0, 5));
+    assert.equal(five.status, 0, five.stderr);
   });
 });
