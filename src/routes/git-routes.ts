@@ -191,7 +191,8 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
       contentEncoding = undefined;
     } catch (err) {
       if (err instanceof PushCommandsRefused) throw new NdsError('payload_too_large', { message: err.message });
-      throw err;
+      // The client went away, or sent gzip that is not: its fault, and nothing was done.
+      throw new NdsError('bad_request', { message: "The push's body could not be read.", cause: err });
     }
   }
   return runGitHttpBackend({

@@ -235,6 +235,12 @@ describe('pushes that would cost the server more than they send', () => {
     assert.equal(res.status, 413);
     assert.match(((await res.json()) as { message: string }).message, /at most 5 refs \(MAX_GIT_PUSH_REFS\)/);
     assert.equal(gitIn(hosted, 'show-ref'), refsBefore);
+    const notGzip = await fetch(`${server.url}/git/${id}.git/git-receive-pack`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`nds:${owner.key}`).toString('base64')}`, 'content-type': 'application/x-git-receive-pack-request', 'content-encoding': 'gzip' },
+      body: list,
+    });
+    assert.equal(notGzip.status, 400);
     // Five at once are taken.
     const five = await gitRun(repo, 'push', '-q', remote(), ...names.slice(0, 5));
     assert.equal(five.status, 0, five.stderr);

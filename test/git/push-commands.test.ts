@@ -31,6 +31,10 @@ describe('the command list of a push', () => {
     await assert.rejects(takePushCommands(inPieces(endless, 512), undefined, { maxRefs: 3, maxBytes: 1024 }), /may take at most 1,024 bytes/);
   });
 
+  it('fails on a body that is not the gzip it says it is', async () => {
+    await assert.rejects(takePushCommands(Readable.from([Buffer.from(`${update(0)}0000`)]), 'gzip', limits), (err: Error) => !(err instanceof PushCommandsRefused));
+  });
+
   it('passes a list git cannot read on as it is, for git to refuse', async () => {
     const garbage = Buffer.from('zzzz not a pkt-line at all');
     assert.deepEqual(await buffer(await takePushCommands(Readable.from([garbage]), undefined, limits)), garbage);
