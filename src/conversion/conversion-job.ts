@@ -99,7 +99,15 @@ export async function planConversionJob(deps: Deps, req: JobRequest, source: Ope
   const previous = req.full ? undefined : await readPreviousIndex(deps, req.datasetId);
   const base = diffBase(previous, checkout.commit, req.full);
   const changed = base && checkout.mirror ? await changedPaths(checkout.mirror, base, checkout.commit, deps.config.maxTreeFiles) : undefined;
-  return storedPlanOf(planConversion({ recordings, previous, commit: checkout.commit, changed, full: req.full }), checkout.commit);
+  const plan = storedPlanOf(planConversion({ recordings, previous, commit: checkout.commit, changed, full: req.full }), checkout.commit);
+  return { ...plan, asked: { ref: req.ref, full: req.full, reason: req.reason } };
+}
+
+/** What a job asks for now when a dispatch was merged into it after its plan was made; undefined otherwise. */
+export function askedSincePlanned(plan: StoredPlan, req: JobRequest): JobRequest | undefined {
+  const asked = plan.asked;
+  if (!asked) return undefined;
+  return asked.ref !== req.ref || asked.reason !== req.reason || (req.full && !asked.full) ? req : undefined;
 }
 
 /** Once every task has its outcome: delete the stores whose source is gone, then write `index.json` and record it. */

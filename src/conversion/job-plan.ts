@@ -19,6 +19,12 @@ export interface PlannedRecording {
 
 export interface StoredPlan {
   commit: string;
+  /**
+   * What the job asked for when it was planned. A job reclaimed from a lost worker waits with its plan, and a
+   * dispatch merged into it meanwhile changes what it asks for: its worker runs the plan, then queues that.
+   * Absent from plans stored before it was kept.
+   */
+  asked?: { ref: string; full: boolean; reason: string | null };
   /** Every recording of the source, in source order; one without `keep`/`keepFailure` is a task. */
   recordings: PlannedRecording[];
   /** Store folders whose source is gone: deleted after the new stores are written. */

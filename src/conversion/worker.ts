@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import type { ConversionJob, ConversionTask } from '../db/conversion-tables.js';
 import { datasetExists, settlePendingAsReady } from '../datasets/dataset-queries.js';
-import { checkoutForConversion, checkoutForJob, planConversionJob, publishConversion, reportJobFailure, StaleDelivery, type JobRequest } from './conversion-job.js';
+import { askedSincePlanned, checkoutForConversion, checkoutForJob, planConversionJob, publishConversion, reportJobFailure, StaleDelivery, type JobRequest } from './conversion-job.js';
+import { dispatchConversion } from './dispatch.js';
 import { plannedTasks, type StoredPlan } from './job-plan.js';
 import { SourceError } from './source-checkout.js';
 import { observeJob } from './conversion-metrics.js';
@@ -182,11 +183,18 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       if (job.started_at && clock.now().getTime() - job.started_at.getTime() > limits.maxS * 1000) throw new JobTaken();
     };
     let commit: string | undefined;
+    const req: JobRequest = { datasetId: job.dataset_id, ref: job.ref, full: job.full, reason: job.reason };
+    // A dispatch merged into this job while it waited with a plan (reclaimed from a lost worker) is not in that
+    // plan: it is queued once the plan has run, whatever its outcome.
+    const merged = job.plan ? askedSincePlanned(job.plan as unknown as StoredPlan, req) : undefined;
+    const queueMerged = async () => {
+      if (!merged) return;
+      await dispatchConversion(deps, { ...merged, reason: merged.reason ?? 'follow-up' }).catch((err: unknown) => log.warn({ err, dataset: job.dataset_id }, 'could not queue the conversion merged into a reclaimed job'));
+    };
     try {
       let plan = job.plan as unknown as StoredPlan | null;
       if (!plan) {
         for (const key of [...sources.keys()]) await dropSource(key);
-        const req: JobRequest = { datasetId: job.dataset_id, ref: job.ref, full: job.full, reason: job.reason };
         const source = await checkoutForJob(deps, req);
         commit = source.checkout.commit;
         // Kept for this worker's own tasks of the job.
@@ -217,6 +225,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       await finishJob(db, job.id, workerId, { state: 'done', result: { ...result } }, clock.now());
       log.info({ job: job.id, dataset: job.dataset_id, stores: result.store_count, failures: result.failure_count, converted: result.converted.length }, 'conversion finished');
       observeJob(deps.metrics, started, 'done');
+      await queueMerged();
     } catch (err) {
       if (err instanceof StaleDelivery) {
         // Nothing was written: the copy is main's already, and the job is done, not failed.
@@ -235,6 +244,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       observeJob(deps.metrics, started, 'failed');
       await finishJob(db, job.id, workerId, { state: 'failed', error: jobError(err) }, clock.now());
       await reportJobFailure(deps, job.dataset_id, commit, ownerReason(err)).catch((e) => log.warn({ err: e }, 'could not record the failure'));
+      await queueMerged();
     } finally {
       clearInterval(beat);
       // The job is over here: the checkouts of its dataset go.

@@ -4,13 +4,14 @@
  * converts the later commit `main` is at. A regeneration converts the commit it names.
  */
 import assert from 'node:assert/strict';
-import { rmSync, unlinkSync } from 'node:fs';
+import { rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { enqueueConversion } from '../../src/conversion/job-queue.js';
+import { checkoutForJob, planConversionJob } from '../../src/conversion/conversion-job.js';
 import { regenerateZarr } from '../../src/conversion/zarr-administration.js';
 import { gitIn, hostedSource, hostRepository, makeBidsRepo, pushPayload, readObject, signGithub } from './support.js';
 
@@ -134,5 +135,27 @@ describe('a branch rolled back to an older commit', () => {
       assert.deepEqual([d.zarr_status, d.zarr_source_commit, d.zarr_store_count], ['ready', main, 1], `full: ${full}`);
       assert.equal(await server.deps.objects.head(`${id}/zarr/sub-02/eeg/sub-02_task-rest_eeg.zarr/zarr.json`), undefined, 'the removed recording stays removed');
     }
+  });
+
+  it('queues a dispatch merged into a job that waits with its plan (reclaimed from a lost worker) once the plan has run', async () => {
+    const planned = gitIn(repo, 'rev-parse', 'HEAD');
+    assert.equal((await dataset()).zarr_source_commit, planned);
+    // The plan a lost worker left: of the commit the copy is of, so it converts nothing.
+    const source = await checkoutForJob(server.deps, { datasetId: id, ref: planned, full: false, reason: 'regenerate' });
+    const plan = await planConversionJob(server.deps, { datasetId: id, ref: planned, full: false, reason: 'regenerate' }, source).finally(() => source.checkout.cleanup());
+    // main moves on, and its push is delivered while that job waits in the queue with its plan.
+    writeFileSync(path.join(repo, 'README'), 'a later commit');
+    gitIn(repo, 'add', 'README');
+    gitIn(repo, 'commit', '-qm', 'later');
+    const later = gitIn(repo, 'rev-parse', 'HEAD');
+    await server.deps.db.transaction().execute(async (trx) => {
+      const { job } = await enqueueConversion(trx, { datasetId: id, ref: planned, full: false, reason: 'regenerate' });
+      await trx.updateTable('conversion_jobs').set({ plan: JSON.stringify(plan) }).where('id', '=', job.id).execute();
+      const { coalesced } = await enqueueConversion(trx, { datasetId: id, ref: later, full: false, reason: 'push' });
+      assert.equal(coalesced, true);
+    });
+    await server.worker!.idle();
+    const d = await dataset();
+    assert.deepEqual([d.zarr_status, d.zarr_source_commit], ['ready', later], 'the merged push is converted after the plan');
   });
 });
