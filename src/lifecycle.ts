@@ -8,7 +8,7 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { bootstrapOwner } from './accounts/bootstrap-owner.js';
-import { KeyCache } from './accounts/key-cache.js';
+import { KeyCache, writesWatchedTable } from './accounts/key-cache.js';
 import { createDeviceLimits } from './accounts/device-limits.js';
 import { createSignInLimits } from './accounts/sign-in-limits.js';
 import { OwnerSetup } from './accounts/owner-setup.js';
@@ -107,7 +107,7 @@ export async function openDeps(options: OpenOptions, parts: ProcessParts): Promi
     closers.push(() => mailer.close());
     const keyCache = parts.keyCache ? new KeyCache(config.apiKeyCacheMs) : undefined;
     // A key revoked inside a transaction: emptied again once it is visible to every connection.
-    if (keyCache) database.afterCommit(() => keyCache.clear());
+    if (keyCache) database.afterCommit(() => keyCache.clear(), writesWatchedTable);
     const deps: Deps = {
       config,
       db: keyCache ? database.db.withPlugin(keyCache.invalidationPlugin()) : database.db,

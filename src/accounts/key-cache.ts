@@ -5,9 +5,9 @@
  *
  * Coherence: every write to `users` or `api_keys` that goes through this process's Kysely instance (services,
  * admin routes, raw `sql` statements, tests) empties the cache, through the plugin below, before and after
- * the statement runs, and again after every transaction commits (`DatabaseHandle.afterCommit`, set by
- * `lifecycle.ts`): inside a transaction a write is seen by other connections only at the commit, and a look-up
- * in between reads the old row. A look-up that overlapped a write or a commit is not stored (generation
+ * the statement runs, and again after a transaction that made such a write commits (`DatabaseHandle.afterCommit`,
+ * set by `lifecycle.ts`): inside a transaction a write is seen by other connections only at the commit, and a
+ * look-up in between reads the old row. Other commits (a worker's polls) leave the cache as it is. A look-up that overlapped a write or a commit is not stored (generation
  * check). Writes made by another process (a second `nds serve` on the same PostgreSQL) are seen after at most
  * `ttlMs`.
  */
@@ -88,7 +88,8 @@ export class KeyCache {
   }
 }
 
-function writesWatchedTable(node: RootOperationNode): boolean {
+/** True for a statement that writes `users` or `api_keys` (and not only a key's `last_used_at`). */
+export function writesWatchedTable(node: RootOperationNode): boolean {
   switch (node.kind) {
     case 'SelectQueryNode':
       return false;

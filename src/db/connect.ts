@@ -5,7 +5,18 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DefaultQueryExecutor, Kysely, PostgresDialect, PostgresDriver, type DatabaseConnection, type PostgresDialectConfig } from 'kysely';
+import {
+  DefaultQueryExecutor,
+  Kysely,
+  PostgresDialect,
+  PostgresDriver,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type PostgresDialectConfig,
+  type QueryResult,
+  type RootOperationNode,
+  type TransactionSettings,
+} from 'kysely';
 import pg from 'pg';
 import { RetryingConnectionProvider } from './retrying-connection-provider.js';
 import type { Database } from './types.js';
@@ -19,11 +30,12 @@ export interface DatabaseHandle {
   /** The connection pool as it is now, for the metrics (PGlite: one connection, lent to one query at a time). */
   poolUse(): PoolUse;
   /**
-   * Calls `listener` after each transaction of `db.transaction()` commits. A cache cleared by each write
-   * statement (`accounts/key-cache.ts`) needs it too: a write inside a transaction becomes visible to other
-   * connections only at the commit, and a look-up in between still reads, and would keep, the old row.
+   * Calls `listener` after each transaction of `db.transaction()` commits in which a statement matched `when`
+   * (every transaction when left out). A cache cleared by each write statement (`accounts/key-cache.ts`) needs
+   * it too: a write inside a transaction becomes visible to other connections only at the commit, and a
+   * look-up in between still reads, and would keep, the old row.
    */
-  afterCommit(listener: () => void): void;
+  afterCommit(listener: () => void, when?: (query: RootOperationNode) => boolean): void;
   close(): Promise<void>;
 }
 
@@ -91,13 +103,13 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
       startParams,
     });
     const pool = new pg.Pool(createPgConfig(lite));
-    const commits = new Set<() => void>();
+    const commits = new Set<CommitListener>();
     const db = new Kysely<Database>({ dialect: new CommitTellingDialect({ pool }, commits) });
     return {
       db,
       engine: 'pglite',
       poolUse: () => poolUseOf(pool),
-      afterCommit: (listener) => void commits.add(listener),
+      afterCommit: (tell, when) => void commits.add({ tell, when }),
       async close() {
         await db.destroy();
         await lite.close();
@@ -114,17 +126,26 @@ export async function connectDatabase(url: string, options: ConnectOptions = {})
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
   watchConnections(pool, options.onConnectionError ?? (() => {}));
-  const commits = new Set<() => void>();
+  const commits = new Set<CommitListener>();
   const db = await retryingKysely(new CommitTellingDialect({ pool }, commits));
-  return { db, engine: 'postgres', poolUse: () => poolUseOf(pool), afterCommit: (listener) => void commits.add(listener), close: () => db.destroy() };
+  return { db, engine: 'postgres', poolUse: () => poolUseOf(pool), afterCommit: (tell, when) => void commits.add({ tell, when }), close: () => db.destroy() };
 }
 
-/** node-postgres through Kysely, telling `commits` after each transaction it commits. */
+interface CommitListener {
+  tell: () => void;
+  when?: (query: RootOperationNode) => boolean;
+}
+
+/**
+ * node-postgres through Kysely, telling `commits` after each transaction it commits (those with a `when`, only
+ * when a statement of the transaction matched it). A transaction's statements are seen on its connection: for
+ * the transaction's life, its `executeQuery` notes which listeners a statement matches.
+ */
 class CommitTellingDialect extends PostgresDialect {
   readonly #settings: PostgresDialectConfig;
-  readonly #commits: ReadonlySet<() => void>;
+  readonly #commits: ReadonlySet<CommitListener>;
 
-  constructor(settings: PostgresDialectConfig, commits: ReadonlySet<() => void>) {
+  constructor(settings: PostgresDialectConfig, commits: ReadonlySet<CommitListener>) {
     super(settings);
     this.#settings = settings;
     this.#commits = commits;
@@ -132,10 +153,48 @@ class CommitTellingDialect extends PostgresDialect {
 
   override createDriver(): PostgresDriver {
     const commits = this.#commits;
+    /** The listeners matched so far by each open transaction, by its connection. */
+    const open = new Map<DatabaseConnection, { matched: Set<CommitListener>; executeQuery: DatabaseConnection['executeQuery'] }>();
+    const end = (connection: DatabaseConnection) => {
+      const watched = open.get(connection);
+      open.delete(connection);
+      if (watched) connection.executeQuery = watched.executeQuery;
+      return watched?.matched;
+    };
     return new (class extends PostgresDriver {
+      override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+        // A transaction Kysely ended without a rollback (the server had aborted it) left its watch here.
+        end(connection);
+        const matched = new Set<CommitListener>();
+        const executeQuery = connection.executeQuery;
+        open.set(connection, { matched, executeQuery });
+        connection.executeQuery = function <R>(this: DatabaseConnection, query: CompiledQuery): Promise<QueryResult<R>> {
+          for (const listener of commits) if (listener.when && !matched.has(listener) && listener.when(query.query)) matched.add(listener);
+          return executeQuery.call(this, query) as Promise<QueryResult<R>>;
+        };
+        try {
+          await super.beginTransaction(connection, settings);
+        } catch (err) {
+          end(connection);
+          throw err;
+        }
+      }
+
       override async commitTransaction(connection: DatabaseConnection): Promise<void> {
-        await super.commitTransaction(connection);
-        for (const tell of commits) tell();
+        try {
+          await super.commitTransaction(connection);
+        } finally {
+          const matched = end(connection);
+          for (const listener of commits) if (!listener.when || matched?.has(listener)) listener.tell();
+        }
+      }
+
+      override async rollbackTransaction(connection: Parameters<PostgresDriver['rollbackTransaction']>[0]): Promise<void> {
+        try {
+          await super.rollbackTransaction(connection);
+        } finally {
+          end(connection);
+        }
       }
     })(this.#settings);
   }
