@@ -7,9 +7,9 @@
  * admin routes, raw `sql` statements, tests) empties the cache, through the plugin below, before and after
  * the statement runs, and again after a transaction that made such a write commits (`DatabaseHandle.afterCommit`,
  * set by `lifecycle.ts`): inside a transaction a write is seen by other connections only at the commit, and a
- * look-up in between reads the old row. Other commits (a worker's polls) leave the cache as it is. A look-up that overlapped a write or a commit is not stored (generation
- * check). Writes made by another process (a second `nds serve` on the same PostgreSQL) are seen after at most
- * `ttlMs`.
+ * look-up in between reads the old row. Other commits (a worker's polls) leave the cache as it is. A look-up
+ * that overlapped a write or a commit is not stored (generation check). Writes made by another process (a
+ * second `nds serve` on the same PostgreSQL) are seen after at most `ttlMs`.
  */
 import type {
   KyselyPlugin,

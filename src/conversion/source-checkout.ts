@@ -28,6 +28,7 @@ import type { Deps } from '../deps.js';
 import type { FileObjectStore } from '../objects/file-object-store.js';
 import { classifySourceRepo, pinnedFetch, resolveSource, systemLookup, type HostLookup } from '../datasets/source-repo.js';
 import { signGitFetchCredential } from '../datasets/git-fetch-credential.js';
+import { mainHead } from '../datasets/hosted-repository.js';
 import { repositoryHolder } from '../datasets/repository-holders.js';
 import { eachGitRecord, GitError, GitOutputTooLargeError, runGit, type RunGitOptions } from '../git/run-git.js';
 import { LFS_HEADER, writeBlob, writeCommitTree } from './commit-tree.js';
@@ -158,12 +159,6 @@ async function resolveCommit(mirror: string, ref: string): Promise<string> {
     if (r.code === 0) return r.stdout.toString().trim();
   }
   throw new SourceError(`The repository has no commit for ${ref}.`);
-}
-
-/** The commit `main` names in the mirror; undefined when it has no `main`. */
-async function mainHead(mirror: string): Promise<string | undefined> {
-  const r = await runGit(['--git-dir', mirror, 'rev-parse', '--verify', '--quiet', 'refs/heads/main^{commit}']);
-  return r.code === 0 ? r.stdout.toString().trim() : undefined;
 }
 
 /** The sha256 a pointer file names, or undefined for an ordinary file. */

@@ -110,8 +110,14 @@ export async function mayStillRead(db: Kysely<Database>, id: string, userId: num
   if (!dataset) return false;
   if (dataset.visibility === 'public') return true;
   if (userId === null) return false;
+  const user = await holderNow(db, userId, signIn, now);
+  return !!user && (await canSee(db, user, dataset));
+}
+
+/** The account a credential was minted for, when it is usable and the sign-in named with it still lives. */
+async function holderNow(db: Kysely<Database>, userId: number, signIn: SignIn | undefined, now: Date): Promise<User | undefined> {
   const [user, live] = await Promise.all([findUserById(db, userId), signIn === undefined || isSignInLive(db, userId, signIn, now)]);
-  return !!user && live && isAccountUsable(user) && (await canSee(db, user, dataset));
+  return user && live && isAccountUsable(user) ? user : undefined;
 }
 
 /**
@@ -121,8 +127,8 @@ export async function mayStillRead(db: Kysely<Database>, id: string, userId: num
  */
 export async function mayStillUpload(db: Kysely<Database>, id: string, userId: number | null, signIn: SignIn | undefined, now: Date): Promise<boolean> {
   if (!DATASET_ID.test(id) || userId === null) return false;
-  const [user, live] = await Promise.all([findUserById(db, userId), signIn === undefined || isSignInLive(db, userId, signIn, now)]);
-  if (!user || !live || !isAccountUsable(user)) return false;
+  const user = await holderNow(db, userId, signIn, now);
+  if (!user) return false;
   return uploadableDataset(db, id, user).then(
     () => true,
     (err: unknown) => {

@@ -10,7 +10,7 @@
  * it is private, no grant reads a deleted dataset, an owner or admin who loses access loses their grants with
  * it, and a deleted key or an ended session takes its grants along.
  */
-import type { SignIn } from '../accounts/sign-in-of-credential.js';
+import { isSignIn, type SignIn } from '../accounts/sign-in-of-credential.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Config } from '../core/config.js';
 import type { Deps } from '../deps.js';
@@ -69,8 +69,8 @@ export function readGrantClaims(config: SigningConfig, token: string, now: Date)
   const parts = token.split('.');
   if (parts.length !== 5 || parts[0] !== PREFIX) return undefined;
   const [, id, expiresText, holder, sig] = parts as [string, string, string, string, string];
-  const held = /^(?:-|([1-9]\d{0,15})(?:~(k[1-9]\d{0,15}|s[0-9a-f]{64}))?)$/.exec(holder);
-  if (!DATASET_ID.test(id) || !/^\d{1,12}$/.test(expiresText) || !held) return undefined;
+  const held = /^(?:-|([1-9]\d{0,15})(?:~(.+))?)$/.exec(holder);
+  if (!DATASET_ID.test(id) || !/^\d{1,12}$/.test(expiresText) || !held || (held[2] !== undefined && !isSignIn(held[2]))) return undefined;
   const expires = Number(expiresText);
   const signed = sameText(signature(config, id, expires, holder), sig);
   if (!signed || expires * 1000 <= now.getTime()) return undefined;

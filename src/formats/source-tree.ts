@@ -38,8 +38,9 @@ export class SourceTree {
 
   /**
    * The tree under `root`. `refused` maps paths (relative, with `/`) to why they are not read (a symbolic link
-   * of the repository, a file too large in git): opening one fails with that sentence. `fill`, when given, is called with a file's relative
-   * path before it is opened (and before it is checked): it gives the file its content if it has none yet.
+   * of the repository, a file too large in git): opening one fails with that sentence. `fill`, when given, is
+   * called with a file's relative path before it is opened (and before it is checked): it gives the file its
+   * content if it has none yet.
    * `digest`, when given, answers a file's SHA-256 (hex) when its content is known to have one without reading
    * it (content taken from a content-addressed store), undefined otherwise.
    */

@@ -37,8 +37,9 @@ export async function takePushCommands(body: Readable, encoding: string | undefi
     if (next.done) break;
     head = Buffer.concat([head, next.value]);
     while (offset + 4 <= head.length) {
-      const length = /^[0-9a-f]{4}$/.test(head.toString('latin1', offset, offset + 4)) ? Number.parseInt(head.toString('latin1', offset, offset + 4), 16) : -1;
-      if (length === 0 || length < 4) {
+      const hex = head.toString('latin1', offset, offset + 4);
+      const length = /^[0-9a-f]{4}$/.test(hex) ? Number.parseInt(hex, 16) : -1;
+      if (length < 4) {
         // The flush that ends the list, or something git will refuse itself.
         listEnded = true;
         break;

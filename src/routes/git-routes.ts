@@ -181,10 +181,11 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   if (place.at === 'none') throw new NdsError('not_found', { message: 'This dataset has no hosted repository yet; push to create it.' });
   const { dir } = place;
   if (pushing) await markHostedSource(deps, dataset);
-  const before = rest === '/git-receive-pack' ? await mainHead(dir) : undefined;
+  const receivesPack = rest === '/git-receive-pack';
+  const before = receivesPack ? await mainHead(dir) : undefined;
   let body: ReadableStream<Uint8Array> | null = c.req.raw.body;
   let contentEncoding = c.req.header('content-encoding');
-  if (rest === '/git-receive-pack' && body) {
+  if (receivesPack && body) {
     try {
       const taken = await takePushCommands(Readable.fromWeb(body as WebReadableStream), contentEncoding, { maxRefs: config.maxGitPushRefs, maxBytes: PUSH_COMMANDS_MAX_BYTES });
       body = Readable.toWeb(taken) as ReadableStream<Uint8Array>;
@@ -210,7 +211,7 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
     // out whole, a hundred times the bytes sent.
     config: pushing ? { 'receive.maxInputSize': String(config.maxGitPushBytes), 'receive.unpackLimit': '1' } : undefined,
     onExit: (code) => {
-      if (rest !== '/git-receive-pack' || code !== 0) return;
+      if (!receivesPack || code !== 0) return;
       afterPush(deps, datasetId, dir, before).catch((err) => deps.log.error({ err, dataset: datasetId }, 'after-push handling failed'));
     },
   });
