@@ -136,10 +136,13 @@ async function adminQuery(admin: string, text: string, values?: unknown[]): Prom
 /**
  * The template database for the current migrations (named by their hash), made once per server: the first
  * process to need it builds it under a lock, migrates it, and only then gives it its final name, so that a
- * template found by name is always complete.
+ * template found by name is always complete. The name also says whether the server offered pgvector when it
+ * was built: the migrations create the extension only where it is installed, so a template made before the
+ * package was installed must not stand in for one made after.
  */
 async function migratedTemplate(admin: string): Promise<string> {
-  const name = `nds_tpl_${migrationsHash()}`;
+  const vector = ((await adminQuery(admin, "select 1 from pg_available_extensions where name = 'vector'")).rowCount ?? 0) > 0;
+  const name = `nds_tpl_${migrationsHash()}_${vector ? 'vector' : 'novector'}`;
   const exists = async () => ((await adminQuery(admin, 'select 1 from pg_database where datname = $1', [name])).rowCount ?? 0) > 0;
   if (await exists()) return name;
   const client = new pg.Client({ connectionString: admin });
