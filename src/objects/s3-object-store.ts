@@ -26,6 +26,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { sha256Hex } from '../core/secrets.js';
+import { hashHttpBody } from './hash-http-body.js';
 import { readBody } from './read-object.js';
 import { PRIVATE_READ_VALUE, PUBLIC_READ_TAG } from './public-read.js';
 import {
@@ -78,6 +79,8 @@ export function parseS3Url(url: string): S3Location {
 
 /** Bodies above this size go up in parts (S3 multipart upload), a part at a time in memory. */
 const PART_SIZE = 8 * 1024 * 1024;
+/** How long the read-back of an assembled upload waits for its next bytes before it reads through the SDK. */
+const READ_BACK_IDLE_MS = 60_000;
 
 export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3' as const;
@@ -316,15 +319,8 @@ export class S3ObjectStore implements ObjectStore {
       }),
     );
     try {
-      const found = await this.get(key);
-      if (!found) throw new Error(`object ${key} vanished right after it was assembled`);
-      const hash = createHash('sha256');
-      let size = 0;
-      for await (const chunk of found.body) {
-        hash.update(chunk as Buffer);
-        size += (chunk as Buffer).length;
-      }
-      checkContent({ contentLength: target.size, sha256: target.sha256 }, size, hash.digest('hex'));
+      const { size, sha256 } = await this.#hashObject(key);
+      checkContent({ contentLength: target.size, sha256: target.sha256 }, size, sha256);
       const copied = await this.#copy(key, target.key, size);
       // What the copy answered is the target's metadata: no HEAD of it after.
       if (copied) return { key: target.key, size, etag: copied.etag, lastModified: copied.lastModified };
@@ -334,6 +330,29 @@ export class S3ObjectStore implements ObjectStore {
     const info = await this.head(target.key);
     if (!info) throw new Error(`object ${target.key} vanished right after it was written`);
     return info;
+  }
+
+  /**
+   * The size and SHA-256 of the object at `key`, read once: over a presigned GET into one reused buffer
+   * (`hash-http-body.ts`, decision 0050), or through the SDK's stream where that read is not possible (an
+   * answer other than a plain 200 with its length) or failed part-way (then read again whole).
+   */
+  async #hashObject(key: string): Promise<{ size: number; sha256: string }> {
+    const { url } = await this.presignGet(key, { expiresIn: 15 * 60 });
+    try {
+      return await hashHttpBody(url, { idleMs: READ_BACK_IDLE_MS });
+    } catch {
+      // Whatever stopped the plain read, the SDK's own read (its retries, its errors) decides.
+    }
+    const found = await this.get(key);
+    if (!found) throw new Error(`object ${key} vanished right after it was assembled`);
+    const hash = createHash('sha256');
+    let size = 0;
+    for await (const chunk of found.body) {
+      hash.update(chunk as Buffer);
+      size += (chunk as Buffer).length;
+    }
+    return { size, sha256: hash.digest('hex') };
   }
 
   /**
