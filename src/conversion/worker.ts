@@ -11,9 +11,11 @@
  * jobs older than CONVERSION_JOBS_KEEP_DAYS. It wakes on `LISTEN` where the database has it, polls otherwise.
  */
 import { randomBytes } from 'node:crypto';
+import { NoResultError, type Kysely } from 'kysely';
+import type { Database } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import type { ConversionJob, ConversionTask } from '../db/conversion-tables.js';
-import { datasetExists, settlePendingAsReady } from '../datasets/dataset-queries.js';
+import { datasetExists, lockDatasetRow, settlePendingAsReady } from '../datasets/dataset-queries.js';
 import { askedSincePlanned, checkoutForConversion, checkoutForJob, planConversionJob, publishConversion, reportJobFailure, StaleDelivery, type JobRequest } from './conversion-job.js';
 import { dispatchConversion } from './dispatch.js';
 import { plannedTasks, type StoredPlan } from './job-plan.js';
@@ -232,7 +234,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
         log.info({ job: job.id, dataset: job.dataset_id, commit: err.commit, main: err.main }, "a push's delivery skipped: the copy is of main already");
         await finishJob(db, job.id, workerId, { state: 'done', result: { skipped: 'stale_delivery', commit: err.commit, main: err.main } }, clock.now());
         // Its dispatch made the dataset `pending`; unless another conversion waits, the copy of main is `ready` again.
-        if (!(await hasQueuedJob(db, job.dataset_id))) await settlePendingAsReady(db, job.dataset_id, clock.now());
+        await settlePendingUnlessQueued(db, job.dataset_id, clock.now());
         observeJob(deps.metrics, started, 'done');
         return;
       }
@@ -348,3 +350,21 @@ function ownerReason(err: unknown): string {
   if (err instanceof SourceError) return err.message;
   return 'The conversion failed unexpectedly; an administrator can see why in the conversion jobs (nds admin zarr status).';
 }
+
+/**
+ * `pending` back to `ready` when no conversion of the dataset waits, under the dataset row's lock: a dispatch
+ * sets `pending` after it enqueues, so one that enqueues between the check and the write waits for the lock and
+ * sets `pending` after this; without the lock it was overwritten with `ready` while its job waited.
+ */
+export async function settlePendingUnlessQueued(db: Kysely<Database>, datasetId: string, now: Date): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    try {
+      await lockDatasetRow(trx, datasetId);
+    } catch (err) {
+      if (err instanceof NoResultError) return; // the dataset is gone: nothing to settle
+      throw err;
+    }
+    if (!(await hasQueuedJob(trx, datasetId))) await settlePendingAsReady(trx, datasetId, now);
+  });
+}
+
