@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { setZarrStatus } from '../datasets/dataset-queries.js';
 import { enqueueConversion } from './job-queue.js';
+import { followsMain } from './conversion-job.js';
 
 export interface DispatchRequest {
   datasetId: string;
@@ -17,8 +18,19 @@ export interface DispatchRequest {
 export type DispatchResult = { mode: 'local'; job_id: number; coalesced: boolean } | { mode: 'github' };
 
 /** The payload of `generate-zarr` (docs/conversion.md). */
+/**
+ * What an external runner is sent: the commit to convert and, for a push's delivery, `follow_main`: convert
+ * where `main` is when the runner starts instead (decision 0049; GitHub promises no order of deliveries).
+ */
 export function dispatchPayload(deps: Deps, req: DispatchRequest) {
-  return { dataset_id: req.datasetId, ref: req.ref, full: req.full, callback_url: `${deps.config.publicUrl}/webhooks/zarr-ready` };
+  return {
+    dataset_id: req.datasetId,
+    ref: req.ref,
+    full: req.full,
+    reason: req.reason,
+    follow_main: followsMain(req),
+    callback_url: `${deps.config.publicUrl}/webhooks/zarr-ready`,
+  };
 }
 
 export async function dispatchConversion(deps: Deps, req: DispatchRequest): Promise<DispatchResult> {

@@ -110,10 +110,13 @@ describe('GitHub webhook deliveries: replays', () => {
   let github: Server;
   let dispatches = 0;
   let failNext = false;
+  /** The bodies of the dispatches answered 204, as GitHub received them. */
+  const dispatched: Array<{ event_type: string; client_payload: Record<string, unknown> }> = [];
 
   before(async () => {
-    github = createServer((req, res) => {
-      req.resume();
+    github = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
       if (req.method === 'POST' && req.url === '/repos/test-org/conversions/dispatches') {
         if (failNext) {
           failNext = false;
@@ -121,6 +124,7 @@ describe('GitHub webhook deliveries: replays', () => {
           return;
         }
         dispatches++;
+        dispatched.push(JSON.parse(Buffer.concat(chunks).toString()));
         res.writeHead(204).end();
         return;
       }
@@ -164,6 +168,11 @@ describe('GitHub webhook deliveries: replays', () => {
     const first = await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000001');
     assert.deepEqual(first, { status: 200, body: { dispatched: true, reason: 'data_changed', dataset_id: 'nd000162', dataset_ids: ['nd000162'] } });
     assert.equal(dispatches, 1);
+    // The runner is told the delivery's commit and to convert where main is when it starts (as a worker does).
+    assert.deepEqual(dispatched.at(-1), {
+      event_type: 'generate-zarr',
+      client_payload: { dataset_id: 'nd000162', ref: JSON.parse(body).after, full: false, reason: 'push', follow_main: true, callback_url: `${server.config.publicUrl}/webhooks/zarr-ready` },
+    });
     const replay = await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000001');
     assert.deepEqual(replay, { status: 200, body: { dispatched: false, reason: 'duplicate_delivery' } });
     assert.equal(dispatches, 1);
