@@ -46,6 +46,27 @@ describe('gateway cache when Redis fails', { timeout: 60_000 }, () => {
   const logged = (text: string) => logLines.filter((l) => l.includes(text)).length;
   let next = 0;
 
+  /**
+   * Reads new chunks until one of them is written to Redis, and answers its number. One miss whose write
+   * outlasts the test's command timeout (300 ms, on a loaded machine) is not shared, and that is the cache's
+   * promise (never wait on Redis longer); the next miss is.
+   */
+  async function sharedMiss(): Promise<number> {
+    let shared = -1;
+    await until(async () => {
+      const i = next;
+      await uncachedReads(1);
+      for (const end = Date.now() + 2 * TIMEOUT_MS; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+        if ((await redis.with((r) => r.exists(objectKey(i)))) === 1) {
+          shared = i;
+          return true;
+        }
+      }
+      return false;
+    }, 'a new miss is written to Redis');
+    return shared;
+  }
+
   /** Reads chunks no instance has read yet; each must come from the store, within `bound` ms when given. */
   async function uncachedReads(count: number, bound?: number): Promise<number[]> {
     const times: number[] = [];
@@ -123,9 +144,7 @@ describe('gateway cache when Redis fails', { timeout: 60_000 }, () => {
     await until(async () => logged('Redis is back') === 1, 'the gateway reconnects');
     await until(async () => (await redis.with((r) => r.exists(objectKey(0)))) === 0, 'the drop made while Redis was down reaches Redis');
     // New misses are shared again.
-    const i = next;
-    await uncachedReads(1);
-    await until(async () => (await redis.with((r) => r.exists(objectKey(i)))) === 1, 'a new miss is written to Redis');
+    const i = await sharedMiss();
     // Purges announced by another instance are heard again: the object leaves this instance's memory.
     assert.equal((await read(i)).headers['x-cache'], 'HIT');
     await until(
@@ -155,8 +174,6 @@ describe('gateway cache when Redis fails', { timeout: 60_000 }, () => {
       await uncachedReads(1);
       return logged('Redis is back') === 2;
     }, 'Redis is used again');
-    const i = next;
-    await uncachedReads(1);
-    await until(async () => (await redis.with((r) => r.exists(objectKey(i)))) === 1, 'a new miss is written to Redis');
+    await sharedMiss();
   });
 });
