@@ -16,6 +16,7 @@ import { publishIndex, type JobResult } from './index-publication.js';
 import { assembleCopy, storedPlanOf, type StoredPlan, type TaskOutcome } from './job-plan.js';
 import { openSource, type OpenSource } from './recording-conversions.js';
 import { changedPaths, checkoutSource, SourceError } from './source-checkout.js';
+import { unpublishedStores } from './task-queue.js';
 import { recordZarrReady } from './zarr-ready.js';
 
 export interface JobRequest {
@@ -99,7 +100,8 @@ export async function planConversionJob(deps: Deps, req: JobRequest, source: Ope
   const previous = req.full ? undefined : await readPreviousIndex(deps, req.datasetId);
   const base = diffBase(previous, checkout.commit, req.full);
   const changed = base && checkout.mirror ? await changedPaths(checkout.mirror, base, checkout.commit, deps.config.maxTreeFiles) : undefined;
-  const plan = storedPlanOf(planConversion({ recordings, previous, commit: checkout.commit, changed, full: req.full }), checkout.commit);
+  const unpublished = await unpublishedStores(deps.db, req.datasetId);
+  const plan = storedPlanOf(planConversion({ recordings, previous, commit: checkout.commit, changed, full: req.full, unpublished }), checkout.commit);
   return { ...plan, asked: { ref: req.ref, full: req.full, reason: req.reason } };
 }
 

@@ -32,6 +32,11 @@ export interface PlanInput {
   changed: string[] | undefined;
   /** Convert everything and ignore the previous index. */
   full: boolean;
+  /**
+   * Stores written in place by jobs that ended without publishing (`unpublishedStores`): their recordings are
+   * converted again, and those whose recording is gone from the source are deleted.
+   */
+  unpublished?: ReadonlyArray<{ path: string; zarr: string }>;
 }
 
 const SIDECAR = /_(channels\.tsv|events\.tsv|events\.json|electrodes\.tsv|coordsystem\.json|eeg\.json|emg\.json|ieeg\.json)$/;
@@ -85,6 +90,8 @@ export function planConversion(input: PlanInput): ConversionPlan {
   const previousStores = new Map((previous?.stores ?? []).map((s) => [s.path, s]));
   const previousFailures = new Map((previous?.failures ?? []).map((f) => [f.path, f]));
   const toConvert = recordingsToConvert(input, previous, (p) => previousStores.has(p) || previousFailures.has(p));
+  const present = new Set(input.recordings.map((r) => r.path));
+  for (const u of input.unpublished ?? []) if (present.has(u.path)) toConvert.add(u.path);
   const steps: RecordingStep[] = [];
   for (const recording of input.recordings) {
     if (toConvert.has(recording.path)) {
@@ -96,8 +103,8 @@ export function planConversion(input: PlanInput): ConversionPlan {
     if (store) steps.push({ action: 'keep_store', recording, store });
     else if (failure) steps.push({ action: 'keep_failure', recording, failure });
   }
-  // Latest-only: a store whose source is gone goes (after the new ones were written).
-  const present = new Set(input.recordings.map((r) => r.path));
-  const remove = [...previousStores.values()].filter((s) => !present.has(s.path)).map((s) => s.zarr);
-  return { steps, convertCount: toConvert.size, remove };
+  // Latest-only: a store whose source is gone goes (after the new ones were written), the index's or one an
+  // unpublished job wrote.
+  const gone = [...previousStores.values(), ...(input.unpublished ?? [])].filter((s) => !present.has(s.path)).map((s) => s.zarr);
+  return { steps, convertCount: toConvert.size, remove: [...new Set(gone)] };
 }

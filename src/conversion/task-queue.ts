@@ -93,6 +93,26 @@ export async function reclaimLostTasks(
   });
 }
 
+/**
+ * The recordings whose stores a job of the dataset may have written and never published: the tasks that
+ * started (an attempt) in jobs that ended `failed` (given up, timed out, lost and superseded, or failed whole)
+ * after the last job that published the copy (a `done` job that skipped nothing). Jobs of a dataset run one at a
+ * time, in the order of their ids. Stores are written in place, so such a store may hold a recording of a commit
+ * the index does not name.
+ */
+export async function unpublishedStores(db: Kysely<Database>, datasetId: string): Promise<Array<{ path: string; zarr: string }>> {
+  const { rows } = await sql<{ path: string; zarr: string }>`
+    select distinct t.path, t.zarr
+    from conversion_tasks t join conversion_jobs j on j.id = t.job_id
+    where j.dataset_id = ${datasetId} and j.state = 'failed' and t.attempts > 0
+      and j.id > coalesce((
+        select max(id) from conversion_jobs
+        where dataset_id = ${datasetId} and state = 'done' and (result is null or result->>'skipped' is null)
+      ), 0)
+    order by t.path`.execute(db);
+  return rows;
+}
+
 /** Ends the unfinished tasks of a job that ended (failed, timed out, superseded). */
 export async function cancelJobTasks(db: Db, jobId: number, reason: string, now: Date): Promise<void> {
   await db.updateTable('conversion_tasks').set({ state: 'failed', finished_at: now, error: reason }).where('job_id', '=', jobId).where('state', 'in', ['queued', 'running']).execute();

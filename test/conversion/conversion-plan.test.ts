@@ -57,6 +57,14 @@ describe('conversion plan', () => {
     assert.equal(kept?.action === 'keep_store' && kept.store.updated_utc, '2026-01-01T00:00:00.000Z', 'a kept store keeps its entry as it was');
   });
 
+  it('converts again the recordings a job that never published wrote in place, and removes those gone from the source', () => {
+    // A job of a later commit wrote `rest`, `nap` and `broken` (then new) in place and was given up; the copy's
+    // index is still of OLD, and the commit converted now changed nothing since OLD (a revert) and dropped `broken`.
+    const unpublished = [rest, nap, broken].map((r) => ({ path: r.path, zarr: r.zarr }));
+    const plan = planConversion({ recordings: [rest, grip, nap], previous: indexOf(OLD, [rest, grip, nap]), commit: NEW, changed: [], full: false, unpublished });
+    assert.deepEqual(summary(plan), { convert: [rest.path, nap.path], keep: [`keep_store ${grip.path}`], remove: [broken.zarr], total: 2 });
+  });
+
   it('after a push converts the recordings the changed paths touch, new ones, and removes stores whose source is gone', () => {
     const plan = planConversion({
       recordings: [rest, grip, nap],

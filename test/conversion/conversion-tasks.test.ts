@@ -125,4 +125,36 @@ describe('a conversion job split into recording tasks', { timeout: 300_000 }, ()
     assert.equal(index.source_commit, gitIn(repo, 'rev-parse', 'HEAD'));
     assert.equal(index.store_count, RECORDINGS);
   });
+
+  it('converts again a store that a job which never published wrote in place, though its source did not change', async () => {
+    // A job of a later commit converted sub-05 in place and was then given up (or lost and superseded): the
+    // copy's index is still of HEAD, and sub-05's store holds what that job wrote.
+    const store = `${id}/zarr/sub-05/eeg/sub-05_task-rest_eeg.zarr/zarr.json`;
+    const published = (await server.deps.objects.readAll(store))!;
+    const ended = new Date(frozenAt);
+    const lost = await server.deps.db
+      .insertInto('conversion_jobs')
+      .values({ dataset_id: id, ref: 'f'.repeat(40), state: 'failed', reason: 'push', worker_id: null, started_at: ended, heartbeat_at: ended, finished_at: ended, result: null, error: 'The conversion stopped its worker 3 times', plan: null })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const task = { job_id: lost.id, path: 'sub-05/eeg/sub-05_task-rest_eeg.edf', zarr: 'sub-05/eeg/sub-05_task-rest_eeg.zarr', worker_id: null, started_at: ended, heartbeat_at: null, finished_at: ended, store: null, failure: null };
+    // One task ran (it wrote the store), another never started (it wrote nothing and is not converted again).
+    await server.deps.db.insertInto('conversion_tasks').values([
+      { ...task, position: 4, state: 'done', attempts: 1, error: null },
+      { ...task, position: 5, path: 'sub-06/eeg/sub-06_task-rest_eeg.edf', zarr: 'sub-06/eeg/sub-06_task-rest_eeg.zarr', state: 'failed', attempts: 0, error: 'cancelled' },
+    ]).execute();
+    await server.deps.objects.put(store, Buffer.from('{"written by a job that never published": true}'));
+
+    const tasks = await convert(1, false);
+    assert.deepEqual(tasks.map((t) => t.path), ['sub-05/eeg/sub-05_task-rest_eeg.edf']);
+    // The store is the source's again: as published, but for the commit it was converted from (HEAD, now).
+    const again = JSON.parse((await server.deps.objects.readAll(store))!.toString());
+    const before = JSON.parse(published.toString());
+    assert.equal(again.attributes.source.commit, gitIn(repo, 'rev-parse', 'HEAD'));
+    before.attributes.source.commit = again.attributes.source.commit;
+    assert.deepEqual(again, before);
+    // Published now: the next job converts nothing.
+    assert.deepEqual(await convert(1, false), []);
+  });
 });
+
