@@ -13,6 +13,7 @@ declare -A benches=(
   [auth]="node --import tsx bench/auth.ts"
   [gateway]="node --import tsx bench/gateway.ts"
   [upload]="node --import tsx bench/upload.ts"
+  [upload-s3]="bash bench/upload-s3.sh"  # against lib-storage into the radosgw of scripts/ci/services/radosgw.sh: only when named
   [soak]="node --import tsx bench/soak.ts"  # 5 minutes: only when named (npm run bench -- soak)
   [ml]="node --import tsx bench/ml.ts"
   [mcp]="node --import tsx bench/mcp.ts"
