@@ -26,6 +26,7 @@ import { pipeline } from 'node:stream/promises';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
 import type { FileObjectStore } from '../objects/file-object-store.js';
+import { S3ObjectStore } from '../objects/s3-object-store.js';
 import { classifySourceRepo, pinnedFetch, resolveSource, systemLookup, type HostLookup } from '../datasets/source-repo.js';
 import { signGitFetchCredential } from '../datasets/git-fetch-credential.js';
 import { mainHead } from '../datasets/hosted-repository.js';
@@ -218,6 +219,14 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'ENOENT') throw new SourceError(`the content of ${rel} (sha256 ${sha}) is not in the object store`);
         // Another file system (EXDEV), or links not allowed: copied below.
+      }
+    }
+    if (deps.objects instanceof S3ObjectStore) {
+      // One plain GET into one reused buffer, hashed and written as it comes (decision 0050); else the SDK's read.
+      const copied = await deps.objects.copyToNewFile(key, file);
+      if (copied) {
+        if (copied.sha256 !== sha) throw new SourceError(`the stored content of ${rel} does not match its sha256`);
+        return;
       }
     }
     const object = await deps.objects.get(key);

@@ -1,7 +1,7 @@
 /**
- * The SHA-256 of an object read back over one plain HTTP/1.1 GET (a presigned URL), its bytes landing in one
- * reused 1 MiB buffer (the socket's `onread`) and hashed there: the S3 store's check of an assembled upload
- * (decision 0050). Through the SDK's stream the same read takes a new 64 KiB buffer and a stream event per
+ * The SHA-256 of an object read over one plain HTTP/1.1 GET (a presigned URL), its bytes landing in one
+ * reused 1 MiB buffer (the socket's `onread`) and hashed there (and handed on, to be written to a file): the S3
+ * store's check of an assembled upload and its copies of objects to files (decision 0050). Through the SDK's stream the same read takes a new 64 KiB buffer and a stream event per
  * socket read, and cost here twice the CPU of the hash itself; this way the read costs next to nothing beside it.
  *
  * Only the plainest answer is read this way: status 200 with a Content-Length and no transfer coding. Anything
@@ -32,6 +32,11 @@ export interface HashHttpBodyOptions {
   idleMs: number;
   /** Certificate authorities trusted for an https URL instead of the system's (a store with its own CA). */
   ca?: string | Buffer;
+  /**
+   * Given each piece of the body in order, as it is hashed; the bytes are valid only during the call (the
+   * buffer is read into again). A throw fails the read.
+   */
+  onBytes?: (bytes: Buffer) => void;
 }
 
 /** Reads the body of `GET url` and answers its size and hex SHA-256. */
@@ -58,7 +63,16 @@ export function hashHttpBody(url: string, options: HashHttpBodyOptions): Promise
     };
     const take = (bytes: Buffer) => {
       const wanted = Math.min(bytes.length, size - received);
-      hash.update(bytes.subarray(0, wanted));
+      const piece = bytes.subarray(0, wanted);
+      hash.update(piece);
+      if (options.onBytes && wanted > 0) {
+        try {
+          options.onBytes(piece);
+        } catch (err) {
+          finish(err as Error);
+          return;
+        }
+      }
       received += wanted;
       if (received === size) finish(undefined, { size, sha256: hash.digest('hex') });
     };

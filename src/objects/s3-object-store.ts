@@ -5,6 +5,8 @@
  * AWS_SECRET_ACCESS_KEY, a profile, an instance role). Path-style addressing, so any endpoint works.
  */
 import { createHash } from 'node:crypto';
+import { writeSync } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
@@ -79,7 +81,7 @@ export function parseS3Url(url: string): S3Location {
 
 /** Bodies above this size go up in parts (S3 multipart upload), a part at a time in memory. */
 const PART_SIZE = 8 * 1024 * 1024;
-/** How long the read-back of an assembled upload waits for its next bytes before it reads through the SDK. */
+/** How long a plain read (an assembled upload's read-back, a copy to a file) waits for bytes before the SDK's read. */
 const READ_BACK_IDLE_MS = 60_000;
 
 export class S3ObjectStore implements ObjectStore {
@@ -356,6 +358,25 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   /**
+   * Writes the object at `key` into the new file `file` over one plain GET (`hash-http-body.ts`, decision 0050)
+   * and answers its size and SHA-256. Undefined when that read is not possible or failed (no such object, an
+   * answer other than a plain 200, a cut): the file is then removed, and the caller reads through `get`.
+   */
+  async copyToNewFile(key: string, file: string): Promise<{ size: number; sha256: string } | undefined> {
+    checkObjectKey(key);
+    const { url } = await this.presignGet(key, { expiresIn: 15 * 60 });
+    const handle = await open(file, 'wx');
+    let copied: { size: number; sha256: string } | undefined;
+    try {
+      copied = await hashHttpBody(url, { idleMs: READ_BACK_IDLE_MS, onBytes: (bytes) => writeAllSync(handle.fd, bytes) }).catch(() => undefined);
+    } finally {
+      await handle.close();
+      if (!copied) await rm(file, { force: true });
+    }
+    return copied;
+  }
+
+  /**
    * A copy within the bucket: one CopyObject up to 5 GiB (radosgw shares the data, 0.05 s for 256 MiB here;
    * decision 0037), ranges of a multipart copy beyond. Answers the copy's entity tag and time when it gave both.
    */
@@ -423,3 +444,9 @@ function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
 }
+
+/** Writes all of `bytes` at the file's position (a short write goes on). */
+function writeAllSync(fd: number, bytes: Uint8Array): void {
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+}
+

@@ -67,6 +67,24 @@ describe('the read-back of an assembled object over one GET', () => {
     assert.deepEqual(await hashHttpBody(url, { idleMs: IDLE_MS }), { size: body.length, sha256: sha(body) });
   });
 
+  it('hands each piece of the body on in order, and fails the read when the taker throws', async () => {
+    const body = randomBytes(9 * 1024 * 1024 + 11);
+    const url = await serve(async (socket) => {
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`);
+      await writeInPieces(socket, body);
+      socket.end('not the body');
+    });
+    const pieces: Buffer[] = [];
+    // Copied: a piece is valid only during the call.
+    const hashed = await hashHttpBody(url, { idleMs: IDLE_MS, onBytes: (bytes) => pieces.push(Buffer.from(bytes)) });
+    assert.ok(Buffer.concat(pieces).equals(body), 'the pieces are the body, whole and in order');
+    assert.deepEqual(hashed, { size: body.length, sha256: sha(body) });
+    const full = () => {
+      throw new Error('disk full');
+    };
+    await assert.rejects(hashHttpBody(url, { idleMs: IDLE_MS, onBytes: full }), /disk full/);
+  });
+
   it('hashes an empty object, and a body that came with its head in one read', async () => {
     const empty = await serve((socket) => socket.end('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'));
     assert.deepEqual(await hashHttpBody(empty, { idleMs: IDLE_MS }), { size: 0, sha256: sha(Buffer.alloc(0)) });
