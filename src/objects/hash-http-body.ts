@@ -1,10 +1,12 @@
 /**
  * The SHA-256 of an object read over one plain HTTP/1.1 GET (a presigned URL), its bytes landing in one
  * reused 1 MiB buffer (the socket's `onread`) and hashed there (and handed on, to be written to a file): the S3
- * store's check of an assembled upload and its copies of objects to files (decision 0050). Through the SDK's stream the same read takes a new 64 KiB buffer and a stream event per
- * socket read, and cost here twice the CPU of the hash itself; this way the read costs next to nothing beside it.
+ * store's check of an assembled upload and its copies of objects to files (decision 0050). Through the SDK's
+ * stream the same read takes a new 64 KiB buffer and a stream event per socket read, and cost here more CPU than
+ * the hash itself; this way the read costs next to nothing beside it.
  *
- * Only the plainest answer is read this way: status 200 with a Content-Length and no transfer coding. Anything
+ * Only the plainest answer is read this way: status 200 with a Content-Length and no transfer or content
+ * coding. Anything
  * else is a `PlainReadUnavailable`, and the caller reads the object through the SDK instead. A body that ends
  * short, a stalled socket or a head past its bound is an error: nothing here ever answers a hash of a part of
  * the object.
