@@ -17,10 +17,10 @@ export interface DispatchRequest {
 
 export type DispatchResult = { mode: 'local'; job_id: number; coalesced: boolean } | { mode: 'github' };
 
-/** The payload of `generate-zarr` (docs/conversion.md). */
 /**
- * What an external runner is sent: the commit to convert and, for a push's delivery, `follow_main`: convert
- * where `main` is when the runner starts instead (decision 0049; GitHub promises no order of deliveries).
+ * The payload of `generate-zarr` (docs/operating-zarr.md), what an external runner is sent: the commit to
+ * convert and, for a push's delivery, `follow_main`: convert where `main` is when the runner starts instead
+ * (decision 0049; GitHub promises no order of deliveries).
  */
 export function dispatchPayload(deps: Deps, req: DispatchRequest) {
   return {

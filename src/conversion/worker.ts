@@ -367,4 +367,3 @@ export async function settlePendingUnlessQueued(db: Kysely<Database>, datasetId:
     if (!(await hasQueuedJob(trx, datasetId))) await settlePendingAsReady(trx, datasetId, now);
   });
 }
-

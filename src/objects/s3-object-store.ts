@@ -335,17 +335,12 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   /**
-   * The size and SHA-256 of the object at `key`, read once: over a presigned GET into one reused buffer
-   * (`hash-http-body.ts`, decision 0050), or through the SDK's stream where that read is not possible (an
-   * answer other than a plain 200 with its length) or failed part-way (then read again whole).
+   * The size and SHA-256 of the object at `key`, read once: over one plain GET (`#readPlain`), or through the
+   * SDK's stream where that read is not possible or failed part-way (then read again whole).
    */
   async #hashObject(key: string): Promise<{ size: number; sha256: string }> {
-    const { url } = await this.presignGet(key, { expiresIn: 15 * 60 });
-    try {
-      return await hashHttpBody(url, { idleMs: READ_BACK_IDLE_MS });
-    } catch {
-      // Whatever stopped the plain read, the SDK's own read (its retries, its errors) decides.
-    }
+    const plain = await this.#readPlain(key);
+    if (plain) return plain;
     const found = await this.get(key);
     if (!found) throw new Error(`object ${key} vanished right after it was assembled`);
     const hash = createHash('sha256');
@@ -358,22 +353,30 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   /**
-   * Writes the object at `key` into the new file `file` over one plain GET (`hash-http-body.ts`, decision 0050)
-   * and answers its size and SHA-256. Undefined when that read is not possible or failed (no such object, an
-   * answer other than a plain 200, a cut): the file is then removed, and the caller reads through `get`.
+   * Writes the object at `key` into the new file `file` over one plain GET and answers its size and SHA-256.
+   * Undefined when that read is not possible or failed (no such object, an answer other than a plain 200, a
+   * cut): the file is then removed, and the caller reads through `get`.
    */
   async copyToNewFile(key: string, file: string): Promise<{ size: number; sha256: string } | undefined> {
-    checkObjectKey(key);
-    const { url } = await this.presignGet(key, { expiresIn: 15 * 60 });
     const handle = await open(file, 'wx');
     let copied: { size: number; sha256: string } | undefined;
     try {
-      copied = await hashHttpBody(url, { idleMs: READ_BACK_IDLE_MS, onBytes: (bytes) => writeAllSync(handle.fd, bytes) }).catch(() => undefined);
+      copied = await this.#readPlain(key, (bytes) => writeAllSync(handle.fd, bytes));
     } finally {
       await handle.close();
       if (!copied) await rm(file, { force: true });
     }
     return copied;
+  }
+
+  /**
+   * The object at `key` read over a presigned GET into one reused buffer (`hash-http-body.ts`, decision 0050),
+   * each piece handed to `onBytes`; undefined when that read is not possible or failed, whatever the reason: the
+   * SDK's own read (its retries, its errors) decides then.
+   */
+  async #readPlain(key: string, onBytes?: (bytes: Buffer) => void): Promise<{ size: number; sha256: string } | undefined> {
+    const { url } = await this.presignGet(key, { expiresIn: 15 * 60 });
+    return hashHttpBody(url, { idleMs: READ_BACK_IDLE_MS, onBytes }).catch(() => undefined);
   }
 
   /**
@@ -449,4 +452,3 @@ function isNotFound(err: unknown): boolean {
 function writeAllSync(fd: number, bytes: Uint8Array): void {
   for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
 }
-
