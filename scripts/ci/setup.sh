@@ -43,6 +43,11 @@ if ! git lfs version >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq --no-install-recommends git-lfs >/dev/null
 fi
 
+# Debian's openssl: the S3 store's plain reader is tested over https with a certificate made for the test.
+if ! command -v openssl >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends openssl >/dev/null
+fi
+
 # Debian's nginx for the reverse-proxy test, which runs its own nginx (its own configuration, pid file and
 # temporary folders, on a free port). The system service is never started: policy-rc.d refuses it while the
 # package installs.
