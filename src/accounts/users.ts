@@ -20,6 +20,11 @@ export function findUserById(db: Kysely<Database>, id: number): Promise<User | u
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The user, its row locked until the end of the transaction `trx`: work done per account goes one at a time. */
+export function lockUser(trx: Kysely<Database>, id: number): Promise<User | undefined> {
+  return trx.selectFrom('users').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
 export function findUserByEmail(db: Kysely<Database>, email: string): Promise<User | undefined> {
   return db.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
 }

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { PresentedKey as Key } from '../accounts/api-keys.js';
 import { readStoredCredentials, type UrlSource } from '../client/server-identity.js';
+import { bytesText } from '../core/byte-size.js';
 import { loadClientConfig } from '../core/config.js';
 import { ApiClient, ApiError } from './api-client.js';
 import { CliError } from './cli-error.js';
@@ -98,9 +99,11 @@ export function registerAuthCommands(program: Command): void {
         throw new CliError(`not signed in to ${api.baseUrl}: run \`${api.command} auth login\``);
       }
       const user = await api.request<Record<string, unknown>>('/users/me');
-      if (opts.json) return printJson({ signed_in: true, api_url: api.baseUrl, api_url_source: api.urlSource, key_source: api.keySource, user });
+      const storage = await storageOf(api);
+      if (opts.json) return printJson({ signed_in: true, api_url: api.baseUrl, api_url_source: api.urlSource, key_source: api.keySource, user, ...(storage ? { storage } : {}) });
       process.stdout.write(
-        `signed in to ${api.baseUrl} as ${String(user.username)}\nserver  ${server}\nstatus  ${String(user.status)}\ntier    ${String(user.tier)}\nrole    ${String(user.role)}\nkind    ${String(user.kind)}\nkey     from ${api.keySource}\n`,
+        `signed in to ${api.baseUrl} as ${String(user.username)}\nserver  ${server}\nstatus  ${String(user.status)}\ntier    ${String(user.tier)}\nrole    ${String(user.role)}\nkind    ${String(user.kind)}\nkey     from ${api.keySource}\n` +
+          (storage ? `storage ${usedOf(storage)} (sandbox datasets: ${usedOf(storage.sandbox)})\n` : ''),
       );
     });
 
@@ -156,4 +159,23 @@ export function registerAuthCommands(program: Command): void {
       if (!api.apiKey || request.host !== base.host || (request.protocol && request.protocol !== base.protocol.replace(/:$/, ''))) return;
       process.stdout.write(`username=nds\npassword=${api.apiKey}\n`);
     });
+}
+
+interface StorageBound {
+  used_bytes: number;
+  quota_bytes: number | null;
+}
+
+/** What the account's datasets hold (`GET /users/me/storage`); undefined from a server before quotas. */
+async function storageOf(api: ApiClient): Promise<(StorageBound & { sandbox: StorageBound }) | undefined> {
+  try {
+    return await api.request<StorageBound & { sandbox: StorageBound }>('/users/me/storage');
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+function usedOf(bound: StorageBound): string {
+  return bound.quota_bytes === null ? `${bytesText(bound.used_bytes)} (no limit)` : `${bytesText(bound.used_bytes)} of ${bytesText(bound.quota_bytes)}`;
 }

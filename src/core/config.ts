@@ -101,6 +101,13 @@ export interface Config {
   maxGitPushRefs: number;
   /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */
   sandboxDatasetsMax: number;
+  /**
+   * Bytes the datasets an account owns may hold together (STORAGE_QUOTA_BYTES): uploaded content, uploads in
+   * parts under way, hosted git repositories. 0: no limit. Admins' datasets are not counted.
+   */
+  storageQuotaBytes: number;
+  /** The same, for an account's sandbox datasets together (SANDBOX_STORAGE_QUOTA_BYTES; 0: no limit). */
+  sandboxStorageQuotaBytes: number;
   /** Signs the folder store's presigned URLs and scoped object tokens; undefined = generated once under DATA_DIR. */
   objectSigningSecret: string | undefined;
   /** Files of at least this many bytes are uploaded in parts (UPLOAD_PART_THRESHOLD). */
@@ -362,6 +369,8 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     maxGitPushBytes: integer(env, 'MAX_GIT_PUSH_BYTES', 2 * 1024 ** 3, 1024 ** 2, 1024 ** 4),
     maxGitPushRefs: integer(env, 'MAX_GIT_PUSH_REFS', 1000, 1, 1_000_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
+    storageQuotaBytes: integer(env, 'STORAGE_QUOTA_BYTES', 0, 0, 2 ** 53 - 1),
+    sandboxStorageQuotaBytes: integer(env, 'SANDBOX_STORAGE_QUOTA_BYTES', 10 * 1024 ** 3, 0, 2 ** 53 - 1),
     uploadPartThreshold: integer(env, 'UPLOAD_PART_THRESHOLD', 64 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
     uploadPartSize: integer(env, 'UPLOAD_PART_SIZE', 8 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
     uploadStaleAfterS: integer(env, 'UPLOAD_STALE_AFTER_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),

@@ -139,6 +139,11 @@ export function listSandboxDatasets(db: Kysely<Database>, ownerId: number): Prom
   return db.selectFrom('datasets').select(['id', 'name', 'latest_version', 'zarr_status']).where('owner_id', '=', ownerId).where('sandbox', '=', true).orderBy('id').execute();
 }
 
+/** Every dataset an account owns, with whether it is a sandbox one (what its storage quota counts). */
+export function datasetsOwnedBy(db: Kysely<Database>, ownerId: number): Promise<Array<Pick<DatasetRow, 'id' | 'sandbox'>>> {
+  return db.selectFrom('datasets').select(['id', 'sandbox']).where('owner_id', '=', ownerId).execute();
+}
+
 export async function countSandboxDatasets(db: Kysely<Database>, ownerId: number): Promise<number> {
   const { held } = await db.selectFrom('datasets').select((eb) => eb.fn.countAll<string>().as('held')).where('owner_id', '=', ownerId).where('sandbox', '=', true).executeTakeFirstOrThrow();
   return Number(held);

@@ -68,7 +68,7 @@ export async function lfsDownloads(
 }
 
 /** Upload actions: a presigned PUT bound to the size and hash; none for an object already stored. */
-export async function lfsUploads(deps: Pick<Deps, 'objects'>, datasetId: string, objects: LfsObjectRequest[]): Promise<LfsBatchAnswer> {
+export async function lfsUploads(deps: Pick<Deps, 'objects' | 'db' | 'config' | 'clock'>, datasetId: string, objects: LfsObjectRequest[]): Promise<LfsBatchAnswer> {
   const targets = await uploadUrls(
     deps,
     datasetId,

@@ -15,9 +15,10 @@ import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { ContentMismatchError, MultipartPartMissingError, MultipartUploadGoneError, MAX_OBJECT_BYTES, MAX_PART_BYTES, MAX_PARTS, type PresignedRequest } from '../objects/object-store.js';
 import { contentKey } from './manifest.js';
+import { contentGrantKey, moveStorage, releaseStorage, reserveStorage, sweepStorageGrants, uploadGrantKey } from './storage-quota.js';
 import { UPLOAD_URL_TTL_S } from './uploads.js';
 
-type UploadDeps = Pick<Deps, 'objects' | 'config' | 'clock'>;
+type UploadDeps = Pick<Deps, 'objects' | 'config' | 'clock' | 'db'>;
 
 export const UPLOAD_ID = /^[0-9a-f]{32}$/;
 const MIB = 1024 ** 2;
@@ -82,7 +83,16 @@ export async function startUpload(deps: UploadDeps, datasetId: string, userId: n
   if (file.size < 1 || file.size > MAX_OBJECT_BYTES) throw new NdsError('validation_failed', { message: `A file uploaded in parts has 1 byte to 5 TiB; ${file.path} has ${file.size}.` });
   const uploadId = randomBytes(16).toString('hex');
   const partSize = partSizeFor(file.size, deps.config.uploadPartSize);
-  const storeUploadId = await deps.objects.createMultipart(stagingKey(datasetId, uploadId), { size: file.size, partSize });
+  const createdAt = deps.clock.now();
+  // The file's room is granted before any part can be sent; an upload given up gives it back (the sweep).
+  await reserveStorage(deps, datasetId, [{ key: uploadGrantKey(uploadId), bytes: file.size }], { expiresAt: new Date(createdAt.getTime() + deps.config.uploadStaleAfterS * 1000) });
+  let storeUploadId: string;
+  try {
+    storeUploadId = await deps.objects.createMultipart(stagingKey(datasetId, uploadId), { size: file.size, partSize });
+  } catch (err) {
+    await releaseStorage(deps, datasetId, uploadGrantKey(uploadId)).catch(() => undefined);
+    throw err;
+  }
   const record: UploadRecord = {
     upload_id: uploadId,
     dataset_id: datasetId,
@@ -93,7 +103,7 @@ export async function startUpload(deps: UploadDeps, datasetId: string, userId: n
     part_size: partSize,
     part_count: Math.ceil(file.size / partSize),
     store_upload_id: storeUploadId,
-    created_at: deps.clock.now().toISOString(),
+    created_at: createdAt.toISOString(),
   };
   await deps.objects.put(recordKey(datasetId, uploadId), JSON.stringify(record), { contentType: 'application/json' });
   return { status: 'parts', ...record, expires_at: expiresAt(deps.config, record), part_checksum: deps.objects.partChecksum };
@@ -177,6 +187,7 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
   const target = contentKey(record.dataset_id, sha256);
   const done = async (status: 'stored' | 'present') => {
     await deps.objects.deletePrefix(uploadPrefix(record.dataset_id, record.upload_id));
+    await moveStorage(deps, record.dataset_id, uploadGrantKey(record.upload_id), contentGrantKey(sha256));
     return { path: record.path, size: record.size, sha256, status };
   };
   // Another complete of the same upload (a retry racing the first) may have stored the file meanwhile.
@@ -195,7 +206,8 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
     await deps.objects.completeMultipart(staging, record.store_upload_id, record.part_count, { key: target, size: record.size, sha256 });
   } catch (err) {
     if (err instanceof ContentMismatchError) {
-      await done('stored').catch(() => undefined);
+      await deps.objects.deletePrefix(uploadPrefix(record.dataset_id, record.upload_id)).catch(() => undefined);
+      await releaseStorage(deps, record.dataset_id, uploadGrantKey(record.upload_id)).catch(() => undefined);
       const actual = err.actual.sha256 ?? `(${err.actual.size} bytes, not ${record.size})`;
       throw new NdsError('content_mismatch', { message: `${record.path}: the assembled file's SHA-256 is ${actual}, not ${sha256}; nothing was stored.`, details: [`expected ${sha256}`, `actual ${actual}`], cause: err });
     }
@@ -281,6 +293,7 @@ export async function completeUploadWithin(deps: UploadDeps, datasetId: string, 
 export async function abortUpload(deps: UploadDeps, record: UploadRecord): Promise<void> {
   await deps.objects.abortMultipart(stagingKey(record.dataset_id, record.upload_id), record.store_upload_id);
   await deps.objects.deletePrefix(uploadPrefix(record.dataset_id, record.upload_id));
+  await releaseStorage(deps, record.dataset_id, uploadGrantKey(record.upload_id));
 }
 
 /** The unfinished uploads of a dataset that `userId` started, oldest first. */
@@ -317,15 +330,24 @@ export async function sweepStaleUploads(deps: UploadDeps): Promise<number> {
   return swept;
 }
 
-/** Runs `sweepStaleUploads` every `intervalMs` (and once at once) until stopped. */
+/**
+ * Runs `sweepStaleUploads`, then `sweepStorageGrants` (the room of uploads that ended without a word, and of
+ * URLs that expired unused, `storage-quota.ts`), every `intervalMs` (and once at once) until stopped.
+ */
 export function startUploadSweeper(deps: UploadDeps & Pick<Deps, 'log'>, intervalMs: number): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const tick = () => {
     running = running.then(() =>
-      sweepStaleUploads(deps).then(
-        (n) => n > 0 && deps.log.info({ swept: n }, 'aborted stale multipart uploads'),
-        (err: unknown) => deps.log.warn({ err }, 'the sweep of stale multipart uploads failed'),
-      ),
+      sweepStaleUploads(deps)
+        .then(
+          (n) => n > 0 && deps.log.info({ swept: n }, 'aborted stale multipart uploads'),
+          (err: unknown) => deps.log.warn({ err }, 'the sweep of stale multipart uploads failed'),
+        )
+        .then(() => sweepStorageGrants(deps))
+        .then(
+          (n) => n > 0 && deps.log.info({ dropped: n }, 'dropped storage grants of uploads that never came'),
+          (err: unknown) => deps.log.warn({ err }, 'the sweep of storage grants failed'),
+        ),
     );
   };
   const timer = setInterval(tick, intervalMs);

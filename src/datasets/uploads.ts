@@ -15,6 +15,7 @@ import type { Deps } from '../deps.js';
 import { mintPrefixToken, type TokenAccess } from '../objects/prefix-token.js';
 import { objectUrlSigner } from '../objects/signing-secret.js';
 import { contentKey, type ManifestEntry } from './manifest.js';
+import { contentGrantKey, reserveStorage } from './storage-quota.js';
 
 export const UPLOAD_URL_TTL_S = 3600;
 export const CREDENTIALS_TTL_S = 3600;
@@ -37,15 +38,24 @@ export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) =>
   return out;
 }
 
-export async function uploadUrls(deps: Pick<Deps, 'objects'>, datasetId: string, files: ManifestEntry[]): Promise<UploadTarget[]> {
-  return mapLimit(files, 16, async (f): Promise<UploadTarget> => {
-    const key = contentKey(datasetId, f.sha256);
-    const existing = await deps.objects.head(key);
-    // A content key always holds bytes of that hash (the store checks it), so the size settles it.
-    if (existing && existing.size === f.size) return { path: f.path, status: 'present' };
-    const signed = await deps.objects.presignPut(key, { expiresIn: UPLOAD_URL_TTL_S, contentLength: f.size, sha256: f.sha256 });
-    return { path: f.path, status: 'upload', url: signed.url, method: 'PUT', headers: signed.headers, expires_at: signed.expiresAt.toISOString() };
-  });
+/**
+ * A target for each file: `present`, or a presigned PUT. The room for the content to upload is granted
+ * against the owner's storage quota first (`storage-quota.ts`): over it, nothing is signed.
+ */
+export async function uploadUrls(deps: Pick<Deps, 'objects' | 'db' | 'config' | 'clock'>, datasetId: string, files: ManifestEntry[]): Promise<UploadTarget[]> {
+  // A content key always holds bytes of that hash (the store checks it), so the size settles it.
+  const present = await mapLimit(files, 16, async (f) => (await deps.objects.head(contentKey(datasetId, f.sha256)))?.size === f.size);
+  const expiresAt = new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_S * 1000);
+  await reserveStorage(deps, datasetId, files.filter((_, i) => !present[i]).map((f) => ({ key: contentGrantKey(f.sha256), bytes: f.size })), { expiresAt });
+  return mapLimit(
+    files.map((f, i) => ({ f, present: present[i] })),
+    16,
+    async ({ f, present }): Promise<UploadTarget> => {
+      if (present) return { path: f.path, status: 'present' };
+      const signed = await deps.objects.presignPut(contentKey(datasetId, f.sha256), { expiresIn: UPLOAD_URL_TTL_S, contentLength: f.size, sha256: f.sha256 });
+      return { path: f.path, status: 'upload', url: signed.url, method: 'PUT', headers: signed.headers, expires_at: signed.expiresAt.toISOString() };
+    },
+  );
 }
 
 export interface ObjectCredentials {

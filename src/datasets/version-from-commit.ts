@@ -14,6 +14,7 @@ import { NdsError } from '../core/errors.js';
 import { eachBlob, listTree, type TreeFile } from './git-blobs.js';
 import { contentKey, normalizeManifest, type ManifestEntry } from './manifest.js';
 import { isSemver } from './semver.js';
+import { contentGrantKey, reserveStorage } from './storage-quota.js';
 import { createVersion, missingContent } from './versions.js';
 
 export interface VersionFromCommit {
@@ -139,6 +140,9 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
     });
   }
   const copies = new Map(missing.filter((e) => !pointers.has(e.path)).map((e) => [plain.get(e.sha256)!, e.sha256]));
+  // Git keeps these files compressed, the store whole: their room is granted like an upload's (the sweep confirms it).
+  const copied = missing.filter((e) => !pointers.has(e.path)).map((e) => ({ key: contentGrantKey(e.sha256), bytes: e.size }));
+  await reserveStorage(deps, datasetId, copied, { expiresAt: deps.clock.now() });
   await eachBlob(dir, [...copies.keys()], async (oid, size, body) => {
     const sha256 = copies.get(oid)!;
     await deps.objects.put(contentKey(datasetId, sha256), body, { sha256, contentLength: size });

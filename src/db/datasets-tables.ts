@@ -96,8 +96,25 @@ export interface RepositoryHoldersTable {
   created_at: Timestamp;
 }
 
+/**
+ * Room granted to a dataset for one object key, counted against its owner's storage quota (decision 0051;
+ * `datasets/storage-quota.ts` owns the table).
+ */
+export interface StorageGrantsTable {
+  dataset_id: string;
+  /** `objects/<sha256>`, `uploads/<upload id>`, `git` (the hosted repository), or `versions` (before the ledger). */
+  object_key: string;
+  bytes: number;
+  /** The bytes are known to be stored (not only granted). */
+  confirmed: Generated<boolean>;
+  /** When an unconfirmed grant's URL or upload ends; the sweep then looks in the store. */
+  expires_at: Timestamp;
+  created_at: Generated<Timestamp>;
+}
+
 export interface DatasetsTables {
   datasets: DatasetsTable;
+  storage_grants: StorageGrantsTable;
   dataset_versions: DatasetVersionsTable;
   dataset_members: DatasetMembersTable;
   repository_holders: RepositoryHoldersTable;

@@ -1,6 +1,33 @@
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The bare repository folder of a dataset under `GIT_DIR_ROOT`. */
 export function repositoryDir(gitDir: string, datasetId: string): string {
   return path.join(gitDir, `${datasetId}.git`);
+}
+
+/**
+ * The bytes a bare repository keeps on disk: the sizes of its regular files (packs, loose objects, refs),
+ * links not followed. A pushed pack is kept as it came (`receive.unpackLimit` 1), so the files are few. What
+ * a push still has in quarantine (`objects/incoming-*`, `tmp_*`) is not counted: it is kept only if the push
+ * succeeds, and is counted then; a refused push's can still be on disk when its request has ended.
+ */
+export async function repositoryBytes(dir: string): Promise<number> {
+  let total = 0;
+  const walk = async (folder: string): Promise<void> => {
+    for (const entry of await readdir(folder, { withFileTypes: true }).catch(ignoreGone)) {
+      if (entry.name.startsWith('incoming-') || entry.name.startsWith('tmp_')) continue;
+      const at = path.join(folder, entry.name);
+      if (entry.isDirectory()) await walk(at);
+      else if (entry.isFile()) total += await lstat(at).then((stats) => stats.size, (err: NodeJS.ErrnoException) => ignoreGone(err).length);
+    }
+  };
+  await walk(dir);
+  return total;
+}
+
+/** A file or folder removed while the repository was walked (git's own clean-up) counts as nothing. */
+function ignoreGone(err: NodeJS.ErrnoException): never[] {
+  if (err.code === 'ENOENT') return [];
+  throw err;
 }

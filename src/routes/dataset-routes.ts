@@ -9,13 +9,14 @@ import { canSee, visibleDataset } from '../datasets/dataset-access.js';
 import { deleteDataset } from '../datasets/delete-dataset.js';
 import { listDatasets, resolveDataset } from '../datasets/list-datasets.js';
 import { presentDataset } from '../datasets/present-dataset.js';
+import { storageUseOf } from '../datasets/storage-quota.js';
 import { updateDataset } from '../datasets/update-dataset.js';
 import { NdsError } from '../core/errors.js';
 import { actorOf, callerOf } from '../http/auth.js';
 import { jsonResponse } from '../http/openapi-helpers.js';
 import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
-import { CreateDatasetBody, DatasetPage, DatasetSchema, IdParam, PageQuery, PatchDatasetBody } from './dataset-schemas.js';
+import { CreateDatasetBody, DatasetPage, DatasetSchema, IdParam, PageQuery, PatchDatasetBody, StorageUseSchema } from './dataset-schemas.js';
 
 export const datasetRoutes: Route[] = [
   route({
@@ -55,6 +56,15 @@ export const datasetRoutes: Route[] = [
       const page = await listDatasets(c.var.deps.db, callerOf(c).user, { ...query, scope: 'owned' });
       return c.json({ datasets: page.datasets.map((d) => presentDataset(d, c.var.deps.config)), next_cursor: page.nextCursor }, 200);
     },
+  }),
+
+  route({
+    method: 'get',
+    path: '/users/me/storage',
+    summary: "What the caller's datasets hold against the storage quotas (uploaded content, uploads in parts under way, hosted repositories)",
+    access: 'any',
+    responses: { 200: jsonResponse(StorageUseSchema, 'Bytes held, and the limits (null: none)') },
+    handler: async (c) => c.json(await storageUseOf(c.var.deps, callerOf(c).user), 200),
   }),
 
   route({

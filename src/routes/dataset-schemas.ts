@@ -91,6 +91,9 @@ export const CredentialsSchema = z
   .object({ type: z.literal('nds-object-token'), access: z.enum(['read', 'write']), prefix: z.string(), token: z.string(), endpoint: z.string(), expires_at: z.string() })
   .openapi('ObjectCredentials');
 
+const StorageBound = z.object({ used_bytes: z.number().int(), quota_bytes: z.number().int().nullable() });
+export const StorageUseSchema = StorageBound.extend({ sandbox: StorageBound }).openapi('StorageUse');
+
 /** A version from a manifest, or (`commit`) from a commit of the hosted repository: exactly one of the two. */
 export const NewVersionBody = z
   .object({

@@ -27,6 +27,7 @@ import { PushCommandsRefused, takePushCommands } from '../git/push-commands.js';
 import { afterPush } from '../conversion/after-push.js';
 import { findDatasetRow } from '../datasets/dataset-queries.js';
 import { locateRepository, mainHead, markHostedSource } from '../datasets/hosted-repository.js';
+import { recordRepositoryBytes, storageLeft } from '../datasets/storage-quota.js';
 import { gitFetchCredentialReads, isGitFetchCredential } from '../datasets/git-fetch-credential.js';
 import { forwardToHolder } from '../http/holder-forwarding.js';
 import { z } from '@hono/zod-openapi';
@@ -182,6 +183,9 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   const { dir } = place;
   if (pushing) await markHostedSource(deps, dataset);
   const receivesPack = rest === '/git-receive-pack';
+  // A push may send no more than the owner's storage quota leaves (git refuses a larger pack as it arrives).
+  const room = receivesPack ? await storageLeft(deps, datasetId) : Infinity;
+  if (room <= 0) throw new NdsError('storage_quota_exceeded', { details: [`${datasetId}'s owner has no storage left for a push`] });
   const before = receivesPack ? await mainHead(dir) : undefined;
   let body: ReadableStream<Uint8Array> | null = c.req.raw.body;
   let contentEncoding = c.req.header('content-encoding');
@@ -209,9 +213,10 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
     // index-pack stops a pack past the limit as it arrives ("pack exceeds maximum allowed size"): nothing of it
     // stays. A pack is kept as it came (unpackLimit 1): unpack-objects would write each of a small pack's deltas
     // out whole, a hundred times the bytes sent.
-    config: pushing ? { 'receive.maxInputSize': String(config.maxGitPushBytes), 'receive.unpackLimit': '1' } : undefined,
+    config: pushing ? { 'receive.maxInputSize': String(Math.min(config.maxGitPushBytes, room)), 'receive.unpackLimit': '1' } : undefined,
     onExit: (code) => {
       if (!receivesPack || code !== 0) return;
+      recordRepositoryBytes(deps, datasetId, dir).catch((err) => deps.log.error({ err, dataset: datasetId }, "recording the repository's size failed"));
       afterPush(deps, datasetId, dir, before).catch((err) => deps.log.error({ err, dataset: datasetId }, 'after-push handling failed'));
     },
   });

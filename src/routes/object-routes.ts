@@ -20,6 +20,8 @@ import type { AppEnv } from '../http/app-env.js';
 import { NdsError } from '../core/errors.js';
 import { mayStillRead, mayStillUpload } from '../datasets/dataset-access.js';
 import { readGrantClaims, readGrantOf } from '../datasets/read-grant.js';
+import { contentGrantKey, recordStoredBytes, reserveStorage } from '../datasets/storage-quota.js';
+import { CREDENTIALS_TTL_S } from '../datasets/uploads.js';
 import { resolveCaller } from '../http/auth.js';
 import { route, type Route } from '../http/route.js';
 import { checkObjectKey, ContentMismatchError, MultipartUploadGoneError } from '../objects/object-store.js';
@@ -73,6 +75,22 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
     }
     return c.json({ key, size: present.size, etag: present.etag, present: true }, 200, { ETag: present.etag });
   }
+  const [, datasetId] = DATASET_KEY.exec(key) ?? [];
+  const content = datasetId !== undefined && CONTENT_KEY.test(key) ? contentGrantKey(CONTENT_KEY.exec(key)![1]) : undefined;
+  if (signed.viaCredential && content) {
+    // A presigned URL's room was granted when it was signed; a credential's write is granted here, before its
+    // body is read, so its length must be known (S3 asks the same of a PUT).
+    if (size === undefined) {
+      body.resume();
+      throw new NdsError('length_required', { message: 'A PUT through an object credential must send Content-Length.' });
+    }
+    try {
+      await reserveStorage(c.var.deps, datasetId!, [{ key: content, bytes: size }], { expiresAt: new Date(c.var.deps.clock.now().getTime() + CREDENTIALS_TTL_S * 1000) });
+    } catch (err) {
+      body.resume();
+      throw err;
+    }
+  }
   try {
     const info = await objects.put(key, body, {
       contentLength: size,
@@ -80,6 +98,8 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
       crc32: signed.crc32,
       contentType: c.req.header('content-type'),
     });
+    // Stored through this server: counted from now on, whatever became of the grant meanwhile.
+    if (content) await recordStoredBytes(c.var.deps, datasetId!, content, info.size);
     return c.json({ key, size: info.size, etag: info.etag }, 200, { ETag: info.etag });
   } catch (err) {
     if (err instanceof ContentMismatchError) throw new NdsError('content_mismatch', { details: [err.message], cause: err });
@@ -210,6 +230,8 @@ function keyOf(c: Context<AppEnv>): string {
 }
 
 interface WriteGrant {
+  /** Through an `ndso_` credential (any key under its prefix), not a URL signed for this key. */
+  viaCredential?: boolean;
   size?: number;
   sha256?: string;
   crc32?: string;
@@ -224,7 +246,7 @@ async function authorizeWrite(c: Context<AppEnv>, signer: ObjectUrlSigner, key: 
     if (!claims || !tokenAllows(claims, 'write' satisfies TokenAccess, key, nowS)) throw new NdsError('signature_invalid');
     // Upload credentials die with their holder's right to upload (a member removed, an account revoked).
     if (!(await mayStillUpload(c.var.deps.db, DATASET_KEY.exec(key)?.[1] ?? '', claims.user, claims.signIn, c.var.deps.clock.now()))) throw new NdsError('signature_invalid');
-    return {};
+    return { viaCredential: true };
   }
   const q = c.req.query();
   if (q.sig && q.expires && /^\d+$/.test(q.expires)) {

@@ -61,8 +61,11 @@ describe('nds auth and nds admin users/keys (CLI as a child process)', () => {
     assert.match(status.stdout, new RegExp(`^signed in to ${server.url} as ${stored.username}\n`));
     assert.ok(status.stdout.includes(`server  ${server.url} (stored by \`nds auth login\` in ${credentialsFile()})\n`), status.stdout);
     assert.match(status.stdout, /^tier {4}(basic|uploader)$/m);
+    // Where the account stands against its storage quotas (none taken yet; the sandbox's default 10 GiB).
+    assert.match(status.stdout, /^storage 0 bytes \(no limit\) \(sandbox datasets: 0 bytes of 10 GiB\)$/m);
     const json = JSON.parse((await nds(['auth', 'status', '--json'], later)).stdout);
     assert.deepEqual([json.api_url, json.api_url_source, json.key_source], [server.url, 'credentials', credentialsFile()]);
+    assert.deepEqual(json.storage, { used_bytes: 0, quota_bytes: null, sandbox: { used_bytes: 0, quota_bytes: 10 * 2 ** 30 } });
     const listed = await nds(['auth', 'keys', 'list', '--json'], later);
     assert.equal(listed.code, 0, listed.stderr);
     // NDS_API_URL still wins; the stored key is not sent to another server.

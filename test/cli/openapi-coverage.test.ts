@@ -18,6 +18,7 @@ export const commandOfRoute: Record<string, string> = {
   'DELETE /auth/keys/{id}': 'auth keys revoke',
   'POST /auth/login': 'auth status',
   'GET /users/me': 'auth status',
+  'GET /users/me/storage': 'auth status',
   'POST /users/me/upload-access': 'auth request-access',
   'POST /auth/device/start': 'auth login',
   'POST /auth/device/token': 'auth login',

@@ -24,6 +24,7 @@ import * as embeddingIndex from './2026-11-27-1801-embedding-index.js';
 import * as schemaRequirements from './2026-11-27-2300-schema-requirements.js';
 import * as catalogueTermsAndRanges from './2026-11-27-2319-catalogue-terms-and-ranges.js';
 import * as catalogueSearchIndexes from './2026-11-27-2320-catalogue-search-indexes.js';
+import * as storageGrants from './2026-11-29-0900-storage-grants.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-2300-schema-requirements': schemaRequirements,
   '2026-11-27-2319-catalogue-terms-and-ranges': catalogueTermsAndRanges,
   '2026-11-27-2320-catalogue-search-indexes': catalogueSearchIndexes,
+  '2026-11-29-0900-storage-grants': storageGrants,
 };

@@ -1,0 +1,27 @@
+/**
+ * Storage quotas (decision 0051): a row for every object key a dataset was granted room for, with its bytes.
+ * The sum of an account's rows over the datasets it owns is what it holds (`datasets/storage-quota.ts` owns
+ * the table). `confirmed` once the bytes are known to be stored; an unconfirmed grant whose `expires_at` has
+ * passed is looked up in the store by the sweep, and confirmed or dropped.
+ *
+ * Datasets from before this migration count the size of their latest version (`datasets.size_bytes`) under
+ * the key `versions`: their content was never granted one key at a time.
+ */
+import { sql, type Kysely } from 'kysely';
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('storage_grants')
+    .addColumn('dataset_id', 'text', (c) => c.notNull().references('datasets.id').onDelete('cascade'))
+    .addColumn('object_key', 'text', (c) => c.notNull())
+    .addColumn('bytes', 'bigint', (c) => c.notNull().check(sql`bytes >= 0`))
+    .addColumn('confirmed', 'boolean', (c) => c.notNull().defaultTo(false))
+    .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .addPrimaryKeyConstraint('storage_grants_pkey', ['dataset_id', 'object_key'])
+    .execute();
+  await sql`create index storage_grants_due on storage_grants (expires_at) where not confirmed`.execute(db);
+  await sql`
+    insert into storage_grants (dataset_id, object_key, bytes, confirmed, expires_at)
+    select id, 'versions', size_bytes, true, now() from datasets where size_bytes > 0`.execute(db);
+}

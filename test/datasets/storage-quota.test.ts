@@ -1,0 +1,206 @@
+/**
+ * Storage quotas (decision 0051): every way bytes enter a dataset is granted against its owner's quota before
+ * a byte is sent (upload URLs and git-lfs actions, uploads in parts, object credentials, pushes), a key granted
+ * twice counts once, concurrent requests cannot pass the quota together, and room that was never used comes
+ * back by the sweep. On the folder store (the S3 store presigns the same way; the ledger is the database's).
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { crc32 } from 'node:zlib';
+import { sweepStorageGrants } from '../../src/datasets/storage-quota.js';
+import { repositoryBytes, repositoryDir } from '../../src/git/repository-dir.js';
+import { createAccount, type TestAccount } from '../support/accounts.js';
+import { insertDatasetRows } from '../support/datasets.js';
+import { startTestServer, type TestServer } from '../support/test-server.js';
+import { gitIn, gitRun } from '../conversion/support.js';
+import { createUploader, json } from './support.js';
+
+const SANDBOX_QUOTA = 1_000_000;
+const ACCOUNT_QUOTA = 3_000_000;
+const post = (body?: unknown) => ({ method: 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
+const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+/** A content hash no test uploads: asking for its URL grants room, and nothing ever comes. */
+const someHash = () => randomBytes(32).toString('hex');
+
+describe('storage quotas', () => {
+  let server: TestServer;
+  let datasets = 0;
+  before(async () => {
+    server = await startTestServer({ env: { STORAGE_QUOTA_BYTES: String(ACCOUNT_QUOTA), SANDBOX_STORAGE_QUOTA_BYTES: String(SANDBOX_QUOTA) } });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  /** A fresh account owning a fresh sandbox dataset (and a real one when asked). */
+  async function ownerWith(options: { real?: boolean; role?: 'admin' } = {}): Promise<{ owner: TestAccount; sandbox: string; real: string }> {
+    const owner = await createUploader(server, { role: options.role });
+    datasets++;
+    const sandbox = `sb${String(datasets).padStart(6, '0')}`;
+    const real = `nd${String(datasets).padStart(6, '0')}`;
+    await insertDatasetRows(server.deps.db, [
+      { id: sandbox, name: `sandbox ${datasets}`, owner_id: owner.user.id, visibility: 'private', sandbox: true },
+      ...(options.real ? [{ id: real, name: `real ${datasets}`, owner_id: owner.user.id, visibility: 'private' as const }] : []),
+    ]);
+    return { owner, sandbox, real };
+  }
+  const askUrls = (who: TestAccount, id: string, files: Array<{ size: number; sha256?: string }>) =>
+    who.api(`/datasets/${id}/upload-urls`, post({ files: files.map((f, i) => ({ path: `f${i}.bin`, size: f.size, sha256: f.sha256 ?? someHash() })) }));
+  const storageOf = async (who: TestAccount) => json(await who.api('/users/me/storage'), 200);
+
+  it('grants upload URLs up to the sandbox quota; a hash asked for again counts once; over it nothing is signed', async () => {
+    const { owner, sandbox } = await ownerWith();
+    const a = someHash();
+    assert.equal((await json(await askUrls(owner, sandbox, [{ size: 600_000, sha256: a }]), 200)).files[0].status, 'upload');
+    // The same content again (a retry, a second path): no more room taken.
+    assert.equal((await json(await askUrls(owner, sandbox, [{ size: 600_000, sha256: a }]), 200)).files[0].status, 'upload');
+    const refused = await json(await askUrls(owner, sandbox, [{ size: 300_000 }, { size: 200_000 }]), 403);
+    assert.equal(refused.error, 'storage_quota_exceeded');
+    assert.match(refused.details[0], /sandbox datasets hold 586 KiB of their 977 KiB; this needs 488 KiB more/);
+    assert.deepEqual([refused.used_bytes, refused.quota_bytes, refused.asked_bytes], [600_000, SANDBOX_QUOTA, 500_000]);
+    // Up to the quota exactly.
+    assert.equal((await json(await askUrls(owner, sandbox, [{ size: 400_000 }]), 200)).files[0].status, 'upload');
+    assert.equal((await askUrls(owner, sandbox, [{ size: 1 }])).status, 403);
+    assert.deepEqual(await storageOf(owner), { used_bytes: SANDBOX_QUOTA, quota_bytes: ACCOUNT_QUOTA, sandbox: { used_bytes: SANDBOX_QUOTA, quota_bytes: SANDBOX_QUOTA } });
+  });
+
+  it("the account's quota counts its real and sandbox datasets together; an administrator's datasets are not limited", async () => {
+    const { owner, sandbox, real } = await ownerWith({ real: true });
+    await json(await askUrls(owner, sandbox, [{ size: 900_000 }]), 200);
+    await json(await askUrls(owner, real, [{ size: 2_100_000 }]), 200);
+    const refused = await json(await askUrls(owner, real, [{ size: 1 }]), 403);
+    assert.match(refused.details[0], /the account's datasets hold 2\.9 MiB of their 2\.9 MiB; this needs 1 bytes more/);
+    const admin = await ownerWith({ role: 'admin', real: true });
+    await json(await askUrls(admin.owner, admin.real, [{ size: 50 * 2 ** 30 }]), 200);
+    assert.deepEqual(await storageOf(admin.owner), { used_bytes: 50 * 2 ** 30, quota_bytes: null, sandbox: { used_bytes: 0, quota_bytes: null } });
+  });
+
+  it('forty requests at once take no more than the quota between them', async () => {
+    const { owner, sandbox } = await ownerWith();
+    const answers = await Promise.all(Array.from({ length: 40 }, () => askUrls(owner, sandbox, [{ size: 100_000 }])));
+    const statuses = answers.map((r) => r.status).sort();
+    await Promise.all(answers.map((r) => r.text()));
+    assert.deepEqual([statuses.filter((s) => s === 200).length, statuses.filter((s) => s === 403).length], [10, 30]);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, SANDBOX_QUOTA);
+  });
+
+  it('an upload in parts holds its size from its start; aborting it gives the room back; completing it moves it to its content', async () => {
+    const { owner, sandbox } = await ownerWith();
+    const uploads = `/datasets/${sandbox}/multipart-uploads`;
+    const first = await json(await owner.api(uploads, post({ path: 'big.bin', size: 900_000 })), 200);
+    assert.equal(first.status, 'parts');
+    assert.equal((await json(await owner.api(uploads, post({ path: 'more.bin', size: 200_000 })), 403)).error, 'storage_quota_exceeded');
+    assert.equal((await owner.api(`${uploads}/${first.upload_id}`, { method: 'DELETE' })).status, 200);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, 0);
+
+    // A file in two parts of 600,000 + 100,000 bytes, sent and completed: counted once, under its content.
+    const bytes = randomBytes(700_000);
+    const started = await json(await owner.api(uploads, post({ path: 'file.bin', size: bytes.length, sha256: sha(bytes) })), 200);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, bytes.length);
+    const parts: Array<{ part_number: number }> = Array.from({ length: started.part_count }, (_, i) => ({ part_number: i + 1 }));
+    const bodies = parts.map((p) => bytes.subarray((p.part_number - 1) * started.part_size, p.part_number * started.part_size));
+    const checksum = (b: Uint8Array) => (started.part_checksum === 'crc32' ? { crc32: crc32(b).toString(16).padStart(8, '0') } : { sha256: sha(b) });
+    const urls = await json(await owner.api(`${uploads}/${started.upload_id}/part-urls`, post({ parts: parts.map((p, i) => ({ ...p, ...checksum(bodies[i]!) })) })), 200);
+    for (const [i, target] of (urls.parts as Array<{ url: string; headers: Record<string, string> }>).entries()) {
+      const res = await fetch(target.url, { method: 'PUT', headers: target.headers, body: new Uint8Array(bodies[i]!) });
+      assert.equal(res.status, 200, await res.text());
+    }
+    const done = await json(await owner.api(`${uploads}/${started.upload_id}/complete`, post({ sha256: sha(bytes) })), 200);
+    assert.equal(done.status, 'stored');
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, bytes.length);
+    const grants = await server.deps.db.selectFrom('storage_grants').select(['object_key', 'bytes', 'confirmed']).where('dataset_id', '=', sandbox).execute();
+    assert.deepEqual(grants, [{ object_key: `objects/${sha(bytes)}`, bytes: bytes.length, confirmed: true }]);
+  });
+
+  it('an object credential writes only with Content-Length, and over the quota stores nothing', async () => {
+    const { owner, sandbox } = await ownerWith();
+    const creds = await json(await owner.api(`/datasets/${sandbox}/upload-credentials`, post()), 200);
+    const putWith = (body: Uint8Array | ReadableStream) =>
+      fetch(`${creds.endpoint}${sandbox}/objects/${sha(body instanceof Uint8Array ? body : new Uint8Array())}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${creds.token}` },
+        body,
+        ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+      } as RequestInit);
+    const big = randomBytes(SANDBOX_QUOTA + 1);
+    const over = await putWith(new Uint8Array(big));
+    assert.equal(over.status, 403);
+    assert.equal(((await over.json()) as { error: string }).error, 'storage_quota_exceeded');
+    assert.equal(await server.deps.objects.head(`${sandbox}/objects/${sha(big)}`), undefined);
+    const chunked = await putWith(new ReadableStream({ start: (c) => (c.enqueue(new TextEncoder().encode('some bytes')), c.close()) }));
+    assert.equal(chunked.status, 411);
+    assert.equal(((await chunked.json()) as { error: string }).error, 'length_required');
+    const small = new Uint8Array(randomBytes(1000));
+    const stored = await putWith(small);
+    assert.equal(stored.status, 200, await stored.text());
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, 1000);
+  });
+
+  it('content stored through the server counts as stored; room of URLs that expired unused comes back by the sweep', async () => {
+    const { owner, sandbox } = await ownerWith();
+    const body = new Uint8Array(randomBytes(5000));
+    const [target] = (await json(await askUrls(owner, sandbox, [{ size: body.length, sha256: sha(body) }]), 200)).files;
+    assert.equal((await fetch(target.url, { method: 'PUT', headers: target.headers, body })).status, 200);
+    await json(await askUrls(owner, sandbox, [{ size: 700_000 }]), 200);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, 705_000);
+    // Before the URL's hour and the sweep's grace have passed, nothing moves.
+    assert.equal(await sweepStorageGrants(server.deps), 0);
+    const later = { ...server.deps, clock: { now: () => new Date(Date.now() + 2.5 * 3600_000) } };
+    assert.ok((await sweepStorageGrants(later)) >= 1);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, 5000);
+    // Room given back is room to use.
+    await json(await askUrls(owner, sandbox, [{ size: 900_000 }]), 200);
+  });
+
+  it("a push sends no more than the owner's room; the repository is then counted by its size on disk", async () => {
+    const { owner, sandbox } = await ownerWith();
+    const remote = () => {
+      const u = new URL(`${server.url}/git/${sandbox}.git`);
+      u.username = 'nds';
+      u.password = owner.key;
+      return u.toString();
+    };
+    const repo = mkdtempSync(path.join(os.tmpdir(), 'nds-quota-repo-'));
+    try {
+      writeFileSync(path.join(repo, 'dataset_description.json'), JSON.stringify({ Name: 'quota', BIDSVersion: '1.9.0' }));
+      gitIn(repo, 'init', '-q', '-b', 'main');
+      gitIn(repo, 'add', '-A');
+      gitIn(repo, 'commit', '-q', '-m', 'small');
+      const smallCommit = gitIn(repo, 'rev-parse', 'HEAD');
+      const small = await gitRun(repo, 'push', '-q', remote(), 'main');
+      assert.equal(small.status, 0, small.stderr);
+      const dir = repositoryDir(server.deps.config.gitDir, sandbox);
+      await waitFor(async () => (await grantOf(sandbox, 'git')) === (await repositoryBytes(dir)));
+
+      // 1.2 MB that do not compress: more than the sandbox's room.
+      writeFileSync(path.join(repo, 'noise.bin'), randomBytes(1_200_000));
+      gitIn(repo, 'add', '-A');
+      gitIn(repo, 'commit', '-q', '-m', 'large');
+      const large = await gitRun(repo, 'push', '-q', remote(), 'main');
+      assert.notEqual(large.status, 0, 'a push past the quota was taken');
+      assert.match(large.stderr, /maximum allowed size|unpack|rejected|failed/i);
+      assert.equal(gitIn(dir, 'rev-parse', 'refs/heads/main'), smallCommit);
+      assert.equal(await grantOf(sandbox, 'git'), await repositoryBytes(dir));
+      assert.ok((await storageOf(owner)).sandbox.used_bytes < SANDBOX_QUOTA);
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
+  async function grantOf(datasetId: string, key: string): Promise<number | undefined> {
+    const row = await server.deps.db.selectFrom('storage_grants').select('bytes').where('dataset_id', '=', datasetId).where('object_key', '=', key).executeTakeFirst();
+    return row ? Number(row.bytes) : undefined;
+  }
+});
+
+/** Polls `check` until it holds (the repository's size is recorded once git has exited, after the answer). */
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  for (let waited = 0; !(await check()); waited += 50) {
+    assert.ok(waited < 10_000, 'the condition did not come to hold in 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
