@@ -17,7 +17,7 @@ import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { gitIn, gitRun } from '../conversion/support.js';
-import { createUploader, json } from './support.js';
+import { createUploader, json, storeVariants } from './support.js';
 
 const SANDBOX_QUOTA = 1_000_000;
 const ACCOUNT_QUOTA = 3_000_000;
@@ -203,4 +203,43 @@ async function waitFor(check: () => Promise<boolean>): Promise<void> {
     assert.ok(waited < 10_000, 'the condition did not come to hold in 10 s');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+for (const variant of storeVariants) {
+  describe(`storage quotas: the sweep on the ${variant.name}`, { skip: variant.skip }, () => {
+    let server: TestServer;
+    let cleanup: () => Promise<void>;
+    before(async () => {
+      const s = await variant.setup();
+      cleanup = s.cleanup;
+      server = await startTestServer({ env: { ...s.env, SANDBOX_STORAGE_QUOTA_BYTES: String(SANDBOX_QUOTA) } });
+    });
+    after(async () => {
+      await server?.close();
+      await cleanup?.();
+    });
+
+    it('keeps counting content that came to its presigned URL (the store, not nds, took it), and gives back the room of a URL never used', async () => {
+      const owner = await createUploader(server);
+      const id = 'sb000001';
+      await insertDatasetRows(server.deps.db, { id, name: 'sweep', owner_id: owner.user.id, visibility: 'private', sandbox: true });
+      const body = new Uint8Array(randomBytes(20_000));
+      const unused = someHash();
+      const { files } = await json(
+        await owner.api(`/datasets/${id}/upload-urls`, post({ files: [{ path: 'a.bin', size: body.length, sha256: sha(body) }, { path: 'b.bin', size: 900_000, sha256: unused }] })),
+        200,
+      );
+      const sent = await fetch(files[0].url, { method: 'PUT', headers: { ...files[0].headers, 'content-length': String(body.length) }, body });
+      assert.ok(sent.ok, `${sent.status} ${await sent.text()}`);
+      // Full until the sweep has looked.
+      assert.equal((await owner.api(`/datasets/${id}/upload-urls`, post({ files: [{ path: 'c.bin', size: 100_000, sha256: someHash() }] }))).status, 403);
+      const later = { ...server.deps, clock: { now: () => new Date(Date.now() + 2.5 * 3600_000) } };
+      assert.equal(await sweepStorageGrants(later), 1);
+      const grants = await server.deps.db.selectFrom('storage_grants').select(['object_key', 'bytes', 'confirmed']).where('dataset_id', '=', id).execute();
+      assert.deepEqual(grants, [{ object_key: `objects/${sha(body)}`, bytes: body.length, confirmed: true }]);
+      // A second sweep leaves the confirmed content alone.
+      assert.equal(await sweepStorageGrants(later), 0);
+      assert.equal((await json(await owner.api('/users/me/storage'), 200)).sandbox.used_bytes, body.length);
+    });
+  });
 }
