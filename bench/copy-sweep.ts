@@ -18,7 +18,7 @@ import { loadConfig } from '../src/core/config.js';
 import { createLogger } from '../src/core/log.js';
 import { unsetDatasetColumns } from '../src/datasets/create-dataset.js';
 import { insertDatasetRow, updateDatasetFields } from '../src/datasets/dataset-queries.js';
-import { mapLimit } from '../src/datasets/uploads.js';
+import { mapLimit } from '../src/core/map-limit.js';
 import { closeDeps, openDeps, PROCESS_PARTS } from '../src/lifecycle.js';
 import { publicReadPolicy } from '../src/objects/public-read.js';
 import { parseS3Url } from '../src/objects/s3-object-store.js';

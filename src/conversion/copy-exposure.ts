@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { datasetVisibility, replaceZarrIndexEtag } from '../datasets/dataset-queries.js';
-import { mapLimit } from '../datasets/uploads.js';
+import { mapLimit } from '../core/map-limit.js';
 import { readStoreIndex, storeIndexKey, writeStoreIndex } from '../formats/zarr/store-index-object.js';
 import { findSweepWant, finishSweepWant, listDueSweeps, releaseCopyLease, takeCopyLease, wantSweep } from './copy-exposure-queries.js';
 

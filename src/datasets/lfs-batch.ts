@@ -8,7 +8,8 @@
 import type { SignIn } from '../accounts/sign-in-of-credential.js';
 import type { Deps } from '../deps.js';
 import { contentKey } from './manifest.js';
-import { mapLimit, readUrl, UPLOAD_URL_TTL_S, uploadUrls } from './uploads.js';
+import { mapLimit } from '../core/map-limit.js';
+import { readUrl, UPLOAD_URL_TTL_S, uploadUrls } from './uploads.js';
 
 export const LFS_MEDIA_TYPE = 'application/vnd.git-lfs+json';
 export const LFS_URL_TTL_S = UPLOAD_URL_TTL_S;

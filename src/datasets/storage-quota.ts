@@ -23,6 +23,7 @@ import type { Database } from '../db/types.js';
 import { repositoryBytes } from '../git/repository-dir.js';
 import { isAdmin } from './dataset-access.js';
 import { datasetsOwnedBy, findDatasetRow } from './dataset-queries.js';
+import { mapLimit } from '../core/map-limit.js';
 
 type QuotaDeps = Pick<Deps, 'db' | 'config' | 'clock'>;
 
@@ -133,6 +134,10 @@ export async function reserveStorage(deps: QuotaDeps, datasetId: string, grants:
         .values([...fresh].map(([key, bytes]) => ({ dataset_id: datasetId, object_key: key, bytes, confirmed: options.confirmed ?? false, expires_at: options.expiresAt })))
         .execute();
     }
+  }).catch((err: unknown) => {
+    // Deleted between its look-up and the grant: as if it had never been there.
+    if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw new NdsError('dataset_not_found', { cause: err });
+    throw err;
   });
 }
 
@@ -201,28 +206,33 @@ export async function storageUseOf(deps: QuotaDeps, user: User): Promise<Storage
 const SWEEP_GRACE_MS = 3600_000;
 
 /**
- * Settles grants whose time has passed unconfirmed, at most `batch` at a time: content found in the store is
- * confirmed, the rest dropped (a URL that expired unused, an upload in parts that was swept). Returns how many
- * were dropped.
+ * Settles grants whose time has passed unconfirmed, `batch` at a time until none is left: content found in the
+ * store is confirmed (with its stored size), the rest dropped (a URL that expired unused, an upload in parts
+ * that was swept). Returns how many were dropped.
  */
 export async function sweepStorageGrants(deps: QuotaDeps & Pick<Deps, 'objects'>, batch = 500): Promise<number> {
-  const due = await deps.db
-    .selectFrom('storage_grants')
-    .select(['dataset_id', 'object_key', 'bytes'])
-    .where('confirmed', '=', false)
-    .where('expires_at', '<=', new Date(deps.clock.now().getTime() - SWEEP_GRACE_MS))
-    .orderBy('expires_at')
-    .limit(batch)
-    .execute();
+  const dueBefore = new Date(deps.clock.now().getTime() - SWEEP_GRACE_MS);
   let dropped = 0;
-  for (const g of due) {
-    const stored = g.object_key.startsWith('objects/') ? await deps.objects.head(`${g.dataset_id}/${g.object_key}`) : undefined;
-    if (stored) {
-      await deps.db.updateTable('storage_grants').set({ confirmed: true, bytes: stored.size }).where('dataset_id', '=', g.dataset_id).where('object_key', '=', g.object_key).execute();
-    } else {
-      await deps.db.deleteFrom('storage_grants').where('dataset_id', '=', g.dataset_id).where('object_key', '=', g.object_key).where('confirmed', '=', false).execute();
-      dropped++;
+  for (;;) {
+    const due = await deps.db
+      .selectFrom('storage_grants')
+      .select(['dataset_id', 'object_key'])
+      .where('confirmed', '=', false)
+      .where('expires_at', '<=', dueBefore)
+      .orderBy('expires_at')
+      .limit(batch)
+      .execute();
+    // Each look-up is a round trip to an S3 store: 16 at a time.
+    const found = await mapLimit(due, 16, async (g) => (g.object_key.startsWith('objects/') ? deps.objects.head(`${g.dataset_id}/${g.object_key}`) : undefined));
+    for (const [i, g] of due.entries()) {
+      const stored = found[i];
+      const row = deps.db.updateTable('storage_grants').where('dataset_id', '=', g.dataset_id).where('object_key', '=', g.object_key);
+      if (stored) await row.set({ confirmed: true, bytes: stored.size }).execute();
+      else {
+        await deps.db.deleteFrom('storage_grants').where('dataset_id', '=', g.dataset_id).where('object_key', '=', g.object_key).where('confirmed', '=', false).execute();
+        dropped++;
+      }
     }
+    if (due.length < batch) return dropped;
   }
-  return dropped;
 }

@@ -14,6 +14,7 @@ import type { SignIn } from '../accounts/sign-in-of-credential.js';
 import type { Deps } from '../deps.js';
 import { mintPrefixToken, type TokenAccess } from '../objects/prefix-token.js';
 import { objectUrlSigner } from '../objects/signing-secret.js';
+import { mapLimit } from '../core/map-limit.js';
 import { contentKey, type ManifestEntry } from './manifest.js';
 import { contentGrantKey, reserveStorage } from './storage-quota.js';
 
@@ -23,20 +24,6 @@ export const CREDENTIALS_TTL_S = 3600;
 export type UploadTarget =
   | { path: string; status: 'present' }
   | { path: string; status: 'upload'; url: string; method: 'PUT'; headers: Record<string, string>; expires_at: string };
-
-/** Runs `fn` over `items` with at most `limit` at a time, keeping the order of results. */
-export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 /**
  * A target for each file: `present`, or a presigned PUT. The room for the content to upload is granted

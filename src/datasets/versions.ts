@@ -12,7 +12,7 @@ import { sha256Hex } from '../core/secrets.js';
 import { lockDatasetRow, setLatestVersion } from './dataset-queries.js';
 import { contentKey, manifestKey, normalizeManifest, serializeManifest, type ManifestEntry } from './manifest.js';
 import { compareSemver, isSemver } from './semver.js';
-import { mapLimit } from './uploads.js';
+import { mapLimit } from '../core/map-limit.js';
 
 /** Above this many distinct contents, one listing of `<id>/objects/` is cheaper than a HEAD each. */
 const LIST_THRESHOLD = 256;

@@ -8,7 +8,7 @@ import { listZarrStates } from '../datasets/dataset-queries.js';
 import type { StoreIndex } from '../formats/zarr/store-index.js';
 import { readStoreIndex } from '../formats/zarr/store-index-object.js';
 import type { ChannelGroup } from '../client/index.js';
-import { mapLimit } from '../datasets/uploads.js';
+import { mapLimit } from '../core/map-limit.js';
 import { catalogued, countCatalogued, replaceRecordings, type NewRecording } from './catalogue-queries.js';
 import { recordingEntities } from './recording-entities.js';
 import { readEventLabels } from './store-events.js';
