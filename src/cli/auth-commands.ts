@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { PresentedKey as Key } from '../accounts/api-keys.js';
 import { readStoredCredentials, type UrlSource } from '../client/server-identity.js';
-import { bytesText } from '../core/byte-size.js';
+import { heldText } from '../core/byte-size.js';
 import { loadClientConfig } from '../core/config.js';
 import { ApiClient, ApiError } from './api-client.js';
 import { CliError } from './cli-error.js';
@@ -103,7 +103,7 @@ export function registerAuthCommands(program: Command): void {
       if (opts.json) return printJson({ signed_in: true, api_url: api.baseUrl, api_url_source: api.urlSource, key_source: api.keySource, user, ...(storage ? { storage } : {}) });
       process.stdout.write(
         `signed in to ${api.baseUrl} as ${String(user.username)}\nserver  ${server}\nstatus  ${String(user.status)}\ntier    ${String(user.tier)}\nrole    ${String(user.role)}\nkind    ${String(user.kind)}\nkey     from ${api.keySource}\n` +
-          (storage ? `storage ${usedOf(storage)} (sandbox datasets: ${usedOf(storage.sandbox)})\n` : ''),
+          (storage ? `storage ${heldText(storage.used_bytes, storage.quota_bytes)} (sandbox datasets: ${heldText(storage.sandbox.used_bytes, storage.sandbox.quota_bytes)})\n` : ''),
       );
     });
 
@@ -174,8 +174,4 @@ async function storageOf(api: ApiClient): Promise<(StorageBound & { sandbox: Sto
     if (err instanceof ApiError && err.status === 404) return undefined;
     throw err;
   }
-}
-
-function usedOf(bound: StorageBound): string {
-  return bound.quota_bytes === null ? `${bytesText(bound.used_bytes)} (no limit)` : `${bytesText(bound.used_bytes)} of ${bytesText(bound.quota_bytes)}`;
 }

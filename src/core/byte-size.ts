@@ -9,3 +9,8 @@ export function bytesText(bytes: number): string {
   }
   return unit === 0 ? `${bytes} bytes` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
+
+/** Bytes held against a limit (null: none), in words: `1.2 GiB of 10 GiB`, `3.0 GiB (no limit)`. */
+export function heldText(used: number, limit: number | null): string {
+  return limit === null ? `${bytesText(used)} (no limit)` : `${bytesText(used)} of ${bytesText(limit)}`;
+}

@@ -11,7 +11,9 @@ import { FormFields, withQuery } from '../http/form-input.js';
 import { route, type Route } from '../http/route.js';
 import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
+import { heldText } from '../core/byte-size.js';
 import { NdsError } from '../core/errors.js';
+import { storageUseOf, type StorageUse } from '../datasets/storage-quota.js';
 import { html, type SafeHtml } from './html.js';
 import { errorNotice, okNotice, pageSession, renderPage, requireOwnOrigin, signInFirst, verifyFirst } from './page-kit.js';
 
@@ -41,10 +43,16 @@ async function accountBody(c: Context<AppEnv>, user: User, notices: Array<SafeHt
 <dt>Status</dt><dd>${user.status}</dd>
 <dt>Role</dt><dd>${user.role}</dd>
 <dt>Kind</dt><dd>${user.kind}</dd>
+<dt>Storage</dt><dd>${storageText(await storageUseOf(c.var.deps, user))}</dd>
 </dl></section>
 ${uploadAccessSection(user)}
 <section class="card"><h2>API keys (${keys.length} of 25)</h2>${table}${newKey}</section>
 <form method="post" action="/auth/logout"><button class="secondary" type="submit">Sign out</button></form>`;
+}
+
+/** What the account's datasets hold against its quotas, in words. */
+function storageText(use: StorageUse): string {
+  return `${heldText(use.used_bytes, use.quota_bytes)}; sandbox datasets: ${heldText(use.sandbox.used_bytes, use.sandbox.quota_bytes)}`;
 }
 
 /** Whether this account may upload real datasets, and the button that asks an administrator for it. */

@@ -71,6 +71,7 @@ describe('account pages (server-rendered, no JavaScript)', () => {
     assert.match(text, new RegExp(account.user.username));
     assert.match(text, new RegExp(account.key.slice(0, 12)));
     assert.match(text, /action="\/auth\/logout"/);
+    assert.match(text, /<dt>Storage<\/dt><dd>0 bytes \(no limit\); sandbox datasets: 0 bytes of 10 GiB<\/dd>/);
     const keyId = /action="\/account\/keys\/(\d+)\/revoke"/.exec(text)![1];
 
     assert.equal((await form(`/account/keys/${keyId}/revoke`, {}, browser, 'https://evil.example')).status, 403);
