@@ -115,6 +115,17 @@ export async function changeUserKind(db: Kysely<Database>, actor: Actor, usernam
   return updated;
 }
 
+/**
+ * Sets the storage limit of `username`'s datasets in place of the settings: `bytes` (0: no limit), or null to
+ * go back to the settings. Room already taken stays; past a lowered limit, nothing more is granted.
+ */
+export async function setStorageQuota(db: Kysely<Database>, actor: Actor, username: string, bytes: number | null, now: Date): Promise<User> {
+  const target = await getUserByUsername(db, username);
+  const updated = await db.updateTable('users').set({ storage_quota_bytes: bytes, updated_at: now }).where('id', '=', target.id).returningAll().executeTakeFirstOrThrow();
+  await audit(db, actor, 'user.storage_quota', username, { from: target.storage_quota_bytes === null ? null : Number(target.storage_quota_bytes), to: bytes });
+  return updated;
+}
+
 function assertMachineAccount(target: User): void {
   if (target.kind === 'person') throw new NdsError('person_account');
 }

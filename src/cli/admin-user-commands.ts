@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
+import { bytesText, heldText } from '../core/byte-size.js';
 import { info, printJson, printTable } from './output.js';
 
 type Row = Record<string, unknown>;
@@ -23,7 +24,7 @@ function printUser(user: Row): void {
 }
 
 function registerUserCommands(admin: Command): void {
-  const users = admin.command('users').description('accounts: list, show, approve or deny upload access, revoke, change kind');
+  const users = admin.command('users').description('accounts: list, show, approve or deny upload access, revoke, change kind, storage limits');
 
   users
     .command('list')
@@ -103,6 +104,45 @@ function registerUserCommands(admin: Command): void {
       if (opts.json) return printJson(user);
       process.stdout.write(`${username} is now a ${String(user.kind)} account\n`);
     });
+
+  users
+    .command('quota <username> [limit]')
+    .description("show what a user's datasets hold against their storage limits; with a limit (50GiB, 2TB, 1000000 bytes, none, or default: the settings'), set the user's own")
+    .option('--json', 'machine output')
+    .action(async (username: string, limit: string | undefined, opts: { json?: boolean }) => {
+      const api = await client();
+      const path = `/admin/users/${userPath(username)}`;
+      const storage = limit === undefined
+        ? await api.request<AdminStorage>(`${path}/storage`)
+        : await api.request<AdminStorage>(`${path}/storage-quota`, { method: 'POST', body: { quota_bytes: parseLimit(limit) } });
+      if (opts.json) return printJson(storage);
+      const own = storage.account_quota_bytes === null ? "the settings'" : storage.account_quota_bytes === 0 ? 'none (set for this account)' : `${bytesText(storage.account_quota_bytes)} (set for this account)`;
+      process.stdout.write(
+        `${username}\nlimit    ${own}\nall      ${heldText(storage.used_bytes, storage.quota_bytes)}\nsandbox  ${heldText(storage.sandbox.used_bytes, storage.sandbox.quota_bytes)}\n`,
+      );
+    });
+}
+
+interface AdminStorage {
+  used_bytes: number;
+  quota_bytes: number | null;
+  sandbox: { used_bytes: number; quota_bytes: number | null };
+  account_quota_bytes: number | null;
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, bytes: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/** A limit as typed: bytes with an optional unit (`50GiB`, `2 TB`), `none` (no limit: 0) or `default` (the settings': null). */
+export function parseLimit(text: string): number | null {
+  const t = text.trim().toLowerCase();
+  if (t === 'default') return null;
+  if (t === 'none') return 0;
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/.exec(t);
+  const unit = m ? UNITS[m[2]!] : undefined;
+  if (!m || unit === undefined) throw new CliError(`${text} is not a limit: give bytes with an optional unit (50GiB, 2TB, 1000000), none, or default`);
+  const bytes = Math.round(Number(m[1]) * unit);
+  if (!Number.isSafeInteger(bytes)) throw new CliError(`${text} is too large a limit`);
+  return bytes;
 }
 
 function registerKeyCommands(admin: Command): void {

@@ -11,7 +11,8 @@
  * whose URL has expired is looked up in the store by the sweep (`sweepStorageGrants`), then confirmed, or
  * dropped when nothing came. A key granted twice counts once. Reservations of one account are taken one at a
  * time (its `users` row is locked), so concurrent requests cannot together pass the quota.
- * The owner pays for what members upload; an administrator's datasets are not limited.
+ * The owner pays for what members upload; an administrator's datasets are not limited, and an administrator may
+ * set one account's limit in place of the settings (`users.storage_quota_bytes`, `accounts/admin-users.ts`).
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { lockUser } from '../accounts/users.js';
@@ -49,6 +50,8 @@ export const GIT_GRANT_KEY = 'git';
 interface Owner {
   id: number;
   admin: boolean;
+  /** The account's own limit, set by an administrator (0: none); null: the settings. */
+  quota: number | null;
   sandbox: boolean;
 }
 
@@ -57,7 +60,7 @@ async function lockOwner(trx: Transaction<Database>, datasetId: string): Promise
   const dataset = await findDatasetRow(trx, datasetId);
   if (!dataset) throw new NdsError('dataset_not_found');
   const owner = await lockUser(trx, dataset.owner_id);
-  return { id: dataset.owner_id, admin: owner !== undefined && isAdmin(owner), sandbox: dataset.sandbox };
+  return { id: dataset.owner_id, admin: owner !== undefined && isAdmin(owner), quota: owner?.storage_quota_bytes ?? null, sandbox: dataset.sandbox };
 }
 
 /** The bytes granted to the datasets `ownerId` owns: all of them, and its sandbox ones. */
@@ -79,8 +82,12 @@ async function usedBy(db: Kysely<Database>, ownerId: number): Promise<{ all: num
   return used;
 }
 
-/** The limits that bind a dataset of `owner` (0: none): all its datasets, and its sandbox ones. */
-function limitsOf(config: QuotaDeps['config'], owner: Pick<Owner, 'admin'>): { all: number; sandbox: number } {
+/**
+ * The limits that bind a dataset of `owner` (0: none): all its datasets, and its sandbox ones. An account's own
+ * limit, set by an administrator, stands for both; an administrator's datasets have none.
+ */
+function limitsOf(config: QuotaDeps['config'], owner: Pick<Owner, 'admin' | 'quota'>): { all: number; sandbox: number } {
+  if (owner.quota !== null) return { all: Number(owner.quota), sandbox: Number(owner.quota) };
   return owner.admin ? { all: 0, sandbox: 0 } : { all: config.storageQuotaBytes, sandbox: config.sandboxStorageQuotaBytes };
 }
 
@@ -198,7 +205,7 @@ export async function moveStorage(deps: Pick<Deps, 'db'>, datasetId: string, fro
 /** What `userId`'s datasets hold, and their limits. */
 export async function storageUseOf(deps: QuotaDeps, user: User): Promise<StorageUse> {
   const used = await usedBy(deps.db, user.id);
-  const limits = limitsOf(deps.config, { admin: isAdmin(user) });
+  const limits = limitsOf(deps.config, { admin: isAdmin(user), quota: user.storage_quota_bytes == null ? null : Number(user.storage_quota_bytes) });
   return { used_bytes: used.all, quota_bytes: limits.all || null, sandbox: { used_bytes: used.sandbox, quota_bytes: limits.sandbox || null } };
 }
 

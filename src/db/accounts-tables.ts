@@ -26,6 +26,8 @@ export interface UsersTable {
   approved_at: Timestamp | null;
   revoked_at: Timestamp | null;
   sandbox_completed_at: Timestamp | null;
+  /** An administrator's storage limit for this account in place of the settings (0: none); null: the settings. */
+  storage_quota_bytes: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Generated<Timestamp>;
   updated_at: Generated<Timestamp>;
 }

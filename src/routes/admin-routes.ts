@@ -4,13 +4,17 @@
  */
 import { z } from '@hono/zod-openapi';
 import { denyUploadAccess, grantUploadAccess } from '../accounts/upload-access.js';
-import { changeUserKind, listAudit, listKeysOfAccount, listUsers, mintKeyForAccount, revokeKeyOfAccount, revokeUser } from '../accounts/admin-users.js';
+import { changeUserKind, listAudit, listKeysOfAccount, listUsers, mintKeyForAccount, revokeKeyOfAccount, revokeUser, setStorageQuota } from '../accounts/admin-users.js';
 import { presentApiKey } from '../accounts/api-keys.js';
 import { getUserByUsername, presentUser } from '../accounts/users.js';
 import { actorOf, callerOf } from '../http/auth.js';
 import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
 import { route, type Route } from '../http/route.js';
 import { KeyNameBody, KeySchema, UserSchema } from './account-schemas.js';
+import { StorageUseSchema } from './dataset-schemas.js';
+import { storageUseOf } from '../datasets/storage-quota.js';
+import type { User } from '../db/accounts-tables.js';
+import type { Deps } from '../deps.js';
 
 const Username = z.object({ username: z.string().min(1).max(39).openapi({ param: { name: 'username', in: 'path' } }) });
 const Kind = z.enum(['person', 'service', 'test']);
@@ -24,6 +28,15 @@ const AuditEntry = z.object({
   ip: z.string().nullable(),
   created_at: z.string(),
 });
+
+const AdminStorage = StorageUseSchema.extend({
+  username: z.string(),
+  account_quota_bytes: z.number().int().nullable().openapi({ description: "The limit an administrator set for this account (0: none); null: the settings' apply" }),
+}).openapi('AdminStorage');
+
+async function presentStorage(deps: Deps, user: User) {
+  return { username: user.username, ...(await storageUseOf(deps, user)), account_quota_bytes: user.storage_quota_bytes === null ? null : Number(user.storage_quota_bytes) };
+}
 
 function presentAdminUser(user: Parameters<typeof presentUser>[0]) {
   return {
@@ -119,6 +132,30 @@ export const adminRoutes: Route[] = [
     body: { schema: z.object({ kind: Kind, expected_kind: Kind.optional() }) },
     responses: { 200: jsonResponse(AdminUser, 'Changed') },
     handler: async (c, { params, body }) => c.json(presentAdminUser(await changeUserKind(c.var.deps.db, actorOf(c), params.username, body.kind, body.expected_kind, c.var.deps.clock.now())), 200),
+  }),
+
+  route({
+    method: 'get',
+    path: '/admin/users/:username/storage',
+    summary: "What a user's datasets hold against the storage quotas, and the user's own limit if an administrator set one",
+    access: 'admin',
+    params: Username,
+    responses: { 200: jsonResponse(AdminStorage, 'Bytes held, and the limits (null: none)') },
+    handler: async (c, { params }) => c.json(await presentStorage(c.var.deps, await getUserByUsername(c.var.deps.db, params.username)), 200),
+  }),
+
+  route({
+    method: 'post',
+    path: '/admin/users/:username/storage-quota',
+    summary: "Set a user's storage limit (all their datasets, sandbox ones included; 0: none) in place of the settings, or null to go back to them",
+    access: 'admin',
+    params: Username,
+    body: { schema: z.object({ quota_bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable() }) },
+    responses: { 200: jsonResponse(AdminStorage, 'Set') },
+    handler: async (c, { params, body }) => {
+      const user = await setStorageQuota(c.var.deps.db, actorOf(c), params.username, body.quota_bytes, c.var.deps.clock.now());
+      return c.json(await presentStorage(c.var.deps, user), 200);
+    },
   }),
 
   route({

@@ -190,6 +190,25 @@ describe('nds auth and nds admin users/keys (CLI as a child process)', () => {
       assert.equal((await verified.api('/users/me')).status, 401);
     });
 
+    it("admin users quota shows a user's storage and sets, lifts and resets their own limit; a limit it cannot read is refused before any call", async () => {
+      const person = await createAccount(server);
+      const name = person.user.username;
+      const shown = await nds(['admin', 'users', 'quota', name], ownerEnv);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.equal(shown.stdout, `${name}\nlimit    the settings'\nall      0 bytes (no limit)\nsandbox  0 bytes of 10 GiB\n`);
+      assert.match((await nds(['admin', 'users', 'quota', name, '50GiB'], ownerEnv)).stdout, /^limit {4}50 GiB \(set for this account\)\nall {6}0 bytes of 50 GiB\nsandbox  0 bytes of 50 GiB$/m);
+      assert.deepEqual(await (await person.api('/users/me/storage')).json(), { used_bytes: 0, quota_bytes: 50 * 2 ** 30, sandbox: { used_bytes: 0, quota_bytes: 50 * 2 ** 30 } });
+      const lifted = JSON.parse((await nds(['admin', 'users', 'quota', name, 'none', '--json'], ownerEnv)).stdout);
+      assert.deepEqual([lifted.account_quota_bytes, lifted.quota_bytes, lifted.sandbox.quota_bytes], [0, null, null]);
+      const reset = JSON.parse((await nds(['admin', 'users', 'quota', name, 'default', '--json'], ownerEnv)).stdout);
+      assert.deepEqual([reset.account_quota_bytes, reset.sandbox.quota_bytes], [null, 10 * 2 ** 30]);
+      const bad = await nds(['admin', 'users', 'quota', name, '12 parsecs'], ownerEnv);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /12 parsecs is not a limit/);
+      const audit = await server.deps.db.selectFrom('audit_log').select(['action', 'details']).where('target', '=', name).orderBy('id').execute();
+      assert.deepEqual(audit.map((a) => [a.action, (a.details as { to: number | null }).to]), [['user.storage_quota', 50 * 2 ** 30], ['user.storage_quota', 0], ['user.storage_quota', null]]);
+    });
+
     it('admin keys create/list/revoke for a service account; a person is refused with the server\'s message', async () => {
       const service = await createAccount(server, { kind: 'service' });
       const name = service.user.username;

@@ -29,6 +29,8 @@ export const commandOfRoute: Record<string, string> = {
   'POST /admin/deny/{username}': 'admin users deny',
   'POST /admin/revoke/{username}': 'admin users revoke',
   'POST /admin/users/{username}/kind': 'admin users kind',
+  'GET /admin/users/{username}/storage': 'admin users quota',
+  'POST /admin/users/{username}/storage-quota': 'admin users quota',
   'POST /admin/users/{username}/keys': 'admin keys create',
   'GET /admin/users/{username}/keys': 'admin keys list',
   'DELETE /admin/users/{username}/keys/{id}': 'admin keys revoke',

@@ -79,6 +79,25 @@ describe('storage quotas', () => {
     assert.deepEqual(await storageOf(admin.owner), { used_bytes: 50 * 2 ** 30, quota_bytes: null, sandbox: { used_bytes: 0, quota_bytes: null } });
   });
 
+  it("an administrator's limit for one account stands in for both settings, lower or higher; null goes back to them", async () => {
+    const { owner, sandbox } = await ownerWith();
+    const admin = await createAccount(server, { role: 'admin' });
+    const setLimit = async (bytes: number | null) =>
+      json(await admin.api(`/admin/users/${owner.user.username}/storage-quota`, post({ quota_bytes: bytes })), 200);
+    assert.equal((await setLimit(2_500_000)).sandbox.quota_bytes, 2_500_000);
+    await json(await askUrls(owner, sandbox, [{ size: 2_000_000 }]), 200);
+    assert.match((await json(await askUrls(owner, sandbox, [{ size: 600_000 }]), 403)).details[0], /hold 1\.9 MiB of their 2\.4 MiB/);
+    await setLimit(null);
+    // Back to the settings: the sandbox's 1,000,000 is passed already, so nothing more is granted (nothing taken away).
+    assert.equal((await askUrls(owner, sandbox, [{ size: 1 }])).status, 403);
+    assert.deepEqual(await storageOf(owner), { used_bytes: 2_000_000, quota_bytes: ACCOUNT_QUOTA, sandbox: { used_bytes: 2_000_000, quota_bytes: SANDBOX_QUOTA } });
+    await setLimit(0);
+    await json(await askUrls(owner, sandbox, [{ size: 5_000_000 }]), 200);
+    // Only an administrator sets it; to a member the route is as any admin route.
+    assert.equal((await owner.api(`/admin/users/${owner.user.username}/storage-quota`, post({ quota_bytes: 0 }))).status, 403);
+    assert.equal((await admin.api(`/admin/users/${owner.user.username}/storage-quota`, post({ quota_bytes: -1 }))).status, 400);
+  });
+
   it('forty requests at once take no more than the quota between them', async () => {
     const { owner, sandbox } = await ownerWith();
     const answers = await Promise.all(Array.from({ length: 40 }, () => askUrls(owner, sandbox, [{ size: 100_000 }])));

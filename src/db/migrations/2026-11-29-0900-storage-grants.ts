@@ -4,6 +4,9 @@
  * the table). `confirmed` once the bytes are known to be stored; an unconfirmed grant whose `expires_at` has
  * passed is looked up in the store by the sweep, and confirmed or dropped.
  *
+ * `users.storage_quota_bytes`: an administrator's limit for one account (all its datasets, sandbox ones
+ * included; 0: none), in place of the settings; null: the settings.
+ *
  * Datasets from before this migration count the size of their latest version (`datasets.size_bytes`) under
  * the key `versions`: their content was never granted one key at a time.
  */
@@ -20,6 +23,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addPrimaryKeyConstraint('storage_grants_pkey', ['dataset_id', 'object_key'])
     .execute();
+  await db.schema.alterTable('users').addColumn('storage_quota_bytes', 'bigint', (c) => c.check(sql`storage_quota_bytes >= 0`)).execute();
   await sql`create index storage_grants_due on storage_grants (expires_at) where not confirmed`.execute(db);
   await sql`
     insert into storage_grants (dataset_id, object_key, bytes, confirmed, expires_at)

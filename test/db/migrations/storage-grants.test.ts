@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { connectDatabase, type DatabaseHandle } from '../../../src/db/connect.js';
 import { migrateToLatest } from '../../../src/db/migrate.js';
 import { migrations } from '../../../src/db/migrations/index.js';
-import { createUser } from '../../../src/accounts/users.js';
+import { createUser, findUserById } from '../../../src/accounts/users.js';
 import { storageUseOf } from '../../../src/datasets/storage-quota.js';
 import { loadConfig } from '../../../src/core/config.js';
 
@@ -38,7 +38,7 @@ describe('migration: the storage ledger', () => {
       { dataset_id: 'nd000001', object_key: 'versions', bytes: 7_000_000_000, confirmed: true },
       { dataset_id: 'sb000002', object_key: 'versions', bytes: 2_000_000_000, confirmed: true },
     ]);
-    const use = await storageUseOf({ db, config: loadConfig({}), clock: { now: () => new Date() } }, owner);
+    const use = await storageUseOf({ db, config: loadConfig({}), clock: { now: () => new Date() } }, (await findUserById(db, owner.id))!);
     assert.deepEqual(use, { used_bytes: 9_000_000_000, quota_bytes: null, sandbox: { used_bytes: 2_000_000_000, quota_bytes: 10 * 2 ** 30 } });
   });
 });
