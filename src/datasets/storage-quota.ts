@@ -67,12 +67,7 @@ async function lockOwner(trx: Transaction<Database>, datasetId: string): Promise
 async function usedBy(db: Kysely<Database>, ownerId: number): Promise<{ all: number; sandbox: number }> {
   const owned = await datasetsOwnedBy(db, ownerId);
   if (owned.length === 0) return { all: 0, sandbox: 0 };
-  const rows = await db
-    .selectFrom('storage_grants')
-    .select(['dataset_id', sql<number>`sum(bytes)::bigint`.as('bytes')])
-    .where('dataset_id', 'in', owned.map((d) => d.id))
-    .groupBy('dataset_id')
-    .execute();
+  const rows = await db.selectFrom('dataset_storage').select(['dataset_id', 'bytes']).where('dataset_id', 'in', owned.map((d) => d.id)).execute();
   const sandbox = new Set(owned.filter((d) => d.sandbox).map((d) => d.id));
   const used = { all: 0, sandbox: 0 };
   for (const r of rows) {

@@ -112,9 +112,16 @@ export interface StorageGrantsTable {
   created_at: Generated<Timestamp>;
 }
 
+/** The sum of a dataset's `storage_grants`, kept by their trigger (never written by the application). */
+export interface DatasetStorageTable {
+  dataset_id: string;
+  bytes: ColumnType<number, never, never>;
+}
+
 export interface DatasetsTables {
   datasets: DatasetsTable;
   storage_grants: StorageGrantsTable;
+  dataset_storage: DatasetStorageTable;
   dataset_versions: DatasetVersionsTable;
   dataset_members: DatasetMembersTable;
   repository_holders: RepositoryHoldersTable;

@@ -98,6 +98,15 @@ describe('storage quotas', () => {
     assert.equal((await admin.api(`/admin/users/${owner.user.username}/storage-quota`, post({ quota_bytes: -1 }))).status, 400);
   });
 
+  it('deleting a dataset frees what it held at once; what the account holds elsewhere stays', async () => {
+    const { owner, sandbox, real } = await ownerWith({ real: true });
+    await json(await askUrls(owner, sandbox, [{ size: 400_000 }, { size: 300_000 }]), 200);
+    await json(await askUrls(owner, real, [{ size: 1_000_000 }]), 200);
+    const admin = await createAccount(server, { role: 'admin' });
+    assert.equal((await admin.api(`/admin/datasets/${sandbox}`, { method: 'DELETE' })).status, 200);
+    assert.deepEqual(await storageOf(owner), { used_bytes: 1_000_000, quota_bytes: ACCOUNT_QUOTA, sandbox: { used_bytes: 0, quota_bytes: SANDBOX_QUOTA } });
+  });
+
   it('forty requests at once take no more than the quota between them', async () => {
     const { owner, sandbox } = await ownerWith();
     const answers = await Promise.all(Array.from({ length: 40 }, () => askUrls(owner, sandbox, [{ size: 100_000 }])));
