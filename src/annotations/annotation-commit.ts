@@ -174,7 +174,7 @@ async function hostedCommit(deps: Deps, user: User, datasetId: string, message: 
     author: { name: user.username, email: `${user.username}@users.noreply.${host}` },
     date: deps.clock.now(),
   });
-  await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id });
+  await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id, madeByServer: true });
   await afterPush(deps, datasetId, head.dir, head.commit);
   return { version, files: [...files.keys()].sort(), annotations, commit };
 }

@@ -107,7 +107,7 @@ function registerUserCommands(admin: Command): void {
 
   users
     .command('quota <username> [limit]')
-    .description("show what a user's datasets hold against their storage limits; with a limit (50GiB, 2TB, 1000000 bytes, none, or default: the settings'), set the user's own")
+    .description("show what a user's datasets hold against their storage limits; with a limit (50GiB, 2TB, 1000000 bytes; none: no limit; default: the settings'), set the user's own")
     .option('--json', 'machine output')
     .action(async (username: string, limit: string | undefined, opts: { json?: boolean }) => {
       const api = await client();

@@ -186,8 +186,9 @@ export async function completeUpload(deps: UploadDeps, record: UploadRecord, sha
   const staging = stagingKey(record.dataset_id, record.upload_id);
   const target = contentKey(record.dataset_id, sha256);
   const done = async (status: 'stored' | 'present') => {
+    // Counted as content first: a failure between the two leaves the upload's files, and a retry moves again.
+    await moveStorage(deps, record.dataset_id, uploadGrantKey(record.upload_id), contentGrantKey(sha256), record.size);
     await deps.objects.deletePrefix(uploadPrefix(record.dataset_id, record.upload_id));
-    await moveStorage(deps, record.dataset_id, uploadGrantKey(record.upload_id), contentGrantKey(sha256));
     return { path: record.path, size: record.size, sha256, status };
   };
   // Another complete of the same upload (a retry racing the first) may have stored the file meanwhile.

@@ -82,80 +82,88 @@ async function usedBy(db: Kysely<Database>, ownerId: number): Promise<{ all: num
  * limit, set by an administrator, stands for both; an administrator's datasets have none.
  */
 function limitsOf(config: QuotaDeps['config'], owner: Pick<Owner, 'admin' | 'quota'>): { all: number; sandbox: number } {
-  if (owner.quota !== null) return { all: Number(owner.quota), sandbox: Number(owner.quota) };
+  if (owner.quota !== null) return { all: owner.quota, sandbox: owner.quota };
   return owner.admin ? { all: 0, sandbox: 0 } : { all: config.storageQuotaBytes, sandbox: config.sandboxStorageQuotaBytes };
 }
 
-/** Refuses `asked` more bytes for a dataset of `owner` that would pass a limit; returns the room left after them (Infinity: no limit). */
-function checkRoom(limits: { all: number; sandbox: number }, used: { all: number; sandbox: number }, sandbox: boolean, asked: number): number {
+/** Refuses `asked` more bytes for a dataset of an owner with `used` that would pass one of `limits` (0: none). */
+function checkRoom(limits: { all: number; sandbox: number }, used: { all: number; sandbox: number }, sandbox: boolean, asked: number): void {
   const bounds = [{ limit: limits.all, used: used.all, what: "the account's datasets" }];
   if (sandbox) bounds.push({ limit: limits.sandbox, used: used.sandbox, what: "the account's sandbox datasets" });
-  let left = Infinity;
   for (const b of bounds) {
-    if (b.limit === 0) continue;
-    if (b.used + asked > b.limit) {
-      throw new NdsError('storage_quota_exceeded', {
-        details: [`${b.what} hold ${bytesText(b.used)} of their ${bytesText(b.limit)}; this needs ${bytesText(asked)} more`],
-        extra: { used_bytes: b.used, quota_bytes: b.limit, asked_bytes: asked },
-      });
-    }
-    left = Math.min(left, b.limit - b.used - asked);
+    if (b.limit === 0 || b.used + asked <= b.limit) continue;
+    throw new NdsError('storage_quota_exceeded', {
+      details: [`${b.what} hold ${bytesText(b.used)} of their ${bytesText(b.limit)}; this needs ${bytesText(asked)} more`],
+      extra: { used_bytes: b.used, quota_bytes: b.limit, asked_bytes: asked },
+    });
   }
-  return left;
+}
+
+/** The room left under the limits that bind a dataset of an owner with `used` (Infinity: none binds). */
+function roomLeft(limits: { all: number; sandbox: number }, used: { all: number; sandbox: number }, sandbox: boolean): number {
+  const left = (limit: number, use: number) => (limit === 0 ? Infinity : Math.max(0, limit - use));
+  return Math.min(left(limits.all, used.all), sandbox ? left(limits.sandbox, used.sandbox) : Infinity);
+}
+
+/** Runs `fn` in a transaction holding the lock of `datasetId`'s owner; a dataset deleted meanwhile is `dataset_not_found`. */
+async function withOwner<T>(deps: QuotaDeps, datasetId: string, fn: (trx: Transaction<Database>, owner: Owner) => Promise<T>): Promise<T> {
+  return deps.db
+    .transaction()
+    .execute(async (trx) => fn(trx, await lockOwner(trx, datasetId)))
+    .catch((err: unknown) => {
+      if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw new NdsError('dataset_not_found', { cause: err });
+      throw err;
+    });
 }
 
 /**
  * Grants `datasetId` room for `grants` until `expiresAt` (`confirmed`: the bytes are stored already), or
- * throws `storage_quota_exceeded` and grants nothing. Keys granted before count once; their time is
- * extended to `expiresAt`.
+ * throws `storage_quota_exceeded` and grants nothing. A key granted before counts once, at the larger of its
+ * sizes (a URL asked for again, for the same content, signs the size asked now), and its time is extended to
+ * `expiresAt`. Returns the keys this call granted first (a caller whose write then fails may give them back
+ * with `releaseGrant`).
  */
-export async function reserveStorage(deps: QuotaDeps, datasetId: string, grants: StorageGrant[], options: { expiresAt: Date; confirmed?: boolean }): Promise<void> {
-  if (grants.length === 0) return;
-  await deps.db.transaction().execute(async (trx) => {
-    const owner = await lockOwner(trx, datasetId);
-    const keys = [...new Set(grants.map((g) => g.key))];
-    const held = new Set(
-      (await trx.selectFrom('storage_grants').select('object_key').where('dataset_id', '=', datasetId).where('object_key', 'in', keys).execute()).map((r) => r.object_key),
+export async function reserveStorage(deps: QuotaDeps, datasetId: string, grants: StorageGrant[], options: { expiresAt: Date; confirmed?: boolean }): Promise<string[]> {
+  if (grants.length === 0) return [];
+  return withOwner(deps, datasetId, async (trx, owner) => {
+    const wanted = new Map<string, number>();
+    for (const g of grants) wanted.set(g.key, Math.max(g.bytes, wanted.get(g.key) ?? 0));
+    const held = new Map(
+      (await trx.selectFrom('storage_grants').select(['object_key', 'bytes']).where('dataset_id', '=', datasetId).where('object_key', 'in', [...wanted.keys()]).execute()).map((r) => [r.object_key, r.bytes]),
     );
-    const fresh = new Map<string, number>();
-    for (const g of grants) if (!held.has(g.key)) fresh.set(g.key, g.bytes);
-    const asked = [...fresh.values()].reduce((s, b) => s + b, 0);
-    const limits = limitsOf(deps.config, owner);
-    if (asked > 0 && (limits.all > 0 || (owner.sandbox && limits.sandbox > 0))) checkRoom(limits, await usedBy(trx, owner.id), owner.sandbox, asked);
-    if (held.size > 0) {
-      await trx
-        .updateTable('storage_grants')
-        .set({ expires_at: sql<Date>`greatest(expires_at, ${options.expiresAt})`, ...(options.confirmed ? { confirmed: true } : {}) })
-        .where('dataset_id', '=', datasetId)
-        .where('object_key', 'in', [...held])
-        .execute();
-    }
-    if (fresh.size > 0) {
-      await trx
-        .insertInto('storage_grants')
-        .values([...fresh].map(([key, bytes]) => ({ dataset_id: datasetId, object_key: key, bytes, confirmed: options.confirmed ?? false, expires_at: options.expiresAt })))
-        .execute();
-    }
-  }).catch((err: unknown) => {
-    // Deleted between its look-up and the grant: as if it had never been there.
-    if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw new NdsError('dataset_not_found', { cause: err });
-    throw err;
+    let asked = 0;
+    for (const [key, bytes] of wanted) asked += Math.max(0, bytes - (held.get(key) ?? 0));
+    if (asked > 0) checkRoom(limitsOf(deps.config, owner), await usedBy(trx, owner.id), owner.sandbox, asked);
+    const rows = [...wanted].map(([key, bytes]) => ({ dataset_id: datasetId, object_key: key, bytes, confirmed: options.confirmed ?? false, expires_at: options.expiresAt }));
+    await trx
+      .insertInto('storage_grants')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['dataset_id', 'object_key']).doUpdateSet({
+          bytes: sql<number>`greatest(storage_grants.bytes, excluded.bytes)`,
+          expires_at: sql<Date>`greatest(storage_grants.expires_at, excluded.expires_at)`,
+          confirmed: sql<boolean>`storage_grants.confirmed or excluded.confirmed`,
+        }),
+      )
+      .execute();
+    return [...wanted.keys()].filter((key) => !held.has(key));
   });
 }
 
-/** The bytes a dataset may still take before a limit of its owner binds (Infinity: none binds). */
-export async function storageLeft(deps: QuotaDeps, datasetId: string): Promise<number> {
-  return deps.db.transaction().execute(async (trx) => {
-    const owner = await lockOwner(trx, datasetId);
-    const limits = limitsOf(deps.config, owner);
-    if (limits.all === 0 && !(owner.sandbox && limits.sandbox > 0)) return Infinity;
-    const used = await usedBy(trx, owner.id);
-    const left = (limit: number, use: number) => (limit === 0 ? Infinity : Math.max(0, limit - use));
-    return Math.min(left(limits.all, used.all), owner.sandbox ? left(limits.sandbox, used.sandbox) : Infinity);
+/**
+ * Grants `key` of `datasetId` as much room as is left, up to `most` bytes, until `expiresAt`: what a push may
+ * send (taken in the same transaction as the look at what is left, so that pushes and uploads at once cannot
+ * each be given the same room). Returns the bytes granted: 0 when nothing is left (no grant is made then).
+ */
+export async function reserveUpTo(deps: QuotaDeps, datasetId: string, key: string, most: number, expiresAt: Date): Promise<number> {
+  return withOwner(deps, datasetId, async (trx, owner) => {
+    const bytes = Math.min(most, roomLeft(limitsOf(deps.config, owner), await usedBy(trx, owner.id), owner.sandbox));
+    if (bytes > 0) await trx.insertInto('storage_grants').values({ dataset_id: datasetId, object_key: key, bytes, expires_at: expiresAt }).execute();
+    return bytes;
   });
 }
 
-/** Records that key `key` of the dataset holds `bytes` now (the repository after a push): no limit is checked, the bytes are there. */
+/** Records that key `key` of the dataset holds `bytes` now: no limit is checked, the bytes are there. */
 export async function recordStoredBytes(deps: QuotaDeps, datasetId: string, key: string, bytes: number): Promise<void> {
   try {
     await deps.db
@@ -174,30 +182,37 @@ export async function recordRepositoryBytes(deps: QuotaDeps, datasetId: string, 
   await recordStoredBytes(deps, datasetId, GIT_GRANT_KEY, await repositoryBytes(dir));
 }
 
-/** The grant of key `key` is stored: its bytes count from now on whatever the sweep finds. */
-export async function confirmStorage(deps: Pick<Deps, 'db'>, datasetId: string, key: string): Promise<void> {
-  await deps.db.updateTable('storage_grants').set({ confirmed: true }).where('dataset_id', '=', datasetId).where('object_key', '=', key).where('confirmed', '=', false).execute();
-}
-
-/** Gives back the grant of key `key` (an upload aborted or swept). */
+/** Gives back the grant of key `key` (an upload aborted or swept, a push ended). */
 export async function releaseStorage(deps: Pick<Deps, 'db'>, datasetId: string, key: string): Promise<void> {
   await deps.db.deleteFrom('storage_grants').where('dataset_id', '=', datasetId).where('object_key', '=', key).execute();
 }
 
-/** An upload in parts became content `sha256`: its grant moves to the content's key (counted once if it was there). */
-export async function moveStorage(deps: Pick<Deps, 'db'>, datasetId: string, from: string, to: string): Promise<void> {
+/**
+ * Gives back a grant `reserveStorage` made first for a write that then failed, unless it has been confirmed
+ * or extended by another request since (its time is no longer `expiresAt`).
+ */
+export async function releaseGrant(deps: Pick<Deps, 'db'>, datasetId: string, key: string, expiresAt: Date): Promise<void> {
+  await deps.db.deleteFrom('storage_grants').where('dataset_id', '=', datasetId).where('object_key', '=', key).where('confirmed', '=', false).where('expires_at', '=', expiresAt).execute();
+}
+
+/**
+ * An upload in parts of `bytes` became content `to`: the content is recorded as stored with its size (whether
+ * or not the upload's own grant is still there) and the upload's grant `from` is given back, in one transaction.
+ */
+export async function moveStorage(deps: QuotaDeps, datasetId: string, from: string, to: string, bytes: number): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
-    const moved = await trx.deleteFrom('storage_grants').where('dataset_id', '=', datasetId).where('object_key', '=', from).returning(['bytes', 'expires_at']).executeTakeFirst();
-    if (!moved) return;
     await trx
       .insertInto('storage_grants')
-      .values({ dataset_id: datasetId, object_key: to, bytes: Number(moved.bytes), confirmed: true, expires_at: moved.expires_at })
-      .onConflict((oc) => oc.columns(['dataset_id', 'object_key']).doUpdateSet({ confirmed: true }))
+      .values({ dataset_id: datasetId, object_key: to, bytes, confirmed: true, expires_at: deps.clock.now() })
+      .onConflict((oc) => oc.columns(['dataset_id', 'object_key']).doUpdateSet({ bytes, confirmed: true }))
       .execute();
+    await trx.deleteFrom('storage_grants').where('dataset_id', '=', datasetId).where('object_key', '=', from).execute();
+  }).catch((err: unknown) => {
+    if ((err as { code?: string }).code !== FOREIGN_KEY_VIOLATION) throw err;
   });
 }
 
-/** What `userId`'s datasets hold, and their limits. */
+/** What `user`'s datasets hold, and their limits. */
 export async function storageUseOf(deps: QuotaDeps, user: User): Promise<StorageUse> {
   const used = await usedBy(deps.db, user.id);
   const limits = limitsOf(deps.config, { admin: isAdmin(user), quota: user.storage_quota_bytes == null ? null : Number(user.storage_quota_bytes) });
@@ -228,11 +243,23 @@ export async function sweepStorageGrants(deps: QuotaDeps & Pick<Deps, 'objects'>
     const found = await mapLimit(due, 16, async (g) => (g.object_key.startsWith('objects/') ? deps.objects.head(`${g.dataset_id}/${g.object_key}`) : undefined));
     for (const [i, g] of due.entries()) {
       const stored = found[i];
-      const row = deps.db.updateTable('storage_grants').where('dataset_id', '=', g.dataset_id).where('object_key', '=', g.object_key);
-      if (stored) await row.set({ confirmed: true, bytes: stored.size }).execute();
-      else {
-        await deps.db.deleteFrom('storage_grants').where('dataset_id', '=', g.dataset_id).where('object_key', '=', g.object_key).where('confirmed', '=', false).execute();
-        dropped++;
+      // Only while still due: a URL asked for again meanwhile extended the grant, and its bytes may come yet.
+      if (stored) {
+        await deps.db
+          .updateTable('storage_grants')
+          .set({ confirmed: true, bytes: stored.size })
+          .where('dataset_id', '=', g.dataset_id)
+          .where('object_key', '=', g.object_key)
+          .execute();
+      } else {
+        const gone = await deps.db
+          .deleteFrom('storage_grants')
+          .where('dataset_id', '=', g.dataset_id)
+          .where('object_key', '=', g.object_key)
+          .where('confirmed', '=', false)
+          .where('expires_at', '<=', dueBefore)
+          .executeTakeFirst();
+        dropped += Number(gone.numDeletedRows);
       }
     }
     if (due.length < batch) return dropped;

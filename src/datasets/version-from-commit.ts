@@ -14,7 +14,8 @@ import { NdsError } from '../core/errors.js';
 import { eachBlob, listTree, type TreeFile } from './git-blobs.js';
 import { contentKey, normalizeManifest, type ManifestEntry } from './manifest.js';
 import { isSemver } from './semver.js';
-import { contentGrantKey, reserveStorage } from './storage-quota.js';
+import { contentGrantKey, recordStoredBytes, reserveStorage } from './storage-quota.js';
+import { UPLOAD_URL_TTL_S } from './uploads.js';
 import { createVersion, missingContent } from './versions.js';
 
 export interface VersionFromCommit {
@@ -22,6 +23,12 @@ export interface VersionFromCommit {
   /** A 40-hex commit id, or `main` for the branch head. */
   commit: string;
   createdBy: number;
+  /**
+   * A commit nds made itself on `main` (an annotation commit): the files it copies from git are recorded as
+   * stored, not checked against the owner's storage quota, since `main` has moved already. They are the few
+   * text files the commit changed.
+   */
+  madeByServer?: boolean;
 }
 
 const LFS_HEADER = 'version https://git-lfs.github.com/spec/v1\n';
@@ -140,12 +147,15 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
     });
   }
   const copies = new Map(missing.filter((e) => !pointers.has(e.path)).map((e) => [plain.get(e.sha256)!, e.sha256]));
-  // Git keeps these files compressed, the store whole: their room is granted like an upload's (the sweep confirms it).
-  const copied = missing.filter((e) => !pointers.has(e.path)).map((e) => ({ key: contentGrantKey(e.sha256), bytes: e.size }));
-  await reserveStorage(deps, datasetId, copied, { expiresAt: deps.clock.now() });
+  // Git keeps these files compressed, the store whole: their room is granted like an upload's before any is copied.
+  if (!input.madeByServer) {
+    const copied = missing.filter((e) => !pointers.has(e.path)).map((e) => ({ key: contentGrantKey(e.sha256), bytes: e.size }));
+    await reserveStorage(deps, datasetId, copied, { expiresAt: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_S * 1000) });
+  }
   await eachBlob(dir, [...copies.keys()], async (oid, size, body) => {
     const sha256 = copies.get(oid)!;
     await deps.objects.put(contentKey(datasetId, sha256), body, { sha256, contentLength: size });
+    await recordStoredBytes(deps, datasetId, contentGrantKey(sha256), size);
   });
 
   // The tag is taken first and atomically (update-ref refuses an existing ref), so of two creations naming

@@ -1,5 +1,6 @@
 /** Request and response schemas of the dataset routes (validation and OpenAPI from one source). */
 import { z } from '@hono/zod-openapi';
+import { MAX_OBJECT_BYTES } from '../objects/object-store.js';
 
 const text = (max: number) => z.string().trim().max(max);
 const list = (max: number, each: number) => z.array(z.string().trim().min(1).max(each)).max(max);
@@ -72,7 +73,7 @@ export const IdParam = z.object({ id: z.string().regex(/^(nd|sb)\d{6}$/).openapi
 
 export const FileEntry = z.object({
   path: z.string().min(1).max(1024),
-  size: z.number().int().min(0),
+  size: z.number().int().min(0).max(MAX_OBJECT_BYTES),
   sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lower-case hex digits'),
 });
 

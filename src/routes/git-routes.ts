@@ -10,6 +10,7 @@
  * upload-pack only.
  */
 import { signInOf, type SignIn } from '../accounts/sign-in-of-credential.js';
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Context } from 'hono';
@@ -21,13 +22,14 @@ import type { AppEnv } from '../http/app-env.js';
 import { route, type Route } from '../http/route.js';
 import { clientIp } from '../http/client-ip.js';
 import { textProblem } from '../http/request-input.js';
-import { NdsError } from '../core/errors.js';
+import { isNdsError, NdsError } from '../core/errors.js';
+import { MAX_OBJECT_BYTES } from '../objects/object-store.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
 import { PushCommandsRefused, takePushCommands } from '../git/push-commands.js';
 import { afterPush } from '../conversion/after-push.js';
 import { findDatasetRow } from '../datasets/dataset-queries.js';
 import { locateRepository, mainHead, markHostedSource } from '../datasets/hosted-repository.js';
-import { recordRepositoryBytes, storageLeft } from '../datasets/storage-quota.js';
+import { recordRepositoryBytes, releaseStorage, reserveUpTo } from '../datasets/storage-quota.js';
 import { gitFetchCredentialReads, isGitFetchCredential } from '../datasets/git-fetch-credential.js';
 import { forwardToHolder } from '../http/holder-forwarding.js';
 import { z } from '@hono/zod-openapi';
@@ -108,7 +110,7 @@ const LfsBatchRequest = z.object({
   transfers: z.array(z.string().max(100)).max(20).optional(),
   ref: z.object({ name: z.string().max(1024) }).optional(),
   objects: z
-    .array(z.object({ oid: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256: 64 lower-case hex digits'), size: z.number().int().min(0) }))
+    .array(z.object({ oid: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256: 64 lower-case hex digits'), size: z.number().int().min(0).max(MAX_OBJECT_BYTES) }))
     .min(1)
     .max(1000),
   hash_algo: z.string().max(32).optional(),
@@ -130,8 +132,14 @@ const lfsBatchRoute = route({
     if (body.hash_algo !== undefined && body.hash_algo !== 'sha256') {
       return c.json({ error: 'conflict', message: `Objects are named by sha256, not ${body.hash_algo}.` }, 409, { 'content-type': LFS_MEDIA_TYPE });
     }
-    const answer = uploading ? await lfsUploads(c.var.deps, caller.dataset.id, body.objects) : await lfsDownloads(c.var.deps, caller.dataset.id, caller.user?.id ?? null, body.objects, caller.signIn);
-    return c.json(answer, 200, { 'content-type': LFS_MEDIA_TYPE });
+    try {
+      const answer = uploading ? await lfsUploads(c.var.deps, caller.dataset.id, body.objects) : await lfsDownloads(c.var.deps, caller.dataset.id, caller.user?.id ?? null, body.objects, caller.signIn);
+      return c.json(answer, 200, { 'content-type': LFS_MEDIA_TYPE });
+    } catch (err) {
+      // The batch API's own answer for no room (git-lfs prints the message).
+      if (isNdsError(err, 'storage_quota_exceeded')) return c.json({ message: [err.message, ...err.details].join(' ') }, 507, { 'content-type': LFS_MEDIA_TYPE });
+      throw err;
+    }
   },
 });
 
@@ -147,6 +155,9 @@ export const gitRoutes: Route[] = [lfsBatchRoute, ...(['get', 'post'] as const).
     handler: serveGit,
   }),
 )];
+
+/** How long a push's grant of room lasts if its process never reports its end (a crash): the sweep then drops it. */
+const PUSH_GRANT_MS = 3600_000;
 
 async function serveGit(c: Context<AppEnv>): Promise<Response> {
   const m = REPO.exec(c.req.path);
@@ -183,9 +194,6 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   const { dir } = place;
   if (pushing) await markHostedSource(deps, dataset);
   const receivesPack = rest === '/git-receive-pack';
-  // A push may send no more than the owner's storage quota leaves (git refuses a larger pack as it arrives).
-  const room = receivesPack ? await storageLeft(deps, datasetId) : Infinity;
-  if (room <= 0) throw new NdsError('storage_quota_exceeded', { details: [`${datasetId}'s owner has no storage left for a push`] });
   const before = receivesPack ? await mainHead(dir) : undefined;
   let body: ReadableStream<Uint8Array> | null = c.req.raw.body;
   let contentEncoding = c.req.header('content-encoding');
@@ -200,24 +208,41 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
       throw new NdsError('bad_request', { message: "The push's body could not be read.", cause: err });
     }
   }
-  return runGitHttpBackend({
-    method: c.req.method,
-    pathInfo: `/${datasetId}.git${rest}`,
-    query,
-    contentType: c.req.header('content-type'),
-    contentEncoding,
-    body,
-    projectRoot: config.gitDir,
-    remoteUser: user?.username,
-    remoteAddr: clientIp(c),
-    // index-pack stops a pack past the limit as it arrives ("pack exceeds maximum allowed size"): nothing of it
-    // stays. A pack is kept as it came (unpackLimit 1): unpack-objects would write each of a small pack's deltas
-    // out whole, a hundred times the bytes sent.
-    config: pushing ? { 'receive.maxInputSize': String(Math.min(config.maxGitPushBytes, room)), 'receive.unpackLimit': '1' } : undefined,
-    onExit: (code) => {
-      if (!receivesPack || code !== 0) return;
-      recordRepositoryBytes(deps, datasetId, dir).catch((err) => deps.log.error({ err, dataset: datasetId }, "recording the repository's size failed"));
-      afterPush(deps, datasetId, dir, before).catch((err) => deps.log.error({ err, dataset: datasetId }, 'after-push handling failed'));
-    },
-  });
+  // A push may send no more than the owner's storage quota leaves: that room is granted to the push while it
+  // runs (so that pushes and uploads at once cannot each be given it), and git refuses a larger pack as it
+  // arrives. Once git has exited, the repository counts by its size on disk and the push's grant is given back.
+  const pushGrant = receivesPack ? `push/${randomBytes(8).toString('hex')}` : undefined;
+  const room = pushGrant ? await reserveUpTo(deps, datasetId, pushGrant, config.maxGitPushBytes, new Date(deps.clock.now().getTime() + PUSH_GRANT_MS)) : config.maxGitPushBytes;
+  if (room <= 0) throw new NdsError('storage_quota_exceeded', { details: [`the datasets of ${datasetId}'s owner have no storage left for a push`] });
+  const settlePush = async (code: number | null) => {
+    if (code === 0) await recordRepositoryBytes(deps, datasetId, dir);
+    await releaseStorage(deps, datasetId, pushGrant!);
+  };
+  try {
+    return await runGitHttpBackend({
+      method: c.req.method,
+      pathInfo: `/${datasetId}.git${rest}`,
+      query,
+      contentType: c.req.header('content-type'),
+      contentEncoding,
+      body,
+      projectRoot: config.gitDir,
+      remoteUser: user?.username,
+      remoteAddr: clientIp(c),
+      // index-pack stops a pack past the limit as it arrives ("pack exceeds maximum allowed size"): nothing of it
+      // stays. A pack is kept as it came (unpackLimit 1): unpack-objects would write each of a small pack's deltas
+      // out whole, a hundred times the bytes sent.
+      config: pushing ? { 'receive.maxInputSize': String(room), 'receive.unpackLimit': '1' } : undefined,
+      onExit: (code) => {
+        if (!pushGrant) return;
+        settlePush(code).catch((err) => deps.log.error({ err, dataset: datasetId }, "recording the repository's size after a push failed"));
+        if (code !== 0) return;
+        afterPush(deps, datasetId, dir, before).catch((err) => deps.log.error({ err, dataset: datasetId }, 'after-push handling failed'));
+      },
+    });
+  } catch (err) {
+    // git never ran: its push's grant is given back here (once it has run, its end gives it back).
+    if (pushGrant) await releaseStorage(deps, datasetId, pushGrant).catch(() => undefined);
+    throw err;
+  }
 }

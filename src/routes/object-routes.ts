@@ -20,11 +20,11 @@ import type { AppEnv } from '../http/app-env.js';
 import { NdsError } from '../core/errors.js';
 import { mayStillRead, mayStillUpload } from '../datasets/dataset-access.js';
 import { readGrantClaims, readGrantOf } from '../datasets/read-grant.js';
-import { contentGrantKey, recordStoredBytes, reserveStorage } from '../datasets/storage-quota.js';
+import { contentGrantKey, recordStoredBytes, releaseGrant, reserveStorage } from '../datasets/storage-quota.js';
 import { CREDENTIALS_TTL_S } from '../datasets/uploads.js';
 import { resolveCaller } from '../http/auth.js';
 import { route, type Route } from '../http/route.js';
-import { checkObjectKey, ContentMismatchError, MultipartUploadGoneError } from '../objects/object-store.js';
+import { checkObjectKey, ContentMismatchError, MAX_OBJECT_BYTES, MultipartUploadGoneError } from '../objects/object-store.js';
 import type { ObjectUrlSigner } from '../objects/object-url-signer.js';
 import { readPrefixToken, tokenAllows, type TokenAccess } from '../objects/prefix-token.js';
 import { objectUrlSigner } from '../objects/signing-secret.js';
@@ -32,7 +32,7 @@ import { parseSingleRange } from '../objects/byte-range.js';
 
 /** A dataset's key: its id, and whether the key is in its Zarr copy. */
 const DATASET_KEY = /^((?:nd|sb)\d{6})\/(zarr\/)?/;
-const CONTENT_KEY = /\/objects\/([0-9a-f]{64})$/;
+const CONTENT_KEY = /^(?:nd|sb)\d{6}\/objects\/([0-9a-f]{64})$/;
 
 export const objectRoutes: Route[] = [
   route({
@@ -77,15 +77,21 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
   }
   const [, datasetId] = DATASET_KEY.exec(key) ?? [];
   const content = datasetId !== undefined && CONTENT_KEY.test(key) ? contentGrantKey(CONTENT_KEY.exec(key)![1]) : undefined;
+  if (size !== undefined && size > MAX_OBJECT_BYTES) {
+    body.resume();
+    throw new NdsError('payload_too_large', { message: `An object has at most ${MAX_OBJECT_BYTES} bytes (5 TiB).`, extra: { limit_bytes: MAX_OBJECT_BYTES } });
+  }
+  // A presigned URL's room was granted when it was signed; a credential's write is granted here, before its
+  // body is read, so its length must be known (S3 asks the same of a PUT).
+  let granted: { expiresAt: Date; first: boolean } | undefined;
   if (signed.viaCredential && content) {
-    // A presigned URL's room was granted when it was signed; a credential's write is granted here, before its
-    // body is read, so its length must be known (S3 asks the same of a PUT).
     if (size === undefined) {
       body.resume();
       throw new NdsError('length_required', { message: 'A PUT through an object credential must send Content-Length.' });
     }
+    const expiresAt = new Date(c.var.deps.clock.now().getTime() + CREDENTIALS_TTL_S * 1000);
     try {
-      await reserveStorage(c.var.deps, datasetId!, [{ key: content, bytes: size }], { expiresAt: new Date(c.var.deps.clock.now().getTime() + CREDENTIALS_TTL_S * 1000) });
+      granted = { expiresAt, first: (await reserveStorage(c.var.deps, datasetId!, [{ key: content, bytes: size }], { expiresAt })).length > 0 };
     } catch (err) {
       body.resume();
       throw err;
@@ -102,6 +108,8 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
     if (content) await recordStoredBytes(c.var.deps, datasetId!, content, info.size);
     return c.json({ key, size: info.size, etag: info.etag }, 200, { ETag: info.etag });
   } catch (err) {
+    // Nothing was stored: room this write was the first to take is given back at once, not after the sweep.
+    if (granted?.first) await releaseGrant(c.var.deps, datasetId!, content!, granted.expiresAt).catch(() => undefined);
     if (err instanceof ContentMismatchError) throw new NdsError('content_mismatch', { details: [err.message], cause: err });
     // A part of an upload in parts that was completed or aborted meanwhile (folder store).
     if (err instanceof MultipartUploadGoneError) {

@@ -69,6 +69,16 @@ describe('the annotation tables', () => {
   }
 });
 
+describe('the storage ledger', () => {
+  // Decision 0051: grants are checked against the quota and written in one transaction, in one file; each
+  // dataset's sum is written by the trigger alone.
+  for (const table of ['storage_grants', 'dataset_storage']) {
+    it(`${table} is queried only by datasets/storage-quota.ts`, () => {
+      assert.deepEqual(checkTableOwnership(src, { table, owner: 'datasets/storage-quota.ts', rawReaders: [], exemptFolders: ['db/migrations/'] }), []);
+    });
+  }
+});
+
 describe('the repository_holders table', () => {
   // Decision 0026: which node holds a hosted repository is claimed and read in one file.
   it('is queried only by datasets/repository-holders.ts', () => {

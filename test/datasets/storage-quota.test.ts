@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -107,6 +108,49 @@ describe('storage quotas', () => {
     assert.deepEqual(await storageOf(owner), { used_bytes: 1_000_000, quota_bytes: ACCOUNT_QUOTA, sandbox: { used_bytes: 0, quota_bytes: SANDBOX_QUOTA } });
   });
 
+  it('content asked for again with a larger size is charged the difference', async () => {
+    const { owner, sandbox } = await ownerWith();
+    const x = someHash();
+    await json(await askUrls(owner, sandbox, [{ size: 1, sha256: x }]), 200);
+    await json(await askUrls(owner, sandbox, [{ size: 900_000, sha256: x }]), 200);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, 900_000);
+    assert.equal((await askUrls(owner, sandbox, [{ size: 200_000 }])).status, 403);
+    // Asked again smaller, it keeps the larger grant.
+    await json(await askUrls(owner, sandbox, [{ size: 5, sha256: x }]), 200);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, 900_000);
+  });
+
+  it('git-lfs is refused with 507 and a message past the quota; no size past 5 TiB is taken anywhere', async () => {
+    const { owner, sandbox } = await ownerWith();
+    const batch = (size: number) =>
+      fetch(`${server.url}/git/${sandbox}.git/info/lfs/objects/batch`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`nds:${owner.key}`).toString('base64')}`, 'content-type': 'application/vnd.git-lfs+json', accept: 'application/vnd.git-lfs+json' },
+        body: JSON.stringify({ operation: 'upload', transfers: ['basic'], objects: [{ oid: someHash(), size }] }),
+      });
+    const ok = await batch(600_000);
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.ok(((await ok.json()) as { objects: Array<{ actions?: { upload?: unknown } }> }).objects[0]!.actions?.upload);
+    const full = await batch(600_000);
+    assert.equal(full.status, 507);
+    assert.match(((await full.json()) as { message: string }).message, /storage quota.*sandbox datasets hold 586 KiB of their 977 KiB/);
+    assert.equal((await batch(6 * 2 ** 40)).status, 400);
+    assert.equal((await askUrls(owner, sandbox, [{ size: 6 * 2 ** 40 }])).status, 400);
+    // A credential's write declaring more than an object may have is refused before anything is granted.
+    const creds = await json(await owner.api(`/datasets/${sandbox}/upload-credentials`, post()), 200);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(`${creds.endpoint}${sandbox}/objects/${someHash()}`, { method: 'PUT', headers: { authorization: `Bearer ${creds.token}`, 'content-length': '10000000000000000000' } }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d)).on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    assert.equal(answer.status, 413, answer.body);
+    assert.equal(JSON.parse(answer.body).error, 'payload_too_large');
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, 600_000);
+  });
+
   it('forty requests at once take no more than the quota between them', async () => {
     const { owner, sandbox } = await ownerWith();
     const answers = await Promise.all(Array.from({ length: 40 }, () => askUrls(owner, sandbox, [{ size: 100_000 }])));
@@ -125,10 +169,12 @@ describe('storage quotas', () => {
     assert.equal((await owner.api(`${uploads}/${first.upload_id}`, { method: 'DELETE' })).status, 200);
     assert.equal((await storageOf(owner)).sandbox.used_bytes, 0);
 
-    // A file in two parts of 600,000 + 100,000 bytes, sent and completed: counted once, under its content.
+    // A file sent in parts and completed counts once, under its content, at its size: even when a URL for the
+    // same content was first asked for with a size of 1.
     const bytes = randomBytes(700_000);
+    await json(await askUrls(owner, sandbox, [{ size: 1, sha256: sha(bytes) }]), 200);
     const started = await json(await owner.api(uploads, post({ path: 'file.bin', size: bytes.length, sha256: sha(bytes) })), 200);
-    assert.equal((await storageOf(owner)).sandbox.used_bytes, bytes.length);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, bytes.length + 1);
     const parts: Array<{ part_number: number }> = Array.from({ length: started.part_count }, (_, i) => ({ part_number: i + 1 }));
     const bodies = parts.map((p) => bytes.subarray((p.part_number - 1) * started.part_size, p.part_number * started.part_size));
     const checksum = (b: Uint8Array) => (started.part_checksum === 'crc32' ? { crc32: crc32(b).toString(16).padStart(8, '0') } : { sha256: sha(b) });
@@ -213,11 +259,39 @@ describe('storage quotas', () => {
       assert.match(large.stderr, /maximum allowed size|unpack|rejected|failed/i);
       assert.equal(gitIn(dir, 'rev-parse', 'refs/heads/main'), smallCommit);
       assert.equal(await grantOf(sandbox, 'git'), await repositoryBytes(dir));
+      // Each push's room was granted while it ran, and given back at its end.
+      await waitFor(async () => (await pushGrants(sandbox)) === 0);
+
+      // 1.2 MB of zeros pack into a few kilobytes: the push is taken, but the version that would copy them
+      // whole into the store is refused, and nothing is copied.
+      gitIn(repo, 'reset', '-q', '--hard', smallCommit);
+      writeFileSync(path.join(repo, 'zeros.bin'), Buffer.alloc(1_200_000));
+      gitIn(repo, 'add', '-A');
+      gitIn(repo, 'commit', '-q', '-m', 'zeros');
+      const zeros = await gitRun(repo, 'push', '-q', '-f', remote(), 'main');
+      assert.equal(zeros.status, 0, zeros.stderr);
+      await waitFor(async () => (await pushGrants(sandbox)) === 0);
+      const refused = await json(await owner.api(`/datasets/${sandbox}/versions`, post({ version: '1.0.0', commit: 'main' })), 403);
+      assert.equal(refused.error, 'storage_quota_exceeded');
+      assert.equal(await server.deps.objects.head(`${sandbox}/objects/${sha(Buffer.alloc(1_200_000))}`), undefined);
+      // A small file from git is copied, and counted at its size once stored.
+      gitIn(repo, 'rm', '-q', 'zeros.bin');
+      writeFileSync(path.join(repo, 'README'), 'a small file kept in git itself\n');
+      gitIn(repo, 'add', '-A');
+      gitIn(repo, 'commit', '-q', '-m', 'readme');
+      assert.equal((await gitRun(repo, 'push', '-q', '-f', remote(), 'main')).status, 0);
+      await waitFor(async () => (await pushGrants(sandbox)) === 0);
+      await json(await owner.api(`/datasets/${sandbox}/versions`, post({ version: '1.0.0', commit: 'main' })), 201);
+      assert.equal(await grantOf(sandbox, `objects/${sha(Buffer.from('a small file kept in git itself\n'))}`), 32);
       assert.ok((await storageOf(owner)).sandbox.used_bytes < SANDBOX_QUOTA);
     } finally {
       rmSync(repo, { recursive: true, force: true });
     }
   });
+
+  async function pushGrants(datasetId: string): Promise<number> {
+    return (await server.deps.db.selectFrom('storage_grants').select('object_key').where('dataset_id', '=', datasetId).where('object_key', 'like', 'push/%').execute()).length;
+  }
 
   async function grantOf(datasetId: string, key: string): Promise<number | undefined> {
     const row = await server.deps.db.selectFrom('storage_grants').select('bytes').where('dataset_id', '=', datasetId).where('object_key', '=', key).executeTakeFirst();
