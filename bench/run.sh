@@ -20,6 +20,7 @@ declare -A benches=(
   [scale]="node --import tsx bench/scale.ts"  # fills a PostgreSQL database of 1,000,000 recordings (minutes): only when named
   [zstd-zlib]="node --import tsx bench/zstd-zlib.ts"  # node:zlib zstd against zstd-napi: run it on Node 22.15+ or 24
   [copy-sweep]="node --import tsx bench/copy-sweep.ts"  # needs the radosgw of scripts/ci/services/radosgw.sh: only when named
+  [quota]="node --import tsx bench/quota.ts"  # the storage quota's reservation beside a bare route; PostgreSQL with BENCH_DATABASE_URL
   [cluster]="node --import tsx bench/cluster.ts"  # serve alone vs nginx with 1 and 2 API nodes; needs PostgreSQL and nginx: only when named
 )
 order=(conversion viewer auth gateway upload ml mcp)

@@ -10,6 +10,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Config } from '../core/config.js';
+import { lockUser } from '../accounts/users.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
@@ -66,7 +67,7 @@ export async function createDataset(db: Kysely<Database>, user: User, input: New
   // The owner's row is locked while sandbox datasets are counted, so concurrent creations cannot pass the cap together.
   const id = await db.transaction().execute(async (trx) => {
     if (sandbox && !isAdmin(user)) {
-      await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
+      await lockUser(trx, user.id);
       const held = await countSandboxDatasets(trx, user.id);
       if (held >= settings.sandboxDatasetsMax) {
         throw new NdsError('too_many_sandbox_datasets', { message: `This account already holds ${held} sandbox datasets (the most it may); reset the sandbox or delete one first.` });

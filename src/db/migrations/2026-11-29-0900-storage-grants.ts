@@ -32,22 +32,36 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('dataset_id', 'text', (c) => c.primaryKey().references('datasets.id').onDelete('cascade'))
     .addColumn('bytes', 'bigint', (c) => c.notNull().defaultTo(0))
     .execute();
+  // Statement-level, over the statement's transition tables: one write of the sums a statement, however many
+  // grants it inserts (a version from a commit of many files), not one a row. A dataset deleted takes its sum
+  // with it before its grants: an update of it then finds nothing, as it should.
   await sql`
-    create function dataset_storage_follow() returns trigger language plpgsql as $$
+    create function dataset_storage_added() returns trigger language plpgsql as $$
     begin
-      if tg_op in ('UPDATE', 'DELETE') then
-        -- A dataset deleted takes its row with it before its grants: nothing to take from then.
-        update dataset_storage set bytes = bytes - old.bytes where dataset_id = old.dataset_id;
-      end if;
-      if tg_op in ('INSERT', 'UPDATE') then
-        insert into dataset_storage (dataset_id, bytes) values (new.dataset_id, new.bytes)
-        on conflict (dataset_id) do update set bytes = dataset_storage.bytes + excluded.bytes;
-      end if;
+      insert into dataset_storage (dataset_id, bytes)
+      select dataset_id, sum(bytes) from added group by dataset_id
+      on conflict (dataset_id) do update set bytes = dataset_storage.bytes + excluded.bytes;
       return null;
     end $$`.execute(db);
   await sql`
-    create trigger storage_grants_total after insert or update of bytes or delete on storage_grants
-    for each row execute function dataset_storage_follow()`.execute(db);
+    create function dataset_storage_changed() returns trigger language plpgsql as $$
+    begin
+      update dataset_storage s set bytes = s.bytes + c.delta
+      from (select dataset_id, sum(bytes) as delta from (select dataset_id, bytes from added union all select dataset_id, -bytes from removed) r group by dataset_id) c
+      where s.dataset_id = c.dataset_id and c.delta <> 0;
+      return null;
+    end $$`.execute(db);
+  await sql`
+    create function dataset_storage_removed() returns trigger language plpgsql as $$
+    begin
+      update dataset_storage s set bytes = s.bytes - c.bytes
+      from (select dataset_id, sum(bytes) as bytes from removed group by dataset_id) c
+      where s.dataset_id = c.dataset_id;
+      return null;
+    end $$`.execute(db);
+  await sql`create trigger storage_grants_added after insert on storage_grants referencing new table as added for each statement execute function dataset_storage_added()`.execute(db);
+  await sql`create trigger storage_grants_changed after update on storage_grants referencing old table as removed new table as added for each statement execute function dataset_storage_changed()`.execute(db);
+  await sql`create trigger storage_grants_removed after delete on storage_grants referencing old table as removed for each statement execute function dataset_storage_removed()`.execute(db);
   await sql`
     insert into storage_grants (dataset_id, object_key, bytes, confirmed, expires_at)
     select id, 'versions', size_bytes, true, now() from datasets where size_bytes > 0`.execute(db);
