@@ -27,6 +27,7 @@ import { currentRequest } from './core/request-context.js';
 import { observeRequests } from './http/request-observer.js';
 import { healthOf, readinessOf } from './routes/health-routes.js';
 import { removeDeletedRepositories } from './datasets/hosted-repository.js';
+import { measureUnrecordedRepositories } from './datasets/storage-quota.js';
 import { searchFieldsRefresher } from './datasets/search-fields.js';
 import { backfillCatalogue } from './recordings/catalogue-sync.js';
 import { createRecordingCaches } from './recordings/recording-caches.js';
@@ -256,7 +257,14 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   const backfill = backfillCatalogue(deps);
   opened.closers.push(() => backfill.then(() => undefined));
   // A dataset deleted through another node leaves its repository on this one's disk (decision 0026).
-  const leftovers = removeDeletedRepositories(deps).catch((err: unknown) => deps.log.warn({ err }, 'removing repositories of deleted datasets failed'));
+  // Then each repository the storage ledger has no size for yet (pushed before it) is measured (decision 0051).
+  const leftovers = removeDeletedRepositories(deps)
+    .catch((err: unknown) => deps.log.warn({ err }, 'removing repositories of deleted datasets failed'))
+    .then(() => measureUnrecordedRepositories(deps))
+    .then(
+      (n) => n > 0 && deps.log.info({ measured: n }, 'hosted repositories measured for the storage quotas'),
+      (err: unknown) => deps.log.warn({ err }, 'measuring hosted repositories for the storage quotas failed'),
+    );
   opened.closers.push(() => leftovers.then(() => undefined));
   return {
     opened,

@@ -14,6 +14,7 @@
  * The owner pays for what members upload; an administrator's datasets are not limited, and an administrator may
  * set one account's limit in place of the settings (`users.storage_quota_bytes`, `accounts/admin-users.ts`).
  */
+import { readdir } from 'node:fs/promises';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { lockUser } from '../accounts/users.js';
 import type { Deps } from '../deps.js';
@@ -21,8 +22,8 @@ import { bytesText } from '../core/byte-size.js';
 import { NdsError } from '../core/errors.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { repositoryBytes } from '../git/repository-dir.js';
-import { isAdmin } from './dataset-access.js';
+import { repositoryBytes, repositoryDir } from '../git/repository-dir.js';
+import { DATASET_ID, isAdmin } from './dataset-access.js';
 import { datasetsOwnedBy, findDatasetRow } from './dataset-queries.js';
 import { mapLimit } from '../core/map-limit.js';
 
@@ -180,6 +181,24 @@ export async function recordStoredBytes(deps: QuotaDeps, datasetId: string, key:
 /** Records the size of the dataset's hosted repository in `dir` on disk, after a push. */
 export async function recordRepositoryBytes(deps: QuotaDeps, datasetId: string, dir: string): Promise<void> {
   await recordStoredBytes(deps, datasetId, GIT_GRANT_KEY, await repositoryBytes(dir));
+}
+
+/**
+ * Records the size of each hosted repository on this node's disk that the ledger has none for (one pushed
+ * before the ledger, or whose size was never recorded): run at start, so that it counts before its next push.
+ * Returns how many were measured.
+ */
+export async function measureUnrecordedRepositories(deps: QuotaDeps): Promise<number> {
+  let measured = 0;
+  for (const name of await readdir(deps.config.gitDir).catch(() => [] as string[])) {
+    const id = name.replace(/\.git$/, '');
+    if (!name.endsWith('.git') || !DATASET_ID.test(id)) continue;
+    const recorded = await deps.db.selectFrom('storage_grants').select('bytes').where('dataset_id', '=', id).where('object_key', '=', GIT_GRANT_KEY).executeTakeFirst();
+    if (recorded) continue;
+    await recordRepositoryBytes(deps, id, repositoryDir(deps.config.gitDir, id));
+    measured++;
+  }
+  return measured;
 }
 
 /** Gives back the grant of key `key` (an upload aborted or swept, a push ended). */

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { crc32 } from 'node:zlib';
-import { sweepStorageGrants } from '../../src/datasets/storage-quota.js';
+import { measureUnrecordedRepositories, sweepStorageGrants } from '../../src/datasets/storage-quota.js';
 import { repositoryBytes, repositoryDir } from '../../src/git/repository-dir.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
@@ -287,6 +287,18 @@ describe('storage quotas', () => {
     } finally {
       rmSync(repo, { recursive: true, force: true });
     }
+  });
+
+  it('a repository pushed before the ledger is measured when the server starts, once', async () => {
+    const { owner, sandbox } = await ownerWith();
+    const dir = repositoryDir(server.deps.config.gitDir, sandbox);
+    gitIn(os.tmpdir(), 'init', '-q', '--bare', dir);
+    writeFileSync(path.join(dir, 'objects', 'pack', 'pack-old.pack'), randomBytes(300_000));
+    assert.equal(await grantOf(sandbox, 'git'), undefined);
+    assert.ok((await measureUnrecordedRepositories(server.deps)) >= 1);
+    assert.equal(await grantOf(sandbox, 'git'), await repositoryBytes(dir));
+    assert.ok((await storageOf(owner)).sandbox.used_bytes > 300_000);
+    assert.equal(await measureUnrecordedRepositories(server.deps), 0);
   });
 
   async function pushGrants(datasetId: string): Promise<number> {
