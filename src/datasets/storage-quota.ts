@@ -6,10 +6,11 @@
  *   through an object credential; a version's copy of a file from git;
  * - an upload in parts (`uploads/<upload id>`): the file's size from its start; moved to its content's key
  *   when completed, given back when aborted or swept;
- * - the hosted repository (`git`): its size on disk after each push, and a push may send no more than is left.
+ * - the hosted repository (`git`): its size on disk after each push; a push is granted what it may send
+ *   (`push/<random>`, no more than is left) while it runs.
  * A store's presigned URL is used without the server seeing it, so what counts is what was granted: a grant
  * whose URL has expired is looked up in the store by the sweep (`sweepStorageGrants`), then confirmed, or
- * dropped when nothing came. A key granted twice counts once. Reservations of one account are taken one at a
+ * dropped when nothing came. A key granted twice counts once, at its largest size until stored. Reservations of one account are taken one at a
  * time (its `users` row is locked), so concurrent requests cannot together pass the quota.
  * The owner pays for what members upload; an administrator's datasets are not limited, and an administrator may
  * set one account's limit in place of the settings (`users.storage_quota_bytes`, `accounts/admin-users.ts`).
@@ -32,7 +33,7 @@ type QuotaDeps = Pick<Deps, 'db' | 'config' | 'clock'>;
 const FOREIGN_KEY_VIOLATION = '23503';
 
 export interface StorageGrant {
-  /** The key under the dataset's prefix: `objects/<sha256>`, `uploads/<upload id>` or `git`. */
+  /** The key under the dataset's prefix: `objects/<sha256>`, `uploads/<upload id>`, `git` or `push/<random>`. */
   key: string;
   bytes: number;
 }
