@@ -11,6 +11,7 @@ import { assertAccountUsable } from './account-gates.js';
 import { mintApiKey, presentApiKey, type PresentedKey } from './api-keys.js';
 import { newOpaqueToken, randomString, sha256Hex } from '../core/secrets.js';
 import { maskEmail } from './users.js';
+import { isUniqueViolation } from '../db/sql-errors.js';
 
 /** RFC 8628 section 6.1: no vowels (no words), no look-alikes (0/O, 1/I). */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ23456789';
@@ -71,7 +72,7 @@ export async function startDeviceSignIn(
       };
     } catch (err) {
       // 28^8 codes: a collision with a live one is rare, but possible; draw again.
-      if ((err as { code?: string }).code === '23505' && attempt < 5) continue;
+      if (isUniqueViolation(err) && attempt < 5) continue;
       throw err;
     }
   }

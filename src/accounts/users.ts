@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { User, UserKind, UserRole, UserStatus } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
+import { isUniqueViolation } from '../db/sql-errors.js';
 
 export const USERNAME_PATTERN = /^[a-z0-9][a-z0-9-]{2,38}$/;
 
@@ -71,7 +72,7 @@ export async function createUser(db: Kysely<Database>, account: NewAccount, now:
       .executeTakeFirstOrThrow();
   } catch (err) {
     // Two sign-ups racing for one name: the unique index decides.
-    if ((err as { code?: string }).code === '23505') {
+    if (isUniqueViolation(err)) {
       throw new NdsError(String((err as { constraint?: string }).constraint).includes('email') ? 'email_taken' : 'username_taken', { cause: err });
     }
     throw err;

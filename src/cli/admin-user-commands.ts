@@ -133,7 +133,7 @@ interface AdminStorage {
 const UNITS: Record<string, number> = { '': 1, b: 1, bytes: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
 
 /** A limit as typed: bytes with an optional unit (`50GiB`, `2 TB`), `none` (no limit: 0) or `default` (the settings': null). */
-export function parseLimit(text: string): number | null {
+function parseLimit(text: string): number | null {
   const t = text.trim().toLowerCase();
   if (t === 'default') return null;
   if (t === 'none') return 0;

@@ -16,6 +16,7 @@ import { closeAgents } from './http-transfer.js';
 import { info, printJson, printTable } from './output.js';
 import { barProgress, jsonProgress, silentProgress } from './transfer-progress.js';
 import { UploadState } from './upload-state.js';
+import { decimalBytesText } from '../core/byte-size.js';
 
 interface Dataset {
   id: string;
@@ -37,17 +38,6 @@ const retries = (v: string) => {
   if (!Number.isInteger(n) || n < 0 || n > 20) throw new CliError('--retries must be a whole number from 0 to 20');
   return n;
 };
-
-function human(bytes: number): string {
-  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
-  let v = bytes;
-  let i = 0;
-  while (v >= 1000 && i < units.length - 1) {
-    v /= 1000;
-    i++;
-  }
-  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
-}
 
 async function client(needKey: boolean): Promise<ApiClient> {
   const api = await ApiClient.fromEnvironment();
@@ -90,7 +80,7 @@ function printUploadSummary(summary: UploadSummary): void {
     info(`no change: the folder holds exactly the files of version ${summary.version}; no version was made`);
     return;
   }
-  info(`${summary.files} files (${human(summary.bytes)}): ${summary.uploaded} uploaded (${human(summary.uploaded_bytes)}${summary.resumed_bytes ? `; ${human(summary.resumed_bytes)} of parts already there from an interrupted run` : ''}), ${summary.present} already stored${summary.version ? `; version ${summary.version} created` : ''}`);
+  info(`${summary.files} files (${decimalBytesText(summary.bytes)}): ${summary.uploaded} uploaded (${decimalBytesText(summary.uploaded_bytes)}${summary.resumed_bytes ? `; ${decimalBytesText(summary.resumed_bytes)} of parts already there from an interrupted run` : ''}), ${summary.present} already stored${summary.version ? `; version ${summary.version} created` : ''}`);
   if (summary.commit) info(`commit ${summary.commit.slice(0, 12)}: ${summary.git_note}`);
   else if (summary.git_note) info(summary.git_note);
 }
@@ -139,7 +129,7 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
         cursor = page.next_cursor;
       } while (cursor && found.length < wanted);
       if (opts.json) return printJson({ datasets: found });
-      printTable(found.map((d) => ({ ...d, size: human(d.size_bytes), latest: d.latest_version })), ['id', 'name', 'owner', 'visibility', 'latest', 'size']);
+      printTable(found.map((d) => ({ ...d, size: decimalBytesText(d.size_bytes), latest: d.latest_version })), ['id', 'name', 'owner', 'visibility', 'latest', 'size']);
     });
 
   datasets
@@ -195,7 +185,7 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .action(async (dataset: string, opts: { json?: boolean }) => {
       const r = await (await client(false)).request<{ versions: Array<Record<string, unknown> & { size_bytes: number }> }>(`/datasets/${id(dataset)}/versions`);
       if (opts.json) return printJson(r);
-      printTable(r.versions.map((v) => ({ ...v, files: v.file_count, size: human(v.size_bytes) })), ['version', 'created_at', 'files', 'size', 'source_commit']);
+      printTable(r.versions.map((v) => ({ ...v, files: v.file_count, size: decimalBytesText(v.size_bytes) })), ['version', 'created_at', 'files', 'size', 'source_commit']);
     });
 
   datasets
@@ -311,7 +301,7 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
           progress,
         });
         if (opts.json) return printJson(summary);
-        info(`${dataset} ${summary.version}: ${summary.files} files (${human(summary.bytes)}) verified; ${summary.downloaded} downloaded, ${summary.kept} already there`);
+        info(`${dataset} ${summary.version}: ${summary.files} files (${decimalBytesText(summary.bytes)}) verified; ${summary.downloaded} downloaded, ${summary.kept} already there`);
       } finally {
         progress.stop();
         closeAgents();

@@ -4,6 +4,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
+import { isForeignKeyViolation } from '../db/sql-errors.js';
 
 export interface SweepWant {
   /** The want to finish; a later want moves it on. */
@@ -11,10 +12,6 @@ export interface SweepWant {
   doneSeq: number;
   /** Paths under `<id>/zarr/` (a trailing `/` for a folder); null for the whole copy. */
   scope: string[] | null;
-}
-
-function isForeignKeyViolation(err: unknown): boolean {
-  return (err as { code?: string })?.code === '23503';
 }
 
 /**

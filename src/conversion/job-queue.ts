@@ -10,6 +10,7 @@ import type { ConversionJob } from '../db/conversion-tables.js';
 import type { Database } from '../db/types.js';
 import type { StoredPlan } from './job-plan.js';
 import { cancelJobTasks, insertTasks } from './task-queue.js';
+import { isUniqueViolation } from '../db/sql-errors.js';
 
 /** The `LISTEN/NOTIFY` channel on which new work is announced to the workers. */
 export const QUEUE_CHANNEL = 'nds_conversion_queue';
@@ -68,7 +69,7 @@ export async function claimNextJob(db: Kysely<Database>, workerId: string, now: 
     return rows[0];
   } catch (err) {
     // Two workers picked jobs of one dataset at once: the unique index let one through.
-    if ((err as { code?: string }).code === '23505') return undefined;
+    if (isUniqueViolation(err)) return undefined;
     throw err;
   }
 }

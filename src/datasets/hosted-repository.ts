@@ -59,17 +59,21 @@ export async function mainHead(dir: string): Promise<string | undefined> {
   return r.code === 0 ? r.stdout.toString().trim() : undefined;
 }
 
+/** The ids of the datasets whose repository is on this node's disk (`<id>.git` folders under GIT_DIR_ROOT). */
+export async function repositoriesOnDisk(gitDir: string): Promise<string[]> {
+  const names = await readdir(gitDir).catch(() => [] as string[]);
+  return names.filter((name) => name.endsWith('.git')).map((name) => name.slice(0, -'.git'.length)).filter((id) => DATASET_ID.test(id));
+}
+
 /**
  * Removes the repositories on this node's disk whose dataset was deleted. The deletion removes the folder on
  * the node that ran it; the holder, when another node, finds it here at its next start. Dataset ids are never
  * given twice, so such a folder can only be left over.
  */
 export async function removeDeletedRepositories(deps: Pick<Deps, 'db' | 'config' | 'log'>): Promise<number> {
-  const names = await readdir(deps.config.gitDir).catch(() => [] as string[]);
   let removed = 0;
-  for (const name of names) {
-    const id = name.replace(/\.git$/, '');
-    if (!name.endsWith('.git') || !DATASET_ID.test(id) || (await datasetExists(deps.db, id))) continue;
+  for (const id of await repositoriesOnDisk(deps.config.gitDir)) {
+    if (await datasetExists(deps.db, id)) continue;
     await rm(repositoryDir(deps.config.gitDir, id), { recursive: true, force: true });
     removed++;
   }

@@ -21,6 +21,7 @@ import { publicationApprovedMail, publicationDeniedMail, publicationRequestedMai
 import { datasetNames, markPublished, setPublicationPending, settleDeniedPublication, type Dataset } from './dataset-queries.js';
 import { assertMetadataComplete, registerConceptDoi, registerVersionDoi } from './publication-doi.js';
 import { announceVisibilityChanged } from './update-dataset.js';
+import { isUniqueViolation } from '../db/sql-errors.js';
 
 /**
  * A request with the names a person reads (dataset name, who asked, who decided), the asker's address (for
@@ -65,10 +66,6 @@ async function presentable(deps: ViewDeps, rows: Row[], withFailures = true): Pr
 async function requestView(deps: ViewDeps, requestId: number): Promise<PublicationRequestView> {
   const row = await requestsWithPeople(deps.db).where('r.id', '=', requestId).executeTakeFirstOrThrow();
   return (await presentable(deps, [row]))[0];
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: string })?.code === '23505';
 }
 
 type MailingDeps = ViewDeps & Pick<Deps, 'config' | 'mailer' | 'log'>;

@@ -15,7 +15,6 @@
  * The owner pays for what members upload; an administrator's datasets are not limited, and an administrator may
  * set one account's limit in place of the settings (`users.storage_quota_bytes`, `accounts/admin-users.ts`).
  */
-import { readdir } from 'node:fs/promises';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { lockUser } from '../accounts/users.js';
 import type { Deps } from '../deps.js';
@@ -23,14 +22,14 @@ import { bytesText } from '../core/byte-size.js';
 import { NdsError } from '../core/errors.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
+import { isForeignKeyViolation } from '../db/sql-errors.js';
 import { repositoryBytes, repositoryDir } from '../git/repository-dir.js';
-import { DATASET_ID, isAdmin } from './dataset-access.js';
+import { isAdmin } from './dataset-access.js';
+import { repositoriesOnDisk } from './hosted-repository.js';
 import { datasetsOwnedBy, findDatasetRow } from './dataset-queries.js';
 import { mapLimit } from '../core/map-limit.js';
 
 type QuotaDeps = Pick<Deps, 'db' | 'config' | 'clock'>;
-
-const FOREIGN_KEY_VIOLATION = '23503';
 
 export interface StorageGrant {
   /** The key under the dataset's prefix: `objects/<sha256>`, `uploads/<upload id>`, `git` or `push/<random>`. */
@@ -49,20 +48,18 @@ export const contentGrantKey = (sha256: string) => `objects/${sha256}`;
 export const uploadGrantKey = (uploadId: string) => `uploads/${uploadId}`;
 export const GIT_GRANT_KEY = 'git';
 
+/** The owner of the dataset a reservation is for, and whether that dataset is a sandbox one. */
 interface Owner {
-  id: number;
-  admin: boolean;
-  /** The account's own limit, set by an administrator (0: none); null: the settings. */
-  quota: number | null;
+  user: User;
   sandbox: boolean;
 }
 
 /** The dataset's owner, its row locked for the rest of `trx` (reservations of one account go one at a time). */
 async function lockOwner(trx: Transaction<Database>, datasetId: string): Promise<Owner> {
   const dataset = await findDatasetRow(trx, datasetId);
-  if (!dataset) throw new NdsError('dataset_not_found');
-  const owner = await lockUser(trx, dataset.owner_id);
-  return { id: dataset.owner_id, admin: owner !== undefined && isAdmin(owner), quota: owner?.storage_quota_bytes ?? null, sandbox: dataset.sandbox };
+  const user = dataset && (await lockUser(trx, dataset.owner_id));
+  if (!dataset || !user) throw new NdsError('dataset_not_found');
+  return { user, sandbox: dataset.sandbox };
 }
 
 /** The bytes granted to the datasets `ownerId` owns: all of them, and its sandbox ones. */
@@ -73,38 +70,30 @@ async function usedBy(db: Kysely<Database>, ownerId: number): Promise<{ all: num
   const sandbox = new Set(owned.filter((d) => d.sandbox).map((d) => d.id));
   const used = { all: 0, sandbox: 0 };
   for (const r of rows) {
-    used.all += Number(r.bytes);
-    if (sandbox.has(r.dataset_id)) used.sandbox += Number(r.bytes);
+    used.all += r.bytes;
+    if (sandbox.has(r.dataset_id)) used.sandbox += r.bytes;
   }
   return used;
 }
 
 /**
- * The limits that bind a dataset of `owner` (0: none): all its datasets, and its sandbox ones. An account's own
- * limit, set by an administrator, stands for both; an administrator's datasets have none.
+ * The limits that bind `user`'s datasets (0: none): all of them, and its sandbox ones. An account's own limit,
+ * set by an administrator, stands for both; an administrator's datasets have none.
  */
-function limitsOf(config: QuotaDeps['config'], owner: Pick<Owner, 'admin' | 'quota'>): { all: number; sandbox: number } {
-  if (owner.quota !== null) return { all: owner.quota, sandbox: owner.quota };
-  return owner.admin ? { all: 0, sandbox: 0 } : { all: config.storageQuotaBytes, sandbox: config.sandboxStorageQuotaBytes };
+function limitsOf(config: QuotaDeps['config'], user: User): { all: number; sandbox: number } {
+  const own = user.storage_quota_bytes ?? null;
+  if (own !== null) return { all: own, sandbox: own };
+  return isAdmin(user) ? { all: 0, sandbox: 0 } : { all: config.storageQuotaBytes, sandbox: config.sandboxStorageQuotaBytes };
 }
 
-/** Refuses `asked` more bytes for a dataset of an owner with `used` that would pass one of `limits` (0: none). */
-function checkRoom(limits: { all: number; sandbox: number }, used: { all: number; sandbox: number }, sandbox: boolean, asked: number): void {
+/** The limits a write to a dataset of `owner` must stay under, with what each holds now; those of 0 (none) left out. */
+async function boundsOf(trx: Transaction<Database>, config: QuotaDeps['config'], owner: Owner): Promise<Array<{ limit: number; used: number; what: string }>> {
+  const limits = limitsOf(config, owner.user);
+  if (limits.all === 0 && !(owner.sandbox && limits.sandbox > 0)) return [];
+  const used = await usedBy(trx, owner.user.id);
   const bounds = [{ limit: limits.all, used: used.all, what: "the account's datasets" }];
-  if (sandbox) bounds.push({ limit: limits.sandbox, used: used.sandbox, what: "the account's sandbox datasets" });
-  for (const b of bounds) {
-    if (b.limit === 0 || b.used + asked <= b.limit) continue;
-    throw new NdsError('storage_quota_exceeded', {
-      details: [`${b.what} hold ${bytesText(b.used)} of their ${bytesText(b.limit)}; this needs ${bytesText(asked)} more`],
-      extra: { used_bytes: b.used, quota_bytes: b.limit, asked_bytes: asked },
-    });
-  }
-}
-
-/** The room left under the limits that bind a dataset of an owner with `used` (Infinity: none binds). */
-function roomLeft(limits: { all: number; sandbox: number }, used: { all: number; sandbox: number }, sandbox: boolean): number {
-  const left = (limit: number, use: number) => (limit === 0 ? Infinity : Math.max(0, limit - use));
-  return Math.min(left(limits.all, used.all), sandbox ? left(limits.sandbox, used.sandbox) : Infinity);
+  if (owner.sandbox) bounds.push({ limit: limits.sandbox, used: used.sandbox, what: "the account's sandbox datasets" });
+  return bounds.filter((b) => b.limit > 0);
 }
 
 /** Runs `fn` in a transaction holding the lock of `datasetId`'s owner; a dataset deleted meanwhile is `dataset_not_found`. */
@@ -113,19 +102,18 @@ async function withOwner<T>(deps: QuotaDeps, datasetId: string, fn: (trx: Transa
     .transaction()
     .execute(async (trx) => fn(trx, await lockOwner(trx, datasetId)))
     .catch((err: unknown) => {
-      if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw new NdsError('dataset_not_found', { cause: err });
-      throw err;
+      throw isForeignKeyViolation(err) ? new NdsError('dataset_not_found', { cause: err }) : err;
     });
 }
 
 /**
- * Grants `datasetId` room for `grants` until `expiresAt` (`confirmed`: the bytes are stored already), or
- * throws `storage_quota_exceeded` and grants nothing. A key granted before counts once, at the larger of its
+ * Grants `datasetId` room for `grants` until `expiresAt`, or throws `storage_quota_exceeded` and grants
+ * nothing. A key granted before counts once, at the larger of its
  * sizes (a URL asked for again, for the same content, signs the size asked now), and its time is extended to
  * `expiresAt`. Returns the keys this call granted first (a caller whose write then fails may give them back
- * with `releaseGrant`).
+ * with `releaseStorage`).
  */
-export async function reserveStorage(deps: QuotaDeps, datasetId: string, grants: StorageGrant[], options: { expiresAt: Date; confirmed?: boolean }): Promise<string[]> {
+export async function reserveStorage(deps: QuotaDeps, datasetId: string, grants: StorageGrant[], options: { expiresAt: Date }): Promise<string[]> {
   if (grants.length === 0) return [];
   return withOwner(deps, datasetId, async (trx, owner) => {
     const wanted = new Map<string, number>();
@@ -135,8 +123,14 @@ export async function reserveStorage(deps: QuotaDeps, datasetId: string, grants:
     );
     let asked = 0;
     for (const [key, bytes] of wanted) asked += Math.max(0, bytes - (held.get(key) ?? 0));
-    if (asked > 0) checkRoom(limitsOf(deps.config, owner), await usedBy(trx, owner.id), owner.sandbox, asked);
-    const rows = [...wanted].map(([key, bytes]) => ({ dataset_id: datasetId, object_key: key, bytes, confirmed: options.confirmed ?? false, expires_at: options.expiresAt }));
+    const passed = asked > 0 ? (await boundsOf(trx, deps.config, owner)).find((b) => b.used + asked > b.limit) : undefined;
+    if (passed) {
+      throw new NdsError('storage_quota_exceeded', {
+        details: [`${passed.what} hold ${bytesText(passed.used)} of their ${bytesText(passed.limit)}; this needs ${bytesText(asked)} more`],
+        extra: { used_bytes: passed.used, quota_bytes: passed.limit, asked_bytes: asked },
+      });
+    }
+    const rows = [...wanted].map(([key, bytes]) => ({ dataset_id: datasetId, object_key: key, bytes, expires_at: options.expiresAt }));
     await trx
       .insertInto('storage_grants')
       .values(rows)
@@ -144,7 +138,6 @@ export async function reserveStorage(deps: QuotaDeps, datasetId: string, grants:
         oc.columns(['dataset_id', 'object_key']).doUpdateSet({
           bytes: sql<number>`greatest(storage_grants.bytes, excluded.bytes)`,
           expires_at: sql<Date>`greatest(storage_grants.expires_at, excluded.expires_at)`,
-          confirmed: sql<boolean>`storage_grants.confirmed or excluded.confirmed`,
         }),
       )
       .execute();
@@ -159,24 +152,29 @@ export async function reserveStorage(deps: QuotaDeps, datasetId: string, grants:
  */
 export async function reserveUpTo(deps: QuotaDeps, datasetId: string, key: string, most: number, expiresAt: Date): Promise<number> {
   return withOwner(deps, datasetId, async (trx, owner) => {
-    const bytes = Math.min(most, roomLeft(limitsOf(deps.config, owner), await usedBy(trx, owner.id), owner.sandbox));
+    const bytes = Math.min(most, ...(await boundsOf(trx, deps.config, owner)).map((b) => Math.max(0, b.limit - b.used)));
     if (bytes > 0) await trx.insertInto('storage_grants').values({ dataset_id: datasetId, object_key: key, bytes, expires_at: expiresAt }).execute();
     return bytes;
   });
 }
 
+/** Sets key `key` of the dataset to `bytes`, stored (through `db`, or a transaction). */
+function upsertStored(db: Kysely<Database>, datasetId: string, key: string, bytes: number, now: Date) {
+  return db
+    .insertInto('storage_grants')
+    .values({ dataset_id: datasetId, object_key: key, bytes, confirmed: true, expires_at: now })
+    .onConflict((oc) => oc.columns(['dataset_id', 'object_key']).doUpdateSet({ bytes, confirmed: true }))
+    .execute();
+}
+
+/** A dataset deleted meanwhile took its objects and grants with it: there is nothing to record then. */
+function unlessDatasetGone(err: unknown): void {
+  if (!isForeignKeyViolation(err)) throw err;
+}
+
 /** Records that key `key` of the dataset holds `bytes` now: no limit is checked, the bytes are there. */
 export async function recordStoredBytes(deps: QuotaDeps, datasetId: string, key: string, bytes: number): Promise<void> {
-  try {
-    await deps.db
-      .insertInto('storage_grants')
-      .values({ dataset_id: datasetId, object_key: key, bytes, confirmed: true, expires_at: deps.clock.now() })
-      .onConflict((oc) => oc.columns(['dataset_id', 'object_key']).doUpdateSet({ bytes, confirmed: true }))
-      .execute();
-  } catch (err) {
-    // A dataset deleted meanwhile took its objects and grants with it: nothing to record.
-    if ((err as { code?: string }).code !== FOREIGN_KEY_VIOLATION) throw err;
-  }
+  await upsertStored(deps.db, datasetId, key, bytes, deps.clock.now()).catch(unlessDatasetGone);
 }
 
 /** Records the size of the dataset's hosted repository in `dir` on disk, after a push. */
@@ -191,9 +189,7 @@ export async function recordRepositoryBytes(deps: QuotaDeps, datasetId: string, 
  */
 export async function measureUnrecordedRepositories(deps: QuotaDeps): Promise<number> {
   let measured = 0;
-  for (const name of await readdir(deps.config.gitDir).catch(() => [] as string[])) {
-    const id = name.replace(/\.git$/, '');
-    if (!name.endsWith('.git') || !DATASET_ID.test(id)) continue;
+  for (const id of await repositoriesOnDisk(deps.config.gitDir)) {
     const recorded = await deps.db.selectFrom('storage_grants').select('bytes').where('dataset_id', '=', id).where('object_key', '=', GIT_GRANT_KEY).executeTakeFirst();
     if (recorded) continue;
     await recordRepositoryBytes(deps, id, repositoryDir(deps.config.gitDir, id));
@@ -202,17 +198,15 @@ export async function measureUnrecordedRepositories(deps: QuotaDeps): Promise<nu
   return measured;
 }
 
-/** Gives back the grant of key `key` (an upload aborted or swept, a push ended). */
-export async function releaseStorage(deps: Pick<Deps, 'db'>, datasetId: string, key: string): Promise<void> {
-  await deps.db.deleteFrom('storage_grants').where('dataset_id', '=', datasetId).where('object_key', '=', key).execute();
-}
-
 /**
- * Gives back a grant `reserveStorage` made first for a write that then failed, unless it has been confirmed
- * or extended by another request since (its time is no longer `expiresAt`).
+ * Gives back the grant of key `key` (an upload aborted or swept, a push ended). With `grantedUntil`, only a
+ * grant this caller's `reserveStorage` made first for a write that then failed: one still unconfirmed and
+ * ending then (not extended by another request since).
  */
-export async function releaseGrant(deps: Pick<Deps, 'db'>, datasetId: string, key: string, expiresAt: Date): Promise<void> {
-  await deps.db.deleteFrom('storage_grants').where('dataset_id', '=', datasetId).where('object_key', '=', key).where('confirmed', '=', false).where('expires_at', '=', expiresAt).execute();
+export async function releaseStorage(deps: Pick<Deps, 'db'>, datasetId: string, key: string, grantedUntil?: Date): Promise<void> {
+  let grant = deps.db.deleteFrom('storage_grants').where('dataset_id', '=', datasetId).where('object_key', '=', key);
+  if (grantedUntil) grant = grant.where('confirmed', '=', false).where('expires_at', '=', grantedUntil);
+  await grant.execute();
 }
 
 /**
@@ -220,22 +214,19 @@ export async function releaseGrant(deps: Pick<Deps, 'db'>, datasetId: string, ke
  * or not the upload's own grant is still there) and the upload's grant `from` is given back, in one transaction.
  */
 export async function moveStorage(deps: QuotaDeps, datasetId: string, from: string, to: string, bytes: number): Promise<void> {
-  await deps.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('storage_grants')
-      .values({ dataset_id: datasetId, object_key: to, bytes, confirmed: true, expires_at: deps.clock.now() })
-      .onConflict((oc) => oc.columns(['dataset_id', 'object_key']).doUpdateSet({ bytes, confirmed: true }))
-      .execute();
-    await trx.deleteFrom('storage_grants').where('dataset_id', '=', datasetId).where('object_key', '=', from).execute();
-  }).catch((err: unknown) => {
-    if ((err as { code?: string }).code !== FOREIGN_KEY_VIOLATION) throw err;
-  });
+  await deps.db
+    .transaction()
+    .execute(async (trx) => {
+      await upsertStored(trx, datasetId, to, bytes, deps.clock.now());
+      await trx.deleteFrom('storage_grants').where('dataset_id', '=', datasetId).where('object_key', '=', from).execute();
+    })
+    .catch(unlessDatasetGone);
 }
 
 /** What `user`'s datasets hold, and their limits. */
 export async function storageUseOf(deps: QuotaDeps, user: User): Promise<StorageUse> {
   const used = await usedBy(deps.db, user.id);
-  const limits = limitsOf(deps.config, { admin: isAdmin(user), quota: user.storage_quota_bytes == null ? null : Number(user.storage_quota_bytes) });
+  const limits = limitsOf(deps.config, user);
   return { used_bytes: used.all, quota_bytes: limits.all || null, sandbox: { used_bytes: used.sandbox, quota_bytes: limits.sandbox || null } };
 }
 
@@ -263,7 +254,6 @@ export async function sweepStorageGrants(deps: QuotaDeps & Pick<Deps, 'objects'>
     const found = await mapLimit(due, 16, async (g) => (g.object_key.startsWith('objects/') ? deps.objects.head(`${g.dataset_id}/${g.object_key}`) : undefined));
     for (const [i, g] of due.entries()) {
       const stored = found[i];
-      // Only while still due: a URL asked for again meanwhile extended the grant, and its bytes may come yet.
       if (stored) {
         await deps.db
           .updateTable('storage_grants')
@@ -272,6 +262,7 @@ export async function sweepStorageGrants(deps: QuotaDeps & Pick<Deps, 'objects'>
           .where('object_key', '=', g.object_key)
           .execute();
       } else {
+        // Only while still due: a URL asked for again meanwhile extended the grant, and its bytes may come yet.
         const gone = await deps.db
           .deleteFrom('storage_grants')
           .where('dataset_id', '=', g.dataset_id)

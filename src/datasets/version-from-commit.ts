@@ -146,11 +146,12 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
       extra: { missing: lacking.map((e) => e.path) },
     });
   }
-  const copies = new Map(missing.filter((e) => !pointers.has(e.path)).map((e) => [plain.get(e.sha256)!, e.sha256]));
+  const copied = missing.filter((e) => !pointers.has(e.path));
+  const copies = new Map(copied.map((e) => [plain.get(e.sha256)!, e.sha256]));
   // Git keeps these files compressed, the store whole: their room is granted like an upload's before any is copied.
   if (!input.madeByServer) {
-    const copied = missing.filter((e) => !pointers.has(e.path)).map((e) => ({ key: contentGrantKey(e.sha256), bytes: e.size }));
-    await reserveStorage(deps, datasetId, copied, { expiresAt: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_S * 1000) });
+    const grants = copied.map((e) => ({ key: contentGrantKey(e.sha256), bytes: e.size }));
+    await reserveStorage(deps, datasetId, grants, { expiresAt: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_S * 1000) });
   }
   await eachBlob(dir, [...copies.keys()], async (oid, size, body) => {
     const sha256 = copies.get(oid)!;

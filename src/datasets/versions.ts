@@ -13,6 +13,7 @@ import { lockDatasetRow, setLatestVersion } from './dataset-queries.js';
 import { contentKey, manifestKey, normalizeManifest, serializeManifest, type ManifestEntry } from './manifest.js';
 import { compareSemver, isSemver } from './semver.js';
 import { mapLimit } from '../core/map-limit.js';
+import { isUniqueViolation } from '../db/sql-errors.js';
 
 /** Above this many distinct contents, one listing of `<id>/objects/` is cheaper than a HEAD each. */
 const LIST_THRESHOLD = 256;
@@ -77,7 +78,7 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock'>
       .returningAll()
       .executeTakeFirstOrThrow()
       .catch((err: unknown) => {
-        if ((err as { code?: string }).code === '23505') throw new NdsError('version_exists', { cause: err });
+        if (isUniqueViolation(err)) throw new NdsError('version_exists', { cause: err });
         throw err;
       });
     const latest = await latestVersion(trx, datasetId);

@@ -15,19 +15,23 @@ export function repositoryDir(gitDir: string, datasetId: string): string {
 export async function repositoryBytes(dir: string): Promise<number> {
   let total = 0;
   const walk = async (folder: string): Promise<void> => {
-    for (const entry of await readdir(folder, { withFileTypes: true }).catch(ignoreGone)) {
+    for (const entry of await unlessGone(readdir(folder, { withFileTypes: true }), [])) {
       if (entry.name.startsWith('incoming-') || entry.name.startsWith('tmp_')) continue;
       const at = path.join(folder, entry.name);
       if (entry.isDirectory()) await walk(at);
-      else if (entry.isFile()) total += await lstat(at).then((stats) => stats.size, (err: NodeJS.ErrnoException) => ignoreGone(err).length);
+      else if (entry.isFile()) total += await unlessGone(lstat(at).then((stats) => stats.size), 0);
     }
   };
   await walk(dir);
   return total;
 }
 
-/** A file or folder removed while the repository was walked (git's own clean-up) counts as nothing. */
-function ignoreGone(err: NodeJS.ErrnoException): never[] {
-  if (err.code === 'ENOENT') return [];
-  throw err;
+/** What `work` reads, or `gone` for a file or folder removed while the repository was walked (git's own clean-up). */
+async function unlessGone<T>(work: Promise<T>, gone: T): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return gone;
+    throw err;
+  }
 }

@@ -20,7 +20,7 @@ import type { AppEnv } from '../http/app-env.js';
 import { NdsError } from '../core/errors.js';
 import { mayStillRead, mayStillUpload } from '../datasets/dataset-access.js';
 import { readGrantClaims, readGrantOf } from '../datasets/read-grant.js';
-import { contentGrantKey, recordStoredBytes, releaseGrant, reserveStorage } from '../datasets/storage-quota.js';
+import { contentGrantKey, recordStoredBytes, releaseStorage, reserveStorage } from '../datasets/storage-quota.js';
 import { CREDENTIALS_TTL_S } from '../datasets/uploads.js';
 import { resolveCaller } from '../http/auth.js';
 import { route, type Route } from '../http/route.js';
@@ -32,7 +32,8 @@ import { parseSingleRange } from '../objects/byte-range.js';
 
 /** A dataset's key: its id, and whether the key is in its Zarr copy. */
 const DATASET_KEY = /^((?:nd|sb)\d{6})\/(zarr\/)?/;
-const CONTENT_KEY = /^(?:nd|sb)\d{6}\/objects\/([0-9a-f]{64})$/;
+/** A content key, `<dataset>/objects/<sha256>`: the dataset's id, and the hash its bytes must have. */
+const CONTENT_KEY = /^((?:nd|sb)\d{6})\/objects\/([0-9a-f]{64})$/;
 
 export const objectRoutes: Route[] = [
   route({
@@ -61,13 +62,14 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
   const signed = await authorizeWrite(c, objectUrlSigner(config), key);
   const declared = Number(c.req.header('content-length'));
   const size = signed.size ?? (Number.isFinite(declared) && c.req.header('content-length') !== undefined ? declared : undefined);
-  const sha256 = signed.sha256 ?? CONTENT_KEY.exec(key)?.[1] ?? c.req.header('x-nds-sha256')?.toLowerCase();
+  const content = CONTENT_KEY.exec(key);
+  const sha256 = signed.sha256 ?? content?.[2] ?? c.req.header('x-nds-sha256')?.toLowerCase();
   const body = requestBody(c);
   if (!body) throw new NdsError('bad_request', { message: 'A PUT needs a body.' });
   // A content key already holds the bytes of its hash (checked when they were written): they stay, and the
   // body is never handed to the store, whatever it holds. An S3 store can only check a streamed body after
   // writing it, and drops the key when the check fails: a wrong body would take good content with it.
-  const present = CONTENT_KEY.test(key) ? await objects.head(key) : undefined;
+  const present = content ? await objects.head(key) : undefined;
   if (present) {
     body.resume();
     if (size !== undefined && size !== present.size) {
@@ -75,27 +77,22 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
     }
     return c.json({ key, size: present.size, etag: present.etag, present: true }, 200, { ETag: present.etag });
   }
-  const [, datasetId] = DATASET_KEY.exec(key) ?? [];
-  const content = datasetId !== undefined && CONTENT_KEY.test(key) ? contentGrantKey(CONTENT_KEY.exec(key)![1]) : undefined;
-  if (size !== undefined && size > MAX_OBJECT_BYTES) {
-    body.resume();
-    throw new NdsError('payload_too_large', { message: `An object has at most ${MAX_OBJECT_BYTES} bytes (5 TiB).`, extra: { limit_bytes: MAX_OBJECT_BYTES } });
-  }
+  const grant = content ? { datasetId: content[1], key: contentGrantKey(content[2]) } : undefined;
   // A presigned URL's room was granted when it was signed; a credential's write is granted here, before its
   // body is read, so its length must be known (S3 asks the same of a PUT).
   let granted: { expiresAt: Date; first: boolean } | undefined;
-  if (signed.viaCredential && content) {
-    if (size === undefined) {
-      body.resume();
-      throw new NdsError('length_required', { message: 'A PUT through an object credential must send Content-Length.' });
+  try {
+    if (size !== undefined && size > MAX_OBJECT_BYTES) {
+      throw new NdsError('payload_too_large', { message: `An object has at most ${MAX_OBJECT_BYTES} bytes (5 TiB).`, extra: { limit_bytes: MAX_OBJECT_BYTES } });
     }
-    const expiresAt = new Date(c.var.deps.clock.now().getTime() + CREDENTIALS_TTL_S * 1000);
-    try {
-      granted = { expiresAt, first: (await reserveStorage(c.var.deps, datasetId!, [{ key: content, bytes: size }], { expiresAt })).length > 0 };
-    } catch (err) {
-      body.resume();
-      throw err;
+    if (signed.viaCredential && grant) {
+      if (size === undefined) throw new NdsError('length_required', { message: 'A PUT through an object credential must send Content-Length.' });
+      const expiresAt = new Date(c.var.deps.clock.now().getTime() + CREDENTIALS_TTL_S * 1000);
+      granted = { expiresAt, first: (await reserveStorage(c.var.deps, grant.datasetId, [{ key: grant.key, bytes: size }], { expiresAt })).length > 0 };
     }
+  } catch (err) {
+    body.resume();
+    throw err;
   }
   try {
     const info = await objects.put(key, body, {
@@ -105,11 +102,11 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
       contentType: c.req.header('content-type'),
     });
     // Stored through this server: counted from now on, whatever became of the grant meanwhile.
-    if (content) await recordStoredBytes(c.var.deps, datasetId!, content, info.size);
+    if (grant) await recordStoredBytes(c.var.deps, grant.datasetId, grant.key, info.size);
     return c.json({ key, size: info.size, etag: info.etag }, 200, { ETag: info.etag });
   } catch (err) {
     // Nothing was stored: room this write was the first to take is given back at once, not after the sweep.
-    if (granted?.first) await releaseGrant(c.var.deps, datasetId!, content!, granted.expiresAt).catch(() => undefined);
+    if (grant && granted?.first) await releaseStorage(c.var.deps, grant.datasetId, grant.key, granted.expiresAt).catch(() => undefined);
     if (err instanceof ContentMismatchError) throw new NdsError('content_mismatch', { details: [err.message], cause: err });
     // A part of an upload in parts that was completed or aborted meanwhile (folder store).
     if (err instanceof MultipartUploadGoneError) {
