@@ -34,8 +34,20 @@ export interface GatewayCache {
   getLocal(key: string): CacheEntry | undefined;
   /** The entry in the shared tier (Redis), copied into this process; undefined when there is none. */
   getShared(key: string): Promise<CacheEntry | undefined>;
-  /** Keeps an entry for `ttlMs`, filed under its dataset so `dropDataset` finds it. */
-  set(datasetId: string, key: string, entry: CacheEntry, ttlMs: number): Promise<void>;
+  /**
+   * The shared tier's count of drops that touched this dataset (Redis), or undefined when there is no shared
+   * tier or it cannot be asked now. The gateway reads it before the dataset's visibility and hands it to `set`.
+   */
+  fillEpoch(datasetId: string): Promise<string | undefined>;
+  /**
+   * Keeps an entry for `ttlMs`, filed under its dataset so `dropDataset` finds it. The shared tier keeps it only
+   * when `epoch` is given and is still the dataset's `fillEpoch`: a fill that began before another instance
+   * dropped the dataset (made it private, say) must not outlive that drop. Answers false when the visibility
+   * answer that came with `epoch` is to be taken again: the shared tier refused the entry for a drop since
+   * `epoch` (then this process keeps no copy either), or no epoch was read (Redis was away) and the shared tier
+   * can be asked now (then this process keeps the entry to itself).
+   */
+  set(datasetId: string, key: string, entry: CacheEntry, ttlMs: number, epoch?: string): Promise<boolean>;
   /** Forgets every entry of a dataset, on every instance. */
   dropDataset(datasetId: string): Promise<void>;
   /** Forgets the entries of these keys, on every instance. */
@@ -44,8 +56,12 @@ export interface GatewayCache {
   dropPrefixes(prefixes: string[]): Promise<void>;
   /** Forgets every entry, on every instance. */
   dropAll(): Promise<void>;
-  /** Called when another instance dropped a dataset (its visibility answer must go too). */
-  onDatasetDropped(listener: (datasetId: string) => void): void;
+  /**
+   * Called with every drop heard from another instance, or made up for (drops missed while Redis was away):
+   * the dataset it names, if it names one (its visibility answer must go too). A fill under way must not keep
+   * what it read.
+   */
+  onDropHeard(listener: (datasetId: string | undefined) => void): void;
   /** Bytes of the entries this process holds (the metrics' `nds_gateway_cache_bytes`). */
   readonly bytes: number;
   /** The state of the shared tier's circuit breaker (Redis); undefined when there is no shared tier. */
@@ -73,10 +89,11 @@ export interface LocalDrops {
 
 /**
  * Applies a drop heard from another instance to this process's entries; a malformed message drops
- * nothing. Returns the dataset dropped, if any, so its visibility answer goes too.
+ * nothing. Returns false for a malformed message, else the dataset dropped if any (its visibility answer goes
+ * too), or undefined.
  */
-export function applyDrop(local: LocalDrops, message: unknown): string | undefined {
-  if (message === null || typeof message !== 'object') return undefined;
+export function applyDrop(local: LocalDrops, message: unknown): string | undefined | false {
+  if (message === null || typeof message !== 'object') return false;
   const m = message as Partial<Record<keyof CacheDrop, unknown>>;
   const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   if (m.everything === true) local.dropAllLocal();

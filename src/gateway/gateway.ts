@@ -13,7 +13,7 @@ import { readBody } from '../objects/read-object.js';
 import { systemClock } from '../core/clock.js';
 import type { Deps } from '../deps.js';
 import { OriginPolicy } from './cors.js';
-import { cachedObject, type CachedObject, type GatewayCache } from './gateway-cache.js';
+import { cachedObject, type CachedObject, type CacheEntry, type GatewayCache } from './gateway-cache.js';
 import { gatewayRelativePath, parseObjectPath, type ObjectPath, type PathVerdict } from './gateway-path.js';
 import { MemoryCache } from './memory-cache.js';
 import { cachePolicy, errorAnswer, etagMatches, headerList, objectHeaders, type CacheVerdict, type GatewayAnswer, type HeaderList } from './object-answers.js';
@@ -49,19 +49,22 @@ export class Gateway {
   readonly #maxObjectBytes: number;
   /** Verdicts of `parseObjectPath` by raw target: a hot chunk is parsed once, not on every hit. */
   readonly #paths = new Map<string, PathVerdict>();
-  /** Bumped by every drop, so a miss that raced it does not put stale bytes back. */
+  /** Bumped by every drop, made here or heard from another instance, so a miss that raced it does not put stale bytes back. */
   #dropGeneration = 0;
 
   constructor(deps: GatewayDeps, cache: GatewayCache) {
     this.#deps = deps;
     this.cache = cache;
     const now = () => deps.clock.now().getTime();
-    this.#gate = new VisibilityGate(deps.db, now);
+    this.#gate = new VisibilityGate(deps.db, now, undefined, (id) => cache.fillEpoch(id));
     this.#grants = new ReadGrantGate(deps);
     this.#origins = new OriginPolicy(deps.config.serviceDomain);
     this.#basePath = new URL(deps.config.zarrCacheBaseUrl).pathname.replace(/\/+$/, '');
     this.#maxObjectBytes = Math.min(MAX_CACHED_OBJECT_BYTES, deps.config.cacheMaxBytes);
-    cache.onDatasetDropped((id) => this.#gate.forget(id));
+    cache.onDropHeard((id) => {
+      this.#dropGeneration++;
+      if (id !== undefined) this.#gate.forget(id);
+    });
   }
 
   /** The request target below the gateway base (`/<id>/zarr/<path>`, `/edge/...`). */
@@ -148,7 +151,8 @@ export class Gateway {
 
   async #miss(object: ObjectPath, req: GatewayRequest, cors: HeaderList): Promise<GatewayAnswer> {
     const generation = this.#dropGeneration;
-    if (!(await this.#gate.isPublic(object.datasetId))) {
+    const admission = await this.#gate.admit(object.datasetId);
+    if (!admission.isPublic) {
       // A private preview's read grant (read-grant.ts): served from the store, never cached.
       if (await this.#grants.allows(req.header('authorization'), object.datasetId)) return privateAnswer(await this.#uncached(object, req, cors));
       return errorAnswer('dataset_not_found', [...cors, 'cache-control', 'no-store', 'x-cache', 'BYPASS']);
@@ -157,11 +161,11 @@ export class Gateway {
     const { ttlMs } = cachePolicy(object.path);
     if (req.method === 'HEAD') {
       const info = await objects.head(object.key);
-      if (!info) return this.#rememberMissing(object, cors, generation);
+      if (!info) return this.#rememberMissing(object, cors, generation, admission.epoch);
       return answerFromStore(info, object, req, cors);
     }
     const found = await objects.get(object.key);
-    if (!found) return this.#rememberMissing(object, cors, generation);
+    if (!found) return this.#rememberMissing(object, cors, generation, admission.epoch);
     const { info, body } = found;
     if (info.size > this.#maxObjectBytes) {
       body.destroy();
@@ -169,7 +173,7 @@ export class Gateway {
     }
     const entry = cachedObject(await readBody(body), info.etag, objectHeaders(info, object.path));
     if (entry.body.length !== info.size) throw new Error(`object ${object.key} changed while it was read`);
-    if (generation === this.#dropGeneration) await this.cache.set(object.datasetId, object.key, entry, ttlMs);
+    await this.#keep(object, entry, ttlMs, generation, admission.epoch);
     return answerFromBytes(entry, req, cors, 'MISS');
   }
 
@@ -181,9 +185,18 @@ export class Gateway {
     return answerFromStore(info, object, req, cors, req.method === 'GET' ? (range) => objects.get(object.key, range) : undefined);
   }
 
-  async #rememberMissing(object: ObjectPath, cors: HeaderList, generation: number): Promise<GatewayAnswer> {
-    if (generation === this.#dropGeneration) await this.cache.set(object.datasetId, object.key, { kind: 'missing' }, MISSING_TTL_MS);
+  async #rememberMissing(object: ObjectPath, cors: HeaderList, generation: number, epoch: string | undefined): Promise<GatewayAnswer> {
+    await this.#keep(object, { kind: 'missing' }, MISSING_TTL_MS, generation, epoch);
     return missingAnswer(cors, 'MISS');
+  }
+
+  /**
+   * Caches what a miss read, unless a drop came since it began: here (`generation`), or on another instance
+   * (the shared cache's `epoch`; then the visibility answer it came with is stale too, and goes).
+   */
+  async #keep(object: ObjectPath, entry: CacheEntry, ttlMs: number, generation: number, epoch: string | undefined): Promise<void> {
+    if (generation !== this.#dropGeneration) return;
+    if (!(await this.cache.set(object.datasetId, object.key, entry, ttlMs, epoch))) this.#gate.forget(object.datasetId);
   }
 }
 

@@ -52,8 +52,14 @@ export class MemoryCache implements GatewayCache {
     return undefined;
   }
 
-  async set(datasetId: string, key: string, entry: CacheEntry, ttlMs: number): Promise<void> {
+  /** One process: no shared tier, no epoch. */
+  async fillEpoch(): Promise<undefined> {
+    return undefined;
+  }
+
+  async set(datasetId: string, key: string, entry: CacheEntry, ttlMs: number): Promise<boolean> {
     this.setLocal(datasetId, key, entry, ttlMs);
+    return true;
   }
 
   setLocal(datasetId: string, key: string, entry: CacheEntry, ttlMs: number): void {
@@ -107,7 +113,7 @@ export class MemoryCache implements GatewayCache {
     this.#bytes = 0;
   }
 
-  onDatasetDropped(): void {
+  onDropHeard(): void {
     // One process: the caller that drops a dataset already knows.
   }
 

@@ -9,6 +9,14 @@
  * probe after a cool-down, or the reconnection, shows it back. While it is down, the outage is logged once;
  * drops this instance makes are kept and made in Redis (and announced) when it is back; and since drops the
  * others announced meanwhile were not heard, the in-process tier is emptied when the subscription returns.
+ *
+ * A fill races drops made on other instances: instance B reads a chunk of a public dataset while A makes it
+ * private and drops it. B must not put the chunk in Redis after A's drop, where every instance would serve it
+ * to anyone for a day. So each drop first counts up an epoch of the dataset in Redis (`nds:gw:e:<id>`, and
+ * `nds:gw:e` for drops of everything), the gateway reads the epoch before it asks the database whether the
+ * dataset is public, and a fill is written by a script that writes only while the epoch is unchanged. Either
+ * the fill's write comes before the drop's count, and the drop's delete (after the count) removes it; or after,
+ * and the script refuses it. A fill whose epoch could not be read is kept in this process only.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { CircuitBreaker, type BreakerState } from '../core/circuit-breaker.js';
@@ -34,6 +42,24 @@ export interface RedisCacheOptions {
 const MAX_TTL_MS = 86_400_000;
 /** Drops kept while Redis is down; past this, everything is dropped when it is back. */
 const MAX_PENDING_DROPS = 1000;
+/** An epoch outlives every entry, and every visibility answer that carries it (60 s). */
+const EPOCH_TTL_MS = 2 * MAX_TTL_MS;
+
+/**
+ * Writes a fill (KEYS: the object, the dataset's key set, the global and the dataset's epoch; ARGV: the value,
+ * its TTL, the epoch read before the fill, the object's key as a set member, the set's TTL) unless a drop
+ * counted an epoch up since. Answers 1 when written, 0 when refused.
+ */
+const FILL_SCRIPT = `
+local epoch = (redis.call('GET', KEYS[3]) or '0') .. '.' .. (redis.call('GET', KEYS[4]) or '0')
+if epoch ~= ARGV[3] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+return 1
+`;
+
+type FillCommand = (object: string, set: string, globalEpoch: string, datasetEpoch: string, value: Buffer, ttlMs: number, epoch: string, member: string, setTtlMs: number) => Promise<number>;
 
 export class RedisCache implements GatewayCache {
   readonly #local: MemoryCache;
@@ -43,7 +69,7 @@ export class RedisCache implements GatewayCache {
   readonly #channel: string;
   readonly #id = Math.random().toString(36).slice(2);
   readonly #log: Logger;
-  readonly #listeners: Array<(datasetId: string) => void> = [];
+  readonly #listeners: Array<(datasetId: string | undefined) => void> = [];
   readonly #breaker: CircuitBreaker;
   readonly #ready: Promise<void>;
   /** Redis answered once: from then on a connection that is not ready is an outage, not the start. */
@@ -53,6 +79,8 @@ export class RedisCache implements GatewayCache {
   #closing = false;
   /** Drops this instance could not make in Redis nor announce; made when Redis is back. */
   #pendingDrops: CacheDrop[] = [];
+  /** Drops applied to the in-process tier, made or heard: a read of Redis that raced one keeps nothing. */
+  #localDrops = 0;
 
   get bytes(): number {
     return this.#local.bytes;
@@ -72,6 +100,7 @@ export class RedisCache implements GatewayCache {
     // every second at most, so Redis is used again within about a second of its return.
     const common: RedisOptions = { maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: (times: number) => Math.min(times * 100, 1000) };
     this.#redis = new Redis(options.url, { ...common, enableAutoPipelining: true, commandTimeout: options.timeoutMs ?? 500 });
+    this.#redis.defineCommand('ndsFill', { numberOfKeys: 4, lua: FILL_SCRIPT });
     // The subscriber re-subscribes itself on every (re)connection, below; nothing waits on its commands.
     this.#sub = new Redis(options.url, { ...common, autoResubscribe: false });
     this.#redis.on('error', (err: Error) => this.#failed(err));
@@ -88,7 +117,7 @@ export class RedisCache implements GatewayCache {
       this.#sub.subscribe(this.#channel).then(
         () => {
           // Drops announced while this instance was not listening were missed: its own copies may be stale.
-          if (subscribedBefore) this.#local.dropAllLocal();
+          if (subscribedBefore) this.#heard({ from: '', everything: true });
           subscribedBefore = true;
           subscribed();
         },
@@ -108,6 +137,7 @@ export class RedisCache implements GatewayCache {
 
   async getShared(key: string): Promise<CacheEntry | undefined> {
     if (!this.#usable()) return undefined;
+    const drops = this.#localDrops;
     try {
       const [[, value], [, pttl]] = (await this.#redis.multi().getBuffer(this.#objectKey(key)).pttl(this.#objectKey(key)).exec()) as [
         [unknown, Buffer | null],
@@ -117,7 +147,9 @@ export class RedisCache implements GatewayCache {
       if (!value || pttl <= 0) return undefined;
       const entry = decodeEntry(value);
       if (!entry) return undefined;
-      this.#local.setLocal(datasetOf(key), key, entry, pttl);
+      // A drop heard while Redis answered may have deleted this value since: serve it this once, keep it not.
+      const datasetId = datasetOfKey(key);
+      if (drops === this.#localDrops && datasetId !== undefined) this.#local.setLocal(datasetId, key, entry, pttl);
       return entry;
     } catch (err) {
       this.#failed(err);
@@ -125,47 +157,76 @@ export class RedisCache implements GatewayCache {
     }
   }
 
-  async set(datasetId: string, key: string, entry: CacheEntry, ttlMs: number): Promise<void> {
-    this.#local.setLocal(datasetId, key, entry, ttlMs);
-    if (!this.#usable()) return;
-    const setKey = this.#datasetKey(datasetId);
+  async fillEpoch(datasetId: string): Promise<string | undefined> {
+    if (!this.#usable()) return undefined;
     try {
-      await this.#redis
-        .multi()
-        .set(this.#objectKey(key), encodeEntry(entry), 'PX', Math.max(1, Math.round(ttlMs)))
-        .sadd(setKey, key)
-        .pexpire(setKey, MAX_TTL_MS)
-        .exec();
+      const [global, dataset] = await this.#redis.mget(this.#epochKey(), this.#epochKey(datasetId));
       this.#succeeded();
+      return `${global ?? '0'}.${dataset ?? '0'}`;
     } catch (err) {
       this.#failed(err);
+      return undefined;
     }
   }
 
+  async set(datasetId: string, key: string, entry: CacheEntry, ttlMs: number, epoch?: string): Promise<boolean> {
+    const drops = this.#localDrops;
+    let shared = true;
+    if (epoch === undefined) shared = !this.#usable();
+    else if (this.#usable()) {
+      const fill = (this.#redis as unknown as { ndsFill: FillCommand }).ndsFill;
+      try {
+        const written = await fill.call(
+          this.#redis,
+          this.#objectKey(key),
+          this.#datasetKey(datasetId),
+          this.#epochKey(),
+          this.#epochKey(datasetId),
+          encodeEntry(entry),
+          Math.max(1, Math.round(ttlMs)),
+          epoch,
+          key,
+          MAX_TTL_MS,
+        );
+        this.#succeeded();
+        if (written !== 1) return false;
+      } catch (err) {
+        // Redis away: the entry is kept in this process only, as every read is meanwhile.
+        this.#failed(err);
+      }
+    }
+    if (drops === this.#localDrops) this.#local.setLocal(datasetId, key, entry, ttlMs);
+    return shared;
+  }
+
   async dropDataset(datasetId: string): Promise<void> {
+    this.#localDrops++;
     this.#local.dropDatasetLocal(datasetId);
     await this.#share({ from: this.#id, dataset: datasetId });
   }
 
   async dropKeys(keys: string[]): Promise<void> {
     if (keys.length === 0) return;
+    this.#localDrops++;
     this.#local.dropKeysLocal(keys);
     await this.#share({ from: this.#id, keys });
   }
 
   async dropPrefixes(prefixes: string[]): Promise<void> {
     if (prefixes.length === 0) return;
+    this.#localDrops++;
     this.#local.dropPrefixesLocal(prefixes);
     await this.#share({ from: this.#id, prefixes });
   }
 
   /** Every key of this cache (objects and dataset sets) goes; other users of the Redis database are untouched. */
   async dropAll(): Promise<void> {
+    this.#localDrops++;
     this.#local.dropAllLocal();
     await this.#share({ from: this.#id, everything: true });
   }
 
-  onDatasetDropped(listener: (datasetId: string) => void): void {
+  onDropHeard(listener: (datasetId: string | undefined) => void): void {
     this.#listeners.push(listener);
   }
 
@@ -241,9 +302,21 @@ export class RedisCache implements GatewayCache {
     }
   }
 
+  /** Counts the epochs of what the drop touches up, then deletes it (in that order: see the file's comment). */
   async #dropInRedis(drop: CacheDrop): Promise<void> {
+    const epochs = new Set<string>();
+    if (drop.everything) epochs.add(this.#epochKey());
+    if (drop.dataset !== undefined) epochs.add(this.#epochKey(drop.dataset));
+    for (const key of [...(drop.keys ?? []), ...(drop.prefixes ?? [])]) {
+      const datasetId = datasetOfKey(key);
+      epochs.add(datasetId === undefined ? this.#epochKey() : this.#epochKey(datasetId));
+    }
+    const count = this.#redis.multi();
+    for (const epoch of epochs) count.incr(epoch).pexpire(epoch, EPOCH_TTL_MS);
+    await count.exec();
     if (drop.everything) {
-      await this.#deleteMatching(`${globEscape(this.#prefix)}*`);
+      // The epochs stay: counted back to nothing, they would let an old fill through.
+      await this.#deleteMatching(`${globEscape(this.#prefix)}[od]:*`);
       return;
     }
     if (drop.dataset !== undefined) {
@@ -269,8 +342,14 @@ export class RedisCache implements GatewayCache {
       return;
     }
     if (message?.from === this.#id) return;
+    this.#heard(message);
+  }
+
+  /** Applies a drop another instance made (or one that may have been missed) here, and tells the listeners. */
+  #heard(message: unknown): void {
+    this.#localDrops++;
     const dataset = applyDrop(this.#local, message);
-    if (dataset !== undefined) for (const listener of this.#listeners) listener(dataset);
+    if (dataset !== false) for (const listener of this.#listeners) listener(dataset);
   }
 
   #objectKey(key: string): string {
@@ -280,6 +359,11 @@ export class RedisCache implements GatewayCache {
   #datasetKey(datasetId: string): string {
     return `${this.#prefix}d:${datasetId}`;
   }
+
+  /** A dataset's drop epoch, or without one the epoch of drops of everything. */
+  #epochKey(datasetId?: string): string {
+    return datasetId === undefined ? `${this.#prefix}e` : `${this.#prefix}e:${datasetId}`;
+  }
 }
 
 /** A literal for a Redis glob pattern (`*`, `?`, `[`, `]` and `\\` escaped). */
@@ -287,8 +371,10 @@ function globEscape(text: string): string {
   return text.replace(/[*?[\]\\]/g, '\\$&');
 }
 
-function datasetOf(key: string): string {
-  return key.slice(0, key.indexOf('/'));
+/** The dataset of an object key or key prefix (`<id>/zarr/...`); undefined when it names none whole. */
+function datasetOfKey(key: string): string | undefined {
+  const slash = key.indexOf('/');
+  return slash > 0 ? key.slice(0, slash) : undefined;
 }
 
 /** One Redis value: a 4-byte length, the JSON of the entry's metadata, then the body. */

@@ -19,7 +19,7 @@ export class RelayedCache implements GatewayCache {
   readonly #local: MemoryCache;
   readonly #channel: DropChannel;
   readonly #id = randomUUID();
-  readonly #listeners: Array<(datasetId: string) => void> = [];
+  readonly #listeners: Array<(datasetId: string | undefined) => void> = [];
 
   get bytes(): number {
     return this.#local.bytes;
@@ -36,7 +36,7 @@ export class RelayedCache implements GatewayCache {
     channel.onMessage((message) => {
       if ((message as Partial<CacheDrop> | null)?.from === this.#id) return;
       const dataset = applyDrop(this.#local, message);
-      if (dataset !== undefined) for (const listener of this.#listeners) listener(dataset);
+      if (dataset !== false) for (const listener of this.#listeners) listener(dataset);
     });
   }
 
@@ -48,8 +48,14 @@ export class RelayedCache implements GatewayCache {
     return undefined;
   }
 
-  async set(datasetId: string, key: string, entry: CacheEntry, ttlMs: number): Promise<void> {
+  /** No shared tier: a sibling's drop reaches this process as a message (`onDropHeard`), not as an epoch. */
+  async fillEpoch(): Promise<undefined> {
+    return undefined;
+  }
+
+  async set(datasetId: string, key: string, entry: CacheEntry, ttlMs: number): Promise<boolean> {
     this.#local.setLocal(datasetId, key, entry, ttlMs);
+    return true;
   }
 
   async dropDataset(datasetId: string): Promise<void> {
@@ -74,7 +80,7 @@ export class RelayedCache implements GatewayCache {
     this.#channel.send({ from: this.#id, everything: true });
   }
 
-  onDatasetDropped(listener: (datasetId: string) => void): void {
+  onDropHeard(listener: (datasetId: string | undefined) => void): void {
     this.#listeners.push(listener);
   }
 
