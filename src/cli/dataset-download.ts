@@ -1,12 +1,14 @@
 /**
  * `nds datasets download <id> <folder>`: reads the manifest, refuses it whole if any path could escape the
- * folder (`..`, absolute), then fetches every file with download credentials, several at once, hashing on
+ * folder (`..`, absolute) or write into a `.git` folder, or if two paths would be one file on macOS or
+ * Windows (case, Unicode form) or a file is another's folder, then fetches every file with download credentials, several at once, hashing on
  * the way; a file whose bytes do not match its sha256 fails the download, naming the file. Each file is
  * written beside its place (`.nds-partial`) and renamed only once verified; files already there with the
  * right size and hash are kept, so a re-run resumes.
  */
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { pathConflicts, SHA256_HEX, unsafePathReason } from '../datasets/manifest.js';
 import type { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { getToFile, hashFile, TransferError, withRetries } from './http-transfer.js';
@@ -40,31 +42,23 @@ export interface DownloadSummary {
   kept: number;
 }
 
-/** Same rule as the server's: a relative path of plain segments. */
-export function unsafePath(p: string): boolean {
-  return (
-    typeof p !== 'string' ||
-    p.length === 0 ||
-    p.startsWith('/') ||
-    /^[A-Za-z]:/.test(p) ||
-    p.includes('\\') ||
-    p.includes('\0') ||
-    p.split('/').some((s) => s === '' || s === '.' || s === '..')
-  );
-}
-
 export async function downloadDataset(api: ApiClient, datasetId: string, folder: string, options: DownloadOptions): Promise<DownloadSummary> {
   const id = encodeURIComponent(datasetId);
   const query = options.version ? `?version=${encodeURIComponent(options.version)}` : '';
   const manifest = await api.request<{ version: string; files: ManifestEntry[] }>(`/datasets/${id}/manifest${query}`);
   const root = path.resolve(folder);
+  // The server's rules (a server of an older nds, or one not to be trusted, may send anything).
   for (const f of manifest.files) {
-    if (unsafePath(f.path) || !/^[0-9a-f]{64}$/.test(f.sha256) || !Number.isSafeInteger(f.size)) {
-      throw new CliError(`refusing the manifest: entry ${JSON.stringify(f.path)} is not a safe relative path with a size and sha256`);
+    const unsafe = typeof f.path === 'string' ? unsafePathReason(f.path) : 'not text';
+    if (unsafe !== undefined) throw new CliError(`refusing the manifest: entry ${JSON.stringify(f.path)} is ${unsafe}`);
+    if (!SHA256_HEX.test(f.sha256) || !Number.isSafeInteger(f.size) || f.size < 0) {
+      throw new CliError(`refusing the manifest: entry ${JSON.stringify(f.path)} has no valid size and sha256`);
     }
     const dest = path.resolve(root, f.path);
     if (!dest.startsWith(root + path.sep)) throw new CliError(`refusing the manifest: ${JSON.stringify(f.path)} leaves ${root}`);
   }
+  const conflicts = pathConflicts(manifest.files.map((f) => f.path), 1);
+  if (conflicts.length > 0) throw new CliError(`refusing the manifest: ${conflicts[0]}`);
   const summary: DownloadSummary = { dataset_id: datasetId, version: manifest.version, files: manifest.files.length, bytes: 0, downloaded: 0, kept: 0 };
   summary.bytes = manifest.files.reduce((s, f) => s + f.size, 0);
   let credentials: Credentials | undefined;

@@ -19,10 +19,9 @@ import { isUniqueViolation } from '../db/sql-errors.js';
 const LIST_THRESHOLD = 256;
 
 export async function missingContent(deps: Pick<Deps, 'objects'>, datasetId: string, entries: ManifestEntry[]): Promise<ManifestEntry[]> {
-  const bySha = new Map<string, ManifestEntry[]>();
-  for (const e of entries) bySha.set(e.sha256, [...(bySha.get(e.sha256) ?? []), e]);
+  const shas = new Set(entries.map((e) => e.sha256));
   const present = new Map<string, number>();
-  if (bySha.size > LIST_THRESHOLD) {
+  if (shas.size > LIST_THRESHOLD) {
     const prefix = `${datasetId}/objects/`;
     // Only keys directly under the prefix named by a SHA-256 are content: what else a listing holds proves nothing.
     for await (const o of deps.objects.list(prefix)) {
@@ -30,7 +29,7 @@ export async function missingContent(deps: Pick<Deps, 'objects'>, datasetId: str
       if (/^[0-9a-f]{64}$/.test(name)) present.set(name, o.size);
     }
   } else {
-    await mapLimit([...bySha.keys()], 16, async (sha) => {
+    await mapLimit([...shas], 16, async (sha) => {
       const info = await deps.objects.head(contentKey(datasetId, sha));
       if (info) present.set(sha, info.size);
     });
