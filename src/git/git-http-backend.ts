@@ -17,7 +17,7 @@ export interface BackendRequest {
   /** Set for an authenticated push (git refuses receive-pack without a user). */
   remoteUser: string | undefined;
   remoteAddr: string;
-  /** Called once git has exited (after the answer has streamed out), with its exit code. */
+  /** Called once git has exited, with its exit code: whether or not its answer was read (a client may go away). */
   onExit?: (code: number | null) => void;
   /** Settings of this run (as `git -c`), which git's own children (receive-pack, index-pack) read too. */
   config?: Readonly<Record<string, string>>;
@@ -53,8 +53,14 @@ async function readCgiHeaders(stdout: Readable): Promise<{ headers: Headers; sta
     const remainder = buffered.subarray(headerEnd + sepLength);
     const rest = Readable.from(
       (async function* () {
-        if (remainder.length) yield remainder;
-        for (let more = await chunks.next(); !more.done; more = await chunks.next()) yield more.value;
+        try {
+          if (remainder.length) yield remainder;
+          for (let more = await chunks.next(); !more.done; more = await chunks.next()) yield more.value;
+        } finally {
+          // An answer nobody reads to its end (the client went away) closes git's output: git, blocked writing
+          // it, gets EPIPE and exits, instead of waiting for a reader forever.
+          await chunks.return?.();
+        }
       })(),
     );
     return { headers, status, rest };
@@ -83,7 +89,9 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
   });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  // 'exit', not 'close': 'close' waits for git's output to be read to its end, which never comes when the
+  // client hung up after its push was taken (git moved `main`, and what follows a push must still run).
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   void exited.then((code) => req.onExit?.(code));
   // git stops reading a body it cannot parse and exits: writes after that fail (EPIPE), and its answer tells why.
   child.stdin.on('error', () => {});
@@ -104,15 +112,13 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
       resolve();
     });
   });
-  // 'exit', not 'close': git's output may still wait to be read, and 'close' waits for it.
-  const gitExited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     const { headers, status, rest } = await readCgiHeaders(child.stdout);
     // git writes its CGI header before it reads the body; the answer's header goes out only once git has had
     // the whole body (or has exited without it). A proxy may stop sending a body once it has passed the
     // answer's header on to its client: nginx does, and then git waits for the rest of a large push forever,
     // and the node forwarding to this one with it. git writes nothing more before it has read its input.
-    await Promise.race([bodyTaken, gitExited]);
+    await Promise.race([bodyTaken, exited]);
     return new Response(Readable.toWeb(rest) as ReadableStream, { status, headers });
   } catch (err) {
     child.kill();

@@ -214,8 +214,10 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   const pushGrant = receivesPack ? `push/${randomBytes(8).toString('hex')}` : undefined;
   const room = pushGrant ? await reserveUpTo(deps, datasetId, pushGrant, config.maxGitPushBytes, new Date(deps.clock.now().getTime() + PUSH_GRANT_MS)) : config.maxGitPushBytes;
   if (room <= 0) throw new NdsError('storage_quota_exceeded', { details: [`the datasets of ${datasetId}'s owner have no storage left for a push`] });
-  const settlePush = async (code: number | null) => {
-    if (code === 0) await recordRepositoryBytes(deps, datasetId, dir);
+  // Measured whatever git's exit: a receive-pack that moved refs and then failed to answer (its client gone)
+  // kept what it took.
+  const settlePush = async () => {
+    await recordRepositoryBytes(deps, datasetId, dir);
     await releaseStorage(deps, datasetId, pushGrant!);
   };
   try {
@@ -233,10 +235,10 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
       // stays. A pack is kept as it came (unpackLimit 1): unpack-objects would write each of a small pack's deltas
       // out whole, a hundred times the bytes sent.
       config: pushing ? { 'receive.maxInputSize': String(room), 'receive.unpackLimit': '1' } : undefined,
-      onExit: (code) => {
+      onExit: () => {
         if (!pushGrant) return;
-        settlePush(code).catch((err) => deps.log.error({ err, dataset: datasetId }, "recording the repository's size after a push failed"));
-        if (code !== 0) return;
+        settlePush().catch((err) => deps.log.error({ err, dataset: datasetId }, "recording the repository's size after a push failed"));
+        // Whatever git's exit, as above: afterPush does nothing unless `main` moved.
         afterPush(deps, datasetId, dir, before).catch((err) => deps.log.error({ err, dataset: datasetId }, 'after-push handling failed'));
       },
     });
