@@ -18,7 +18,9 @@ import { contentKey, type ManifestEntry } from '../datasets/manifest.js';
 import { createVersion, findVersion, listVersions, readManifest } from '../datasets/versions.js';
 import { commitToHosted, hostedHead, readHostedText } from '../datasets/hosted-commit.js';
 import { HOSTED_SOURCE } from '../datasets/source-repo.js';
-import { createVersionFromCommit, refuseOversizedGitFiles, repositoryHeldElsewhere } from '../datasets/version-from-commit.js';
+import { createVersionFromCommit, refuseOversizedGitFiles, repositoryHeldElsewhere, reserveForCommitOn } from '../datasets/version-from-commit.js';
+import { contentGrantKey, recordStoredBytes, reserveStorage } from '../datasets/storage-quota.js';
+import { UPLOAD_URL_TTL_S } from '../datasets/uploads.js';
 import { afterPush } from '../conversion/after-push.js';
 import { parseBidsName } from '../formats/bids/bids-name.js';
 import { applicableFiles, type DirectoryLister } from '../formats/bids/sidecar-files.js';
@@ -127,10 +129,14 @@ export async function commitAnnotations(deps: Deps, user: User, datasetId: strin
   };
   const version = nextPatch(latest.version);
   const { files, annotations } = await annotatedFiles(deps, datasetId, { paths: [...byPath.keys()], readText }, version, message, user.username);
-  for (const [path, text] of files) {
-    const bytes = Buffer.from(text, 'utf8');
+  const written = [...files].map(([path, text]) => ({ path, bytes: Buffer.from(text, 'utf8') }));
+  // The files a commit writes are content of the dataset like an upload's, and count against its owner's quota.
+  const expiresAt = new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_S * 1000);
+  await reserveStorage(deps, datasetId, written.map(({ bytes }) => ({ key: contentGrantKey(sha256Hex(bytes)), bytes: bytes.length })), { expiresAt });
+  for (const { path, bytes } of written) {
     const sha256 = sha256Hex(bytes);
     await deps.objects.put(contentKey(datasetId, sha256), bytes, { contentType: path.endsWith('.tsv') ? 'text/tab-separated-values' : 'text/plain', sha256 });
+    await recordStoredBytes(deps, datasetId, contentGrantKey(sha256), bytes.length);
     byPath.set(path, { path, size: bytes.length, sha256 });
   }
   await createVersion(deps, datasetId, { version, manifest: [...byPath.values()], createdBy: user.id });
@@ -166,6 +172,12 @@ async function hostedCommit(deps: Deps, user: User, datasetId: string, message: 
   const version = latest ? nextPatch(latest.version) : '1.0.0';
   const source: CommitSource = { paths: [...head.files.keys()], readText: (path) => readHostedText(deps, datasetId, head, path) };
   const { files, annotations } = await annotatedFiles(deps, datasetId, source, version, message, user.username);
+  // The room of the version is granted before `main` moves: a refusal then leaves the repository as it was.
+  const written = [...files].map(([path, text]) => {
+    const bytes = Buffer.from(text, 'utf8');
+    return { path, size: bytes.length, sha256: sha256Hex(bytes) };
+  });
+  await reserveForCommitOn(deps, datasetId, head.dir, head.commit, written);
   const host = new URL(deps.config.publicUrl).hostname;
   const commit = await commitToHosted(head, datasetId, {
     files,
@@ -174,7 +186,7 @@ async function hostedCommit(deps: Deps, user: User, datasetId: string, message: 
     author: { name: user.username, email: `${user.username}@users.noreply.${host}` },
     date: deps.clock.now(),
   });
-  await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id, madeByServer: true });
+  await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id });
   await afterPush(deps, datasetId, head.dir, head.commit);
   return { version, files: [...files.keys()].sort(), annotations, commit };
 }

@@ -23,12 +23,6 @@ export interface VersionFromCommit {
   /** A 40-hex commit id, or `main` for the branch head. */
   commit: string;
   createdBy: number;
-  /**
-   * A commit nds made itself on `main` (an annotation commit): the files it copies from git are recorded as
-   * stored, not checked against the owner's storage quota, since `main` has moved already. They are the few
-   * text files the commit changed.
-   */
-  madeByServer?: boolean;
 }
 
 const LFS_HEADER = 'version https://git-lfs.github.com/spec/v1\n';
@@ -120,6 +114,47 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
   const tagged = await tagTarget(dir, tag);
   if (tagged && tagged !== commit) throw tagTaken(tag, tagged);
 
+  const { manifest, copies } = await commitContents(deps, datasetId, dir, commit);
+  // Git keeps these files compressed, the store whole: their room is granted like an upload's before any is copied.
+  await reserveCommitCopies(deps, datasetId, copies);
+  await eachBlob(dir, [...copies.keys()], async (oid, size, body) => {
+    const sha256 = copies.get(oid)!.sha256;
+    await deps.objects.put(contentKey(datasetId, sha256), body, { sha256, contentLength: size });
+    await recordStoredBytes(deps, datasetId, contentGrantKey(sha256), size);
+  });
+
+  // The tag is taken first and atomically (update-ref refuses an existing ref), so of two creations naming
+  // different commits one loses; it is given back if the version itself is then refused.
+  let created = false;
+  if (!tagged) {
+    const r = await runGit(['--git-dir', dir, 'update-ref', `refs/tags/${tag}`, commit, '']);
+    if (r.code !== 0) {
+      const now = await tagTarget(dir, tag);
+      if (now !== commit) throw now ? tagTaken(tag, now) : new Error(`tagging ${commit} as ${tag} failed: ${r.stderr.trim()}`);
+    } else {
+      created = true;
+    }
+  }
+  try {
+    return await createVersion(deps, datasetId, { version: input.version, manifest, sourceCommit: commit, createdBy: input.createdBy });
+  } catch (err) {
+    if (created) await runGit(['--git-dir', dir, 'update-ref', '-d', `refs/tags/${tag}`, commit]);
+    throw err;
+  }
+}
+
+/** What a version of a commit is made of: its manifest, and the files kept in git itself whose content the store lacks (by blob id). */
+interface CommitContents {
+  manifest: ManifestEntry[];
+  copies: Map<string, ManifestEntry>;
+}
+
+/**
+ * Lists and hashes a commit's tree: the manifest of its version and the files a version would copy from git
+ * into the store. Refuses a commit with a file past MAX_GIT_FILE_BYTES in git, and one whose pointers stand for
+ * content not uploaded yet.
+ */
+async function commitContents(deps: Pick<Deps, 'objects' | 'config'>, datasetId: string, dir: string, commit: string): Promise<CommitContents> {
   const files = await listTree(dir, commit, deps.config.maxTreeFiles);
   refuseOversizedGitFiles(files, commit, deps.config.maxGitFileBytes);
   const hashes = await hashBlobs(dir, files);
@@ -146,35 +181,23 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
       extra: { missing: lacking.map((e) => e.path) },
     });
   }
-  const copied = missing.filter((e) => !pointers.has(e.path));
-  const copies = new Map(copied.map((e) => [plain.get(e.sha256)!, e.sha256]));
-  // Git keeps these files compressed, the store whole: their room is granted like an upload's before any is copied.
-  if (!input.madeByServer) {
-    const grants = copied.map((e) => ({ key: contentGrantKey(e.sha256), bytes: e.size }));
-    await reserveStorage(deps, datasetId, grants, { expiresAt: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_S * 1000) });
-  }
-  await eachBlob(dir, [...copies.keys()], async (oid, size, body) => {
-    const sha256 = copies.get(oid)!;
-    await deps.objects.put(contentKey(datasetId, sha256), body, { sha256, contentLength: size });
-    await recordStoredBytes(deps, datasetId, contentGrantKey(sha256), size);
-  });
+  const copies = new Map(missing.filter((e) => !pointers.has(e.path)).map((e) => [plain.get(e.sha256)!, e]));
+  return { manifest, copies };
+}
 
-  // The tag is taken first and atomically (update-ref refuses an existing ref), so of two creations naming
-  // different commits one loses; it is given back if the version itself is then refused.
-  let created = false;
-  if (!tagged) {
-    const r = await runGit(['--git-dir', dir, 'update-ref', `refs/tags/${tag}`, commit, '']);
-    if (r.code !== 0) {
-      const now = await tagTarget(dir, tag);
-      if (now !== commit) throw now ? tagTaken(tag, now) : new Error(`tagging ${commit} as ${tag} failed: ${r.stderr.trim()}`);
-    } else {
-      created = true;
-    }
-  }
-  try {
-    return await createVersion(deps, datasetId, { version: input.version, manifest, sourceCommit: commit, createdBy: input.createdBy });
-  } catch (err) {
-    if (created) await runGit(['--git-dir', dir, 'update-ref', '-d', `refs/tags/${tag}`, commit]);
-    throw err;
-  }
+/** Grants the room of the content a version copies from git (and of `more`), against the owner's quota. */
+async function reserveCommitCopies(deps: Pick<Deps, 'db' | 'clock' | 'config'>, datasetId: string, copies: Map<string, ManifestEntry>, more: readonly ManifestEntry[] = []): Promise<void> {
+  const grants = [...copies.values(), ...more].map((e) => ({ key: contentGrantKey(e.sha256), bytes: e.size }));
+  await reserveStorage(deps, datasetId, grants, { expiresAt: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_S * 1000) });
+}
+
+/**
+ * Before nds commits on `main` itself (an annotation commit): grants the room the version of that commit will
+ * need, the content of `commit` (the head it builds on) that a version copies from git, and the files the new
+ * commit writes, so that a refusal comes before `main` moves. The version then asks for the same keys again,
+ * which costs nothing more.
+ */
+export async function reserveForCommitOn(deps: Pick<Deps, 'db' | 'objects' | 'config' | 'clock'>, datasetId: string, dir: string, commit: string, written: readonly ManifestEntry[]): Promise<void> {
+  const { copies } = await commitContents(deps, datasetId, dir, commit);
+  await reserveCommitCopies(deps, datasetId, copies, written);
 }

@@ -60,7 +60,7 @@ describe('git http-backend when nobody reads its answer', () => {
         query: '',
         contentType: 'application/x-git-receive-pack-request',
         contentEncoding: undefined,
-        body: new Blob([body]).stream(),
+        body: new Blob([new Uint8Array(body)]).stream(),
         projectRoot: root,
         remoteUser: 'someone',
         remoteAddr: '127.0.0.1',
