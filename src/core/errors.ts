@@ -105,6 +105,18 @@ export interface NdsErrorOptions {
   headers?: Record<string, string>;
   /** Extra fields merged into the body (e.g. `missing: [...]`). */
   extra?: Record<string, unknown>;
+  /**
+   * What only one account (and administrators) may read: its own numbers, in an error another caller may get
+   * too (a member told that the owner's storage quota is full is not told the owner's usage). Replaces
+   * `details` and adds to `extra` for that reader.
+   */
+  readableBy?: { userId: number; details: string[]; extra: Record<string, unknown> };
+}
+
+/** Who an answer is for, as far as `readableBy` cares. */
+export interface Reader {
+  id: number;
+  role: string;
 }
 
 export class NdsError<C extends ErrorCode = ErrorCode> extends Error {
@@ -114,6 +126,7 @@ export class NdsError<C extends ErrorCode = ErrorCode> extends Error {
   readonly details: string[];
   readonly headers: Record<string, string>;
   readonly extra: Record<string, unknown>;
+  readonly readableBy: NdsErrorOptions['readableBy'];
 
   constructor(code: C, options: NdsErrorOptions = {}) {
     super(options.message ?? catalog[code].message, { cause: options.cause });
@@ -124,12 +137,23 @@ export class NdsError<C extends ErrorCode = ErrorCode> extends Error {
     this.details = options.details ?? [];
     this.headers = options.headers ?? {};
     this.extra = options.extra ?? {};
+    this.readableBy = options.readableBy;
   }
 
-  /** The JSON body of the answer, in the shape of docs/api.md. */
-  toBody(): Record<string, unknown> {
-    if (this.shape === 'coded') return { error: this.code, message: this.message, ...this.extra };
-    return { error: this.code, message: this.message, details: this.details, ...this.extra };
+  /** The details `reader` may be told (with `readableBy`, more for that account and administrators). */
+  detailsFor(reader?: Reader): string[] {
+    return this.#readable(reader) ? this.readableBy!.details : this.details;
+  }
+
+  /** The JSON body of the answer to `reader` (none: an anonymous caller), in the shape of docs/api.md. */
+  toBody(reader?: Reader): Record<string, unknown> {
+    const extra = this.#readable(reader) ? { ...this.extra, ...this.readableBy!.extra } : this.extra;
+    if (this.shape === 'coded') return { error: this.code, message: this.message, ...extra };
+    return { error: this.code, message: this.message, details: this.detailsFor(reader), ...extra };
+  }
+
+  #readable(reader: Reader | undefined): boolean {
+    return this.readableBy !== undefined && reader !== undefined && (reader.id === this.readableBy.userId || reader.role === 'admin');
   }
 }
 

@@ -125,9 +125,16 @@ export async function reserveStorage(deps: QuotaDeps, datasetId: string, grants:
     for (const [key, bytes] of wanted) asked += Math.max(0, bytes - (held.get(key) ?? 0));
     const passed = asked > 0 ? (await boundsOf(trx, deps.config, owner)).find((b) => b.used + asked > b.limit) : undefined;
     if (passed) {
+      // A member uploading to the owner's dataset learns that the room is short, not how the owner's datasets,
+      // private ones included, fill it.
       throw new NdsError('storage_quota_exceeded', {
-        details: [`${passed.what} hold ${bytesText(passed.used)} of their ${bytesText(passed.limit)}; this needs ${bytesText(asked)} more`],
-        extra: { used_bytes: passed.used, quota_bytes: passed.limit, asked_bytes: asked },
+        details: [`the storage quota of ${datasetId}'s owner leaves too little room for this (${bytesText(asked)})`],
+        extra: { asked_bytes: asked },
+        readableBy: {
+          userId: owner.user.id,
+          details: [`${passed.what} hold ${bytesText(passed.used)} of their ${bytesText(passed.limit)}; this needs ${bytesText(asked)} more`],
+          extra: { used_bytes: passed.used, quota_bytes: passed.limit },
+        },
       });
     }
     const rows = [...wanted].map(([key, bytes]) => ({ dataset_id: datasetId, object_key: key, bytes, expires_at: options.expiresAt }));

@@ -7,7 +7,7 @@ import { NdsError, TokenPollRefusal } from '../core/errors.js';
 export function handleError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof NdsError) {
     for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
-    return c.json(err.toBody(), err.status as 400);
+    return c.json(err.toBody(c.var.caller?.user), err.status as 400);
   }
   if (err instanceof TokenPollRefusal) {
     c.header('Cache-Control', 'no-store');

@@ -137,7 +137,7 @@ const lfsBatchRoute = route({
       return c.json(answer, 200, { 'content-type': LFS_MEDIA_TYPE });
     } catch (err) {
       // The batch API's own answer for no room (git-lfs prints the message).
-      if (isNdsError(err, 'storage_quota_exceeded')) return c.json({ message: [err.message, ...err.details].join(' ') }, 507, { 'content-type': LFS_MEDIA_TYPE });
+      if (isNdsError(err, 'storage_quota_exceeded')) return c.json({ message: [err.message, ...err.detailsFor(caller.user)].join(' ') }, 507, { 'content-type': LFS_MEDIA_TYPE });
       throw err;
     }
   },

@@ -108,6 +108,27 @@ describe('storage quotas', () => {
     assert.deepEqual(await storageOf(owner), { used_bytes: 1_000_000, quota_bytes: ACCOUNT_QUOTA, sandbox: { used_bytes: 0, quota_bytes: SANDBOX_QUOTA } });
   });
 
+  it("a member refused for the owner's quota learns that the room is short, not what the owner's datasets hold", async () => {
+    const { owner, real: hidden } = await ownerWith({ real: true });
+    const { real: shared } = await ownerWith({ real: true });
+    // Both datasets the same owner's: move the second one over.
+    await server.deps.db.updateTable('datasets').set({ owner_id: owner.user.id }).where('id', '=', shared).execute();
+    const member = await createAccount(server);
+    await json(await owner.api(`/datasets/${shared}/members/${member.user.username}`, { method: 'PUT', body: JSON.stringify({ role: 'maintainer' }) }), 201);
+    assert.equal((await member.api(`/datasets/${hidden}`)).status, 404);
+    await json(await askUrls(owner, hidden, [{ size: 1_234_567 }]), 200);
+    const toMember = await json(await askUrls(member, shared, [{ size: ACCOUNT_QUOTA }]), 403);
+    assert.equal(toMember.error, 'storage_quota_exceeded');
+    assert.equal(toMember.asked_bytes, ACCOUNT_QUOTA);
+    assert.equal(toMember.used_bytes, undefined);
+    assert.equal(toMember.quota_bytes, undefined);
+    assert.deepEqual(toMember.details, [`the storage quota of ${shared}'s owner leaves too little room for this (2.9 MiB)`]);
+    // The owner asking the same is told its numbers.
+    const toOwner = await json(await askUrls(owner, shared, [{ size: ACCOUNT_QUOTA }]), 403);
+    assert.deepEqual([toOwner.used_bytes, toOwner.quota_bytes], [1_234_567, ACCOUNT_QUOTA]);
+    assert.match(toOwner.details[0], /the account's datasets hold 1\.2 MiB of their/);
+  });
+
   it('content asked for again with a larger size is charged the difference', async () => {
     const { owner, sandbox } = await ownerWith();
     const x = someHash();
