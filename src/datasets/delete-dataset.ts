@@ -1,7 +1,8 @@
 /**
- * `DELETE /admin/datasets/:id`: the row (versions, publication records and jobs go with it through their
- * ON DELETE CASCADE foreign keys), every object under `<id>/` (uploaded content, manifests, the Zarr copy),
- * the hosted git repository, and the gateway's cached copy. Idempotent: a second call finds nothing left
+ * `DELETE /admin/datasets/:id`: the row (versions, publication records, jobs and storage grants go with it
+ * through their ON DELETE CASCADE foreign keys), every object under `<id>/` (uploaded content, manifests, the
+ * Zarr copy), its unfinished uploads in parts (under `uploads/<id>/`), the hosted git repository, and the
+ * gateway's cached copy. Idempotent: a second call finds nothing left
  * and still answers success, and it finishes a deletion an earlier call left half done.
  */
 import { rm } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { repositoryDir } from '../git/repository-dir.js';
 import { NdsError } from '../core/errors.js';
 import { DATASET_ID } from './dataset-access.js';
 import { deleteDatasetRow } from './dataset-queries.js';
+import { abortDatasetUploads } from './multipart-uploads.js';
 import { announceVisibilityChanged } from './update-dataset.js';
 
 export interface DeleteResult {
@@ -21,11 +23,12 @@ export interface DeleteResult {
   objects_deleted: number;
 }
 
-export async function deleteDataset(deps: Pick<Deps, 'db' | 'objects' | 'hooks' | 'log' | 'config'>, actor: Actor, id: string): Promise<DeleteResult> {
+export async function deleteDataset(deps: Pick<Deps, 'db' | 'objects' | 'hooks' | 'log' | 'config' | 'clock'>, actor: Actor, id: string): Promise<DeleteResult> {
   if (!DATASET_ID.test(id)) throw new NdsError('validation_failed', { details: ['id: nd or sb followed by 6 digits'] });
   const removed = await deleteDatasetRow(deps.db, id);
   // Objects go after the row, so the API stops naming the dataset first; a failure here is finished by a retry.
   const objectsDeleted = await deps.objects.deletePrefix(`${id}/`);
+  await abortDatasetUploads(deps, id);
   await rm(repositoryDir(deps.config.gitDir, id), { recursive: true, force: true });
   await audit(deps.db, actor, 'dataset.delete', id, { existed: removed, objects_deleted: objectsDeleted });
   await announceVisibilityChanged(deps, id);

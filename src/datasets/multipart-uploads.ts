@@ -320,6 +320,21 @@ async function* uploadRecords(deps: UploadDeps, prefix: string): AsyncIterable<U
   }
 }
 
+/**
+ * Aborts every unfinished upload of a dataset, parts and all (its deletion: the parts live outside `<id>/`, and
+ * the room they held goes with the dataset's row). Returns how many.
+ */
+export async function abortDatasetUploads(deps: UploadDeps, datasetId: string): Promise<number> {
+  let aborted = 0;
+  for await (const record of uploadRecords(deps, `uploads/${datasetId}/`)) {
+    await abortUpload(deps, record);
+    aborted++;
+  }
+  // Whatever no record names any more (a record cut short by a crash).
+  await deps.objects.deletePrefix(`uploads/${datasetId}/`);
+  return aborted;
+}
+
 /** Aborts every upload started more than UPLOAD_STALE_AFTER_S ago, parts and all; returns how many. */
 export async function sweepStaleUploads(deps: UploadDeps): Promise<number> {
   let swept = 0;

@@ -211,6 +211,32 @@ describe('storage quotas', () => {
     assert.deepEqual(grants, [{ object_key: `objects/${sha(bytes)}`, bytes: bytes.length, confirmed: true }]);
   });
 
+  it("resetting the sandbox frees an unfinished upload's room and deletes its parts with it", async () => {
+    const owner = await createUploader(server);
+    for (let round = 0; round < 2; round++) {
+      // Ids apart from the other tests' (which insert rows past the id sequence).
+      const id = `sb09000${round}`;
+      await insertDatasetRows(server.deps.db, { id, name: `reset round ${round}`, owner_id: owner.user.id, visibility: 'private', sandbox: true });
+      const uploads = `/datasets/${id}/multipart-uploads`;
+      const bytes = randomBytes(900_000);
+      const started = await json(await owner.api(uploads, post({ path: 'big.bin', size: bytes.length })), 200);
+      const bodies = Array.from({ length: started.part_count }, (_, i) => bytes.subarray(i * started.part_size, (i + 1) * started.part_size));
+      const checksum = (b: Uint8Array) => (started.part_checksum === 'crc32' ? { crc32: crc32(b).toString(16).padStart(8, '0') } : { sha256: sha(b) });
+      const urls = await json(await owner.api(`${uploads}/${started.upload_id}/part-urls`, post({ parts: bodies.map((b, i) => ({ part_number: i + 1, ...checksum(b) })) })), 200);
+      for (const [i, target] of (urls.parts as Array<{ url: string; headers: Record<string, string> }>).entries()) {
+        assert.equal((await fetch(target.url, { method: 'PUT', headers: target.headers, body: new Uint8Array(bodies[i]!) })).status, 200);
+      }
+      let held = 0;
+      for await (const o of server.deps.objects.list(`uploads/${id}/`)) held += o.size;
+      assert.ok(held >= bytes.length, `the parts are stored (${held} bytes)`);
+      await json(await owner.api('/sandbox/reset', post()), 200);
+      assert.equal((await storageOf(owner)).sandbox.used_bytes, 0);
+      const left: string[] = [];
+      for await (const o of server.deps.objects.list(`uploads/${id}/`)) left.push(o.key);
+      assert.deepEqual(left, [], 'nothing of the upload is left in the store');
+    }
+  });
+
   it('an object credential writes only with Content-Length, and over the quota stores nothing', async () => {
     const { owner, sandbox } = await ownerWith();
     const creds = await json(await owner.api(`/datasets/${sandbox}/upload-credentials`, post()), 200);
