@@ -7,7 +7,8 @@
  * - an upload in parts (`uploads/<upload id>`): the file's size from its start; moved to its content's key
  *   when completed, given back when aborted or swept;
  * - the hosted repository (`git`): its size on disk after each push; a push is granted what it may send
- *   (`push/<random>`, no more than is left) while it runs.
+ *   (`push/<random>`, no more than is left) while it runs;
+ * - a version's manifest (`versions/<version>`): the client's list of files, up to a million entries.
  * A store's presigned URL is used without the server seeing it, so what counts is what was granted: a grant
  * whose URL has expired is looked up in the store by the sweep (`sweepStorageGrants`), then confirmed, or
  * dropped when nothing came. A key granted twice counts once, at its largest size until stored. Reservations of one account are taken one at a
@@ -32,7 +33,7 @@ import { mapLimit } from '../core/map-limit.js';
 type QuotaDeps = Pick<Deps, 'db' | 'config' | 'clock'>;
 
 export interface StorageGrant {
-  /** The key under the dataset's prefix: `objects/<sha256>`, `uploads/<upload id>`, `git` or `push/<random>`. */
+  /** The key under the dataset's prefix: `objects/<sha256>`, `uploads/<upload id>`, `git`, `push/<random>` or `versions/<version>`. */
   key: string;
   bytes: number;
 }
@@ -46,6 +47,8 @@ export interface StorageUse {
 
 export const contentGrantKey = (sha256: string) => `objects/${sha256}`;
 export const uploadGrantKey = (uploadId: string) => `uploads/${uploadId}`;
+/** A version's manifest (`<id>/versions/<version>/manifest.json`). */
+export const manifestGrantKey = (version: string) => `versions/${version}`;
 export const GIT_GRANT_KEY = 'git';
 
 /** The owner of the dataset a reservation is for, and whether that dataset is a sandbox one. */

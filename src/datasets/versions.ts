@@ -14,6 +14,7 @@ import { contentKey, manifestKey, normalizeManifest, serializeManifest, type Man
 import { compareSemver, isSemver } from './semver.js';
 import { mapLimit } from '../core/map-limit.js';
 import { isUniqueViolation } from '../db/sql-errors.js';
+import { manifestGrantKey, recordStoredBytes, releaseStorage, reserveStorage } from './storage-quota.js';
 
 /** Above this many distinct contents, one listing of `<id>/objects/` is cheaper than a HEAD each. */
 const LIST_THRESHOLD = 256;
@@ -44,7 +45,7 @@ export interface NewVersion {
   createdBy: number;
 }
 
-export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock'>, datasetId: string, input: NewVersion): Promise<DatasetVersionRow> {
+export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock' | 'config'>, datasetId: string, input: NewVersion): Promise<DatasetVersionRow> {
   if (!isSemver(input.version)) throw new NdsError('validation_failed', { details: ['version: a semantic version such as 1.0.0 or 1.1.0-rc.1'] });
   const manifest = normalizeManifest(input.manifest);
   const missing = await missingContent(deps, datasetId, manifest);
@@ -57,10 +58,16 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock'>
   const bytes = serializeManifest(manifest);
   const manifestSha = sha256Hex(bytes);
   const size = manifest.reduce((s, e) => s + e.size, 0);
-  return deps.db.transaction().execute(async (trx) => {
+  // The manifest is the client's bytes too (a million entries are 130 MB), and counts against the owner's
+  // quota. Its room is granted before the row lock is taken (the grant locks the owner's row), and given back if
+  // the version is then refused; a number taken already is refused first, so its grant is never touched.
+  if (await versionTaken(deps.db, datasetId, input.version)) throw versionExists(datasetId, input.version);
+  const grant = manifestGrantKey(input.version);
+  const expiresAt = new Date(deps.clock.now().getTime() + MANIFEST_GRANT_MS);
+  const grantedFirst = (await reserveStorage(deps, datasetId, [{ key: grant, bytes: bytes.length }], { expiresAt })).length > 0;
+  const created = await deps.db.transaction().execute(async (trx) => {
     await lockDatasetRow(trx, datasetId);
-    const taken = await trx.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', input.version).executeTakeFirst();
-    if (taken) throw new NdsError('version_exists', { message: `Version ${input.version} of ${datasetId} already exists; a version number is never reused.` });
+    if (await versionTaken(trx, datasetId, input.version)) throw versionExists(datasetId, input.version);
     // A version from a manifest identical to the latest one would be a copy under a new number: refused. A
     // version from a commit is a tag of that commit, which may repeat a tree on purpose.
     if (!input.sourceCommit) {
@@ -83,7 +90,23 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock'>
     const latest = await latestVersion(trx, datasetId);
     await setLatestVersion(trx, datasetId, { version: latest.version, sizeBytes: Number(latest.size_bytes) }, deps.clock.now());
     return row;
+  }).catch(async (err: unknown) => {
+    if (grantedFirst) await releaseStorage(deps, datasetId, grant, expiresAt);
+    throw err;
   });
+  await recordStoredBytes(deps, datasetId, grant, bytes.length);
+  return created;
+}
+
+/** How long a manifest's grant waits for its version before the sweep may take it back (a crash in between). */
+const MANIFEST_GRANT_MS = 60 * 60 * 1000;
+
+async function versionTaken(db: Kysely<Database>, datasetId: string, version: string): Promise<boolean> {
+  return (await db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', version).executeTakeFirst()) !== undefined;
+}
+
+function versionExists(datasetId: string, version: string): NdsError {
+  return new NdsError('version_exists', { message: `Version ${version} of ${datasetId} already exists; a version number is never reused.` });
 }
 
 export async function listVersions(db: Kysely<Database>, datasetId: string): Promise<DatasetVersionRow[]> {

@@ -237,6 +237,25 @@ describe('storage quotas', () => {
     }
   });
 
+  it("a version's manifest counts at its stored size; one past the quota is refused and nothing is written", async () => {
+    const { owner, sandbox } = await ownerWith();
+    const one = Buffer.from('x');
+    const [target] = (await json(await askUrls(owner, sandbox, [{ size: 1, sha256: sha(one) }]), 200)).files;
+    assert.equal((await fetch(target.url, { method: 'PUT', headers: target.headers, body: one })).status, 200);
+    const manifest = (n: number) => Array.from({ length: n }, (_, i) => ({ path: `sub-${String(i).padStart(5, '0')}/same-content.txt`, size: 1, sha256: sha(one) }));
+    // 10,000 entries: about 1.1 MB of manifest, past the sandbox quota of 1 MB.
+    const refused = await json(await owner.api(`/datasets/${sandbox}/versions`, post({ version: '1.0.0', manifest: manifest(10_000) })), 403);
+    assert.equal(refused.error, 'storage_quota_exceeded');
+    assert.equal((await owner.api(`/datasets/${sandbox}/versions/1.0.0`)).status, 404);
+    assert.equal(await server.deps.objects.head(`${sandbox}/versions/1.0.0/manifest.json`), undefined);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, 1);
+    // 2,000 entries fit, and count as the manifest the store holds.
+    await json(await owner.api(`/datasets/${sandbox}/versions`, post({ version: '1.0.0', manifest: manifest(2_000) })), 201);
+    const stored = await server.deps.objects.head(`${sandbox}/versions/1.0.0/manifest.json`);
+    assert.ok(stored && stored.size > 100_000);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, 1 + stored.size);
+  });
+
   it('an object credential writes only with Content-Length, and over the quota stores nothing', async () => {
     const { owner, sandbox } = await ownerWith();
     const creds = await json(await owner.api(`/datasets/${sandbox}/upload-credentials`, post()), 200);
