@@ -15,7 +15,7 @@ import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { ContentMismatchError, MultipartPartMissingError, MultipartUploadGoneError, MAX_OBJECT_BYTES, MAX_PART_BYTES, MAX_PARTS, type PresignedRequest } from '../objects/object-store.js';
 import { contentKey } from './manifest.js';
-import { contentGrantKey, moveStorage, releaseStorage, reserveStorage, sweepStorageGrants, uploadGrantKey } from './storage-quota.js';
+import { contentGrantKey, countStoredContent, moveStorage, releaseStorage, reserveStorage, sweepStorageGrants, uploadGrantKey } from './storage-quota.js';
 import { UPLOAD_URL_TTL_S } from './uploads.js';
 
 type UploadDeps = Pick<Deps, 'objects' | 'config' | 'clock' | 'db'>;
@@ -78,7 +78,10 @@ export function expiresAt(config: Pick<Deps['config'], 'uploadStaleAfterS'>, rec
 export async function startUpload(deps: UploadDeps, datasetId: string, userId: number, file: { path: string; size: number; sha256?: string }): Promise<StartedUpload> {
   if (file.sha256) {
     const existing = await deps.objects.head(contentKey(datasetId, file.sha256));
-    if (existing && existing.size === file.size) return { status: 'present', path: file.path, size: file.size, sha256: file.sha256 };
+    if (existing && existing.size === file.size) {
+      await countStoredContent(deps, datasetId, [{ sha256: file.sha256, size: file.size }]);
+      return { status: 'present', path: file.path, size: file.size, sha256: file.sha256 };
+    }
   }
   if (file.size < 1 || file.size > MAX_OBJECT_BYTES) throw new NdsError('validation_failed', { message: `A file uploaded in parts has 1 byte to 5 TiB; ${file.path} has ${file.size}.` });
   const uploadId = randomBytes(16).toString('hex');

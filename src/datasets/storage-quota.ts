@@ -187,6 +187,46 @@ export async function recordStoredBytes(deps: QuotaDeps, datasetId: string, key:
   await upsertStored(deps.db, datasetId, key, bytes, deps.clock.now()).catch(unlessDatasetGone);
 }
 
+/**
+ * A write through this server has begun for key `key` (a folder store's presigned URL or object credential):
+ * an unconfirmed grant of it is kept until `until`, so that the sweep does not give back the room of a body
+ * still arriving. Returns the grant's end before, to `restoreGrant` when the write fails; undefined when
+ * there was no unconfirmed grant to keep.
+ */
+export async function holdGrantWhileWriting(deps: Pick<Deps, 'db'>, datasetId: string, key: string, until: Date): Promise<Date | undefined> {
+  return deps.db.transaction().execute(async (trx) => {
+    const grant = await trx.selectFrom('storage_grants').select('expires_at').where('dataset_id', '=', datasetId).where('object_key', '=', key).where('confirmed', '=', false).forUpdate().executeTakeFirst();
+    if (!grant || grant.expires_at >= until) return undefined;
+    await trx.updateTable('storage_grants').set({ expires_at: until }).where('dataset_id', '=', datasetId).where('object_key', '=', key).execute();
+    return grant.expires_at;
+  });
+}
+
+/** A held write failed: its grant ends when it did before (unless another request extended it since). */
+export async function restoreGrant(deps: Pick<Deps, 'db'>, datasetId: string, key: string, held: Date, before: Date): Promise<void> {
+  await deps.db.updateTable('storage_grants').set({ expires_at: before }).where('dataset_id', '=', datasetId).where('object_key', '=', key).where('confirmed', '=', false).where('expires_at', '=', held).execute();
+}
+
+/**
+ * Counts content found in the store that the ledger has no row for: a PUT to a presigned S3 URL that began
+ * before the URL expired and ended after the sweep had given its room back (the server never sees such a PUT).
+ * Called where stored content is answered `present` or listed in a version, so that it counts from then on.
+ * Rows there already (granted, or stored) are left as they are; no limit is checked, the bytes are there.
+ */
+export async function countStoredContent(deps: QuotaDeps, datasetId: string, contents: ReadonlyArray<{ sha256: string; size: number }>): Promise<void> {
+  const sizes = new Map(contents.map((c) => [c.sha256, c.size]));
+  const now = deps.clock.now();
+  const rows = [...sizes].map(([sha256, bytes]) => ({ dataset_id: datasetId, object_key: contentGrantKey(sha256), bytes, confirmed: true, expires_at: now }));
+  for (let at = 0; at < rows.length; at += 1000) {
+    await deps.db
+      .insertInto('storage_grants')
+      .values(rows.slice(at, at + 1000))
+      .onConflict((oc) => oc.columns(['dataset_id', 'object_key']).doNothing())
+      .execute()
+      .catch(unlessDatasetGone);
+  }
+}
+
 /** Records the size of the dataset's hosted repository in `dir` on disk, after a push. */
 export async function recordRepositoryBytes(deps: QuotaDeps, datasetId: string, dir: string): Promise<void> {
   await recordStoredBytes(deps, datasetId, GIT_GRANT_KEY, await repositoryBytes(dir));

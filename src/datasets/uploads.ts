@@ -16,7 +16,7 @@ import { mintPrefixToken, type TokenAccess } from '../objects/prefix-token.js';
 import { objectUrlSigner } from '../objects/signing-secret.js';
 import { mapLimit } from '../core/map-limit.js';
 import { contentKey, type ManifestEntry } from './manifest.js';
-import { contentGrantKey, reserveStorage } from './storage-quota.js';
+import { contentGrantKey, countStoredContent, reserveStorage } from './storage-quota.js';
 
 export const UPLOAD_URL_TTL_S = 3600;
 export const CREDENTIALS_TTL_S = 3600;
@@ -33,6 +33,7 @@ export async function uploadUrls(deps: Pick<Deps, 'objects' | 'db' | 'config' | 
   // A content key always holds bytes of that hash (the store checks it), so the size settles it.
   const present = await mapLimit(files, 16, async (f) => (await deps.objects.head(contentKey(datasetId, f.sha256)))?.size === f.size);
   const expiresAt = new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_S * 1000);
+  await countStoredContent(deps, datasetId, files.filter((_, i) => present[i]));
   await reserveStorage(deps, datasetId, files.filter((_, i) => !present[i]).map((f) => ({ key: contentGrantKey(f.sha256), bytes: f.size })), { expiresAt });
   return mapLimit(
     files.map((f, i) => ({ f, present: present[i] })),

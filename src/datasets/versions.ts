@@ -14,7 +14,7 @@ import { contentKey, manifestKey, normalizeManifest, serializeManifest, type Man
 import { compareSemver, isSemver } from './semver.js';
 import { mapLimit } from '../core/map-limit.js';
 import { isUniqueViolation } from '../db/sql-errors.js';
-import { manifestGrantKey, recordStoredBytes, releaseStorage, reserveStorage } from './storage-quota.js';
+import { countStoredContent, manifestGrantKey, recordStoredBytes, releaseStorage, reserveStorage } from './storage-quota.js';
 
 /** Above this many distinct contents, one listing of `<id>/objects/` is cheaper than a HEAD each. */
 const LIST_THRESHOLD = 256;
@@ -55,6 +55,8 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock' 
       extra: { missing: missing.map((e) => e.path) },
     });
   }
+  // Every content of the version is in the store: what the ledger missed of it counts from now on.
+  await countStoredContent(deps, datasetId, manifest);
   const bytes = serializeManifest(manifest);
   const manifestSha = sha256Hex(bytes);
   const size = manifest.reduce((s, e) => s + e.size, 0);

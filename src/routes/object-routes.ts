@@ -20,7 +20,7 @@ import type { AppEnv } from '../http/app-env.js';
 import { NdsError } from '../core/errors.js';
 import { mayStillRead, mayStillUpload } from '../datasets/dataset-access.js';
 import { readGrantClaims, readGrantOf } from '../datasets/read-grant.js';
-import { contentGrantKey, recordStoredBytes, releaseStorage, reserveStorage } from '../datasets/storage-quota.js';
+import { contentGrantKey, holdGrantWhileWriting, recordStoredBytes, releaseStorage, reserveStorage, restoreGrant } from '../datasets/storage-quota.js';
 import { CREDENTIALS_TTL_S } from '../datasets/uploads.js';
 import { resolveCaller } from '../http/auth.js';
 import { route, type Route } from '../http/route.js';
@@ -34,6 +34,11 @@ import { parseSingleRange } from '../objects/byte-range.js';
 const DATASET_KEY = /^((?:nd|sb)\d{6})\/(zarr\/)?/;
 /** A content key, `<dataset>/objects/<sha256>`: the dataset's id, and the hash its bytes must have. */
 const CONTENT_KEY = /^((?:nd|sb)\d{6})\/objects\/([0-9a-f]{64})$/;
+/**
+ * How long the grant of a write under way is kept: longer than any upload is expected to last; the end of the
+ * write records or gives back the room, and only a server that died meanwhile leaves it to the sweep.
+ */
+const WRITE_HOLD_MS = 24 * 60 * 60 * 1000;
 
 export const objectRoutes: Route[] = [
   route({
@@ -87,13 +92,17 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
     }
     if (signed.viaCredential && grant) {
       if (size === undefined) throw new NdsError('length_required', { message: 'A PUT through an object credential must send Content-Length.' });
-      const expiresAt = new Date(c.var.deps.clock.now().getTime() + CREDENTIALS_TTL_S * 1000);
+      // Kept while the body arrives, however long (given back at once if the write fails).
+      const expiresAt = new Date(c.var.deps.clock.now().getTime() + Math.max(CREDENTIALS_TTL_S * 1000, WRITE_HOLD_MS));
       granted = { expiresAt, first: (await reserveStorage(c.var.deps, grant.datasetId, [{ key: grant.key, bytes: size }], { expiresAt })).length > 0 };
     }
   } catch (err) {
     body.resume();
     throw err;
   }
+  // A body may take hours to arrive: its grant is kept meanwhile, past the sweep of URLs that expired unused.
+  const heldUntil = new Date(c.var.deps.clock.now().getTime() + WRITE_HOLD_MS);
+  const heldFrom = grant && !granted ? await holdGrantWhileWriting(c.var.deps, grant.datasetId, grant.key, heldUntil) : undefined;
   try {
     const info = await objects.put(key, body, {
       contentLength: size,
@@ -107,6 +116,7 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
   } catch (err) {
     // Nothing was stored: room this write was the first to take is given back at once, not after the sweep.
     if (grant && granted?.first) await releaseStorage(c.var.deps, grant.datasetId, grant.key, granted.expiresAt).catch(() => undefined);
+    if (grant && heldFrom) await restoreGrant(c.var.deps, grant.datasetId, grant.key, heldUntil, heldFrom).catch(() => undefined);
     if (err instanceof ContentMismatchError) throw new NdsError('content_mismatch', { details: [err.message], cause: err });
     // A part of an upload in parts that was completed or aborted meanwhile (folder store).
     if (err instanceof MultipartUploadGoneError) {

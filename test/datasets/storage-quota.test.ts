@@ -256,6 +256,63 @@ describe('storage quotas', () => {
     assert.equal((await storageOf(owner)).sandbox.used_bytes, 1 + stored.size);
   });
 
+  it('the room of a write still arriving is kept past the sweep, by credential or by URL', async () => {
+    const { owner, sandbox } = await ownerWith();
+    const hours = (h: number) => ({ ...server.deps, clock: { now: () => new Date(Date.now() + h * 3600_000) } });
+    const grantOf = (bytes: Uint8Array) => server.deps.db.selectFrom('storage_grants').select(['bytes', 'confirmed']).where('dataset_id', '=', sandbox).where('object_key', '=', `objects/${sha(bytes)}`).executeTakeFirst();
+    /** A PUT whose body comes in two pieces; the second when `finish` is called. Answers its status. */
+    const trickle = (url: string, headers: Record<string, string>, bytes: Uint8Array) => {
+      const req = http.request(url, { method: 'PUT', headers: { ...headers, 'content-length': String(bytes.length) } });
+      const status = new Promise<number>((resolve, reject) => {
+        req.on('response', (res) => (res.resume(), res.on('end', () => resolve(res.statusCode!))));
+        req.on('error', reject);
+      });
+      req.write(bytes.subarray(0, 1000));
+      return { status, finish: () => req.end(bytes.subarray(1000)) };
+    };
+    const creds = await json(await owner.api(`/datasets/${sandbox}/upload-credentials`, post()), 200);
+    for (const via of ['credential', 'url'] as const) {
+      const slow = new Uint8Array(randomBytes(900_000));
+      let put: ReturnType<typeof trickle>;
+      if (via === 'credential') {
+        put = trickle(`${creds.endpoint}${sandbox}/objects/${sha(slow)}`, { authorization: `Bearer ${creds.token}` }, slow);
+      } else {
+        const [target] = (await json(await askUrls(owner, sandbox, [{ size: slow.length, sha256: sha(slow) }]), 200)).files;
+        put = trickle(target.url, target.headers, slow);
+      }
+      // The write has begun (its room granted, and held) once the first piece is in.
+      for (let waited = 0; !(await grantOf(slow)) || (await server.deps.db.selectFrom('storage_grants').select('expires_at').where('dataset_id', '=', sandbox).where('object_key', '=', `objects/${sha(slow)}`).executeTakeFirstOrThrow()).expires_at.getTime() < Date.now() + 20 * 3600_000; waited += 50) {
+        assert.ok(waited < 10_000, `the ${via} write's grant is held`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // Two and a half hours on, the sweep leaves its room alone: no other write may take it.
+      await sweepStorageGrants(hours(2.5));
+      assert.ok(await grantOf(slow), 'the sweep left its grant');
+      assert.equal((await askUrls(owner, sandbox, [{ size: 900_000 }])).status, 403);
+      put.finish();
+      assert.equal(await put.status, 200);
+      assert.deepEqual(await grantOf(slow), { bytes: 900_000, confirmed: true });
+      assert.equal((await storageOf(owner)).sandbox.used_bytes, 900_000);
+      await server.deps.objects.delete(`${sandbox}/objects/${sha(slow)}`);
+      await server.deps.db.deleteFrom('storage_grants').where('dataset_id', '=', sandbox).execute();
+    }
+  });
+
+  it('content found stored without a grant (a presigned PUT that outlived the sweep) counts once it is seen', async () => {
+    const { owner, sandbox } = await ownerWith();
+    const bytes = randomBytes(400_000);
+    // As the S3 store would hold it, the ledger knowing nothing.
+    await server.deps.objects.put(`${sandbox}/objects/${sha(bytes)}`, bytes, { sha256: sha(bytes) });
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, 0);
+    assert.equal((await json(await askUrls(owner, sandbox, [{ size: bytes.length, sha256: sha(bytes) }]), 200)).files[0].status, 'present');
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, bytes.length);
+    // And when a version lists it without asking first.
+    await server.deps.db.deleteFrom('storage_grants').where('dataset_id', '=', sandbox).execute();
+    await json(await owner.api(`/datasets/${sandbox}/versions`, post({ version: '1.0.0', manifest: [{ path: 'a.bin', size: bytes.length, sha256: sha(bytes) }] })), 201);
+    const manifest = await server.deps.objects.head(`${sandbox}/versions/1.0.0/manifest.json`);
+    assert.equal((await storageOf(owner)).sandbox.used_bytes, bytes.length + manifest!.size);
+  });
+
   it('an object credential writes only with Content-Length, and over the quota stores nothing', async () => {
     const { owner, sandbox } = await ownerWith();
     const creds = await json(await owner.api(`/datasets/${sandbox}/upload-credentials`, post()), 200);
