@@ -16,8 +16,12 @@ export interface GithubDelivery extends DeliveryKey {
   payload: () => PushPayload;
 }
 
-/** `dataset_id`: the first of `dataset_ids`, every dataset converting from the pushed repository. */
-export type DeliveryAnswer = { dispatched: true; reason: string; dataset_id: string; dataset_ids: string[] } | { dispatched: false; reason: string };
+/**
+ * `datasets`: how many datasets convert from the pushed repository; `dataset_ids`: the public ones among them
+ * (`dataset_id` the first). GitHub keeps the answer in the webhook's "Recent Deliveries", which the repository's
+ * administrators read whether or not they may read a dataset: a private one is counted, never named.
+ */
+export type DeliveryAnswer = { dispatched: true; reason: string; datasets: number; dataset_id?: string; dataset_ids: string[] } | { dispatched: false; reason: string };
 
 /** Takes a delivery whose signature was checked; a failure forgets it, so that GitHub may deliver it again. */
 export async function takeGithubDelivery(deps: Deps, delivery: GithubDelivery): Promise<DeliveryAnswer> {
@@ -33,7 +37,9 @@ export async function takeGithubDelivery(deps: Deps, delivery: GithubDelivery): 
     const decision = decidePush(delivery.event, payload, datasets.length > 0);
     if (!decision.dispatched || datasets.length === 0) return { dispatched: false, reason: decision.reason };
     for (const dataset of datasets) await dispatchConversion(deps, { datasetId: dataset.id, ref: payload.after ?? 'main', full: false, reason: 'push' });
-    return { dispatched: true, reason: decision.reason, dataset_id: datasets[0]!.id, dataset_ids: datasets.map((d) => d.id) };
+    deps.log.info({ delivery: delivery.deliveryId, datasets: datasets.map((d) => d.id) }, 'GitHub push dispatched conversions');
+    const named = datasets.filter((d) => d.visibility === 'public').map((d) => d.id);
+    return { dispatched: true, reason: decision.reason, datasets: datasets.length, ...(named.length > 0 && { dataset_id: named[0] }), dataset_ids: named };
   } catch (err) {
     await releaseDelivery(db, delivery);
     throw err;

@@ -66,7 +66,7 @@ export const conversionRoutes: Route[] = [
     access: 'none',
     rawBody: 'the payload GitHub signed: JSON, or a form with the JSON in `payload`',
     responses: {
-      200: jsonResponse(z.object({ dispatched: z.boolean(), reason: z.string(), dataset_id: z.string().optional(), dataset_ids: z.array(z.string()).optional() }), 'What was decided, and for which datasets'),
+      200: jsonResponse(z.object({ dispatched: z.boolean(), reason: z.string(), datasets: z.number().int().optional(), dataset_id: z.string().optional(), dataset_ids: z.array(z.string()).optional() }), 'What was decided: how many datasets convert, and which of them are public'),
     },
     handler: async (c) => {
       const deps = c.var.deps;

@@ -47,7 +47,7 @@ describe('conversion pipeline: push webhook → job → stores → index.json �
     const head = gitIn(repo, 'rev-parse', 'HEAD');
     const res = await push(pushPayload('test-org/ds-pipeline', head, { added: ['sub-01/emg/sub-01_task-holdWeight_emg.edf'] }));
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { dispatched: true, reason: 'data_changed', dataset_id: id, dataset_ids: [id] });
+    assert.deepEqual(await res.json(), { dispatched: true, reason: 'data_changed', datasets: 1, dataset_id: id, dataset_ids: [id] });
     assert.equal((await dataset()).zarr_status, 'pending');
     await server.worker!.idle();
 

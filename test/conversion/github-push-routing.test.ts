@@ -42,22 +42,27 @@ describe('GitHub pushes routed to datasets', () => {
         body,
       });
       assert.equal(res.status, 200);
-      return (await res.json()) as { dispatched: boolean; dataset_id?: string; dataset_ids?: string[] };
+      const answer = (await res.json()) as { dispatched: boolean; datasets?: number; dataset_ids?: string[] };
+      // Which datasets convert: the jobs of this push (the answer names only public ones).
+      const jobs = await server.deps.db.selectFrom('conversion_jobs').select('dataset_id').where('ref', '=', pushes.toString(16).padStart(40, 'a')).orderBy('dataset_id').execute();
+      assert.equal(answer.datasets, jobs.length);
+      return { ...answer, converted: jobs.map((j) => j.dataset_id) };
     };
-    assert.equal((await push()).dataset_id, 'nd000020', 'control: the push converts the victim\'s dataset');
+    assert.deepEqual((await push()).converted, ['nd000020'], 'control: the push converts the victim\'s dataset');
 
     // The attacker names the victim's repository among the external ids of their own dataset.
     const patch = await attacker.api('/datasets/nd000010', { method: 'PATCH', body: JSON.stringify({ external_ids: ['github:victim-lab/eeg-study'] }) });
     assert.equal(patch.status, 200, await patch.text());
     const after = await push();
-    assert.deepEqual(after.dataset_ids, ['nd000020'], `a signed push of victim-lab/eeg-study converts ${after.dataset_ids}`);
+    assert.deepEqual(after.converted, ['nd000020'], `a signed push of victim-lab/eeg-study converts ${after.converted}`);
 
     // Another dataset converting from the same (public) repository gets the pushes too; the first keeps them.
     const copy = await attacker.api('/datasets/nd000010', { method: 'PATCH', body: JSON.stringify({ external_ids: [], source_repo: 'https://github.com/victim-lab/eeg-study.git' }) });
     assert.equal(copy.status, 200, await copy.text());
     const both = await push();
-    assert.deepEqual(both.dataset_ids, ['nd000010', 'nd000020']);
-    const jobs = await server.deps.db.selectFrom('conversion_jobs').select(['dataset_id', 'ref']).where('ref', '=', pushes.toString(16).padStart(40, 'a')).orderBy('dataset_id').execute();
-    assert.deepEqual(jobs.map((j) => j.dataset_id), ['nd000010', 'nd000020']);
+    assert.deepEqual(both.converted, ['nd000010', 'nd000020']);
+    // The answer, which GitHub shows the repository's administrators, counts the private one and names only the public one.
+    assert.equal(both.datasets, 2);
+    assert.deepEqual(both.dataset_ids, ['nd000020']);
   });
 });

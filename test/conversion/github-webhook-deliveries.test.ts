@@ -166,7 +166,7 @@ describe('GitHub webhook deliveries: replays', () => {
   it('a replay of a delivery (same X-GitHub-Delivery) answers duplicate_delivery and dispatches nothing', async () => {
     const body = dataPush();
     const first = await deliver(body, 'f0c1a2b3-0000-11ee-8000-000000000001');
-    assert.deepEqual(first, { status: 200, body: { dispatched: true, reason: 'data_changed', dataset_id: 'nd000162', dataset_ids: ['nd000162'] } });
+    assert.deepEqual(first, { status: 200, body: { dispatched: true, reason: 'data_changed', datasets: 1, dataset_id: 'nd000162', dataset_ids: ['nd000162'] } });
     assert.equal(dispatches, 1);
     // The runner is told the delivery's commit and to convert where main is when it starts (as a worker does).
     assert.deepEqual(dispatched.at(-1), {
