@@ -25,6 +25,7 @@ import { afterPush } from '../conversion/after-push.js';
 import { parseBidsName } from '../formats/bids/bids-name.js';
 import { applicableFiles, type DirectoryLister } from '../formats/bids/sidecar-files.js';
 import { parseTsv } from '../formats/bids/tsv-table.js';
+import { UnsupportedFormatError } from '../formats/conversion-errors.js';
 import { annotatedPaths, listAnnotationRows } from './annotation-queries.js';
 import { mergedEventsTsv } from './annotation-tsv.js';
 
@@ -90,7 +91,7 @@ async function annotatedFiles(deps: Deps, datasetId: string, source: CommitSourc
     const eventsPath = eventsPathOf(path);
     const current = (await applicableFiles(lister, path, 'events', '.tsv')).at(-1);
     const existing = current === undefined ? undefined : await source.readText(current);
-    const merged = mergedEventsTsv(existing === undefined ? undefined : parseTsv(existing), rows);
+    const merged = mergedEventsTsv(existing === undefined ? undefined : eventsTable(existing, current!), rows);
     if (current !== eventsPath || existing !== merged) files.set(eventsPath, merged);
     annotations += rows.length;
   }
@@ -189,4 +190,14 @@ async function hostedCommit(deps: Deps, user: User, datasetId: string, message: 
   await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id });
   await afterPush(deps, datasetId, head.dir, head.commit);
   return { version, files: [...files.keys()].sort(), annotations, commit };
+}
+
+/** An events file to merge into, refused (`conflict`, in words) past the bounds of a sidecar table. */
+function eventsTable(text: string, path: string): ReturnType<typeof parseTsv> {
+  try {
+    return parseTsv(text, path);
+  } catch (err) {
+    if (err instanceof UnsupportedFormatError) throw new NdsError('conflict', { message: `${err.message} Annotations are not merged into it.`, cause: err });
+    throw err;
+  }
 }

@@ -6,17 +6,24 @@
  */
 import type { ChannelInfo } from '../types.js';
 import type { ChannelDetails } from '../zarr/store-writer.js';
-import { cell, type TsvTable } from './tsv-table.js';
+import { cellAt, valueAt, type TsvRows } from './tsv-table.js';
 
 const known = new Set(['name', 'type', 'units', 'status']);
 
-export function channelDetailsFrom(table: TsvTable, channels: readonly ChannelInfo[]): { details: (ChannelDetails | undefined)[]; unmatched: number } {
-  const exact = new Map<string, Record<string, string>[]>();
-  const folded = new Map<string, Record<string, string>[]>();
+export function channelDetailsFrom(table: TsvRows, channels: readonly ChannelInfo[]): { details: (ChannelDetails | undefined)[]; unmatched: number } {
+  const at = (name: string) => table.columns.indexOf(name);
+  const [nameAt, typeAt, unitsAt, statusAt] = [at('name'), at('type'), at('units'), at('status')];
+  const exact = new Map<string, string[][]>();
+  const folded = new Map<string, string[][]>();
+  const add = (map: Map<string, string[][]>, key: string, row: string[]) => {
+    const rows = map.get(key);
+    if (rows) rows.push(row);
+    else map.set(key, [row]);
+  };
   for (const row of table.rows) {
-    const name = row['name'] ?? '';
-    exact.set(name, [...(exact.get(name) ?? []), row]);
-    folded.set(name.toLowerCase(), [...(folded.get(name.toLowerCase()) ?? []), row]);
+    const name = valueAt(row, nameAt) ?? '';
+    add(exact, name, row);
+    add(folded, name.toLowerCase(), row);
   }
   const used = new Map<string, number>();
   let unmatched = 0;
@@ -27,16 +34,16 @@ export function channelDetailsFrom(table: TsvTable, channels: readonly ChannelIn
       unmatched++;
       return undefined;
     }
-    const key = rows[0]!['name'] ?? '';
+    const key = valueAt(rows[0]!, nameAt) ?? '';
     const k = used.get(key) ?? 0;
     used.set(key, k + 1);
     const row = rows[Math.min(k, rows.length - 1)]!;
     const extra: Record<string, unknown> = {};
-    for (const column of table.columns) {
-      const value = cell(row, column);
+    for (const [i, column] of table.columns.entries()) {
+      const value = cellAt(row, i);
       if (!known.has(column) && value !== undefined) extra[column] = value;
     }
-    return { type: cell(row, 'type')?.toUpperCase(), unit: cell(row, 'units'), status: cell(row, 'status'), extra };
+    return { type: cellAt(row, typeAt)?.toUpperCase(), unit: cellAt(row, unitsAt), status: cellAt(row, statusAt), extra };
   });
   return { details, unmatched };
 }

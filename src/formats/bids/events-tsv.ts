@@ -5,20 +5,22 @@
  * onset column, so the file's own markers are kept.
  */
 import type { Annotation } from '../types.js';
-import { cell, type TsvTable } from './tsv-table.js';
+import { cellAt, type TsvRows } from './tsv-table.js';
 
-export function eventsFrom(table: TsvTable): Annotation[] | undefined {
-  if (!table.columns.includes('onset')) return undefined;
+export function eventsFrom(table: TsvRows): Annotation[] | undefined {
+  const at = (name: string) => table.columns.indexOf(name);
+  const [onsetAt, durationAt, trialTypeAt, valueColumnAt] = [at('onset'), at('duration'), at('trial_type'), at('value')];
+  if (onsetAt < 0) return undefined;
   const events: Annotation[] = [];
   for (const row of table.rows) {
-    const onset = Number(cell(row, 'onset'));
-    if (cell(row, 'onset') === undefined || !Number.isFinite(onset)) continue;
-    const duration = Number(cell(row, 'duration'));
+    const onset = Number(cellAt(row, onsetAt));
+    if (cellAt(row, onsetAt) === undefined || !Number.isFinite(onset)) continue;
+    const duration = Number(cellAt(row, durationAt));
     events.push({
       onset,
       duration: Number.isFinite(duration) && duration >= 0 ? duration : 0,
-      description: cell(row, 'trial_type') ?? cell(row, 'value') ?? 'n/a',
-      columns: Object.fromEntries(table.columns.map((name) => [name, cell(row, name) ?? null])),
+      description: cellAt(row, trialTypeAt) ?? cellAt(row, valueColumnAt) ?? 'n/a',
+      columns: Object.fromEntries(table.columns.map((name, i) => [name, cellAt(row, i) ?? null])),
     });
   }
   return events;

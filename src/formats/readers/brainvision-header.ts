@@ -3,6 +3,7 @@ import { ChannelCountMismatchError, CorruptOrTruncatedError, EmptyRecordingError
 import { iniValue, parseIni } from './ini-file.js';
 import { decodeDeclared } from './text-decode.js';
 import { snapRate } from './naive-time.js';
+import { checkChannelCount, checkSamplingRate } from '../recording-limits.js';
 
 export type BinaryFormat = 'INT_16' | 'INT_32' | 'IEEE_FLOAT_32';
 
@@ -60,10 +61,12 @@ export function parseBrainVisionHeader(bytes: Uint8Array, fileName: string): Bra
   if (!Number.isInteger(nChannels) || nChannels < 1) {
     throw new CorruptOrTruncatedError(`${fileName} has no valid NumberOfChannels ("${common('NumberOfChannels') ?? ''}").`);
   }
+  checkChannelCount(fileName, nChannels);
   const interval = Number(common('SamplingInterval'));
   if (!Number.isFinite(interval) || interval <= 0) {
     throw new CorruptOrTruncatedError(`${fileName} has no valid SamplingInterval ("${common('SamplingInterval') ?? ''}").`);
   }
+  checkSamplingRate(fileName, 1e6 / interval, `SamplingInterval=${common('SamplingInterval')} (µs)`);
   const dataPointsText = common('DataPoints');
   const dataPoints = dataPointsText === undefined || dataPointsText === '' ? undefined : Number(dataPointsText);
   if (dataPoints !== undefined && (!Number.isInteger(dataPoints) || dataPoints < 0)) {

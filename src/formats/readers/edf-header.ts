@@ -6,6 +6,7 @@
 import { CorruptOrTruncatedError, EmptyRecordingError, UnsupportedFormatError } from '../conversion-errors.js';
 import type { SourceFormat } from '../types.js';
 import { asciiField, integerField, numberField } from './ascii-field.js';
+import { checkSamplingRate } from '../recording-limits.js';
 
 export interface EdfSignal {
   label: string;
@@ -44,6 +45,12 @@ export interface EdfHeader {
   signals: EdfSignal[];
   flags: string[];
 }
+
+/**
+ * The shortest data record taken. Rates are samples per record over its duration, so a duration such as
+ * "1e-320" (a denormal, still above 0) would give an infinite rate.
+ */
+const minRecordDuration = 1e-6;
 
 const months = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
 
@@ -123,7 +130,12 @@ export function parseEdfHeader(bytes: Uint8Array, fileSize: number, fileName: st
   const recordBytes = recordOffset;
   const dataSignals = signals.filter((s) => !s.isAnnotation && s.samplesPerRecord > 0);
   if (dataSignals.length === 0) throw new EmptyRecordingError(`${fileName} has no signal channels (only annotations).`);
-  if (duration === 0) throw corrupt(fileName, 'the data record duration is 0 although the file has signal channels');
+  if (duration < minRecordDuration) {
+    throw corrupt(fileName, `the data record duration ("${asciiField(bytes, 244, 8)}") is ${duration === 0 ? '0' : 'shorter than 1 µs'} although the file has signal channels`);
+  }
+  for (const signal of dataSignals) {
+    checkSamplingRate(fileName, signal.samplesPerRecord / duration, `${signal.samplesPerRecord} samples of ${signal.label} in a data record of ${asciiField(bytes, 244, 8)} s`);
+  }
 
   const dataBytes = fileSize - headerBytes;
   const fullRecords = Math.floor(dataBytes / recordBytes);

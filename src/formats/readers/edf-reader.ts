@@ -75,8 +75,9 @@ export class EdfReader implements RecordingReader {
         let firstRecordStart = 0;
         const annotation = header.format.endsWith('+') ? header.signals.find((s) => s.isAnnotation) : undefined;
         if (annotation) {
-          const bytes = await source.read(header.headerBytes + annotation.recordOffset, annotation.samplesPerRecord * header.bytesPerSample);
-          firstRecordStart = parseRecordTals(bytes).recordStart ?? 0;
+          // Only its timekeeping TAL is wanted: no more of the signal is read than #largeRecords reads of a record.
+          const length = Math.min(annotation.samplesPerRecord * header.bytesPerSample, largeRecordBytes);
+          firstRecordStart = parseRecordTals(await source.read(header.headerBytes + annotation.recordOffset, length), 0).recordStart ?? 0;
         }
         return new EdfReader(source, header, firstRecordStart);
       }
@@ -217,15 +218,10 @@ export class EdfReader implements RecordingReader {
     for (const signal of this.#annotationSignals) {
       const bytes =
         annotationBytes ?? recordBytes!.subarray(signal.recordOffset, signal.recordOffset + signal.samplesPerRecord * bytesPerSample);
-      const tals = parseRecordTals(bytes);
+      const tals = parseRecordTals(bytes, maxAnnotations - this.#annotations.length);
       recordStart ??= tals.recordStart;
-      for (const a of tals.annotations) {
-        if (this.#annotations.length >= maxAnnotations) {
-          if (!this.flags.includes('annotations_capped')) this.flags.push('annotations_capped');
-          break;
-        }
-        this.#annotations.push({ ...a, onset: a.onset - this.#firstRecordStart });
-      }
+      for (const a of tals.annotations) this.#annotations.push({ ...a, onset: a.onset - this.#firstRecordStart });
+      if (tals.capped && !this.flags.includes('annotations_capped')) this.flags.push('annotations_capped');
       if (annotationBytes) break;
     }
     const stored = record * recordDuration;

@@ -14,10 +14,13 @@ import { Mat73File } from './mat73-file.js';
 import { matField, matNumber, matString, type MatNumericArray, type MatValue } from './mat-value.js';
 import { snapRate } from './naive-time.js';
 import { fileSha256 } from '../file-sha256.js';
+import { checkChannelCount, checkSamplingRate } from '../recording-limits.js';
 
 const batchBytes = 4 << 20;
 /** A v5 `.set` is read whole; beyond this size the samples belong in a `.fdt` file. */
 const maxSetBytes = 1 << 30;
+/** The fields of `EEG` read here, for a v5 `.set` that holds them as variables of their own (no `EEG` struct). */
+const eegFields = new Set(['nbchan', 'pnts', 'trials', 'srate', 'chanlocs', 'data', 'datfile', 'event']);
 const hdf5Signature = [0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a];
 
 type DataSource =
@@ -100,8 +103,10 @@ export class EeglabReader implements RecordingReader {
       throw new CorruptOrTruncatedError(`${name} has impossible sizes (nbchan=${nbchan}, pnts=${pnts}, trials=${trials}).`);
     }
     if (!(srate > 0) || !Number.isFinite(srate)) throw new CorruptOrTruncatedError(`${name} has an invalid sampling rate (srate=${srate}).`);
+    checkSamplingRate(name, srate, `srate=${srate}`);
     if (trials > 1) throw new NotContinuousError(`${name} is epoched (${trials} trials of ${pnts} samples); only continuous recordings are supported.`);
     if (nbchan === 0 || pnts === 0) throw new EmptyRecordingError(`${name} holds no samples (nbchan=${nbchan}, pnts=${pnts}).`);
+    checkChannelCount(name, nbchan);
 
     const flags: string[] = [];
     const files = [path];
@@ -124,8 +129,8 @@ export class EeglabReader implements RecordingReader {
       if (rows !== nbchan) throw new ChannelCountMismatchError(`${name}: the data matrix has ${rows} rows but nbchan is ${nbchan}.`);
       if (rawData.data.length !== nbchan * pnts) throw new CorruptOrTruncatedError(`${name}: the data matrix holds ${rawData.data.length} values, not ${nbchan}x${pnts}.`);
       sampleType = rawData.className === 'double' ? 'float64' : 'float32';
-      const array = sampleType === 'float32' && !(rawData.data instanceof Float32Array) ? Float32Array.from(rawData.data) : rawData.data;
-      data = { kind: 'inline', array };
+      // Kept as stored (MATLAB may store doubles as bytes): each block is converted to the sample type as it is read.
+      data = { kind: 'inline', array: rawData.data };
     } else {
       const named = matString(isMatValue(rawData) ? rawData : undefined) ?? matString(value('datfile'));
       const fdt = await findCompanion(path, named, '.fdt', tree);
@@ -208,9 +213,11 @@ async function readParts(path: string, name: string, tree: SourceTree): Promise<
     head = await source.read(0, 1024);
     if (isMat5(head)) {
       if (source.size > maxSetBytes) throw new CorruptOrTruncatedError(`${name} is larger than 1 GiB; save EEGLAB data in a separate .fdt file.`);
-      const vars = parseMat5(await source.read(0, source.size), name);
+      // Only what is read: the EEG struct, or else its fields saved as variables; other variables are not inflated.
+      const bytes = await source.read(0, source.size);
+      const vars = parseMat5(bytes, name, { only: new Set(['EEG']) });
       const eeg = vars.get('EEG');
-      const fields = eeg?.kind === 'struct' && eeg.items.length === 1 ? eeg.items[0]! : vars;
+      const fields = eeg?.kind === 'struct' && eeg.items.length === 1 ? eeg.items[0]! : eeg ? vars : parseMat5(bytes, name, { only: eegFields });
       return { fields, sha256: await source.sha256() };
     }
   } finally {

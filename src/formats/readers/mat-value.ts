@@ -3,6 +3,7 @@
 export type MatNumericArray = Float64Array | Float32Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array;
 
 export type MatValue =
+  /** `data` as the file stores it, which may be a smaller type than `className` (a double array stored as bytes). */
   | { kind: 'numeric'; className: string; dims: number[]; data: MatNumericArray }
   | { kind: 'char'; dims: number[]; text: string }
   | { kind: 'cell'; dims: number[]; items: MatValue[] }

@@ -1,10 +1,12 @@
 /**
  * A minimal MAT-file v5 parser (MATLAB "MAT-File Format", 2019, ch. 1): numeric, char, cell and struct
  * arrays, zlib-compressed elements, little-endian files. Every size is checked against the bytes that are
- * left, and decompression is capped, so a damaged file fails with `corrupt_or_truncated` instead of
- * allocating without bound. Sparse, object and function-handle values come back as `{kind: 'other'}`.
+ * left, and decompression is capped for the whole file, so a damaged file fails with `corrupt_or_truncated`
+ * instead of allocating without bound. Numeric arrays keep the type the file stores them in (MATLAB stores a
+ * double array of small integers as bytes): widened, a few compressed kilobytes would become gigabytes.
+ * Sparse, object and function-handle values come back as `{kind: 'other'}`.
  */
-import { inflateSync } from 'node:zlib';
+import { constants, inflateSync } from 'node:zlib';
 import { CorruptOrTruncatedError, UnsupportedFormatError } from '../conversion-errors.js';
 import type { MatNumericArray, MatValue } from './mat-value.js';
 
@@ -12,11 +14,15 @@ const mi = { INT8: 1, UINT8: 2, INT16: 3, UINT16: 4, INT32: 5, UINT32: 6, SINGLE
 const miSize: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 2, 5: 4, 6: 4, 7: 4, 9: 8, 12: 8, 13: 8, 16: 1, 17: 2, 18: 4 };
 const mxClass: Record<number, string> = { 1: 'cell', 2: 'struct', 3: 'object', 4: 'char', 5: 'sparse', 6: 'double', 7: 'single', 8: 'int8', 9: 'uint8', 10: 'int16', 11: 'uint16', 12: 'int32', 13: 'uint32', 14: 'int64', 15: 'uint64' };
 const maxDepth = 32;
+/** The most top-level elements a file may hold: each compressed one costs an inflate, and a .set holds one or a few dozen. */
+const maxElements = 10_000;
+/** The compressed bytes inflated to learn a variable's name: enough for its tag, flags, dimensions and name. */
+const peekBytes = 512;
 
 export interface Mat5Options {
-  /** Upper bound on the bytes any one compressed variable may inflate to (default 512 MiB). */
+  /** Upper bound on the bytes the compressed variables read may inflate to, together (default 512 MiB). */
   maxInflatedBytes?: number;
-  /** Read only these top-level variables (others are skipped without inflating them). */
+  /** Read only these top-level variables (others are skipped; a compressed one is inflated only as far as its name). */
   only?: ReadonlySet<string>;
 }
 
@@ -33,7 +39,8 @@ export function parseMat5(bytes: Uint8Array, fileName: string, options: Mat5Opti
   const parser = new Mat5Parser(fileName, options.maxInflatedBytes ?? 512 << 20);
   const variables = new Map<string, MatValue>();
   let pos = 128;
-  while (pos + 8 <= bytes.length) {
+  for (let elements = 1; pos + 8 <= bytes.length; elements++) {
+    if (elements > maxElements) throw parser.truncated(`it holds more than ${maxElements.toLocaleString('en')} variables`);
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const type = view.getUint32(pos, true);
     const size = view.getUint32(pos + 4, true);
@@ -42,6 +49,10 @@ export function parseMat5(bytes: Uint8Array, fileName: string, options: Mat5Opti
     let element = bytes.subarray(pos + 8, end);
     pos = type === mi.COMPRESSED ? end : pos + 8 + pad8(size);
     if (type === mi.COMPRESSED) {
+      if (options.only) {
+        const name = parser.peekCompressedName(element);
+        if (name !== undefined && !options.only.has(name)) continue;
+      }
       element = parser.inflate(element);
       const inner = new DataView(element.buffer, element.byteOffset, element.byteLength);
       if (element.length < 8 || inner.getUint32(0, true) !== mi.MATRIX) continue;
@@ -61,6 +72,9 @@ export function parseMat5(bytes: Uint8Array, fileName: string, options: Mat5Opti
 class Mat5Parser {
   readonly #fileName: string;
   readonly #maxInflated: number;
+  /** Bytes inflated so far; and inflated to peek at names, counted apart (they are not kept) against the same bound. */
+  #inflated = 0;
+  #peeked = 0;
 
   constructor(fileName: string, maxInflated: number) {
     this.#fileName = fileName;
@@ -72,18 +86,50 @@ class Mat5Parser {
   }
 
   inflate(bytes: Uint8Array): Uint8Array {
+    let out: Buffer;
     try {
-      const out = inflateSync(bytes, { maxOutputLength: this.#maxInflated });
-      return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+      out = inflateSync(bytes, { maxOutputLength: Math.max(1, this.#maxInflated - this.#inflated) });
     } catch (cause) {
-      const tooBig = (cause as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
-      throw new CorruptOrTruncatedError(
-        tooBig
-          ? `${this.#fileName} holds a compressed variable larger than ${this.#maxInflated >> 20} MiB; save the data in a separate .fdt file.`
-          : `${this.#fileName} has a compressed variable that does not decompress (${(cause as Error).message}).`,
-        { cause },
-      );
+      if ((cause as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw this.#tooLarge(cause);
+      throw new CorruptOrTruncatedError(`${this.#fileName} has a compressed variable that does not decompress (${(cause as Error).message}).`, { cause });
     }
+    this.#inflated += out.length;
+    if (this.#inflated > this.#maxInflated) throw this.#tooLarge();
+    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  }
+
+  /**
+   * The name of a compressed variable, from the first bytes of its stream (at most ~1,000 times as many once
+   * inflated); undefined when they do not hold it, and the variable must be inflated whole.
+   */
+  peekCompressedName(bytes: Uint8Array): string | undefined {
+    let head: Uint8Array;
+    try {
+      const out = inflateSync(bytes.subarray(0, peekBytes), { finishFlush: constants.Z_SYNC_FLUSH });
+      head = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+    } catch {
+      return undefined;
+    }
+    this.#peeked += head.length;
+    if (this.#peeked > this.#maxInflated) throw this.#tooLarge();
+    if (head.length < 8 || new DataView(head.buffer, head.byteOffset, 8).getUint32(0, true) !== mi.MATRIX) return undefined;
+    try {
+      const sub = new SubElements(head.subarray(8), this);
+      sub.next();
+      sub.next();
+      const name = sub.next();
+      return name && new TextDecoder('latin1').decode(name.data);
+    } catch {
+      // The start of the stream ends inside the name (or the variable is damaged): inflated whole, it will tell.
+      return undefined;
+    }
+  }
+
+  #tooLarge(cause?: unknown): CorruptOrTruncatedError {
+    return new CorruptOrTruncatedError(
+      `${this.#fileName} holds more than ${this.#maxInflated >> 20} MiB of compressed variables once inflated; save the data in a separate .fdt file.`,
+      { cause },
+    );
   }
 
   /** The name of a miMATRIX element without parsing its data. */
@@ -156,7 +202,7 @@ class Mat5Parser {
         const real = sub.next();
         if (!real) throw this.truncated('a numeric array has no data');
         if (complex) sub.next();
-        const data = toClass(className, toNumeric(real.type, real.data, this));
+        const data = toNumeric(real.type, real.data, this);
         if (data.length !== count) throw this.truncated(`a ${dims.join('x')} array holds ${data.length} values`);
         return { name, value: { kind: 'numeric', className, dims, data } };
       }
@@ -218,46 +264,32 @@ function toNumeric(type: number, bytes: Uint8Array, parser: Mat5Parser): MatNume
     }
     throw parser.truncated(`an element has unknown data type ${type}`);
   }
-  // Copy: the source is rarely aligned for a typed view.
-  const copy = bytes.slice(0, bytes.length - (bytes.length % size));
+  const length = Math.floor(bytes.length / size);
+  // A view where the bytes are aligned for one, as the elements of a file or an inflated variable are (8-byte
+  // tags and padding): a copy would double what a large array costs.
+  const data = bytes.byteOffset % size === 0 ? bytes : bytes.slice(0, length * size);
+  const { buffer, byteOffset } = data;
   switch (type) {
     case mi.INT8:
-      return new Int8Array(copy.buffer);
+      return new Int8Array(buffer, byteOffset, length);
     case mi.UINT8:
     case mi.UTF8:
-      return copy;
+      return new Uint8Array(buffer, byteOffset, length);
     case mi.INT16:
-      return new Int16Array(copy.buffer);
+      return new Int16Array(buffer, byteOffset, length);
     case mi.UINT16:
     case mi.UTF16:
-      return new Uint16Array(copy.buffer);
+      return new Uint16Array(buffer, byteOffset, length);
     case mi.INT32:
-      return new Int32Array(copy.buffer);
+      return new Int32Array(buffer, byteOffset, length);
     case mi.UINT32:
     case mi.UTF32:
-      return new Uint32Array(copy.buffer);
+      return new Uint32Array(buffer, byteOffset, length);
     case mi.SINGLE:
-      return new Float32Array(copy.buffer);
+      return new Float32Array(buffer, byteOffset, length);
     default:
-      return new Float64Array(copy.buffer);
+      return new Float64Array(buffer, byteOffset, length);
   }
-}
-
-const arrayOfClass = {
-  double: Float64Array,
-  single: Float32Array,
-  int8: Int8Array,
-  uint8: Uint8Array,
-  int16: Int16Array,
-  uint16: Uint16Array,
-  int32: Int32Array,
-  uint32: Uint32Array,
-} as const;
-
-/** MATLAB may store a double array in a smaller integer type; convert to the array's own class. */
-function toClass(className: string, data: MatNumericArray): MatNumericArray {
-  const Type = arrayOfClass[className as keyof typeof arrayOfClass] ?? Float64Array;
-  return data instanceof Type ? data : (Type.from(data as ArrayLike<number>) as MatNumericArray);
 }
 
 /** Char arrays are column-major: a 1xN array is the text; an MxN array is M rows, joined with newlines. */

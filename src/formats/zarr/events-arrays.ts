@@ -41,8 +41,10 @@ export async function writeEvents(sink: StoreSink, codec: ChunkCodec, events: re
     );
   }
   const labelMap = Object.fromEntries(labels.map((label, i) => [String(i), label]));
-  const names: string[] = [];
-  for (const event of sorted) for (const name of Object.keys(event.columns ?? {})) if (!names.includes(name)) names.push(name);
+  // A set, not a search of the list: a wide events.tsv gives every event every column.
+  const seen = new Set<string>();
+  for (const event of sorted) for (const name of Object.keys(event.columns ?? {})) seen.add(name);
+  const names = [...seen];
   const columns = Object.fromEntries(names.map((name) => [name, sorted.map((event) => event.columns?.[name] ?? null)]));
   const sampleIndex = Object.fromEntries(groups.map((g) => [g.name, sorted.map((event) => Math.round(event.onset * g.rate))]));
   // The table goes beside the group's metadata, not into it: pages embed events/zarr.json, and a long

@@ -68,7 +68,11 @@ export async function writeStore(reader: RecordingReader, target: StoreSink, opt
   if (channels.length === 0) throw new EmptyRecordingError(`${options.sourcePath} has no signal channels.`);
 
   const byRate = new Map<number, number[]>();
-  channels.forEach((channel, i) => byRate.set(channel.rate, [...(byRate.get(channel.rate) ?? []), i]));
+  channels.forEach((channel, i) => {
+    const indices = byRate.get(channel.rate);
+    if (indices) indices.push(i);
+    else byRate.set(channel.rate, [i]);
+  });
   const groups = [...byRate.entries()]
     .sort((a, b) => b[0] - a[0])
     .map(([rate, indices]) => {

@@ -177,7 +177,8 @@ describe('EdfReader on synthetic files', () => {
   it('reads records larger than 16 MiB in slices with the same samples', async () => {
     const nr = 4_300_000;
     const samples = Int16Array.from({ length: nr * 2 }, (_, i) => (i * 7) % 30000);
-    const reader = await open('huge-record.edf', writeEdf({ recordDuration: 1, records: 1, signals: [{ label: 'A', samplesPerRecord: nr, samples }, { label: 'B', samplesPerRecord: nr, samples: samples.subarray(nr) }] }));
+    // Records of 10 s: 430 kHz, within the 1 MHz a recording may have.
+    const reader = await open('huge-record.edf', writeEdf({ recordDuration: 10, records: 1, signals: [{ label: 'A', samplesPerRecord: nr, samples }, { label: 'B', samplesPerRecord: nr, samples: samples.subarray(nr) }] }));
     let count = 0;
     let ok = true;
     for await (const block of reader.blocks()) {

@@ -4,6 +4,8 @@ import { deflateSync } from 'node:zlib';
 export type MatIn =
   | { double: number[]; dims?: number[] }
   | { single: Float32Array; dims: number[] }
+  /** A double array stored as bytes, as MATLAB saves one whose values fit (miUINT8 data in an mxDOUBLE_CLASS array). */
+  | { doubleAsBytes: Uint8Array; dims: number[] }
   | string
   | { struct: Record<string, MatIn>[]; dims?: number[] };
 
@@ -41,6 +43,10 @@ function matrix(name: string, value: MatIn): Uint8Array {
     cls = 6;
     dims = value.dims ?? [1, value.double.length];
     body = [element(9, new Uint8Array(Float64Array.from(value.double).buffer))];
+  } else if ('doubleAsBytes' in value) {
+    cls = 6;
+    dims = value.dims;
+    body = [element(2, value.doubleAsBytes)];
   } else if ('single' in value) {
     cls = 7;
     dims = value.dims;
