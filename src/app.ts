@@ -125,6 +125,14 @@ export function createApp(deps: ServerDeps): Hono<AppEnv> {
   // Answers of these routes can carry keys, codes or account state: never cached.
   app.use('/auth/*', noStore());
   app.use('/admin/*', noStore());
+  // An answer to a signed-in request may hold what only that caller may read (a private dataset, its members):
+  // no shared cache in front of nds (a CDN, a proxy) may keep it for someone else. Routes that say otherwise
+  // (the gateway's public objects, no-store answers) keep their own.
+  app.use(async function privateToCaller(c, next) {
+    await next();
+    const signedIn = c.req.header('authorization') !== undefined || (c.req.header('cookie') ?? '').includes(`${SESSION_COOKIE}=`);
+    if (signedIn && !c.res.headers.has('cache-control')) c.header('Cache-Control', 'private');
+  });
 
   mountRoutes(app, appRoutes(gateway));
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'An nds API key (`nds_...`)' });

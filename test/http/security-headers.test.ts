@@ -159,3 +159,29 @@ describe('VIEWER_FRAME_ANCESTORS and the data origins', () => {
     assert.deepEqual(dataOrigins({ zarrCacheBaseUrl: 'https://cdn.example.net/z', zarrPublicBaseUrl: 'https://bucket.s3.example.com' }), ['https://cdn.example.net', 'https://bucket.s3.example.com']);
   });
 });
+
+describe('answers to signed-in requests', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server?.close());
+
+  it('are private to their caller, so no shared cache keeps a private dataset for someone else', async () => {
+    const owner = await createAccount(server);
+    const { insertDatasetRows } = await import('../support/datasets.js');
+    await insertDatasetRows(server.deps.db, [
+      { id: 'nd000961', name: 'private one', owner_id: owner.user.id, visibility: 'private' },
+      { id: 'nd000962', name: 'public one', owner_id: owner.user.id, visibility: 'public' },
+    ]);
+    for (const p of ['/datasets/nd000961', '/datasets/nd000961/versions', '/datasets/nd000961/members', '/users/me', '/users/me/storage']) {
+      const res = await owner.api(p);
+      assert.equal(res.status, 200, p);
+      assert.equal(res.headers.get('cache-control'), 'private', p);
+    }
+    // Anonymous answers are the same for everyone: a cache may keep those.
+    const anonymous = await fetch(`${server.url}/datasets/nd000962`);
+    assert.equal(anonymous.status, 200);
+    assert.equal(anonymous.headers.get('cache-control'), null);
+  });
+});
