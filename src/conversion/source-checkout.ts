@@ -32,6 +32,8 @@ import { signGitFetchCredential } from '../datasets/git-fetch-credential.js';
 import { mainHead } from '../datasets/hosted-repository.js';
 import { repositoryHolder } from '../datasets/repository-holders.js';
 import { eachGitRecord, GitError, GitOutputTooLargeError, runGit, type RunGitOptions } from '../git/run-git.js';
+import { repositoryBytes } from '../git/repository-dir.js';
+import { bytesText } from '../core/byte-size.js';
 import { LFS_HEADER, writeBlob, writeCommitTree } from './commit-tree.js';
 import { sourceMirrorDir } from './zarr-ready.js';
 
@@ -116,11 +118,40 @@ async function fetchPlan(deps: CheckoutDeps, dataset: DatasetRow, options: Check
   return { from: source.url.href, options: { protocols: ['https'], config: pinnedFetch(source.url, resolved.address) }, showDetail: true };
 }
 
+/** How often a fetch's mirror is measured against MAX_SOURCE_MIRROR_BYTES. */
+const MIRROR_WATCH_MS = 1000;
+
 async function mirrorRepository(deps: CheckoutDeps, dataset: DatasetRow, checkoutOptions: CheckoutOptions): Promise<string> {
   const { from, options, showDetail } = await fetchPlan(deps, dataset, checkoutOptions);
   const mirror = sourceMirrorDir(deps.config.dataDir, dataset.id);
+  const limit = deps.config.maxSourceMirrorBytes;
+  const tooLarge = () =>
+    new SourceError(`The source repository is larger than this service mirrors (${bytesText(limit)}, MAX_SOURCE_MIRROR_BYTES); nds stopped fetching it and kept nothing of it.`);
   const run = async (args: string[]) => {
-    const r = await runGit(args, options);
+    // git bounds no fetch: the mirror is measured as it grows, and git stopped past the bound.
+    const stop = new AbortController();
+    let over = false;
+    const fetching = limit > 0 && (args[0] === 'clone' || args.includes('fetch'));
+    const watch = fetching
+      ? setInterval(() => {
+          void repositoryBytes(mirror, { arriving: true }).then((bytes) => {
+            if (bytes <= limit || over) return;
+            over = true;
+            stop.abort();
+          }, () => undefined);
+        }, MIRROR_WATCH_MS)
+      : undefined;
+    let r: Awaited<ReturnType<typeof runGit>>;
+    try {
+      r = await runGit(args, { ...options, signal: stop.signal });
+    } finally {
+      if (watch) clearInterval(watch);
+    }
+    // Measured once more at the end: a fetch quicker than one look is bound the same.
+    if (over || (fetching && (await repositoryBytes(mirror, { arriving: true })) > limit)) {
+      await rm(mirror, { recursive: true, force: true });
+      throw tooLarge();
+    }
     if (r.code === 0) return;
     const detail = r.stderr.trim().split('\n').filter((l) => l.trim() !== '').at(-1) ?? `exit ${r.code}`;
     const cause = new Error(`git ${args.join(' ')}: ${r.stderr.trim()}`);

@@ -93,6 +93,11 @@ export interface Config {
    */
   maxGitFileBytes: number;
   /**
+   * The largest a worker's mirror of a dataset's source repository may grow (MAX_SOURCE_MIRROR_BYTES; 0: no
+   * bound): a `source_repo` on an allowed host may be any size, and git bounds no fetch.
+   */
+  maxSourceMirrorBytes: number;
+  /**
    * The largest pack one `git push` to a hosted repository may send (MAX_GIT_PUSH_BYTES; GitHub's is 2 GiB): a
    * larger push is refused by git as it arrives, before it is written. Data goes to content objects, not git.
    */
@@ -366,6 +371,7 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 1000, 0, 60_000),
     maxTreeFiles: integer(env, 'MAX_TREE_FILES', 1_000_000, 1, 10_000_000),
     maxGitFileBytes: integer(env, 'MAX_GIT_FILE_BYTES', 100 * 1024 ** 2, 1024, 5 * 1024 ** 3),
+    maxSourceMirrorBytes: integer(env, 'MAX_SOURCE_MIRROR_BYTES', 100 * 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
     maxGitPushBytes: integer(env, 'MAX_GIT_PUSH_BYTES', 2 * 1024 ** 3, 1024 ** 2, 1024 ** 4),
     maxGitPushRefs: integer(env, 'MAX_GIT_PUSH_REFS', 1000, 1, 1_000_000),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),

@@ -12,11 +12,12 @@ export function repositoryDir(gitDir: string, datasetId: string): string {
  * a push still has in quarantine (`objects/incoming-*`, `tmp_*`) is not counted: it is kept only if the push
  * succeeds, and is counted then; a refused push's can still be on disk when its request has ended.
  */
-export async function repositoryBytes(dir: string): Promise<number> {
+export async function repositoryBytes(dir: string, options: { arriving?: boolean } = {}): Promise<number> {
   let total = 0;
   const walk = async (folder: string): Promise<void> => {
     for (const entry of await unlessGone(readdir(folder, { withFileTypes: true }), [])) {
-      if (entry.name.startsWith('incoming-') || entry.name.startsWith('tmp_')) continue;
+      // With `arriving`, also what a fetch or push under way is writing (its quarantine, its temporary pack).
+      if (!options.arriving && (entry.name.startsWith('incoming-') || entry.name.startsWith('tmp_'))) continue;
       const at = path.join(folder, entry.name);
       if (entry.isDirectory()) await walk(at);
       else if (entry.isFile()) total += await unlessGone(lstat(at).then((stats) => stats.size), 0);

@@ -19,6 +19,8 @@ export interface GitResult {
 
 export interface RunGitOptions extends Pick<GitSpawnOptions, 'cwd' | 'env' | 'config' | 'protocols'> {
   input?: Buffer;
+  /** Kills git when aborted (its result then tells a non-zero exit). */
+  signal?: AbortSignal;
 }
 
 /** Runs git in the fixed environment of `spawnGit` and collects its output. */
@@ -30,7 +32,12 @@ export function runGit(args: string[], options: RunGitOptions = {}): Promise<Git
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out), stderr: err }));
+    const kill = () => child.kill();
+    options.signal?.addEventListener('abort', kill, { once: true });
+    child.on('close', (code) => {
+      options.signal?.removeEventListener('abort', kill);
+      resolve({ code, stdout: Buffer.concat(out), stderr: err });
+    });
     child.stdin.on('error', () => {});
     child.stdin.end(options.input);
   });
