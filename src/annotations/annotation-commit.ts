@@ -130,15 +130,14 @@ export async function commitAnnotations(deps: Deps, user: User, datasetId: strin
   };
   const version = nextPatch(latest.version);
   const { files, annotations } = await annotatedFiles(deps, datasetId, { paths: [...byPath.keys()], readText }, version, message, user.username);
-  const written = [...files].map(([path, text]) => ({ path, bytes: Buffer.from(text, 'utf8') }));
+  const written = writtenFiles(files);
   // The files a commit writes are content of the dataset like an upload's, and count against its owner's quota.
   const expiresAt = new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_S * 1000);
-  await reserveStorage(deps, datasetId, written.map(({ bytes }) => ({ key: contentGrantKey(sha256Hex(bytes)), bytes: bytes.length })), { expiresAt });
-  for (const { path, bytes } of written) {
-    const sha256 = sha256Hex(bytes);
+  await reserveStorage(deps, datasetId, written.map((f) => ({ key: contentGrantKey(f.sha256), bytes: f.size })), { expiresAt });
+  for (const { path, size, sha256, bytes } of written) {
     await deps.objects.put(contentKey(datasetId, sha256), bytes, { contentType: path.endsWith('.tsv') ? 'text/tab-separated-values' : 'text/plain', sha256 });
-    await recordStoredBytes(deps, datasetId, contentGrantKey(sha256), bytes.length);
-    byPath.set(path, { path, size: bytes.length, sha256 });
+    await recordStoredBytes(deps, datasetId, contentGrantKey(sha256), size);
+    byPath.set(path, { path, size, sha256 });
   }
   await createVersion(deps, datasetId, { version, manifest: [...byPath.values()], createdBy: user.id });
   await convertNewVersion(deps, dataset, version);
@@ -174,11 +173,7 @@ async function hostedCommit(deps: Deps, user: User, datasetId: string, message: 
   const source: CommitSource = { paths: [...head.files.keys()], readText: (path) => readHostedText(deps, datasetId, head, path) };
   const { files, annotations } = await annotatedFiles(deps, datasetId, source, version, message, user.username);
   // The room of the version is granted before `main` moves: a refusal then leaves the repository as it was.
-  const written = [...files].map(([path, text]) => {
-    const bytes = Buffer.from(text, 'utf8');
-    return { path, size: bytes.length, sha256: sha256Hex(bytes) };
-  });
-  await reserveForCommitOn(deps, datasetId, head.dir, head.commit, written);
+  await reserveForCommitOn(deps, datasetId, head.dir, head.commit, writtenFiles(files));
   const host = new URL(deps.config.publicUrl).hostname;
   const commit = await commitToHosted(head, datasetId, {
     files,
@@ -190,6 +185,14 @@ async function hostedCommit(deps: Deps, user: User, datasetId: string, message: 
   await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id });
   await afterPush(deps, datasetId, head.dir, head.commit);
   return { version, files: [...files.keys()].sort(), annotations, commit };
+}
+
+/** The files a commit writes, as manifest entries with their bytes (each hashed once). */
+function writtenFiles(files: Map<string, string>): Array<ManifestEntry & { bytes: Buffer }> {
+  return [...files].map(([path, text]) => {
+    const bytes = Buffer.from(text, 'utf8');
+    return { path, size: bytes.length, sha256: sha256Hex(bytes), bytes };
+  });
 }
 
 /** An events file to merge into, refused (`conflict`, in words) past the bounds of a sidecar table. */

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { repositoryDir } from '../../src/git/repository-dir.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { gitIn, gitRun, makeBidsRepo } from '../conversion/support.js';
+import { gitIn, gitRun, makeBidsRepo, pushRemote } from '../conversion/support.js';
 import { createUploader, json } from '../datasets/support.js';
 import { uploadedDataset } from './support.js';
 
@@ -61,9 +61,7 @@ describe('annotation commits and the storage quota', () => {
     const owner = await createUploader(server);
     const id = 'nd000777';
     await insertDatasetRows(server.deps.db, { id, name: 'hosted', owner_id: owner.user.id, visibility: 'private' });
-    const remote = new URL(`${server.url}/git/${id}.git`);
-    remote.username = 'nds';
-    remote.password = owner.key;
+    const remote = pushRemote(server.url, id, owner.key);
     const repo = makeBidsRepo();
     try {
       // 12 MB of zeros in git itself: a few kB in the pack, within MAX_GIT_FILE_BYTES.
@@ -71,7 +69,7 @@ describe('annotation commits and the storage quota', () => {
       for (let i = 0; i < 3; i++) writeFileSync(path.join(repo, 'sourcedata', `zeros-${i}.bin`), Buffer.alloc(4_000_000, i));
       gitIn(repo, 'add', '-A');
       gitIn(repo, 'commit', '-q', '-m', 'zeros');
-      const pushed = await gitRun(repo, 'push', '-q', remote.toString(), 'main');
+      const pushed = await gitRun(repo, 'push', '-q', remote, 'main');
       assert.equal(pushed.status, 0, pushed.stderr);
       for (let waited = 0; (await server.deps.db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', id).execute()).length === 0; waited += 100) {
         assert.ok(waited < 20_000, 'the push queued no conversion');

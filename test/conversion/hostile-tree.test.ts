@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { objectUrlSigner } from '../../src/objects/signing-secret.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { fixtures, gitIn, gitRun } from './support.js';
+import { fixtures, gitIn, gitRun, pushRemote } from './support.js';
 
 /** A one-channel INT_16 BrainVision header: any file of 2 bytes or more would read as samples. */
 function vhdr(dataFile: string): string {
@@ -99,10 +99,8 @@ describe('a pushed tree that points at secrets of the server', () => {
     gitIn(work, 'add', '-A');
     gitIn(work, 'commit', '-q', '-m', 'recordings');
 
-    const remote = new URL(`${server.url}/git/${id}.git`);
-    remote.username = 'nds';
-    remote.password = attacker.key;
-    const pushed = await gitRun(work, 'push', '-q', remote.toString(), 'main');
+    const remote = pushRemote(server.url, id, attacker.key);
+    const pushed = await gitRun(work, 'push', '-q', remote, 'main');
     assert.equal(pushed.status, 0, pushed.stderr);
     for (let waited = 0; !(await server.deps.db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', id).executeTakeFirst()); waited += 50) {
       assert.ok(waited < 20_000, 'the push queued no conversion');
@@ -197,10 +195,8 @@ describe('a pushed tree that costs more than it weighs', () => {
     work.push(dir);
     gitIn(dir, 'init', '-q');
     const commit = build(dir);
-    const remote = new URL(`${server.url}/git/${id}.git`);
-    remote.username = 'nds';
-    remote.password = attacker.key;
-    const pushed = await gitRun(dir, 'push', '-q', remote.toString(), `${commit}:refs/heads/main`);
+    const remote = pushRemote(server.url, id, attacker.key);
+    const pushed = await gitRun(dir, 'push', '-q', remote, `${commit}:refs/heads/main`);
     assert.equal(pushed.status, 0, pushed.stderr);
     return { id, commit };
   }

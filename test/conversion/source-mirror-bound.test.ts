@@ -13,7 +13,7 @@ import { sourceMirrorDir } from '../../src/conversion/zarr-ready.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createUploader } from '../datasets/support.js';
-import { gitIn, gitRun, makeBidsRepo } from './support.js';
+import { gitIn, gitRun, makeBidsRepo, pushRemote } from './support.js';
 
 const BOUND = 3_000_000;
 
@@ -28,9 +28,7 @@ describe('the bound of a source mirror', () => {
     const owner = await createUploader(server);
     const id = 'nd000871';
     await insertDatasetRows(server.deps.db, { id, name: 'mirrored', owner_id: owner.user.id, visibility: 'private' });
-    const remote = new URL(`${server.url}/git/${id}.git`);
-    remote.username = 'nds';
-    remote.password = owner.key;
+    const remote = pushRemote(server.url, id, owner.key);
     const repo = makeBidsRepo();
     const conversion = async (count: number) => {
       for (let waited = 0; (await server.deps.db.selectFrom('conversion_jobs').select('id').where('dataset_id', '=', id).execute()).length < count; waited += 50) {
@@ -41,7 +39,7 @@ describe('the bound of a source mirror', () => {
       return (await (await owner.api(`/datasets/${id}`)).json()) as { zarr_status: string; zarr_error: string | null };
     };
     try {
-      assert.equal((await gitRun(repo, 'push', '-q', remote.toString(), 'HEAD:main')).status, 0);
+      assert.equal((await gitRun(repo, 'push', '-q', remote, 'HEAD:main')).status, 0);
       const first = await conversion(1);
       assert.equal(first.zarr_status, 'ready', first.zarr_error ?? '');
       assert.ok(existsSync(sourceMirrorDir(server.deps.config.dataDir, id)), 'the mirror is kept for the next conversion');
@@ -52,7 +50,7 @@ describe('the bound of a source mirror', () => {
       writeFileSync(path.join(repo, 'sub-02/eeg/sub-02_task-rest_events.tsv'), 'onset\tduration\ttrial_type\n2.5\t0\tblink\n');
       gitIn(repo, 'add', '-A');
       gitIn(repo, 'commit', '-q', '-m', 'noise');
-      assert.equal((await gitRun(repo, 'push', '-q', remote.toString(), 'HEAD:main')).status, 0);
+      assert.equal((await gitRun(repo, 'push', '-q', remote, 'HEAD:main')).status, 0);
       const second = await conversion(2);
       assert.equal(second.zarr_status, 'failed');
       assert.match(second.zarr_error ?? '', /The source repository is larger than this service mirrors \(2\.9 MiB, MAX_SOURCE_MIRROR_BYTES\)/);

@@ -164,3 +164,11 @@ export async function readObject(server: { deps: { objects: ObjectStore } }, key
   for await (const c of o.body) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/** The URL a test pushes dataset `id`'s hosted repository to, with `key` as git's password. */
+export function pushRemote(serverUrl: string, id: string, key: string): string {
+  const remote = new URL(`${serverUrl}/git/${id}.git`);
+  remote.username = 'nds';
+  remote.password = key;
+  return remote.toString();
+}
