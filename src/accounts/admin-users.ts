@@ -8,6 +8,7 @@ import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
 import { hasRole } from './account-gates.js';
 import { listLiveApiKeys, mintApiKey, revokeAllApiKeys, revokeApiKey, type MintedKey } from './api-keys.js';
+import { deleteSessionsOf } from './sessions.js';
 import { getUserByUsername } from './users.js';
 
 export interface Actor {
@@ -89,7 +90,7 @@ export async function revokeUser(db: Kysely<Database>, actor: Actor, username: s
       .returningAll()
       .executeTakeFirstOrThrow();
     const keysRevoked = await revokeAllApiKeys(trx, target.id);
-    await trx.deleteFrom('sessions').where('user_id', '=', target.id).execute();
+    await deleteSessionsOf(trx, target.id);
     await audit(trx, actor, 'user.revoke', username, { previous_status: target.status, keys_revoked: keysRevoked });
     return { user, keysRevoked };
   });

@@ -8,7 +8,9 @@ import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError, isNdsError } from '../core/errors.js';
 import type { Mailer } from '../mail/mailer.js';
+import { revokeAllApiKeys } from './api-keys.js';
 import { consumeSignInCode, issueSignInCode } from './login-codes.js';
+import { deleteSessionsOf } from './sessions.js';
 import { noAccountMail, signInCodeMail } from './sign-in-mail.js';
 import { createUser, findUserByEmail, findUserByUsername } from './users.js';
 
@@ -49,9 +51,12 @@ export async function requestSignInCode(deps: SignInMailDeps, request: { email: 
   if (user.status === 'revoked' || user.kind !== 'person') return;
   if (user.status === 'pending' && user.password_hash) {
     // A password given with an address nobody has shown to be theirs may be anyone's: whoever signs up with
-    // someone else's address keeps no password once that address's owner asks for a code. (The code mailed
-    // by the sign-up itself, which the sign-up's own verification uses, keeps it.)
-    await deps.db.updateTable('users').set({ password_hash: null, updated_at: now }).where('id', '=', user.id).where('status', '=', 'pending').execute();
+    // someone else's address keeps no password once that address's owner asks for a code, nor the sessions it
+    // opened. (The code mailed by the sign-up itself, which the sign-up's own verification uses, keeps it.)
+    await deps.db.transaction().execute(async (trx) => {
+      const dropped = await trx.updateTable('users').set({ password_hash: null, updated_at: now }).where('id', '=', user.id).where('status', '=', 'pending').returning('id').executeTakeFirst();
+      if (dropped) await deleteSessionsOf(trx, user.id);
+    });
   }
   const code = await issueSignInCode(deps.db, user.id, now);
   await deps.mailer.send(signInCodeMail(deps.publicUrl, user.email, code, user.username));
@@ -60,7 +65,9 @@ export async function requestSignInCode(deps: SignInMailDeps, request: { email: 
 /**
  * Checks a code against the newest one sent to `email` and, when right, marks the address verified
  * (`pending` → `verified`) and returns the account. An address with no account answers `login_code_invalid`,
- * like a wrong code.
+ * like a wrong code. A pending account's sessions and keys end when it is verified: whoever opened them (by a
+ * password given at a sign-up with this address) had not shown the address to be theirs, and the account is
+ * now its owner's.
  */
 export async function completeSignInCode(db: Kysely<Database>, request: { email: string; code: string }, now: Date): Promise<User> {
   const user = await findUserByEmail(db, request.email);
@@ -68,12 +75,12 @@ export async function completeSignInCode(db: Kysely<Database>, request: { email:
   await consumeSignInCode(db, user.id, request.code, now);
   if (user.status === 'revoked') throw new NdsError('account_revoked');
   if (user.status !== 'pending') return user;
-  const verified = await db
-    .updateTable('users')
-    .set({ status: 'verified', updated_at: now })
-    .where('id', '=', user.id)
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
+  const verified = await db.transaction().execute(async (trx) => {
+    const row = await trx.updateTable('users').set({ status: 'verified', updated_at: now }).where('id', '=', user.id).where('status', '=', 'pending').returningAll().executeTakeFirst();
+    if (!row) return undefined;
+    await deleteSessionsOf(trx, user.id);
+    const revoked = await revokeAllApiKeys(trx, user.id);
+    return revoked > 0 ? await trx.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow() : row;
+  });
   return verified ?? (await db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow());
 }

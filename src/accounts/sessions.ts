@@ -41,3 +41,8 @@ export async function findSession(db: Kysely<Database>, token: string, now: Date
 export async function deleteSession(db: Kysely<Database>, sessionHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('id_hash', '=', sessionHash).execute();
 }
+
+/** Ends every session of an account (revoked, or claimed by the owner of its address): each must sign in again. */
+export async function deleteSessionsOf(db: Kysely<Database>, userId: number): Promise<void> {
+  await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
+}

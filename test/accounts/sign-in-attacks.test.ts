@@ -63,6 +63,55 @@ describe('sign-in against an attacker', () => {
     assert.notEqual(key.status, 200, 'the attacker gets an API key of the victim-verified account');
   });
 
+  it("pre-registration takeover by a session: one opened with the squatter's password while the account was pending ends when the owner asks for a code, and a pending account's sessions end when it is verified", async () => {
+    freshWindow();
+    const email = `${unique('victim')}@example.org`;
+    const password = 'attacker-knows-this-2';
+    const cookieOf = (res: Response) => res.headers.getSetCookie()[0]!.split(';')[0]!;
+    // The attacker registers the victim's address with a password of theirs and signs in while it is pending.
+    assert.equal((await post('/auth/signup', { username: unique('squat'), email, password })).status, 201);
+    const first = await post('/auth/password/login', { login: email, password });
+    assert.equal(first.status, 200);
+    const squatterCookie = cookieOf(first);
+    // A pending account's session is known (403 account_pending, not 401): it becomes the account's once verified.
+    assert.equal((await fetch(`${server.url}/users/me`, { headers: { cookie: squatterCookie } })).status, 403);
+
+    // The owner of the address asks for a code: the password goes, and the session it opened with it.
+    const before = (await mailsTo(server.dataDir, email)).length;
+    assert.equal((await post('/auth/code/request', { email })).status, 200);
+    const meAfterRequest = await fetch(`${server.url}/users/me`, { headers: { cookie: squatterCookie } });
+    assert.equal(meAfterRequest.status, 401, "the squatter's session outlives the owner's request for a code");
+
+    // The owner verifies; the new session is theirs, and nothing the squatter held reaches the account.
+    const code = await signInCodeFor(server.dataDir, email, before);
+    const verified = await post('/auth/code/verify', { email, code });
+    assert.equal(verified.status, 200);
+    const ownerCookie = cookieOf(verified);
+    const me = await fetch(`${server.url}/users/me`, { headers: { cookie: ownerCookie } });
+    assert.equal(me.status, 200);
+    assert.equal(((await me.json()) as { status: string }).status, 'verified');
+    assert.equal((await fetch(`${server.url}/users/me`, { headers: { cookie: squatterCookie } })).status, 401);
+    assert.notEqual((await post('/auth/keys', { name: 'stolen' }, { cookie: squatterCookie })).status, 201);
+  });
+
+  // The sign-up's own code keeps its password (docs/security.md): a session opened with it before still ends.
+  it("a pending account's session ends when the account is verified, even by the sign-up's own code", async () => {
+    freshWindow();
+    const email = `${unique('pending')}@example.org`;
+    const password = 'pending-password-3';
+    const before = (await mailsTo(server.dataDir, email)).length;
+    assert.equal((await post('/auth/signup', { username: unique('pending'), email, password })).status, 201);
+    const code = await signInCodeFor(server.dataDir, email, before);
+    const pendingLogin = await post('/auth/password/login', { login: email, password });
+    assert.equal(pendingLogin.status, 200);
+    const pendingCookie = pendingLogin.headers.getSetCookie()[0]!.split(';')[0]!;
+    const verified = await post('/auth/code/verify', { email, code });
+    assert.equal(verified.status, 200);
+    assert.equal((await fetch(`${server.url}/users/me`, { headers: { cookie: pendingCookie } })).status, 401);
+    // The password was the sign-up's own: it still signs in, into a fresh session.
+    assert.equal((await post('/auth/password/login', { login: email, password })).status, 200);
+  });
+
   it('mailed sign-in codes are not written to the logs (the mail subject carries the code)', async () => {
     freshWindow();
     const alice = await createAccount(server, { status: 'verified' });
