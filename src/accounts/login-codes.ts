@@ -58,8 +58,9 @@ export async function issueSignInCode(db: Kysely<Database>, userId: number, now:
 }
 
 /**
- * Consumes the user's newest sign-in code if `typed` matches it. Throws `login_code_invalid` (wrong code, or
- * none sent), `login_code_expired` (10 minutes passed) or `login_code_exhausted` (5 tries used up).
+ * Consumes the user's newest sign-in code if `typed` matches it. Throws `login_code_invalid` alike for a wrong
+ * code, none sent, one past its 10 minutes and one whose 5 tries are used up: an address without an account
+ * answers the same (`completeSignInCode`), so a different answer would tell which addresses have one.
  */
 export async function consumeSignInCode(db: Kysely<Database>, userId: number, typed: string, now: Date): Promise<void> {
   const latest = await db
@@ -72,7 +73,7 @@ export async function consumeSignInCode(db: Kysely<Database>, userId: number, ty
     .limit(1)
     .executeTakeFirst();
   if (!latest) throw new NdsError('login_code_invalid');
-  if (new Date(latest.expires_at).getTime() <= now.getTime()) throw new NdsError('login_code_expired');
+  if (new Date(latest.expires_at).getTime() <= now.getTime()) throw new NdsError('login_code_invalid');
 
   // The try is counted before the comparison, in one statement: of concurrent guesses, at most 5 are compared.
   const counted = await db
@@ -83,17 +84,10 @@ export async function consumeSignInCode(db: Kysely<Database>, userId: number, ty
     .where('used_at', 'is', null)
     .returning('tries')
     .executeTakeFirst();
-  if (!counted) throw new NdsError('login_code_exhausted');
+  if (!counted) throw new NdsError('login_code_invalid');
 
   const code = normalizeSignInCode(typed);
-  if (!/^\d{6}$/.test(code) || !constantTimeEqual(signInCodeHash(userId, code), latest.code_hash)) {
-    const left = LOGIN_CODE_TRIES - counted.tries;
-    if (left <= 0) throw new NdsError('login_code_exhausted');
-    throw new NdsError('login_code_invalid', {
-      message: `That code is not right. ${left} ${left === 1 ? 'try' : 'tries'} left.`,
-      extra: { tries_left: left },
-    });
-  }
+  if (!/^\d{6}$/.test(code) || !constantTimeEqual(signInCodeHash(userId, code), latest.code_hash)) throw new NdsError('login_code_invalid');
   const used = await db.updateTable('login_codes').set({ used_at: now }).where('id', '=', latest.id).where('used_at', 'is', null).executeTakeFirst();
   // A concurrent request with the same right code got there first.
   if (Number(used.numUpdatedRows) !== 1) throw new NdsError('login_code_invalid');

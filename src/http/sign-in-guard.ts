@@ -21,7 +21,7 @@ export function limitCodeFailures<T>(c: Context<AppEnv>, email: string, action: 
   const ip = clientIp(c);
   return limitFailures(
     [[limits.codeFailuresPerAccount, email.toLowerCase()], [limits.codeFailuresPerIp, ip], [limits.failuresPerIp, ip]],
-    (err) => isNdsError(err, 'login_code_invalid') || isNdsError(err, 'login_code_exhausted'),
+    (err) => isNdsError(err, 'login_code_invalid'),
     action,
   );
 }
