@@ -139,7 +139,7 @@ export async function commitAnnotations(deps: Deps, user: User, datasetId: strin
     await recordStoredBytes(deps, datasetId, contentGrantKey(sha256), size);
     byPath.set(path, { path, size, sha256 });
   }
-  await createVersion(deps, datasetId, { version, manifest: [...byPath.values()], createdBy: user.id });
+  await createVersion(deps, datasetId, { version, manifest: [...byPath.values()], createdBy: user.id, madeBy: user });
   await convertNewVersion(deps, dataset, version);
   return { version, files: [...files.keys()].sort(), annotations };
 }
@@ -165,6 +165,8 @@ function commitIntoHostedRepository(deps: Deps, user: User, datasetId: string, m
 const commitsUnderWay = new Map<string, Promise<unknown>>();
 
 async function hostedCommit(deps: Deps, user: User, datasetId: string, message: string): Promise<CommitOutcome> {
+  // Asked again once this commit's turn has come: the caller may have been removed while it waited.
+  await datasetFor(deps.db, datasetId, user, 'maintain');
   const head = await hostedHead(deps, datasetId);
   // Before `main` moves: its version would be refused, and no file over the bound is read.
   refuseOversizedGitFiles([...head.files.values()], head.commit, deps.config.maxGitFileBytes);
@@ -182,7 +184,7 @@ async function hostedCommit(deps: Deps, user: User, datasetId: string, message: 
     author: { name: user.username, email: `${user.username}@users.noreply.${host}` },
     date: deps.clock.now(),
   });
-  await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id });
+  await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id, madeBy: user });
   await afterPush(deps, datasetId, head.dir, head.commit);
   return { version, files: [...files.keys()].sort(), annotations, commit };
 }

@@ -6,12 +6,13 @@
  * with 409 `revision_conflict`, so of concurrent edits from one revision exactly one wins.
  */
 import { randomUUID } from 'node:crypto';
-import type { Insertable } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { AnnotationChangesTable, AnnotationSnapshot } from '../db/annotations-tables.js';
+import type { Database } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
-import { allows, datasetFor } from '../datasets/dataset-access.js';
+import { allows, datasetFor, datasetForWhile } from '../datasets/dataset-access.js';
 import { findRecordingRow, type RecordingRow } from '../recordings/catalogue-queries.js';
 import {
   annotationLabelUses,
@@ -160,6 +161,8 @@ export async function createAnnotations(deps: AnnotationDeps, user: User, datase
     updated_at: now,
   }));
   const revision = await deps.db.transaction().execute(async (trx) => {
+    // Asked again under the dataset's shared lock: an annotator removed meanwhile writes nothing.
+    await datasetForWhile(trx, datasetId, user, 'annotate', 'write');
     const claimed = await claimRevision(trx, datasetId, recording.path, expected);
     if (claimed === undefined) throw conflict(expected!);
     await insertAnnotationRows(trx, rows);
@@ -169,10 +172,13 @@ export async function createAnnotations(deps: AnnotationDeps, user: User, datase
   return { annotations: rows.map((r) => presentAnnotation({ ...r, author: user.username })), revision };
 }
 
-/** The annotation when `user` may change it: its author (annotators and up), or anyone who maintains the dataset. */
-async function changeableAnnotation(deps: Pick<Deps, 'db'>, user: User, datasetId: string, annotationId: string): Promise<AnnotationListing> {
-  const { standing } = await datasetFor(deps.db, datasetId, user, 'annotate');
-  const found = await findAnnotationRow(deps.db, datasetId, annotationId);
+/**
+ * The annotation when `user` may change it: its author (annotators and up), or anyone who maintains the dataset.
+ * Asked before a change's transaction, and again inside it (`datasetForWhile`), where the answer holds.
+ */
+async function changeableAnnotation(db: Kysely<Database>, user: User, datasetId: string, annotationId: string, lock?: 'write'): Promise<AnnotationListing> {
+  const { standing } = lock ? await datasetForWhile(db, datasetId, user, 'annotate', lock) : await datasetFor(db, datasetId, user, 'annotate');
+  const found = await findAnnotationRow(db, datasetId, annotationId);
   if (!found) throw new NdsError('annotation_not_found', { message: `No annotation ${annotationId} in ${datasetId}.` });
   if (found.author_id !== user.id && !allows(standing, 'maintain')) {
     throw new NdsError('forbidden', { message: 'An annotator changes their own annotations; maintainers and the owner change any.' });
@@ -184,10 +190,11 @@ export type AnnotationPatch = Partial<AnnotationInput>;
 
 /** Changes one annotation, as one revision of its recording. */
 export async function updateAnnotation(deps: AnnotationDeps, user: User, datasetId: string, annotationId: string, patch: AnnotationPatch, expected: number | undefined): Promise<{ annotation: PresentedAnnotation; revision: number }> {
-  const found = await changeableAnnotation(deps, user, datasetId, annotationId);
+  const found = await changeableAnnotation(deps.db, user, datasetId, annotationId);
   const recording = (await findRecordingRow(deps.db, datasetId, found.path))!;
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
+    await changeableAnnotation(trx, user, datasetId, annotationId, 'write');
     const claimed = await claimRevision(trx, datasetId, found.path, expected);
     if (claimed === undefined) throw conflict(expected!);
     // Read again under the revision's lock: a change that won the race before this one is seen.
@@ -211,9 +218,10 @@ export async function updateAnnotation(deps: AnnotationDeps, user: User, dataset
 
 /** Deletes one annotation, as one revision of its recording; the history keeps what it was. */
 export async function deleteAnnotation(deps: AnnotationDeps, user: User, datasetId: string, annotationId: string, expected: number | undefined): Promise<{ revision: number }> {
-  const found = await changeableAnnotation(deps, user, datasetId, annotationId);
+  const found = await changeableAnnotation(deps.db, user, datasetId, annotationId);
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
+    await changeableAnnotation(trx, user, datasetId, annotationId, 'write');
     const claimed = await claimRevision(trx, datasetId, found.path, expected);
     if (claimed === undefined) throw conflict(expected!);
     const current = await findAnnotationRow(trx, datasetId, annotationId);

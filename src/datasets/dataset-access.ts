@@ -12,7 +12,7 @@ import type { User } from '../db/accounts-tables.js';
 import type { DatasetRow, MemberRole } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
-import { findDatasetRow, findDatasetWithOwner, type Dataset } from './dataset-queries.js';
+import { findDatasetRow, findDatasetWithOwner, holdDatasetRow, type Dataset } from './dataset-queries.js';
 import { findMemberRole } from './dataset-members-queries.js';
 
 export const DATASET_ID = /^(nd|sb)\d{6}$/;
@@ -89,6 +89,19 @@ export async function datasetFor(db: Kysely<Database>, id: string, user: User | 
   if (!allows(standing, 'read')) throw notFound(id);
   if (right !== 'read' && !allows(standing, right)) throw new NdsError('forbidden', { message: REFUSALS[right].replace('%s', id) });
   return { dataset, standing };
+}
+
+/**
+ * `datasetFor` asked inside the transaction `trx`, with the dataset's row locked until it ends, so that the answer
+ * still holds when the transaction's writes land. Changes of who holds the dataset (members added, moved,
+ * removed) lock it exclusively (`change`); writes that only a holder may make lock it shared (`write`). So a
+ * removal waits for the writes that asked before it, and a write that asks after it sees it: without this, a
+ * write checked a moment before a removal landed after the removal had answered (and a maintainer being
+ * removed could put themselves back).
+ */
+export async function datasetForWhile(trx: Kysely<Database>, id: string, user: User | undefined, right: DatasetRight, lock: 'write' | 'change'): Promise<{ dataset: Dataset; standing: Standing }> {
+  if (DATASET_ID.test(id)) await holdDatasetRow(trx, id, lock === 'change' ? 'exclusive' : 'shared');
+  return datasetFor(trx, id, user, right);
 }
 
 /** The dataset when `user` may see it; otherwise `dataset_not_found`, whether it exists or not. */

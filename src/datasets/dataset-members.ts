@@ -10,7 +10,7 @@ import type { MemberRole } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { notify } from '../mail/mailer.js';
-import { datasetFor } from './dataset-access.js';
+import { datasetFor, datasetForWhile } from './dataset-access.js';
 import { deleteMember, listMembers, upsertMember, type MemberListing } from './dataset-members-queries.js';
 import { memberAddedMail } from './member-mails.js';
 
@@ -52,11 +52,15 @@ export async function setMember(
   username: string,
   role: MemberRole,
 ): Promise<{ member: PresentedMember; created: boolean }> {
-  const { dataset } = await datasetFor(deps.db, id, actor.user, 'maintain');
-  const person = await memberAccount(deps, username);
-  if (person.id === dataset.owner_id) throw new NdsError('conflict', { message: `${username} owns ${id}; the owner is not a member.` });
-  const { created } = await upsertMember(deps.db, { datasetId: id, userId: person.id, role, addedBy: actor.user.id }, deps.clock.now());
-  await audit(deps.db, actor, created ? 'dataset.member_added' : 'dataset.member_changed', id, { username, role });
+  // The actor's right is asked under the lock its write holds: a removal of the actor waits, or is seen.
+  const { dataset, person, created } = await deps.db.transaction().execute(async (trx) => {
+    const { dataset } = await datasetForWhile(trx, id, actor.user, 'maintain', 'change');
+    const person = await memberAccount({ db: trx }, username);
+    if (person.id === dataset.owner_id) throw new NdsError('conflict', { message: `${username} owns ${id}; the owner is not a member.` });
+    const { created } = await upsertMember(trx, { datasetId: id, userId: person.id, role, addedBy: actor.user.id }, deps.clock.now());
+    await audit(trx, actor, created ? 'dataset.member_added' : 'dataset.member_changed', id, { username, role });
+    return { dataset, person, created };
+  });
   await membersChanged(deps, id);
   if (created) await notify(deps, [memberAddedMail(deps.config.publicUrl, person.email, { datasetId: id, datasetName: dataset.name, role, addedBy: actor.user.username })]);
   // The listing leaves out some accounts (and a request at the same moment may remove the member): then the
@@ -74,12 +78,14 @@ export async function setMember(
  */
 export async function removeMember(deps: Pick<Deps, 'db' | 'hooks'>, actor: Actor, id: string, username: string): Promise<void> {
   const leaving = actor.user.username === username;
-  const { standing } = await datasetFor(deps.db, id, actor.user, leaving ? 'read' : 'maintain');
-  const person = await memberAccount(deps, username);
-  if (!(await deleteMember(deps.db, id, person.id))) {
-    throw new NdsError('not_found', { message: leaving && standing === 'public' ? `You are no member of ${id}.` : `${username} is no member of ${id}.` });
-  }
-  await audit(deps.db, actor, leaving ? 'dataset.member_left' : 'dataset.member_removed', id, { username });
+  await deps.db.transaction().execute(async (trx) => {
+    const { standing } = await datasetForWhile(trx, id, actor.user, leaving ? 'read' : 'maintain', 'change');
+    const person = await memberAccount({ db: trx }, username);
+    if (!(await deleteMember(trx, id, person.id))) {
+      throw new NdsError('not_found', { message: leaving && standing === 'public' ? `You are no member of ${id}.` : `${username} is no member of ${id}.` });
+    }
+    await audit(trx, actor, leaving ? 'dataset.member_left' : 'dataset.member_removed', id, { username });
+  });
   await membersChanged(deps, id);
 }
 

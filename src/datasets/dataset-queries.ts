@@ -43,6 +43,15 @@ export async function lockDatasetRow(trx: Kysely<Database>, id: string): Promise
 }
 
 /**
+ * Locks the dataset's row until the transaction `trx` ends, `shared` with other such holders or exclusively;
+ * nothing when there is no such dataset.
+ */
+export async function holdDatasetRow(trx: Kysely<Database>, id: string, mode: 'shared' | 'exclusive'): Promise<void> {
+  const row = trx.selectFrom('datasets').select('id').where('id', '=', id);
+  await (mode === 'shared' ? row.forShare() : row.forUpdate()).executeTakeFirst();
+}
+
+/**
  * The condition "`userId` may read the row" of `datasets`: public, theirs, or one they are a member of. The
  * SQL form of `canSee` (`dataset-access.ts`) without the administrators, whom callers let through before.
  */

@@ -5,6 +5,7 @@
  * downloaded from the store alone. The commit is tagged `v<version>`; a tag of that name on another commit
  * refuses the version.
  */
+import type { User } from '../db/accounts-tables.js';
 import { createHash } from 'node:crypto';
 import { runGit } from '../git/run-git.js';
 import type { DatasetVersionRow } from '../db/datasets-tables.js';
@@ -23,6 +24,8 @@ export interface VersionFromCommit {
   /** A 40-hex commit id, or `main` for the branch head. */
   commit: string;
   createdBy: number;
+  /** As `NewVersion.madeBy`: the account whose request makes the version, asked again under the row lock. */
+  madeBy?: User;
 }
 
 const LFS_HEADER = 'version https://git-lfs.github.com/spec/v1\n';
@@ -136,7 +139,7 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
     }
   }
   try {
-    return await createVersion(deps, datasetId, { version: input.version, manifest, sourceCommit: commit, createdBy: input.createdBy });
+    return await createVersion(deps, datasetId, { version: input.version, manifest, sourceCommit: commit, createdBy: input.createdBy, madeBy: input.madeBy });
   } catch (err) {
     if (created) await runGit(['--git-dir', dir, 'update-ref', '-d', `refs/tags/${tag}`, commit]);
     throw err;

@@ -5,10 +5,12 @@
  */
 import type { Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
+import type { User } from '../db/accounts-tables.js';
 import type { DatasetVersionRow } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
 import { sha256Hex } from '../core/secrets.js';
+import { datasetFor } from './dataset-access.js';
 import { lockDatasetRow, setLatestVersion } from './dataset-queries.js';
 import { contentKey, manifestKey, normalizeManifest, serializeManifest, type ManifestEntry } from './manifest.js';
 import { compareSemver, isSemver } from './semver.js';
@@ -43,6 +45,11 @@ export interface NewVersion {
   manifest: ManifestEntry[];
   sourceCommit?: string | null;
   createdBy: number;
+  /**
+   * The account making the version by a request, when there is one: its right to maintain the dataset is asked
+   * again under the row lock, so that a maintainer removed while the request ran makes no version.
+   */
+  madeBy?: User;
 }
 
 export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock' | 'config'>, datasetId: string, input: NewVersion): Promise<DatasetVersionRow> {
@@ -69,6 +76,8 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock' 
   const grantedFirst = (await reserveStorage(deps, datasetId, [{ key: grant, bytes: bytes.length }], { expiresAt })).length > 0;
   const created = await deps.db.transaction().execute(async (trx) => {
     await lockDatasetRow(trx, datasetId);
+    // Under the row lock that member changes take too (`datasetForWhile`): a removal before this is seen.
+    if (input.madeBy) await datasetFor(trx, datasetId, input.madeBy, 'maintain');
     if (await versionTaken(trx, datasetId, input.version)) throw versionExists(datasetId, input.version);
     // A version from a manifest identical to the latest one would be a copy under a new number: refused. A
     // version from a commit is a tag of that commit, which may repeat a tree on purpose.

@@ -71,8 +71,8 @@ export const contentRoutes: Route[] = [
       const holder = body.commit ? await repositoryHeldElsewhere(c.var.deps, dataset.id) : undefined;
       if (holder) return forwardToHolder(c, dataset.id, holder, body);
       const row = body.commit
-        ? await createVersionFromCommit(c.var.deps, dataset.id, { version: body.version, commit: body.commit, createdBy: user.id })
-        : await createVersion(c.var.deps, dataset.id, { version: body.version, manifest: body.manifest ?? [], sourceCommit: body.source_commit, createdBy: user.id });
+        ? await createVersionFromCommit(c.var.deps, dataset.id, { version: body.version, commit: body.commit, createdBy: user.id, madeBy: user })
+        : await createVersion(c.var.deps, dataset.id, { version: body.version, manifest: body.manifest ?? [], sourceCommit: body.source_commit, createdBy: user.id, madeBy: user });
       await convertNewVersion(c.var.deps, dataset, row.version);
       return c.json(presentVersion(row), 201);
     },
