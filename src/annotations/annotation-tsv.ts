@@ -27,10 +27,14 @@ export function seconds(value: number): string {
   return fixed === '-0' ? '0' : fixed;
 }
 
-/** A cell: tabs and line breaks would break the table, so they become spaces; empty is `n/a`. */
+/**
+ * A cell: tabs and line breaks would break the table, so they become spaces. Double quotes become single
+ * ones: BIDS tables may quote cells, and readers that honour quotes (pandas, Python's csv) take a cell opening
+ * with `"` to run to the next `"`, swallowing the rows after it. Empty is `n/a`.
+ */
 function cellText(value: string | null): string {
   if (value === null) return 'n/a';
-  const text = value.replace(/[\t\r\n]+/g, ' ').trim();
+  const text = value.replace(/[\t\r\n]+/g, ' ').replace(/"/g, "'").trim();
   return text === '' ? 'n/a' : text;
 }
 
