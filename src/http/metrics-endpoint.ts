@@ -2,7 +2,9 @@
  * `GET /metrics` of every nds process (docs/operating.md, decision 0025). Metrics name no dataset, but they
  * tell load, failures and versions, so they are not for everyone: with `METRICS_TOKEN` set, a request must
  * carry it as a bearer token; without it, only a client on this machine that came through no proxy may read
- * them (a reverse proxy on the same host adds `X-Forwarded-For`, so the public cannot read them through it).
+ * them (a reverse proxy on the same host adds `X-Forwarded-For`, so the public cannot read them through it), and
+ * that named this machine: a web page whose own name its author points at 127.0.0.1 (DNS rebinding) makes the
+ * visitor's browser send requests from loopback, but under the page's name.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NdsError } from '../core/errors.js';
@@ -16,17 +18,21 @@ export interface MetricsRequest {
   peer: string | undefined;
   /** Whether the request carries `X-Forwarded-For` or `Forwarded` (it came through a proxy). */
   forwarded: boolean;
+  /** The `Host` header, if any. */
+  host: string | undefined;
 }
 
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/;
+/** A `Host` that names this machine: `localhost`, a loopback address, with or without a port. */
+const LOOPBACK_HOST = /^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])(:\d{1,5})?$/i;
 
-/** Whether a request may read the metrics: the bearer token when one is set, else loopback without a proxy. */
+/** Whether a request may read the metrics: the bearer token when one is set, else loopback without a proxy, by a loopback name. */
 export function mayReadMetrics(request: MetricsRequest, token: string | undefined): boolean {
   if (token !== undefined) {
     const m = /^Bearer\s+(\S+)$/i.exec(request.authorization ?? '');
     return m !== null && constantTimeEqual(m[1]!, token);
   }
-  return !request.forwarded && request.peer !== undefined && LOOPBACK.test(request.peer);
+  return !request.forwarded && request.peer !== undefined && LOOPBACK.test(request.peer) && request.host !== undefined && LOOPBACK_HOST.test(request.host);
 }
 
 /** Whether a request is a read of the metrics (any query string is ignored). */
@@ -43,10 +49,11 @@ export async function answerMetrics(req: IncomingMessage, res: ServerResponse, t
     authorization: req.headers.authorization,
     peer: req.socket.remoteAddress,
     forwarded: req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined,
+    host: req.headers.host,
   };
   if (!mayReadMetrics(request, token)) {
     const refusal = new NdsError('forbidden', {
-      message: token === undefined ? 'Metrics are read from this machine only; set METRICS_TOKEN to read them from elsewhere.' : 'Metrics need the bearer token of METRICS_TOKEN.',
+      message: token === undefined ? 'Metrics are read from this machine only, at localhost or a loopback address; set METRICS_TOKEN to read them from elsewhere.' : 'Metrics need the bearer token of METRICS_TOKEN.',
     });
     res.writeHead(403, { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
     res.end(JSON.stringify(refusal.toBody()));

@@ -67,7 +67,9 @@ export const signalRoutes: Route[] = [
       const { channels, grant, format, dtype, ...selection } = query;
       const reader = grant !== undefined && (await grantReadsDataset(deps, grant, params.id)) ? { grant } : c.var.caller?.user;
       const plan = await planWindow(deps, reader, { dataset_id: params.id, ...selection, ...(channels ? { channels } : {}) }, { format, dtype });
-      const headers = windowHeaders(plan);
+      // A grant is a credential in the URL, on a request with no other sign of one (privateToCaller, app.ts):
+      // what it reads is never kept by a shared cache, which would serve it after the grant had ended.
+      const headers = { ...windowHeaders(plan), ...(reader && 'grant' in reader ? { 'Cache-Control': 'private, no-store' } : {}) };
       if (c.req.header('if-none-match') === plan.etag) return new Response(null, { status: 304, headers });
       if (query.format === 'json') {
         const data = await windowJson(deps, plan, query.dtype);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Writable } from 'node:stream';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -81,6 +82,24 @@ describe('what an operator sees of nds serve: request ids, access lines, /metric
     assert.match(text, /^nds_gateway_cache_bytes \d+$/m);
     // No label carries a dataset id (or any path): only route patterns.
     assert.ok(!/nd42424\d/.test(text), 'no dataset id in the metrics');
+  });
+
+  // A page whose own name its author points at 127.0.0.1 (DNS rebinding) makes the visitor's browser ask from
+  // loopback, same-origin for the page, but under the page's name.
+  it("refuses /metrics to a request from this machine that names another host (a DNS-rebinding page's fetch)", async () => {
+    const port = new URL(server.url).port;
+    const status = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(`${server.url}/metrics`, { headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    assert.equal(await status(`attacker.example:${port}`), 403);
+    assert.equal(await status('attacker.example'), 403);
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`]) assert.equal(await status(host), 200, host);
   });
 
   it('refuses /metrics to a request that came through a proxy (the public, through nginx on the same host)', async () => {

@@ -275,6 +275,11 @@ describe('the MCP server over streamable HTTP (POST /mcp)', () => {
       assert.match(link.uri, /[?&]grant=ndsg\./);
       const linked = await fetch(link.uri);
       assert.equal(linked.status, 200);
+      // The grant is a credential in the URL: no shared cache keeps what it read, to serve after it ended.
+      assert.equal(linked.headers.get('cache-control'), 'private, no-store');
+      const again = await fetch(link.uri, { headers: { 'if-none-match': linked.headers.get('etag')! } });
+      assert.equal(again.status, 304);
+      assert.equal(again.headers.get('cache-control'), 'private, no-store');
       const embedded = (result.content.find((c) => c.type === 'resource') as { resource: { blob: string } }).resource.blob;
       assert.ok(Buffer.compare(Buffer.from(await linked.arrayBuffer()), Buffer.from(embedded, 'base64')) === 0, 'the link reads the embedded bytes');
       // Without its grant, the same URL is an unknown dataset.
