@@ -115,9 +115,12 @@ export async function commitAndPush(options: {
       GIT_INDEX_FILE: path.join(dir, 'nds-index'),
       GIT_TERMINAL_PROMPT: '0',
       GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_COUNT: '2',
       GIT_CONFIG_KEY_0: 'http.extraHeader',
       GIT_CONFIG_VALUE_0: `Authorization: Bearer ${options.apiKey}`,
+      // git follows a redirect of its first request and sends the later ones, with this header, to the new host.
+      GIT_CONFIG_KEY_1: 'http.followRedirects',
+      GIT_CONFIG_VALUE_1: 'false',
       GIT_AUTHOR_NAME: options.author.name,
       GIT_AUTHOR_EMAIL: options.author.email,
       GIT_COMMITTER_NAME: options.author.name,

@@ -71,14 +71,16 @@ class Client:
 
     def _request(self, path: str, body: Optional[dict] = None, accept: str = "application/json"):
         headers = {"accept": accept}
-        if self.api_key:
-            headers["authorization"] = f"Bearer {self.api_key}"
         data = None
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["content-type"] = "application/json"
         for attempt in range(self.retries + 1):
             request = urllib.request.Request(self.base_url + path, data=data, headers=headers, method="POST" if body is not None else "GET")
+            if self.api_key:
+                # Not carried over to a redirect's request: urllib copies ordinary headers to whatever host a
+                # redirect names, and the key belongs to this server alone.
+                request.add_unredirected_header("Authorization", f"Bearer {self.api_key}")
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
                     return response.headers, response.read()
