@@ -15,6 +15,7 @@ import { diffBase, planConversion } from './conversion-plan.js';
 import { publishIndex, type JobResult } from './index-publication.js';
 import { assembleCopy, storedPlanOf, type StoredPlan, type TaskOutcome } from './job-plan.js';
 import { openSource, type OpenSource } from './recording-conversions.js';
+import type { WriteFence } from './object-store-sink.js';
 import { changedPaths, checkoutSource, SourceError } from './source-checkout.js';
 import { unpublishedStores } from './task-queue.js';
 import { recordZarrReady } from './zarr-ready.js';
@@ -113,11 +114,10 @@ export function askedSincePlanned(plan: StoredPlan, req: JobRequest): JobRequest
 }
 
 /** Once every task has its outcome: delete the stores whose source is gone, then write `index.json` and record it. */
-export async function publishConversion(deps: Deps, datasetId: string, plan: StoredPlan, outcomes: ReadonlyMap<number, TaskOutcome>): Promise<JobResult> {
+export async function publishConversion(deps: Deps, datasetId: string, plan: StoredPlan, outcomes: ReadonlyMap<number, TaskOutcome>, fence?: WriteFence): Promise<JobResult> {
   const copy = assembleCopy(plan, outcomes);
-  // Latest-only: stores whose source is gone are deleted, after the new ones were written.
-  for (const zarr of plan.remove) await deps.objects.deletePrefix(`${datasetId}/zarr/${zarr}/`);
-  return publishIndex(deps, { datasetId, commit: plan.commit, ...copy });
+  // Latest-only: stores whose source is gone are deleted (by publishIndex), after the new ones were written.
+  return publishIndex(deps, { datasetId, commit: plan.commit, gone: plan.remove, fence, ...copy });
 }
 
 /** Reports a job that could not run at all (no source, git failure): `zarr_status` becomes `failed`. */

@@ -4,7 +4,10 @@
  * cached metadata purged (`hooks.zarrChanged`).
  * Until the index is written, readers keep the previous index and its stores. The index is written holding
  * the copy's lease (`copy-exposure.ts`), so no sweep rewrites it meanwhile, and it names a public `data_base`
- * (and is public-read) only when the dataset is public at that moment.
+ * (and is public-read) only when the dataset is public at that moment. A job's publication asks its `fence`
+ * under that lease, before it deletes or writes anything: a worker whose job was taken from it (superseded by
+ * a newer version, reclaimed after its lease lapsed) publishes nothing, and a newer job's publication, which
+ * needs the same lease, comes after.
  */
 import type { Deps } from '../deps.js';
 import { datasetVisibility } from '../datasets/dataset-queries.js';
@@ -13,6 +16,7 @@ import { buildStoreIndex, type IndexFailure, type IndexStore, type StoreIndexEnt
 import { writeStoreIndex } from '../formats/zarr/store-index-object.js';
 import { recordZarrReady } from './zarr-ready.js';
 import { NdsError } from '../core/errors.js';
+import { WriteFenced, type WriteFence } from './object-store-sink.js';
 
 export interface JobResult {
   commit: string;
@@ -33,6 +37,10 @@ export interface NewIndex {
   converted: string[];
   /** Store folders gone from the copy: their source was removed, or their conversion failed now. */
   removed: string[];
+  /** Store folders to delete before the index is written (their source is gone). */
+  gone?: string[];
+  /** The job's hold: asked under the copy's lease before anything is deleted or written. */
+  fence?: WriteFence;
 }
 
 /** How long the index waits for a sweep of the same copy to let go of it. */
@@ -41,6 +49,8 @@ const INDEX_LEASE_WAIT_MS = 10 * 60_000;
 export async function publishIndex(deps: Deps, next: NewIndex): Promise<JobResult> {
   const { config } = deps;
   const published = await withCopyLease(deps, next.datasetId, INDEX_LEASE_WAIT_MS, async () => {
+    if (next.fence && !(await next.fence.held({ fresh: true }))) throw new WriteFenced(`${next.datasetId}/zarr/index.json`);
+    for (const zarr of next.gone ?? []) await deps.objects.deletePrefix(`${next.datasetId}/zarr/${zarr}/`);
     const isPublic = (await datasetVisibility(deps.db, next.datasetId)) === 'public';
     const built = buildStoreIndex({
       datasetId: next.datasetId,

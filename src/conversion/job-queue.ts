@@ -101,9 +101,10 @@ export async function jobPlan(db: Kysely<Database>, jobId: number): Promise<{ da
   return row?.plan ? { datasetId: row.dataset_id, plan: row.plan as unknown as StoredPlan } : undefined;
 }
 
-/** Publishing runs alone, like planning: it counts as an attempt of the job. */
-export async function countPublishAttempt(db: Kysely<Database>, jobId: number, workerId: string): Promise<void> {
-  await db.updateTable('conversion_jobs').set({ attempts: sql<number>`attempts + 1` }).where('id', '=', jobId).where('state', '=', 'running').where('worker_id', '=', workerId).execute();
+/** Publishing runs alone, like planning: it counts as an attempt of the job. False when the job is no longer this worker's. */
+export async function countPublishAttempt(db: Kysely<Database>, jobId: number, workerId: string): Promise<boolean> {
+  const r = await db.updateTable('conversion_jobs').set({ attempts: sql<number>`attempts + 1` }).where('id', '=', jobId).where('state', '=', 'running').where('worker_id', '=', workerId).executeTakeFirst();
+  return r.numUpdatedRows > 0n;
 }
 
 /**

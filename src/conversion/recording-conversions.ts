@@ -14,7 +14,7 @@ import { convertRecording, failureOf } from '../formats/convert-recording.js';
 import { SourceTree } from '../formats/source-tree.js';
 import { observeRecording } from './conversion-metrics.js';
 import type { TaskOutcome } from './job-plan.js';
-import { ObjectStoreSink } from './object-store-sink.js';
+import { ObjectStoreSink, WriteFenced, type WriteFence } from './object-store-sink.js';
 import { listFolder, SourceError, type SourceCheckout } from './source-checkout.js';
 
 function stemOf(name: string): string {
@@ -50,11 +50,13 @@ export async function convertOneRecording(
   datasetId: string,
   source: OpenSource,
   r: Pick<FoundRecording, 'path' | 'zarr' | 'modality'>,
+  /** The task's hold, for a worker (`ObjectStoreSink`): a task taken back meanwhile throws `WriteFenced`. */
+  fence?: WriteFence,
 ): Promise<TaskOutcome> {
   const { checkout } = source;
   const now = () => deps.clock.now();
   const files = await recordingFiles(checkout, r);
-  const sink = new ObjectStoreSink(deps.objects, `${datasetId}/zarr/${r.zarr}/`);
+  const sink = new ObjectStoreSink(deps.objects, `${datasetId}/zarr/${r.zarr}/`, fence);
   const started = performance.now();
   try {
     const summary = await convertRecording({
@@ -73,6 +75,8 @@ export async function convertOneRecording(
   } catch (err) {
     // Whatever the sink wrote is no longer a copy of the source: remove it with the old store.
     await sink.discard();
+    // Not the file's failure: the task is another worker's now, and its outcome theirs to record.
+    if (err instanceof WriteFenced) throw err;
     const failure = err instanceof SourceError ? { code: 'file_read_error' as const, reason: err.message } : failureOf(err);
     void observeRecording(deps.metrics, checkout.dir, files, started, 'failed');
     // Not `code`: the logger redacts that field everywhere (device codes).

@@ -24,6 +24,7 @@ import { observeJob } from './conversion-metrics.js';
 import { announceWork, claimNextJob, countPublishAttempt, finishJob, hasQueuedJob, heartbeat, jobPlan, planJob, pruneFinishedJobs, reclaimLostJobs, type QueueLimits } from './job-queue.js';
 import type { OpenSource } from './recording-conversions.js';
 import { convertOneRecording } from './recording-conversions.js';
+import { WriteFenced, type WriteFence } from './object-store-sink.js';
 import { claimTask, finishTask, heartbeatTask, openTaskCount, reclaimLostTasks, taskOutcomes } from './task-queue.js';
 import { ownerIsGone, pidIsAlive, thisProcess, workerIdOf } from './worker-identity.js';
 
@@ -50,6 +51,9 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 /** A job's work taken from this worker (reclaimed, given up, its dataset deleted): it stops working on it. */
 class JobTaken extends Error {}
+
+/** How long a task's renewal vouches for its writes: past this, the next write asks the queue again. */
+const FENCE_CONFIRMED_MS = 1000;
 
 export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWorker {
   const pollMs = options.pollMs ?? 2000;
@@ -147,7 +151,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
    * job's own worker may be waiting for it); a task of the job this worker runs itself wakes nobody.
    */
   async function runTask(task: ConversionTask, announce: boolean): Promise<void> {
-    const beat = setInterval(() => void heartbeatTask(db, task.id, workerId, clock.now()).catch(() => {}), limits.leaseMs / 3);
+    const fence = taskFence(task);
     try {
       const planned = await planOf(task.job_id);
       const recording = planned?.plan.recordings[task.position];
@@ -157,29 +161,73 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       try {
         const source = await sourceOf(planned.datasetId, planned.plan.commit);
         if (source.checkout.commit !== planned.plan.commit) throw new SourceError(`the source no longer has the planned commit ${planned.plan.commit}`);
-        outcome = await convertOneRecording(deps, planned.datasetId, source, recording);
+        outcome = await convertOneRecording(deps, planned.datasetId, source, recording, fence);
       } catch (err) {
+        if (err instanceof WriteFenced) {
+          log.warn({ task: task.id, job: task.job_id, dataset: planned.datasetId, path: recording.path }, 'recording task taken back from this worker (its lease lapsed, or its dataset deleted); its writes stopped');
+          await removeCopyIfDeleted(planned.datasetId);
+          return;
+        }
         // The source could not be opened here: the recording fails; the job carries on with the others.
         log.error({ err, task: task.id, job: task.job_id }, 'recording task failed');
         outcome = { failure: { path: recording.path, zarr: recording.zarr, code: 'file_read_error' as const, reason: err instanceof SourceError ? err.message : 'The source could not be read for this recording.' } };
       }
-      if ((await finishTask(db, task.id, workerId, outcome, clock.now())) && announce) await announceWork(db);
+      if (await finishTask(db, task.id, workerId, outcome, clock.now())) {
+        if (announce) await announceWork(db);
+      } else {
+        // Not this worker's any more (taken back, or its dataset deleted): what it wrote of a deleted dataset goes.
+        await removeCopyIfDeleted(planned.datasetId);
+      }
     } finally {
-      clearInterval(beat);
+      fence.stop();
     }
+  }
+
+  /**
+   * The hold of a running task, renewed every third of the lease. It is lost when a renewal finds the task
+   * another's, or when no renewal has succeeded for a whole lease (the queue may have taken it back meanwhile).
+   */
+  function taskFence(task: ConversionTask): WriteFence & { stop(): void } {
+    let lost = false;
+    let confirmedAt = performance.now();
+    const renew = async () => {
+      if (lost) return false;
+      if (await heartbeatTask(db, task.id, workerId, clock.now())) confirmedAt = performance.now();
+      else lost = true;
+      return !lost;
+    };
+    const beat = setInterval(() => {
+      renew().catch(() => {
+        if (performance.now() - confirmedAt > limits.leaseMs) lost = true;
+      });
+    }, limits.leaseMs / 3);
+    return {
+      held: async ({ fresh } = {}) => {
+        if (lost) return false;
+        if (!fresh && performance.now() - confirmedAt < FENCE_CONFIRMED_MS) return true;
+        return renew();
+      },
+      stop: () => clearInterval(beat),
+    };
   }
 
   /** Plans the job (unless a lost run did), converts its tasks with the other workers, then publishes. */
   async function runJob(job: ConversionJob): Promise<void> {
     const started = performance.now();
     let owned = true;
+    let confirmedAt = performance.now();
+    const renew = async () => {
+      if (owned && (await heartbeat(db, job.id, workerId, clock.now()))) confirmedAt = performance.now();
+      else owned = false;
+      return owned;
+    };
+    // A renewal that fails for a whole lease loses the job too: the queue may have taken it back meanwhile.
     const beat = setInterval(() => {
-      heartbeat(db, job.id, workerId, clock.now())
-        .then((still) => {
-          if (!still) owned = false;
-        })
-        .catch(() => {});
+      renew().catch(() => {
+        if (performance.now() - confirmedAt > limits.leaseMs) owned = false;
+      });
     }, limits.leaseMs / 3);
+    const jobFence: WriteFence = { held: () => renew() };
     const checkOwned = () => {
       if (!owned) throw new JobTaken();
       if (job.started_at && clock.now().getTime() - job.started_at.getTime() > limits.maxS * 1000) throw new JobTaken();
@@ -222,8 +270,8 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
         await housekeeping();
       }
       checkOwned();
-      await countPublishAttempt(db, job.id, workerId);
-      const result = await publishConversion(deps, job.dataset_id, plan, await taskOutcomes(db, job.id));
+      if (!(await countPublishAttempt(db, job.id, workerId))) throw new JobTaken();
+      const result = await publishConversion(deps, job.dataset_id, plan, await taskOutcomes(db, job.id), jobFence);
       await finishJob(db, job.id, workerId, { state: 'done', result: { ...result } }, clock.now());
       log.info({ job: job.id, dataset: job.dataset_id, stores: result.store_count, failures: result.failure_count, converted: result.converted.length }, 'conversion finished');
       observeJob(deps.metrics, started, 'done');
@@ -238,7 +286,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
         observeJob(deps.metrics, started, 'done');
         return;
       }
-      if (err instanceof JobTaken) {
+      if (err instanceof JobTaken || err instanceof WriteFenced) {
         log.warn({ job: job.id, dataset: job.dataset_id }, 'conversion job taken from this worker (given up, reclaimed or deleted); left as it is');
         return;
       }
