@@ -61,7 +61,7 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload, ind
     }
   }
 
-  if (payload.status === 'ready') await catalogueCopy(deps, dataset.id, payload, index);
+  if (payload.status === 'ready') await catalogueCopy(deps, dataset.id, payload, index, recorded);
 
   const now = deps.clock.now();
   if (payload.status === 'ready') {
@@ -93,17 +93,19 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload, ind
 }
 
 /**
- * The recording catalogue follows the copy's index; a failure leaves the rows of the previous copy (the next
- * conversion or the startup backfill mends them) and never fails the recording of the outcome.
+ * The recording catalogue follows the copy's index: the stores `payload` converted over the copy of
+ * `recorded`, or all of them when the catalogue was not whole at it. A failure leaves the rows of the previous
+ * copy and the catalogue not whole, so the next conversion or the startup backfill reads it whole; it never
+ * fails the recording of the outcome.
  */
-async function catalogueCopy(deps: Deps, datasetId: string, payload: ZarrReadyPayload, written: StoreIndex | undefined): Promise<void> {
+async function catalogueCopy(deps: Deps, datasetId: string, payload: ZarrReadyPayload, written: StoreIndex | undefined, recorded: string | null): Promise<void> {
   try {
     const index = written ?? (await readStoreIndex(deps.objects, datasetId));
     if (!index) {
       deps.log.warn({ dataset: datasetId }, 'zarr-ready for a copy without index.json: the recording catalogue is left as it is');
       return;
     }
-    await syncCatalogue(deps, datasetId, index, payload.converted);
+    await syncCatalogue(deps, datasetId, index, payload.converted && { from: recorded, converted: payload.converted });
   } catch (err) {
     deps.log.warn({ err, dataset: datasetId }, 'recording catalogue update failed');
   }

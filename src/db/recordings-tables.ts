@@ -73,8 +73,19 @@ export interface RecordingRangesTable {
   duration_greatest: number;
 }
 
+/**
+ * The commit whose `index.json` a dataset's catalogue was last read from whole: forgotten when a sync starts,
+ * written with the rows when it ends, so a sync that failed leaves none and the catalogue is read whole again.
+ */
+export interface CatalogueSyncsTable {
+  dataset_id: string;
+  source_commit: string;
+  synced_at: Timestamp;
+}
+
 export interface RecordingsTables {
   recordings: RecordingsTable;
+  catalogue_syncs: CatalogueSyncsTable;
   recording_facets: RecordingFacetsTable;
   recording_words: RecordingWordsTable;
   recording_terms: RecordingTermsTable;

@@ -1,8 +1,9 @@
 /**
- * Every read and write of `recordings` rows and of their fences (`recording_facets`, `recording_terms`,
- * `recording_ranges`, and `recording_words` kept for the previous release; decision 0023): the one module that
- * queries those tables. Rows are replaced per dataset by the catalogue
- * sync (`catalogue-sync.ts`), fences with them; the filters of `GET /recordings` are composed here.
+ * Every read and write of `recordings` rows, of their fences (`recording_facets`, `recording_terms`,
+ * `recording_ranges`, and `recording_words` kept for the previous release; decision 0023) and of the commit each
+ * dataset's catalogue is whole at (`catalogue_syncs`): the one module that queries those tables. Rows are
+ * replaced per dataset by the catalogue sync (`catalogue-sync.ts`), fences with them; the filters of
+ * `GET /recordings` are composed here.
  */
 import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from '../db/types.js';
@@ -30,8 +31,24 @@ export interface CatalogueCursor {
 
 export type NewRecording = Omit<Insertable<RecordingsTable>, 'dataset_id' | 'updated_at'>;
 
-/** Replaces the rows of `datasetId` whose stores are named in `rows`, and drops rows of stores not in `keep`. */
-export async function replaceRecordings(db: Kysely<Database>, datasetId: string, rows: NewRecording[], keep: string[], sourceCommit: string | null, now: Date): Promise<void> {
+/** What a sync of the catalogue writes for one dataset, from its copy's index. */
+export interface CatalogueChange {
+  /** Rows read again from their stores, in place of those stores' rows. */
+  rows: NewRecording[];
+  /** Every store the index names: rows of any other store are dropped. */
+  keep: string[];
+  /** Stores not read again because the index kept them as the catalogue has them: their rows move to `sourceCommit`. */
+  unchanged: string[];
+  /** The index's commit, recorded as the one the catalogue is whole at (none for a copy without one). */
+  sourceCommit: string | null;
+}
+
+/**
+ * Writes `change` to the rows of `datasetId` and records the catalogue whole at its commit, in one
+ * transaction: a row keeps its own commit unless it was read again or its store is `unchanged`.
+ */
+export async function replaceRecordings(db: Kysely<Database>, datasetId: string, change: CatalogueChange, now: Date): Promise<void> {
+  const { rows, keep, unchanged, sourceCommit } = change;
   await db.transaction().execute(async (trx) => {
     let drop = trx.deleteFrom('recordings').where('dataset_id', '=', datasetId);
     if (keep.length > 0) drop = drop.where('zarr', 'not in', keep);
@@ -43,10 +60,39 @@ export async function replaceRecordings(db: Kysely<Database>, datasetId: string,
         .values(rows.slice(i, i + 200).map((r) => ({ ...r, dataset_id: datasetId, updated_at: now })))
         .execute();
     }
-    // Stores kept unchanged belong to the new commit too.
-    if (sourceCommit !== null) await trx.updateTable('recordings').set({ source_commit: sourceCommit }).where('dataset_id', '=', datasetId).execute();
+    if (sourceCommit !== null && unchanged.length > 0) {
+      await trx
+        .updateTable('recordings')
+        .set({ source_commit: sourceCommit })
+        .where('dataset_id', '=', datasetId)
+        .where(sql<boolean>`zarr = any(${sql.val(unchanged)}::text[])`)
+        .execute();
+    }
+    if (sourceCommit !== null) {
+      await trx
+        .insertInto('catalogue_syncs')
+        .values({ dataset_id: datasetId, source_commit: sourceCommit, synced_at: now })
+        .onConflict((oc) => oc.column('dataset_id').doUpdateSet({ source_commit: sourceCommit, synced_at: now }))
+        .execute();
+    }
     await refreshFences(trx, [datasetId]);
   });
+}
+
+/**
+ * Forgets, and returns, the commit whose index the dataset's catalogue was last read from whole. A sync
+ * forgets it before it reads, and `replaceRecordings` records the new one with the rows: a sync that fails,
+ * or dies with its process, leaves none, and the catalogue is then read whole again.
+ */
+export async function forgetCatalogueSync(db: Kysely<Database>, datasetId: string): Promise<string | undefined> {
+  const row = await db.deleteFrom('catalogue_syncs').where('dataset_id', '=', datasetId).returning('source_commit').executeTakeFirst();
+  return row?.source_commit;
+}
+
+/** For every dataset whose catalogue is whole, the commit whose index it was read from. */
+export async function catalogueSyncs(db: Kysely<Database>): Promise<Map<string, string>> {
+  const rows = await db.selectFrom('catalogue_syncs').select(['dataset_id', 'source_commit']).execute();
+  return new Map(rows.map((r) => [r.dataset_id, r.source_commit]));
 }
 
 /**

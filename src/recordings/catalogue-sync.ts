@@ -1,7 +1,8 @@
 /**
  * Keeps the recording catalogue true to each dataset's Zarr copy: after a conversion publishes its index,
- * the rows of the stores it wrote are rebuilt from their metadata and rows of stores gone are dropped; at
- * startup, copies converted before the catalogue existed are read once (`backfillCatalogue`).
+ * the rows of the stores it wrote are rebuilt from their metadata and rows of stores gone are dropped; a
+ * catalogue not whole at the copy the conversion started from (its last sync failed) is rebuilt whole. At
+ * startup, every copy whose catalogue is not whole at its commit is read again (`backfillCatalogue`).
  */
 import type { Deps } from '../deps.js';
 import { listZarrStates } from '../datasets/dataset-queries.js';
@@ -9,7 +10,7 @@ import type { StoreIndex } from '../formats/zarr/store-index.js';
 import { readStoreIndex } from '../formats/zarr/store-index-object.js';
 import type { ChannelGroup } from '../client/index.js';
 import { mapLimit } from '../core/map-limit.js';
-import { catalogued, countCatalogued, replaceRecordings, type NewRecording } from './catalogue-queries.js';
+import { catalogued, catalogueSyncs, countCatalogued, forgetCatalogueSync, replaceRecordings, type NewRecording } from './catalogue-queries.js';
 import { recordingEntities } from './recording-entities.js';
 import { readEventLabels } from './store-events.js';
 import { readStoreMetadata } from './store-metadata.js';
@@ -57,32 +58,47 @@ export async function catalogueRow(deps: Pick<Deps, 'objects'>, datasetId: strin
   };
 }
 
+/** What a conversion reports it changed: the stores it wrote over the copy of `from` (the dataset's commit before it). */
+export interface ConvertedStores {
+  from: string | null;
+  converted: readonly string[];
+}
+
 /**
- * Brings the dataset's rows in line with `index`: stores in `converted` (every store when left out) and stores
- * without a row are read again; rows of stores the index no longer names are dropped. Returns the rows written.
+ * Brings the dataset's rows in line with `index`: when the catalogue was whole at the copy `changed` started
+ * from, the stores it converted and stores without a row are read again; otherwise (no `changed`, or a sync
+ * of an earlier copy failed) every store is. Rows of stores the index no longer names are dropped. Returns
+ * the rows written.
  */
-export async function syncCatalogue(deps: SyncDeps, datasetId: string, index: Pick<StoreIndex, 'stores' | 'source_commit'>, converted?: readonly string[]): Promise<number> {
+export async function syncCatalogue(deps: SyncDeps, datasetId: string, index: Pick<StoreIndex, 'stores' | 'source_commit'>, changed?: ConvertedStores): Promise<number> {
+  // Forgotten until the new rows are written, so that a failure on the way leaves the catalogue to be read whole.
+  const wholeAt = await forgetCatalogueSync(deps.db, datasetId);
+  const redo = changed && changed.from !== null && changed.from === wholeAt ? new Set(changed.converted) : undefined;
   const have = await catalogued(deps.db, datasetId);
-  const redo = converted ? new Set(converted) : undefined;
   const stale = index.stores.filter((store) => !redo || redo.has(store.zarr) || !have.has(store.zarr));
   // Read several stores at a time: one after the other, their small reads made this the longest step of a
   // conversion's publication, which runs after every recording is done, while the other workers idle.
   const read = await mapLimit(stale, ROWS_READ_AT_ONCE, (store) => catalogueRow(deps, datasetId, store, index.source_commit));
   const rows = read.filter((row): row is NewRecording => row !== undefined);
-  await replaceRecordings(deps.db, datasetId, rows, index.stores.map((s) => s.zarr), index.source_commit, deps.clock.now());
+  const readAgain = new Set(stale.map((store) => store.zarr));
+  const keep = index.stores.map((s) => s.zarr);
+  await replaceRecordings(deps.db, datasetId, { rows, keep, unchanged: keep.filter((zarr) => !readAgain.has(zarr)), sourceCommit: index.source_commit }, deps.clock.now());
   return rows.length;
 }
 
 /**
- * Catalogues the copies that have an index but no rows (converted before the catalogue existed). Each
- * dataset on its own: one damaged index is logged and the others are still read. It runs in the background
- * at startup, so it never rejects: a database too busy to list the copies is logged, and the next start
- * tries again (a rejection nobody awaits would end the process).
+ * Reads whole the catalogues not whole at their copy's commit: copies converted before the catalogue existed,
+ * and those whose last sync failed (a store that could not be read at that moment). Each dataset on its own:
+ * one damaged index is logged and the others are still read. It runs in the background at startup, so it
+ * never rejects: a database too busy to list the copies is logged, and the next start tries again (a
+ * rejection nobody awaits would end the process).
  */
 export async function backfillCatalogue(deps: SyncDeps): Promise<number> {
   let states;
+  let wholeAt;
   try {
     states = await listZarrStates(deps.db, 'all');
+    wholeAt = await catalogueSyncs(deps.db);
   } catch (err) {
     deps.log.warn({ err }, 'recording catalogue backfill could not list the copies; the next start tries again');
     return 0;
@@ -91,7 +107,7 @@ export async function backfillCatalogue(deps: SyncDeps): Promise<number> {
   for (const state of states) {
     if (state.zarr_source_commit === null) continue;
     try {
-      if ((await countCatalogued(deps.db, state.id)) > 0) continue;
+      if (wholeAt.get(state.id) === state.zarr_source_commit && (await countCatalogued(deps.db, state.id)) > 0) continue;
       const index = await readStoreIndex(deps.objects, state.id);
       if (!index || index.stores.length === 0) continue;
       await syncCatalogue(deps, state.id, index);

@@ -40,8 +40,9 @@ describe('the github_deliveries table', () => {
 });
 
 describe('the recording catalogue and its fences', () => {
-  // Decision 0023: the fences change in the transaction that changes the rows, so one file writes both.
-  for (const table of ['recordings', 'recording_facets', 'recording_words', 'recording_terms', 'recording_ranges']) {
+  // Decision 0023: the fences change in the transaction that changes the rows, so one file writes both; so
+  // does the commit the catalogue is whole at (`catalogue_syncs`), recorded with the rows.
+  for (const table of ['recordings', 'recording_facets', 'recording_words', 'recording_terms', 'recording_ranges', 'catalogue_syncs']) {
     it(`${table} is queried only by recordings/catalogue-queries.ts (the dataset search reads the subject fence)`, () => {
       const rawReaders = table === 'recording_facets' ? ['datasets/search-filters.ts'] : [];
       assert.deepEqual(checkTableOwnership(src, { table, owner: 'recordings/catalogue-queries.ts', rawReaders, exemptFolders: ['db/migrations/'] }), []);

@@ -25,6 +25,7 @@ import * as schemaRequirements from './2026-11-27-2300-schema-requirements.js';
 import * as catalogueTermsAndRanges from './2026-11-27-2319-catalogue-terms-and-ranges.js';
 import * as catalogueSearchIndexes from './2026-11-27-2320-catalogue-search-indexes.js';
 import * as storageGrants from './2026-11-29-0900-storage-grants.js';
+import * as catalogueSyncs from './2026-11-29-1700-catalogue-syncs.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-2319-catalogue-terms-and-ranges': catalogueTermsAndRanges,
   '2026-11-27-2320-catalogue-search-indexes': catalogueSearchIndexes,
   '2026-11-29-0900-storage-grants': storageGrants,
+  '2026-11-29-1700-catalogue-syncs': catalogueSyncs,
 };
