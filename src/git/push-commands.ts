@@ -19,6 +19,12 @@ export interface PushCommandLimits {
 
 /** `<old> <new> <ref>`: an update (SHA-1 or SHA-256 ids), as opposed to `shallow` lines and a push certificate. */
 const UPDATE = /^[0-9a-f]{40,64} [0-9a-f]{40,64} /;
+/**
+ * The longest ref name a push may create, and its most `/`-separated parts: git writes a new ref as a file in a
+ * folder a part, so a thousand refs a thousand parts deep were a million folders from one small push.
+ */
+export const MAX_REF_NAME_BYTES = 255;
+export const MAX_REF_NAME_PARTS = 10;
 
 /**
  * Reads the command list of `body` (gzip-encoded when `encoding` says so) and counts its ref updates; throws
@@ -45,7 +51,16 @@ export async function takePushCommands(body: Readable, encoding: string | undefi
         break;
       }
       if (offset + length > head.length) break;
-      if (UPDATE.test(head.toString('latin1', offset + 4, Math.min(offset + length, offset + 4 + 130)))) updates++;
+      const line = head.toString('latin1', offset + 4, offset + length);
+      const update = UPDATE.exec(line);
+      if (update) {
+        updates++;
+        // The name runs to the capabilities (after a NUL, on the first line) or the line's end.
+        const name = line.slice(update[0].length).split(/[\0\n]/, 1)[0]!;
+        if (Buffer.byteLength(name, 'latin1') > MAX_REF_NAME_BYTES || name.split('/').length > MAX_REF_NAME_PARTS) {
+          throw new PushCommandsRefused(`A ref name may take at most ${MAX_REF_NAME_BYTES} bytes in at most ${MAX_REF_NAME_PARTS} parts separated by /; ${name.slice(0, 80)}${name.length > 80 ? '…' : ''} does not.`);
+        }
+      }
       if (updates > limits.maxRefs) throw new PushCommandsRefused(`A push may update at most ${limits.maxRefs.toLocaleString('en')} refs (MAX_GIT_PUSH_REFS); this one names more.`);
       offset += length;
     }

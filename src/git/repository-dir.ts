@@ -7,8 +7,9 @@ export function repositoryDir(gitDir: string, datasetId: string): string {
 }
 
 /**
- * The bytes a bare repository keeps on disk: the sizes of its regular files (packs, loose objects, refs),
- * links not followed. A pushed pack is kept as it came (`receive.unpackLimit` 1), so the files are few. What
+ * The bytes a bare repository keeps on disk: the sizes of its regular files (packs, loose objects, refs) and
+ * the space its folders take (a loose ref deep in folders costs a folder a level: its size says nothing of
+ * them), links not followed. A pushed pack is kept as it came (`receive.unpackLimit` 1), so the files are few. What
  * a push still has in quarantine (`objects/incoming-*`, `tmp_*`) is not counted: it is kept only if the push
  * succeeds, and is counted then; a refused push's can still be on disk when its request has ended.
  */
@@ -19,8 +20,10 @@ export async function repositoryBytes(dir: string, options: { arriving?: boolean
       // With `arriving`, also what a fetch or push under way is writing (its quarantine, its temporary pack).
       if (!options.arriving && (entry.name.startsWith('incoming-') || entry.name.startsWith('tmp_'))) continue;
       const at = path.join(folder, entry.name);
-      if (entry.isDirectory()) await walk(at);
-      else if (entry.isFile()) total += await unlessGone(lstat(at).then((stats) => stats.size), 0);
+      if (entry.isDirectory()) {
+        total += await unlessGone(lstat(at).then((stats) => stats.blocks * 512), 0);
+        await walk(at);
+      } else if (entry.isFile()) total += await unlessGone(lstat(at).then((stats) => stats.size), 0);
     }
   };
   await walk(dir);

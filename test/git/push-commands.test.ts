@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { PushCommandsRefused, takePushCommands } from '../../src/git/push-commands.js';
+import { MAX_REF_NAME_BYTES, MAX_REF_NAME_PARTS, PushCommandsRefused, takePushCommands } from '../../src/git/push-commands.js';
 
 const pkt = (line: string) => (line.length + 4).toString(16).padStart(4, '0') + line;
 const update = (i: number) => pkt(`${'0'.repeat(40)} ${'a'.repeat(40)} refs/heads/b${i}${i === 0 ? '\0report-status' : ''}\n`);
@@ -24,6 +24,24 @@ describe('the command list of a push', () => {
     const four = Buffer.from(`${update(0)}${update(1)}${update(2)}${update(3)}0000PACK`);
     await assert.rejects(takePushCommands(inPieces(four, 10), undefined, limits), (err: Error) => err instanceof PushCommandsRefused && /at most 3 refs/.test(err.message));
     await assert.rejects(takePushCommands(Readable.from([gzipSync(four)]), 'GZIP', limits), PushCommandsRefused);
+  });
+
+  // git writes a new ref as a file in a folder a part: refs a thousand parts deep were a million folders (and
+  // gigabytes of disk the quota did not see) from one small push.
+  it('refuses a ref name of more parts or bytes than the bounds, capabilities not counted', async () => {
+    const named = (ref: string, first = false) => pkt(`${'0'.repeat(40)} ${'a'.repeat(40)} ${ref}${first ? '\0report-status side-band-64k agent=git/2.39' : ''}\n`);
+    const parts = (n: number) => ['refs', 'heads', ...Array.from({ length: n - 2 }, (_, i) => `p${i}`)].join('/');
+    const deepest = parts(MAX_REF_NAME_PARTS);
+    const body = Buffer.from(`${named(deepest, true)}${named('refs/heads/main')}0000PACK`);
+    assert.deepEqual(await buffer(await takePushCommands(inPieces(body, 64), undefined, limits)), body, `${MAX_REF_NAME_PARTS} parts pass`);
+    const longest = `refs/heads/${'x'.repeat(MAX_REF_NAME_BYTES - 'refs/heads/'.length)}`;
+    assert.deepEqual(await buffer(await takePushCommands(Readable.from([Buffer.from(`${named(longest, true)}0000`)]), undefined, limits)), Buffer.from(`${named(longest, true)}0000`));
+    for (const ref of [parts(MAX_REF_NAME_PARTS + 1), `${longest}y`, `refs/heads/r0/${'a/'.repeat(1000)}x`]) {
+      for (const first of [true, false]) {
+        const refused = Buffer.from(`${named('refs/heads/main', !first)}${named(ref, first)}0000PACK`);
+        await assert.rejects(takePushCommands(inPieces(refused, 100), undefined, limits), (err: Error) => err instanceof PushCommandsRefused && /A ref name may take at most/.test(err.message), ref.slice(0, 40));
+      }
+    }
   });
 
   it('refuses a list that runs on without its flush', async () => {
