@@ -16,7 +16,7 @@ import { convertNewVersion } from '../conversion/convert-new-version.js';
 import { datasetFor } from '../datasets/dataset-access.js';
 import { contentKey, type ManifestEntry } from '../datasets/manifest.js';
 import { createVersion, findVersion, listVersions, readManifest } from '../datasets/versions.js';
-import { commitToHosted, hostedHead, readHostedText } from '../datasets/hosted-commit.js';
+import { commitToHosted, hostedHead, readHostedText, refuseLargeText } from '../datasets/hosted-commit.js';
 import { HOSTED_SOURCE } from '../datasets/source-repo.js';
 import { createVersionFromCommit, refuseOversizedGitFiles, repositoryHeldElsewhere, reserveForCommitOn } from '../datasets/version-from-commit.js';
 import { contentGrantKey, recordStoredBytes, reserveStorage } from '../datasets/storage-quota.js';
@@ -124,6 +124,7 @@ export async function commitAnnotations(deps: Deps, user: User, datasetId: strin
   const readText = async (path: string) => {
     const entry = byPath.get(path);
     if (!entry) return undefined;
+    refuseLargeText(path, entry.size);
     const bytes = await deps.objects.readAll(contentKey(datasetId, entry.sha256));
     if (!bytes) throw new Error(`content of ${path} in ${datasetId} ${latest.version} is missing from the object store`);
     return bytes.toString('utf8');

@@ -14,6 +14,17 @@ import { listTree, type TreeFile } from './git-blobs.js';
 import { locateRepository, mainHead } from './hosted-repository.js';
 import { contentKey } from './manifest.js';
 import { POINTER_MAX, pointerContent } from './version-from-commit.js';
+import { MAX_SIDECAR_BYTES } from '../formats/recording-sidecars.js';
+
+/**
+ * A text file an annotation commit reads to merge into (an events table, `CHANGES`) that is larger than nds
+ * reads of a sidecar: refused in words, before a byte of it is read (a pointer in git may name content of any
+ * size, and reading it whole would cost the server that much memory).
+ */
+export function refuseLargeText(filePath: string, size: number): void {
+  if (size <= MAX_SIDECAR_BYTES) return;
+  throw new NdsError('conflict', { message: `${filePath} is ${size.toLocaleString('en')} bytes, more than the ${MAX_SIDECAR_BYTES >> 20} MiB nds reads of a text file to commit annotations into.` });
+}
 
 /** `main` of a hosted repository held by this node: its folder, head commit and files. */
 export interface HostedHead {
@@ -41,6 +52,10 @@ export async function readHostedText(deps: Pick<Deps, 'objects'>, datasetId: str
   const text = blob.stdout.toString('utf8');
   const pointer = file.size <= POINTER_MAX ? pointerContent(file.mode, text) : undefined;
   if (!pointer) return text;
+  // The pointer's own word on the size, then the store's: either may be the larger.
+  refuseLargeText(filePath, pointer.size);
+  const stored = await deps.objects.head(contentKey(datasetId, pointer.sha256));
+  if (stored) refuseLargeText(filePath, stored.size);
   const bytes = await deps.objects.readAll(contentKey(datasetId, pointer.sha256));
   if (!bytes) throw new Error(`content of ${filePath} (${pointer.sha256}) in ${datasetId} is missing from the object store`);
   return bytes.toString('utf8');
