@@ -23,6 +23,17 @@ export class WriteFenced extends Error {
 }
 
 /**
+ * The object store refused a write or a delete of a sink (an S3 `503 Slow Down`, a full disk): a fault of the
+ * moment, not of the recording, so its task is tried again rather than failed.
+ */
+export class StoreWriteError extends Error {
+  constructor(key: string, cause: unknown) {
+    super(`writing ${key} failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'StoreWriteError';
+  }
+}
+
+/**
  * Writes one store into the object store under `prefix`, in an order that keeps readers consistent:
  * chunks as they come, every `zarr.json` held back until `commit()`, then the objects of the store that was
  * there before and that the new store no longer has are deleted. `discard()` removes the store entirely (a
@@ -58,7 +69,7 @@ export class ObjectStoreSink implements StoreSink {
       return;
     }
     await this.#stillHeld(false);
-    await this.#objects.put(this.#prefix + key, bytes);
+    await this.#write(key, () => this.#objects.put(this.#prefix + key, bytes));
     this.#written.add(key);
   }
 
@@ -68,10 +79,18 @@ export class ObjectStoreSink implements StoreSink {
     // Inner metadata first, the root's zarr.json last: it is what makes the new store visible as a whole.
     const keys = [...this.#metadata.keys()].sort((a, b) => b.split('/').length - a.split('/').length);
     for (const key of keys) {
-      await this.#objects.put(this.#prefix + key, this.#metadata.get(key)!, { contentType: 'application/json' });
+      await this.#write(key, () => this.#objects.put(this.#prefix + key, this.#metadata.get(key)!, { contentType: 'application/json' }));
       this.#written.add(key);
     }
-    for (const key of before) if (!this.#written.has(key)) await this.#objects.delete(this.#prefix + key);
+    for (const key of before) if (!this.#written.has(key)) await this.#write(key, () => this.#objects.delete(this.#prefix + key));
+  }
+
+  async #write(key: string, write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (err) {
+      throw new StoreWriteError(this.#prefix + key, err);
+    }
   }
 
   /** Removes the store; nothing when the task is no longer this worker's (the store may be another's now). */

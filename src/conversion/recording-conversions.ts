@@ -14,7 +14,7 @@ import { convertRecording, failureOf } from '../formats/convert-recording.js';
 import { SourceTree } from '../formats/source-tree.js';
 import { observeRecording } from './conversion-metrics.js';
 import type { TaskOutcome } from './job-plan.js';
-import { ObjectStoreSink, WriteFenced, type WriteFence } from './object-store-sink.js';
+import { ObjectStoreSink, StoreWriteError, WriteFenced, type WriteFence } from './object-store-sink.js';
 import { listFolder, SourceError, type SourceCheckout } from './source-checkout.js';
 
 function stemOf(name: string): string {
@@ -74,6 +74,11 @@ export async function convertOneRecording(
     return { store: { path: r.path, zarr: r.zarr, updated_utc: now().toISOString(), summary } };
   } catch (err) {
     // Whatever the sink wrote is no longer a copy of the source: remove it with the old store.
+    if (err instanceof StoreWriteError) {
+      // Not the file's failure but the store's: the caller tries again (the store may refuse this too).
+      await sink.discard().catch(() => undefined);
+      throw err;
+    }
     await sink.discard();
     // Not the file's failure: the task is another worker's now, and its outcome theirs to record.
     if (err instanceof WriteFenced) throw err;

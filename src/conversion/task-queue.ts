@@ -46,6 +46,15 @@ export async function heartbeatTask(db: Kysely<Database>, taskId: number, worker
   return r.numUpdatedRows > 0n;
 }
 
+/**
+ * Puts a task this worker holds back in the queue, to be tried again by any worker (its attempt counted when it
+ * was taken). Returns whether it did.
+ */
+export async function requeueTask(db: Kysely<Database>, taskId: number, workerId: string): Promise<boolean> {
+  const r = await db.updateTable('conversion_tasks').set({ state: 'queued', worker_id: null, heartbeat_at: null }).where('id', '=', taskId).where('state', '=', 'running').where('worker_id', '=', workerId).executeTakeFirst();
+  return r.numUpdatedRows > 0n;
+}
+
 /** Records a task's outcome; only its holder's record counts. Returns whether it did. */
 export async function finishTask(db: Kysely<Database>, taskId: number, workerId: string, outcome: TaskOutcome, now: Date): Promise<boolean> {
   const r = await db

@@ -24,8 +24,8 @@ import { observeJob } from './conversion-metrics.js';
 import { announceWork, claimNextJob, countPublishAttempt, finishJob, hasQueuedJob, heartbeat, jobPlan, planJob, pruneFinishedJobs, reclaimLostJobs, type QueueLimits } from './job-queue.js';
 import type { OpenSource } from './recording-conversions.js';
 import { convertOneRecording } from './recording-conversions.js';
-import { WriteFenced, type WriteFence } from './object-store-sink.js';
-import { claimTask, finishTask, heartbeatTask, openTaskCount, reclaimLostTasks, taskOutcomes } from './task-queue.js';
+import { StoreWriteError, WriteFenced, type WriteFence } from './object-store-sink.js';
+import { claimTask, finishTask, heartbeatTask, openTaskCount, reclaimLostTasks, requeueTask, taskOutcomes } from './task-queue.js';
 import { ownerIsGone, pidIsAlive, thisProcess, workerIdOf } from './worker-identity.js';
 
 export interface WorkerOptions {
@@ -159,7 +159,9 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
       log.info({ task: task.id, job: task.job_id, dataset: planned.datasetId, path: recording.path, attempt: task.attempts }, 'recording conversion started');
       let outcome;
       try {
-        const source = await sourceOf(planned.datasetId, planned.plan.commit);
+        const source = await sourceOf(planned.datasetId, planned.plan.commit).catch((err: unknown) => {
+          throw err instanceof SourceError ? err : new StoreWriteError(`the checkout of ${planned.plan.commit}`, err);
+        });
         if (source.checkout.commit !== planned.plan.commit) throw new SourceError(`the source no longer has the planned commit ${planned.plan.commit}`);
         outcome = await convertOneRecording(deps, planned.datasetId, source, recording, fence);
       } catch (err) {
@@ -168,9 +170,21 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
           await removeCopyIfDeleted(planned.datasetId);
           return;
         }
-        // The source could not be opened here: the recording fails; the job carries on with the others.
+        // A fault of the moment (the store refused a write, the checkout failed), not of the file: the task
+        // goes back to the queue while it has attempts left, for this worker or another to try again.
+        if (err instanceof StoreWriteError && task.attempts < limits.maxAttempts) {
+          log.warn({ err, task: task.id, job: task.job_id, attempt: task.attempts }, 'recording task failed for a reason of the moment; queued again');
+          if ((await requeueTask(db, task.id, workerId)) && announce) await announceWork(db);
+          return;
+        }
         log.error({ err, task: task.id, job: task.job_id }, 'recording task failed');
-        outcome = { failure: { path: recording.path, zarr: recording.zarr, code: 'file_read_error' as const, reason: err instanceof SourceError ? err.message : 'The source could not be read for this recording.' } };
+        const reason =
+          err instanceof SourceError
+            ? err.message
+            : err instanceof StoreWriteError
+              ? `The conversion of this file failed ${task.attempts} times for reasons of the service, not of the file (last: ${err.message}); the next conversion tries it again.`
+              : 'The source could not be read for this recording.';
+        outcome = { failure: { path: recording.path, zarr: recording.zarr, code: 'file_read_error' as const, reason } };
       }
       if (await finishTask(db, task.id, workerId, outcome, clock.now())) {
         if (announce) await announceWork(db);
