@@ -11,7 +11,9 @@ import { bootstrapOwner } from './accounts/bootstrap-owner.js';
 import { KeyCache, writesWatchedTable } from './accounts/key-cache.js';
 import { createDeviceLimits } from './accounts/device-limits.js';
 import { createSignInLimits } from './accounts/sign-in-limits.js';
+import { createDatasetLimits } from './datasets/dataset-limits.js';
 import { OwnerSetup } from './accounts/owner-setup.js';
+import { startSessionSweeper } from './accounts/sessions.js';
 import { observeQueue } from './conversion/conversion-metrics.js';
 import { startCopySweeper, sweepCopy } from './conversion/copy-exposure.js';
 import { startUploadSweeper } from './datasets/multipart-uploads.js';
@@ -223,6 +225,8 @@ const OBJECT_VISIBILITY_TTL_MS = 1000;
 const COPY_SWEEP_WAIT_MS = 10 * 60_000;
 /** How often `nds serve` aborts multipart uploads older than UPLOAD_STALE_AFTER_S. */
 const UPLOAD_SWEEPER_INTERVAL_MS = 3600_000;
+/** How often `nds serve` deletes expired browser sessions (a sign-in deletes its own account's at once). */
+const SESSION_SWEEPER_INTERVAL_MS = 3600_000;
 /** How often `nds serve` looks for copy sweeps that a crash or a failure left undone. */
 const COPY_SWEEPER_INTERVAL_MS = 30_000;
 
@@ -247,13 +251,16 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
   opened.closers.push(() => sweeper.stop());
   const uploadSweeper = startUploadSweeper(deps, UPLOAD_SWEEPER_INTERVAL_MS);
   opened.closers.push(() => uploadSweeper.stop());
+  const sessionSweeper = startSessionSweeper(deps, SESSION_SWEEPER_INTERVAL_MS);
+  opened.closers.push(() => sessionSweeper.stop());
   const gateway = openGateway(opened);
   const rateLimits = await openRateLimits(opened);
   if (deps.config.embeddingsUrl) {
     const embeddings = startEmbeddingRefresher(deps, deps.config.embeddingsRefreshS * 1000);
     opened.closers.push(() => embeddings.stop());
   }
-  // Copies converted before the recording catalogue existed are catalogued once, in the background.
+  // Copies whose catalogue is not whole at their commit (converted before the catalogue existed, or whose last
+  // sync failed) are read again, in the background.
   const backfill = backfillCatalogue(deps);
   opened.closers.push(() => backfill.then(() => undefined));
   // A dataset deleted through another node leaves its repository on this one's disk (decision 0026).
@@ -274,6 +281,7 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
       rateLimits,
       signInLimits: createSignInLimits(rateLimits),
       deviceLimits: createDeviceLimits(rateLimits),
+      datasetLimits: createDatasetLimits(rateLimits),
       gateway,
       objectVisibility,
       ownerSetup: new OwnerSetup(deps.clock),

@@ -1,11 +1,19 @@
-/** Browser sessions: an opaque cookie value, stored as its SHA-256, valid 30 days. */
+/**
+ * Browser sessions: an opaque cookie value, stored as its SHA-256, valid 30 days. An account holds at most
+ * `MAX_SESSIONS_A_USER` live ones, and expired rows are deleted, so signing in in a loop (a right password is
+ * never rate-limited) cannot grow the table without bound.
+ */
 import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
+import type { Deps } from '../deps.js';
 import { newOpaqueToken, sha256Hex } from '../core/secrets.js';
+import { lockUser } from './users.js';
 
 export const SESSION_COOKIE = 'nds_session';
 export const SESSION_DAYS = 30;
+/** Live sessions one account keeps: a new sign-in past this many ends the oldest. */
+export const MAX_SESSIONS_A_USER = 50;
 
 export interface NewSession {
   /** The cookie value; the database holds only its hash. */
@@ -21,11 +29,59 @@ export async function createSession(
 ): Promise<NewSession> {
   const token = newOpaqueToken();
   const expiresAt = new Date(now.getTime() + SESSION_DAYS * 86_400_000);
-  await db
-    .insertInto('sessions')
-    .values({ id_hash: sha256Hex(token), user_id: userId, expires_at: expiresAt, ip: meta.ip ?? null, user_agent: meta.userAgent?.slice(0, 300) ?? null })
-    .execute();
+  const idHash = sha256Hex(token);
+  await db.transaction().execute(async (trx) => {
+    // The account's row is locked while its sessions are counted: concurrent sign-ins cannot keep more together.
+    await lockUser(trx, userId);
+    await trx
+      .insertInto('sessions')
+      .values({ id_hash: idHash, user_id: userId, expires_at: expiresAt, ip: meta.ip ?? null, user_agent: meta.userAgent?.slice(0, 300) ?? null })
+      .execute();
+    // The account's expired sessions, and its live ones past the newest MAX_SESSIONS_A_USER (this one among them).
+    const kept = trx
+      .selectFrom('sessions')
+      .select('id_hash')
+      .where('user_id', '=', userId)
+      .where('expires_at', '>', now)
+      .orderBy((eb) => eb.case().when('id_hash', '=', idHash).then(0).else(1).end())
+      .orderBy('created_at', 'desc')
+      .orderBy('id_hash')
+      .limit(MAX_SESSIONS_A_USER);
+    await trx
+      .deleteFrom('sessions')
+      .where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('expires_at', '<=', now), eb('id_hash', 'not in', kept)]))
+      .execute();
+  });
   return { token, expiresAt };
+}
+
+/** Deletes every expired session (of any account); how many. */
+export async function deleteExpiredSessions(db: Kysely<Database>, now: Date): Promise<number> {
+  const result = await db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Deletes expired sessions now and every `intervalMs` (`nds serve`); `stop` waits for a sweep under way. */
+export function startSessionSweeper(deps: Pick<Deps, 'db' | 'clock' | 'log'>, intervalMs: number): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const tick = () => {
+    running = running.then(() =>
+      deleteExpiredSessions(deps.db, deps.clock.now()).then(
+        (n) => n > 0 && deps.log.info({ deleted: n }, 'deleted expired browser sessions'),
+        (err: unknown) => deps.log.warn({ err }, 'the sweep of expired browser sessions failed'),
+      ),
+    );
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  tick();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }
 
 /** The user of a live session, or `undefined` for an unknown or expired one. */

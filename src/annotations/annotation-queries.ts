@@ -35,6 +35,12 @@ export function listAnnotationRows(db: Kysely<Database>, datasetId: string, path
     .execute();
 }
 
+/** How many annotations one recording holds now. */
+export async function countAnnotationRows(db: Kysely<Database>, datasetId: string, path: string): Promise<number> {
+  const row = await db.selectFrom('annotations').select(sql<number>`count(*)::int`.as('n')).where('dataset_id', '=', datasetId).where('path', '=', path).executeTakeFirstOrThrow();
+  return row.n;
+}
+
 export function findAnnotationRow(db: Kysely<Database>, datasetId: string, id: string): Promise<AnnotationListing | undefined> {
   return db.selectFrom('annotations as a').leftJoin('users as u', 'u.id', 'a.author_id').selectAll('a').select('u.username as author').where('a.dataset_id', '=', datasetId).where('a.id', '=', id).executeTakeFirst();
 }

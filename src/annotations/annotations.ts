@@ -17,6 +17,7 @@ import { findRecordingRow, type RecordingRow } from '../recordings/catalogue-que
 import {
   annotationLabelUses,
   claimRevision,
+  countAnnotationRows,
   deleteAnnotationRow,
   findAnnotationRow,
   insertAnnotationRows,
@@ -32,6 +33,12 @@ import {
 
 /** Most annotations one POST creates (an import of a recording's marks). */
 export const MAX_ANNOTATIONS_A_REQUEST = 10_000;
+
+/**
+ * Most annotations one recording holds: what the viewer is built and benchmarked for, and so the bound of what
+ * one `GET` of a recording's annotations (or its export) reads and answers.
+ */
+export const MAX_ANNOTATIONS_A_RECORDING = 100_000;
 
 export interface AnnotationInput {
   onset: number;
@@ -165,6 +172,15 @@ export async function createAnnotations(deps: AnnotationDeps, user: User, datase
     await datasetForWhile(trx, datasetId, user, 'annotate', 'write');
     const claimed = await claimRevision(trx, datasetId, recording.path, expected);
     if (claimed === undefined) throw conflict(expected!);
+    // Counted under the revision's row lock, which every change of this recording takes first: creations
+    // racing each other are counted one after the other, so together they cannot pass the cap either.
+    const held = await countAnnotationRows(trx, datasetId, recording.path);
+    if (held + rows.length > MAX_ANNOTATIONS_A_RECORDING) {
+      throw new NdsError('conflict', {
+        message: `A recording holds at most ${MAX_ANNOTATIONS_A_RECORDING} annotations; ${recording.path} has ${held}, and these ${rows.length} would take it past that. Delete some first.`,
+        extra: { limit: MAX_ANNOTATIONS_A_RECORDING, held },
+      });
+    }
     await insertAnnotationRows(trx, rows);
     await insertChangeRows(trx, rows.map((r) => change(datasetId, recording.path, claimed, user, now, r.id, 'create', null, snapshot(r))));
     return claimed;

@@ -13,7 +13,8 @@ import type { Config } from '../core/config.js';
 import { lockUser } from '../accounts/users.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../core/errors.js';
+import { isNdsError, NdsError } from '../core/errors.js';
+import type { RateLimiter, Spent } from '../core/rate-limiter.js';
 import { assertMayUseRealDatasets, findDataset, isAdmin } from './dataset-access.js';
 import { countSandboxDatasets, insertDatasetRow, type Dataset } from './dataset-queries.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
@@ -53,7 +54,29 @@ export function wantsSandbox(user: User, requested: boolean | undefined): boolea
   return false;
 }
 
-export async function createDataset(db: Kysely<Database>, user: User, input: NewDatasetInput, settings: CreateDatasetSettings, lookup?: HostLookup): Promise<Dataset> {
+/**
+ * Takes one of the sandbox datasets `user` may make in a day (`dataset-limits.ts`): `/sandbox/reset` frees what
+ * an account holds, but every dataset made takes a new number from the sandbox ids, which a loop of creations
+ * and resets would use up for everyone. Past the limit, 429 `rate_limited` with `Retry-After`.
+ */
+async function spendSandboxCreation(limiter: RateLimiter, user: User): Promise<Spent> {
+  try {
+    return await limiter.spend(String(user.id));
+  } catch (err) {
+    if (!isNdsError(err, 'rate_limited')) throw err;
+    const hours = Math.ceil(Number(err.headers['Retry-After']) / 3600);
+    throw new NdsError('rate_limited', {
+      message: `This account has made ${limiter.rule.points} sandbox datasets in a day, the most it may; it may make another in ${hours} hour${hours === 1 ? '' : 's'}.`,
+      headers: err.headers,
+    });
+  }
+}
+
+/**
+ * Creates a dataset of `user`'s. `sandboxCreations` limits the sandbox datasets an account (not an admin) makes
+ * over time; `undefined` only where no person asks (the demo's service account, which makes a real dataset).
+ */
+export async function createDataset(db: Kysely<Database>, user: User, input: NewDatasetInput, settings: CreateDatasetSettings, sandboxCreations: RateLimiter | undefined, lookup?: HostLookup): Promise<Dataset> {
   const sandbox = wantsSandbox(user, input.sandbox);
   if (!sandbox && !isAdmin(user)) assertMayUseRealDatasets(user);
   const visibility = input.visibility ?? 'private';
@@ -64,6 +87,9 @@ export async function createDataset(db: Kysely<Database>, user: User, input: New
   const externalIds = input.external_ids ?? [];
   await assertExternalIdsFree(db, externalIds, undefined, user);
   const sourceRepo = input.source_repo ? await sourceRepoToStore(input.source_repo, undefined, settings, lookup) : null;
+  // Spent before, and given back when nothing is made (the cap on what the account holds, say): a refused
+  // creation takes no number, so it does not count.
+  const spent = sandbox && !isAdmin(user) && sandboxCreations ? await spendSandboxCreation(sandboxCreations, user) : undefined;
   // The owner's row is locked while sandbox datasets are counted, so concurrent creations cannot pass the cap together.
   const id = await db.transaction().execute(async (trx) => {
     if (sandbox && !isAdmin(user)) {
@@ -92,6 +118,9 @@ export async function createDataset(db: Kysely<Database>, user: User, input: New
       ...unsetDatasetColumns,
     });
     return id;
+  }).catch(async (err: unknown) => {
+    await spent?.giveBack().catch(() => undefined);
+    throw err;
   });
   return (await findDataset(db, id))!;
 }

@@ -8,9 +8,11 @@ import { findUserByUsername } from '../accounts/users.js';
 import type { User } from '../db/accounts-tables.js';
 import type { MemberRole } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
-import { NdsError } from '../core/errors.js';
+import { isNdsError, NdsError } from '../core/errors.js';
+import { spendAll } from '../core/rate-limiter.js';
 import { notify } from '../mail/mailer.js';
 import { datasetFor, datasetForWhile } from './dataset-access.js';
+import type { DatasetLimits } from './dataset-limits.js';
 import { deleteMember, listMembers, upsertMember, type MemberListing } from './dataset-members-queries.js';
 import { memberAddedMail } from './member-mails.js';
 
@@ -41,12 +43,31 @@ async function memberAccount(deps: Pick<Deps, 'db'>, username: string): Promise<
   return user;
 }
 
+type MemberMailDeps = Pick<Deps, 'log'> & { datasetLimits: Pick<DatasetLimits, 'memberMailsPerRecipient' | 'memberMailsPerActor'> };
+
+/**
+ * Whether a member-added mail may go to `person`: one point of its recipient's limit and of its actor's
+ * (`dataset-limits.ts`), or neither. Adding, removing and adding someone again in a loop mails them a few
+ * times an hour, not once a request; past a limit the addition stands, unmailed.
+ */
+async function mayMailNewMember(deps: MemberMailDeps, actor: Actor, person: User, datasetId: string): Promise<boolean> {
+  const { memberMailsPerRecipient, memberMailsPerActor } = deps.datasetLimits;
+  try {
+    await spendAll([[memberMailsPerRecipient, String(person.id)], [memberMailsPerActor, String(actor.user.id)]]);
+    return true;
+  } catch (err) {
+    if (!isNdsError(err, 'rate_limited')) throw err;
+    deps.log.info({ dataset: datasetId, member: person.username, by: actor.user.username }, 'member-added mail not sent: past its rate limit');
+    return false;
+  }
+}
+
 /**
  * Adds `username` with `role`, or changes their role (maintainers, the owner, administrators). A new member is
- * told by mail. The owner holds the dataset already and is never a member.
+ * told by mail, within the limits of `mayMailNewMember`. The owner holds the dataset already and is never a member.
  */
 export async function setMember(
-  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'hooks'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'mailer' | 'log' | 'hooks'> & MemberMailDeps,
   actor: Actor,
   id: string,
   username: string,
@@ -62,7 +83,7 @@ export async function setMember(
     return { dataset, person, created };
   });
   await membersChanged(deps, id);
-  if (created) await notify(deps, [memberAddedMail(deps.config.publicUrl, person.email, { datasetId: id, datasetName: dataset.name, role, addedBy: actor.user.username })]);
+  if (created && (await mayMailNewMember(deps, actor, person, id))) await notify(deps, [memberAddedMail(deps.config.publicUrl, person.email, { datasetId: id, datasetName: dataset.name, role, addedBy: actor.user.username })]);
   // The listing leaves out some accounts (and a request at the same moment may remove the member): then the
   // answer is what this request wrote, never a crash (the HTTP fuzz found one, seed 1350512580).
   const listed = (await listMembers(deps.db, id)).find((m) => m.user_id === person.id);

@@ -33,7 +33,7 @@ export async function createDemoDataset(deps: Deps, options: { log?: Logger; tim
     license: 'CC0-1.0',
     authors: ['nds demo generator'],
     keywords: ['demo', 'synthetic', 'eeg', 'emg'],
-  }, config);
+  }, config, undefined); // a service account's real dataset: no sandbox creations to limit
   // Public at once: the viewer reads it through the public gateway, with no sign-in.
   await updateDatasetFields(db, dataset.id, { visibility: 'public' }, clock.now());
   for (const hook of deps.hooks.datasetVisibilityChanged) await hook(dataset.id);

@@ -4,6 +4,7 @@ import type { SignInLimits } from '../accounts/sign-in-limits.js';
 import type { OwnerSetup } from '../accounts/owner-setup.js';
 import type { RateLimits } from '../core/rate-limiter.js';
 import type { ApiKey, User } from '../db/accounts-tables.js';
+import type { DatasetLimits } from '../datasets/dataset-limits.js';
 import type { Deps } from '../deps.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { RateLimiter } from '../core/rate-limiter.js';
@@ -21,6 +22,8 @@ export interface ServerDeps extends Deps {
   rateLimits: RateLimits;
   signInLimits: SignInLimits;
   deviceLimits: DeviceLimits;
+  /** Member-added mails and sandbox datasets made, per account (`datasets/dataset-limits.ts`). */
+  datasetLimits: DatasetLimits;
   /** The process's one browser gateway: the `/zarrproxy` mount and the gateway host share its cache. */
   gateway: Gateway;
   /**

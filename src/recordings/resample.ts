@@ -43,6 +43,11 @@ function besselI0(x: number): number {
   return sum;
 }
 
+/** The length of the filter `polyphaseFilter` makes for `ratio`: the multiply-adds of an output sample are this ÷ `up`. */
+export function filterLength({ up, down }: Ratio): number {
+  return 2 * 20 * Math.max(up, down) + 1;
+}
+
 const filters = new Map<string, Float64Array>();
 
 /** The filter's taps (length `2 * half + 1`, centred), times `up`. */
@@ -51,8 +56,8 @@ export function polyphaseFilter({ up, down }: Ratio): Float64Array {
   const cached = filters.get(key);
   if (cached) return cached;
   const max = Math.max(up, down);
-  const half = 20 * max;
-  const length = 2 * half + 1;
+  const length = filterLength({ up, down });
+  const half = (length - 1) / 2;
   const cutoff = 1 / max; // of the upsampled Nyquist
   const beta = 8.6;
   const i0beta = besselI0(beta);

@@ -6,6 +6,7 @@
  * memory stays near one row block's decoded chunks however long the window and however many channels.
  */
 import { createHash } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { WindowRequest } from '../client/index.js';
 import type { User } from '../db/accounts-tables.js';
 import { NdsError } from '../core/errors.js';
@@ -14,13 +15,23 @@ import { findReadableStore } from './catalogue-queries.js';
 import { decodeChunk } from './chunk-decoder.js';
 import type { DigitalArray } from './decoded-chunks.js';
 import type { RecordingReadDeps } from './recording-caches.js';
-import { inputSpan, MAX_RATIO_TERM, resampleRatio, resampleSpan, type Ratio } from './resample.js';
+import { filterLength, inputSpan, MAX_RATIO_TERM, resampleRatio, resampleSpan, type Ratio } from './resample.js';
 import type { StoreGroup, StoreMetadata } from './store-metadata.js';
 
 /** Most values (channels × samples) one window may hold: 16 Mi, 64 MiB of float32. */
 export const MAX_WINDOW_VALUES = 16 * 1024 * 1024;
 /** Most values of a `format=json` answer. */
 export const MAX_JSON_VALUES = 100_000;
+/**
+ * Most multiply-adds of the resampling filter one window may take (channels × output samples × filter taps ÷
+ * `up`): about a second of one core (1.4 s measured on a shared 2-core machine). The value bound alone allows
+ * about 40 × 16 Mi (the filter costs some 40 multiply-adds an input or output sample, whichever is more): several
+ * seconds of CPU for one anonymous request;
+ * ordinary requests stay far below this one (64 channels, a minute from 256 Hz to 128 Hz: 4 × 10^7).
+ */
+export const MAX_RESAMPLE_WORK = 200_000_000;
+/** Multiply-adds of the resampler between two turns of the event loop (a few milliseconds). */
+const RESAMPLE_SLICE_WORK = 2_000_000;
 
 /** How a window's answer is written: `.npy`, raw float32 or JSON, and the sample type of npy and json. */
 export interface WindowEncoding {
@@ -138,6 +149,15 @@ export async function planWindow(deps: RecordingReadDeps, reader: WindowReader, 
   const values = rows.length * Math.max(count, outCount);
   if (values > MAX_WINDOW_VALUES) {
     throw refuse(`The window holds ${values} values; one request may hold at most ${MAX_WINDOW_VALUES} (channels × samples).`, 'split the window in time or ask for fewer channels');
+  }
+  if (ratio) {
+    const work = Math.ceil((rows.length * outCount * filterLength(ratio)) / ratio.up);
+    if (work > MAX_RESAMPLE_WORK) {
+      throw refuse(
+        `Resampling this window to ${rate} Hz takes ${work} multiply-adds (channels × samples × filter taps ÷ ${ratio.up}); one request may take at most ${MAX_RESAMPLE_WORK}.`,
+        'split the window in time or ask for fewer channels (a rate whose ratio to the recording\'s reduces to smaller terms has a shorter filter)',
+      );
+    }
   }
   if (encoding.format === 'json' && rows.length * outCount > MAX_JSON_VALUES) {
     throw refuse(`format=json answers at most ${MAX_JSON_VALUES} values; this window holds ${rows.length * outCount}.`, 'format: npy or f32 for larger windows');
@@ -294,8 +314,16 @@ export async function* windowBlocks(deps: ChunkReadDeps, plan: WindowPlan, dtype
       const input = new Float64Array(n * (end - first));
       convertRows(plan, run.block, run.rows, first, end, await blockChunks(deps, plan, run.block, first, end), input);
       const values = dtype === 'float32' ? new Float32Array(n * plan.outCount) : new Float64Array(n * plan.outCount);
+      // The filter is the costly part (up to MAX_RESAMPLE_WORK a window): it runs a slice of outputs at a time,
+      // and other requests get the event loop between slices.
+      const slice = Math.max(1, Math.floor(RESAMPLE_SLICE_WORK / (filterLength(plan.ratio) / plan.ratio.up)));
       for (let k = 0; k < n; k++) {
-        values.set(resampleSpan(plan.ratio, input.subarray(k * (end - first), (k + 1) * (end - first)), first, plan.outStart, plan.outCount), k * plan.outCount);
+        const row = input.subarray(k * (end - first), (k + 1) * (end - first));
+        for (let m = 0; m < plan.outCount; m += slice) {
+          const count = Math.min(slice, plan.outCount - m);
+          values.set(resampleSpan(plan.ratio, row, first, plan.outStart + m, count), k * plan.outCount + m);
+          await nextTurn();
+        }
       }
       yield { index: run.index, rows: n, values };
     }

@@ -1,13 +1,13 @@
 /**
  * Annotations of recordings (docs/api.md, "Annotations"; decision 0028): read, create (one or an import of up
- * to 10,000), change, delete, the history of every change, the BIDS `events.tsv` export, and the commit into
+ * to 10,000; at most 100,000 a recording), change, delete, the history of every change, the BIDS `events.tsv` export, and the commit into
  * a new version. Changes answer the recording's new revision (also as `ETag`); with `If-Match: "<revision>"`
  * a change based on an older one is refused with 409.
  */
 import type { Context } from 'hono';
 import { commitAnnotations, commitMadeElsewhere, eventsPathOf } from '../annotations/annotation-commit.js';
 import { annotationsTsv } from '../annotations/annotation-tsv.js';
-import { annotationHistory, annotationLabels, createAnnotations, deleteAnnotation, readAnnotations, updateAnnotation } from '../annotations/annotations.js';
+import { annotationHistory, annotationLabels, createAnnotations, deleteAnnotation, MAX_ANNOTATIONS_A_RECORDING, readAnnotations, updateAnnotation } from '../annotations/annotations.js';
 import { NdsError } from '../core/errors.js';
 import type { AppEnv } from '../http/app-env.js';
 import { callerOf } from '../http/auth.js';
@@ -50,6 +50,9 @@ function withRevision(c: Context<AppEnv>, revision: number): void {
 }
 
 const conflict = { 409: jsonResponse(errorResponses[409].content['application/json'].schema, 'revision_conflict: the annotations moved past the If-Match revision; read them again') };
+const createConflict = {
+  409: jsonResponse(errorResponses[409].content['application/json'].schema, `revision_conflict: the annotations moved past the If-Match revision; read them again. conflict: the recording would hold more than ${MAX_ANNOTATIONS_A_RECORDING} annotations (\`limit\`, \`held\`); nothing was written`),
+};
 
 export const annotationRoutes: Route[] = [
   route({
@@ -74,7 +77,7 @@ export const annotationRoutes: Route[] = [
     access: 'any',
     params: IdParam,
     body: { schema: NewAnnotationsBody, maxBytes: 16 * 1024 * 1024, maxKeys: 1_000_000 },
-    responses: { 201: jsonResponse(AnnotationList, 'The annotations made and the new revision'), 404: errorResponses[404], ...conflict },
+    responses: { 201: jsonResponse(AnnotationList, 'The annotations made and the new revision'), 404: errorResponses[404], ...createConflict },
     handler: async (c, { params, body }) => {
       const items = Array.isArray(body) ? body : [body];
       const paths = new Set(items.map((a) => a.path));

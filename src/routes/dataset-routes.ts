@@ -6,6 +6,7 @@
 import { z } from '@hono/zod-openapi';
 import { createDataset } from '../datasets/create-dataset.js';
 import { canSee, visibleDataset } from '../datasets/dataset-access.js';
+import { SANDBOX_CREATIONS_PER_DAY } from '../datasets/dataset-limits.js';
 import { deleteDataset } from '../datasets/delete-dataset.js';
 import { listDatasets, resolveDataset } from '../datasets/list-datasets.js';
 import { presentDataset } from '../datasets/present-dataset.js';
@@ -13,7 +14,7 @@ import { storageUseOf } from '../datasets/storage-quota.js';
 import { updateDataset } from '../datasets/update-dataset.js';
 import { NdsError } from '../core/errors.js';
 import { actorOf, callerOf } from '../http/auth.js';
-import { jsonResponse } from '../http/openapi-helpers.js';
+import { ErrorBody, jsonResponse } from '../http/openapi-helpers.js';
 import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
 import { CreateDatasetBody, DatasetPage, DatasetSchema, IdParam, PageQuery, PatchDatasetBody, StorageUseSchema } from './dataset-schemas.js';
@@ -25,9 +26,9 @@ export const datasetRoutes: Route[] = [
     summary: 'Create a dataset (approved accounts; a sandbox dataset for accounts that have not completed the sandbox training)',
     access: 'any',
     body: { schema: CreateDatasetBody },
-    responses: { 201: jsonResponse(DatasetSchema, 'Created') },
+    responses: { 201: jsonResponse(DatasetSchema, 'Created'), 429: jsonResponse(ErrorBody, `rate_limited: this account made ${SANDBOX_CREATIONS_PER_DAY} sandbox datasets in the last day; wait Retry-After seconds`) },
     handler: async (c, { body }) => {
-      const dataset = await createDataset(c.var.deps.db, callerOf(c).user, body, c.var.deps.config);
+      const dataset = await createDataset(c.var.deps.db, callerOf(c).user, body, c.var.deps.config, c.var.deps.datasetLimits.sandboxCreations);
       return c.json(presentDataset(dataset, c.var.deps.config), 201);
     },
   }),

@@ -26,6 +26,7 @@ import * as catalogueTermsAndRanges from './2026-11-27-2319-catalogue-terms-and-
 import * as catalogueSearchIndexes from './2026-11-27-2320-catalogue-search-indexes.js';
 import * as storageGrants from './2026-11-29-0900-storage-grants.js';
 import * as catalogueSyncs from './2026-11-29-1700-catalogue-syncs.js';
+import * as sessionsByUser from './2026-11-29-1710-sessions-by-user.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-2320-catalogue-search-indexes': catalogueSearchIndexes,
   '2026-11-29-0900-storage-grants': storageGrants,
   '2026-11-29-1700-catalogue-syncs': catalogueSyncs,
+  '2026-11-29-1710-sessions-by-user': sessionsByUser,
 };
