@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import type { Deps } from '../deps.js';
+import { runPeriodically, type Periodic } from '../core/periodic.js';
 import { newOpaqueToken, sha256Hex } from '../core/secrets.js';
 import { lockUser } from './users.js';
 
@@ -63,25 +64,15 @@ export async function deleteExpiredSessions(db: Kysely<Database>, now: Date): Pr
 }
 
 /** Deletes expired sessions now and every `intervalMs` (`nds serve`); `stop` waits for a sweep under way. */
-export function startSessionSweeper(deps: Pick<Deps, 'db' | 'clock' | 'log'>, intervalMs: number): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  const tick = () => {
-    running = running.then(() =>
+export function startSessionSweeper(deps: Pick<Deps, 'db' | 'clock' | 'log'>, intervalMs: number): Periodic {
+  return runPeriodically(
+    () =>
       deleteExpiredSessions(deps.db, deps.clock.now()).then(
         (n) => n > 0 && deps.log.info({ deleted: n }, 'deleted expired browser sessions'),
         (err: unknown) => deps.log.warn({ err }, 'the sweep of expired browser sessions failed'),
       ),
-    );
-  };
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  tick();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+    intervalMs,
+  );
 }
 
 /** The user of a live session, or `undefined` for an unknown or expired one. */

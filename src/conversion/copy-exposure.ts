@@ -13,6 +13,7 @@ import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { datasetVisibility, replaceZarrIndexEtag } from '../datasets/dataset-queries.js';
 import { mapLimit } from '../core/map-limit.js';
+import { runPeriodically } from '../core/periodic.js';
 import { readStoreIndex, storeIndexKey, writeStoreIndex } from '../formats/zarr/store-index-object.js';
 import { findSweepWant, finishSweepWant, listDueSweeps, releaseCopyLease, takeCopyLease, wantSweep } from './copy-exposure-queries.js';
 
@@ -198,39 +199,23 @@ export interface CopySweeper {
  * way (the one at start included), which ends after the copy it is sweeping.
  */
 export function startCopySweeper(deps: ExposureDeps, intervalMs: number): CopySweeper {
-  let running: Promise<void> = Promise.resolve();
-  let stopped = false;
-  const tick = () => {
-    running = running.then(async () => {
-      try {
-        // Every due copy once a round, a hundred at a time (after an upgrade, every converted copy is due).
-        const tried = new Set<string>();
-        for (;;) {
-          const due = (await listDueSweeps(deps.db, deps.clock.now(), 100 + tried.size)).filter((id) => !tried.has(id));
-          if (due.length === 0) return;
-          for (const id of due) {
-            if (stopped) return;
-            tried.add(id);
-            await sweepCopy(deps, id);
-          }
+  return runPeriodically(async (stopped) => {
+    try {
+      // Every due copy once a round, a hundred at a time (after an upgrade, every converted copy is due).
+      const tried = new Set<string>();
+      for (;;) {
+        const due = (await listDueSweeps(deps.db, deps.clock.now(), 100 + tried.size)).filter((id) => !tried.has(id));
+        if (due.length === 0) return;
+        for (const id of due) {
+          if (stopped()) return;
+          tried.add(id);
+          await sweepCopy(deps, id);
         }
-      } catch (err) {
-        deps.log.warn({ err }, 'copy sweeper could not list due sweeps');
       }
-    });
-    return running;
-  };
-  const timer = setInterval(() => void tick(), intervalMs);
-  timer.unref();
-  void tick();
-  return {
-    tick,
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+    } catch (err) {
+      deps.log.warn({ err }, 'copy sweeper could not list due sweeps');
+    }
+  }, intervalMs);
 }
 
 function sleep(ms: number): Promise<void> {

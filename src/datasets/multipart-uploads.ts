@@ -17,6 +17,7 @@ import { ContentMismatchError, MultipartPartMissingError, MultipartUploadGoneErr
 import { contentKey } from './manifest.js';
 import { contentGrantKey, countStoredContent, moveStorage, releaseStorage, reserveStorage, sweepStorageGrants, uploadGrantKey } from './storage-quota.js';
 import { UPLOAD_URL_TTL_S } from './uploads.js';
+import { runPeriodically, type Periodic } from '../core/periodic.js';
 
 type UploadDeps = Pick<Deps, 'objects' | 'config' | 'clock' | 'db'>;
 
@@ -353,10 +354,9 @@ export async function sweepStaleUploads(deps: UploadDeps): Promise<number> {
  * Runs `sweepStaleUploads`, then `sweepStorageGrants` (the room of uploads that ended without a word, and of
  * URLs that expired unused, `storage-quota.ts`), every `intervalMs` (and once at once) until stopped.
  */
-export function startUploadSweeper(deps: UploadDeps & Pick<Deps, 'log'>, intervalMs: number): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  const tick = () => {
-    running = running.then(() =>
+export function startUploadSweeper(deps: UploadDeps & Pick<Deps, 'log'>, intervalMs: number): Periodic {
+  return runPeriodically(
+    () =>
       sweepStaleUploads(deps)
         .then(
           (n) => n > 0 && deps.log.info({ swept: n }, 'aborted stale multipart uploads'),
@@ -367,15 +367,6 @@ export function startUploadSweeper(deps: UploadDeps & Pick<Deps, 'log'>, interva
           (n) => n > 0 && deps.log.info({ dropped: n }, 'dropped storage grants of uploads that never came'),
           (err: unknown) => deps.log.warn({ err }, 'the sweep of storage grants failed'),
         ),
-    );
-  };
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  tick();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+    intervalMs,
+  );
 }

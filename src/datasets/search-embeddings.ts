@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { sha256Hex } from '../core/secrets.js';
+import { runPeriodically } from '../core/periodic.js';
 import type { Dataset } from './dataset-queries.js';
 import { embedTexts } from './embeddings-client.js';
 import { embeddingText } from './search-semantic.js';
@@ -61,26 +62,15 @@ export interface EmbeddingRefresher {
 
 /** Runs `embedStaleDatasets` every `intervalMs` (first after one interval), one round at a time. */
 export function startEmbeddingRefresher(deps: EmbeddingDeps & Pick<Deps, 'log'>, intervalMs: number): EmbeddingRefresher {
-  let running: Promise<void> = Promise.resolve();
-  let stopped = false;
-  const tick = () => {
-    running = running.then(async () => {
+  return runPeriodically(
+    async (stopped) => {
       try {
-        while (!stopped && (await embedStaleDatasets(deps)) > 0);
+        while (!stopped() && (await embedStaleDatasets(deps)) > 0);
       } catch (err) {
         deps.log.warn({ err }, 'embedding refresh failed; the next round tries again');
       }
-    });
-    return running;
-  };
-  const timer = setInterval(() => void tick(), intervalMs);
-  timer.unref();
-  return {
-    tick,
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
     },
-  };
+    intervalMs,
+    { startNow: false },
+  );
 }

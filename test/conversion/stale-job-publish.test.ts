@@ -16,20 +16,10 @@ import { startWorker } from '../../src/conversion/worker.js';
 import { createAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { writeEdf } from '../formats/support/edf-writer.js';
-import { gitIn, hostedSource, hostRepository, makeEdfRepo } from './support.js';
+import { gitIn, hostedSource, hostRepository, makeEdfRepo, twoChannelEdf } from './support.js';
 import { gatedStore, until } from './gated-store.js';
 
 const id = 'nd000931';
-
-function edf(seed: number): Uint8Array {
-  const signals = Array.from({ length: 2 }, (_, c) => {
-    const samples = new Int16Array(10 * 100);
-    for (let i = 0; i < samples.length; i++) samples[i] = Math.round(1000 * Math.sin((i * (c + seed)) / 17));
-    return { label: `EEG${c + 1}`, samplesPerRecord: 100, samples };
-  });
-  return writeEdf({ recordDuration: 1, records: 10, signals });
-}
 
 describe('a superseded job whose worker resumes after its lease lapsed', { timeout: 240_000 }, () => {
   let server: TestServer;
@@ -56,7 +46,7 @@ describe('a superseded job whose worker resumes after its lease lapsed', { timeo
 
     // A new version arrives (sub-01 changes) while A is stalled; after the lease, housekeeping elsewhere finds
     // job 1 lost and, a newer job waiting, ends it.
-    writeFileSync(path.join(repo, 'sub-01/eeg/sub-01_task-rest_eeg.edf'), edf(42));
+    writeFileSync(path.join(repo, 'sub-01/eeg/sub-01_task-rest_eeg.edf'), twoChannelEdf(42));
     gitIn(repo, 'commit', '-q', '-am', 'sub-01 changed');
     const commitY = gitIn(repo, 'rev-parse', 'HEAD');
     const { job: job2 } = await enqueueConversion(db, { datasetId: id, ref: 'main', full: false, reason: 'test' });

@@ -14,18 +14,8 @@ import { startWorker } from '../../src/conversion/worker.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { writeEdf } from '../formats/support/edf-writer.js';
-import { gitIn, hostedSource, hostRepository, makeEdfRepo } from './support.js';
+import { gitIn, hostedSource, hostRepository, makeEdfRepo, twoChannelEdf } from './support.js';
 import { gatedStore, until, type Gate } from './gated-store.js';
-
-function edf(seed: number): Uint8Array {
-  const signals = Array.from({ length: 2 }, (_, c) => {
-    const samples = new Int16Array(10 * 100);
-    for (let i = 0; i < samples.length; i++) samples[i] = Math.round(1000 * Math.sin((i * (c + seed)) / 17));
-    return { label: `EEG${c + 1}`, samplesPerRecord: 100, samples };
-  });
-  return writeEdf({ recordDuration: 1, records: 10, signals });
-}
 
 describe('a recording task reclaimed from a worker that is still running it', { timeout: 240_000 }, () => {
   let server: TestServer;
@@ -75,7 +65,7 @@ describe('a recording task reclaimed from a worker that is still running it', { 
     const db = server.deps.db;
     const { repo, a, b, gateA, commitX } = await setUp(id);
     // A new version changes sub-02; B converts and publishes it.
-    writeFileSync(path.join(repo, 'sub-02/eeg/sub-02_task-rest_eeg.edf'), edf(77));
+    writeFileSync(path.join(repo, 'sub-02/eeg/sub-02_task-rest_eeg.edf'), twoChannelEdf(77));
     gitIn(repo, 'commit', '-q', '-am', 'sub-02 changed');
     const commitY = gitIn(repo, 'rev-parse', 'HEAD');
     const { job: job2 } = await enqueueConversion(db, { datasetId: id, ref: 'main', full: false, reason: 'test' });
