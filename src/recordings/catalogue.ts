@@ -6,7 +6,7 @@ import type { Deps } from '../deps.js';
 import type { User } from '../db/accounts-tables.js';
 import type { Recording } from '../client/index.js';
 import { NdsError } from '../core/errors.js';
-import { visibleDataset } from '../datasets/dataset-access.js';
+import { DATASET_ID, visibleDataset } from '../datasets/dataset-access.js';
 import { findRecordingRow, listRecordingRows, type CatalogueCursor, type RecordingFilters, type RecordingPageRow } from './catalogue-queries.js';
 import { readConversionFailures, type ConversionFailure } from '../formats/zarr/conversion-failures.js';
 
@@ -32,7 +32,8 @@ export function encodeCursor(cursor: CatalogueCursor): string {
 export function decodeCursor(text: string): CatalogueCursor {
   try {
     const [dataset_id, zarr] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
-    if (typeof dataset_id === 'string' && typeof zarr === 'string') return { dataset_id, zarr };
+    // Only the shapes this server hands out: a forged cursor's text goes into SQL, where a NUL is a 500.
+    if (typeof dataset_id === 'string' && DATASET_ID.test(dataset_id) && typeof zarr === 'string' && zarr.length > 0 && zarr.length <= 1024 && !/[\u0000-\u001f]/.test(zarr)) return { dataset_id, zarr };
   } catch {
     // answered below
   }
