@@ -137,13 +137,18 @@ export class FileObjectStore implements ObjectStore {
         return written ? infoOf(key, written.size, written.mtimeMs, written.ino) : this.#putSmall(key, file, tmp, bytes);
       }
     }
-    await mkdir(path.dirname(file), { recursive: true });
+    // A part's folder is the upload's: never made here, so that a part sent as its upload ends brings nothing back.
+    if (!part) await mkdir(path.dirname(file), { recursive: true });
     return this.#writeThenRename(key, file, tmp, async () => {
       // Bytes are staged from the caller's array as they are (a copy of each conversion chunk cost garbage collections).
       const source = typeof body === 'string' ? [Buffer.from(body)] : body instanceof Uint8Array ? [body] : body;
       const written = await writeObjectFile(source, tmp, options, !this.#directRefused);
       if (written.directRefused) this.#directRefused = true;
       checkWritten(options, written);
+    }).catch((err: unknown) => {
+      // The upload's folder went while the part was written: completed or aborted meanwhile.
+      if (part && isMissing(err)) throw new MultipartUploadGoneError(key, { cause: err });
+      throw err;
     });
   }
 

@@ -258,7 +258,14 @@ export class FolderMultipart {
 
   /** Removes the parts folder and what this process knew of it; writes under way fail when they mark their part. */
   async remove(dir: string): Promise<void> {
-    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+    // Renamed away first, in one step: \`rm\` deletes the files before their folder, and a part sent meanwhile
+    // saw the folder and wrote into it (an upload aborted, its room given back, taking parts again).
+    const doomed = `${dir}.gone-${randomBytes(6).toString('hex')}`;
+    const moved = await rename(dir, doomed).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? false : Promise.reject(err)),
+    );
+    if (moved) await rm(doomed, { recursive: true, force: true, maxRetries: 3 });
     this.#activity.delete(dir);
     await this.#hasher.drop(dir).catch(() => undefined);
   }
@@ -316,9 +323,11 @@ function gone(dir: string): (err: unknown) => never {
 /** Copies `length` bytes of `from` into `to` at `offset`. */
 async function copyInto(from: string, to: string, offset: number, length: number): Promise<void> {
   const input = await open(from, 'r');
-  const output = await open(to, 'r+');
+  // Opened inside: a completion or abort may have taken `to` away, and `input` must still be closed.
+  let output: Awaited<ReturnType<typeof open>> | undefined;
   const buffer = readBuffers.take(READ_BYTES);
   try {
+    output = await open(to, 'r+');
     for (let done = 0; done < length; ) {
       const { bytesRead } = await input.read(buffer, 0, Math.min(buffer.length, length - done), done);
       if (bytesRead === 0) throw new Error(`${from} ended at ${done} of ${length} bytes`);
@@ -328,7 +337,7 @@ async function copyInto(from: string, to: string, offset: number, length: number
   } finally {
     readBuffers.give(buffer);
     await input.close();
-    await output.close();
+    await output?.close();
   }
 }
 
