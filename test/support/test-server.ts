@@ -57,26 +57,30 @@ function migrationsHash(): string {
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'nds-test-'));
-  const port = await freePort();
   let databaseUrl = 'pglite:memory';
   let dropDatabase: (() => Promise<void>) | undefined;
   // A DATABASE_URL given is another server's database, shared (two nodes of one service): it is not made here.
   if (usingPostgres && options.env?.['DATABASE_URL'] === undefined) ({ url: databaseUrl, drop: dropDatabase } = await createPostgresTestDatabase());
-  const config = loadConfig({
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: process.env.NDS_TEST_LOG_LEVEL ?? 'silent',
-    ...options.env,
-  });
   const clock = new ManualClock();
-  const server = await startServer({
-    config,
-    clock,
-    hostname: '127.0.0.1',
-    log: createLogger(config.logLevel, options.logDestination),
-    pgliteDump: usingPostgres ? undefined : await pgliteDump(),
-  });
+  const dump = usingPostgres ? undefined : await pgliteDump();
+  // The port was free a moment ago; another test process may have taken it since: then another one.
+  let config: Config;
+  let server: RunningServer;
+  for (let attempt = 1; ; attempt++) {
+    config = loadConfig({
+      PORT: String(await freePort()),
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: process.env.NDS_TEST_LOG_LEVEL ?? 'silent',
+      ...options.env,
+    });
+    try {
+      server = await startServer({ config, clock, hostname: '127.0.0.1', log: createLogger(config.logLevel, options.logDestination), pgliteDump: dump });
+      break;
+    } catch (err) {
+      if (attempt >= 5 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    }
+  }
   return {
     ...server,
     url: config.publicUrl,
