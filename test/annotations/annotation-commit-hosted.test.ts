@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
+import { pushAndConvert } from './support.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { json } from '../datasets/support.js';
 import { gitIn, gitRun, makeBidsRepo } from '../conversion/support.js';
@@ -32,7 +33,6 @@ describe('annotations committed into a hosted git repository', () => {
     u.password = key;
     return u.toString();
   };
-  const queued = async () => Number((await server.deps.db.selectFrom('conversion_jobs').select((eb) => eb.fn.countAll().as('n')).where('dataset_id', '=', id).executeTakeFirstOrThrow()).n);
 
   before(async () => {
     // Far above the fixtures' files; the last test pushes one past it.
@@ -42,14 +42,7 @@ describe('annotations committed into a hosted git repository', () => {
     repo = makeBidsRepo();
     scratch = mkdtempSync(path.join(os.tmpdir(), 'nds-commit-clone-'));
     await insertDatasetRows(server.deps.db, { id, name: 'Hosted and annotated', owner_id: owner.user.id, visibility: 'private' });
-    const pushed = await gitRun(repo, 'push', '-q', remote(owner.key), 'main');
-    assert.equal(pushed.status, 0, pushed.stderr);
-    // The push is handled once git has exited: wait for its conversion job, then for the worker.
-    for (let waited = 0; (await queued()) === 0; waited += 50) {
-      assert.ok(waited < 20_000, 'the push queued no conversion');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await server.worker!.idle();
+    await pushAndConvert(server, repo, id, owner.key);
   });
   after(async () => {
     await server.close();

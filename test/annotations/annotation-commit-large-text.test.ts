@@ -12,7 +12,8 @@ import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { gitIn, gitRun, makeBidsRepo } from '../conversion/support.js';
+import { gitIn, gitRun, makeBidsRepo, pushRemote } from '../conversion/support.js';
+import { pushAndConvert } from './support.js';
 import type { FileObjectStore } from '../../src/objects/file-object-store.js';
 
 const post = (body: unknown): RequestInit => ({ method: 'POST', body: JSON.stringify(body) });
@@ -25,25 +26,12 @@ describe('an annotation commit and a pointer to a large content object', { timeo
   let repo: string;
   const id = 'nd000412';
   const eeg = 'sub-02/eeg/sub-02_task-rest_eeg.edf';
-  const remote = () => {
-    const u = new URL(`${server.url}/git/${id}.git`);
-    [u.username, u.password] = ['nds', owner.key];
-    return u.toString();
-  };
-  const queued = async () => Number((await server.deps.db.selectFrom('conversion_jobs').select((eb) => eb.fn.countAll().as('n')).where('dataset_id', '=', id).executeTakeFirstOrThrow()).n);
-
   before(async () => {
     server = await startTestServer({ env: { MAX_GIT_FILE_BYTES: String(4 << 20) } });
     owner = await createAccount(server);
     repo = makeBidsRepo();
     await insertDatasetRows(server.deps.db, { id, name: 'Hosted and annotated', owner_id: owner.user.id, visibility: 'private' });
-    const pushed = await gitRun(repo, 'push', '-q', remote(), 'main');
-    assert.equal(pushed.status, 0, pushed.stderr);
-    for (let waited = 0; (await queued()) === 0; waited += 50) {
-      assert.ok(waited < 20_000, 'the push queued no conversion');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await server.worker!.idle();
+    await pushAndConvert(server, repo, id, owner.key);
   });
   after(async () => {
     await server?.close();
@@ -61,7 +49,7 @@ describe('an annotation commit and a pointer to a large content object', { timeo
     writeFileSync(path.join(repo, 'CHANGES'), `version https://git-lfs.github.com/spec/v1\noid sha256:${sha}\nsize ${BIG}\n`);
     gitIn(repo, 'add', 'CHANGES');
     gitIn(repo, 'commit', '-q', '-m', 'CHANGES as a pointer');
-    const pushed = await gitRun(repo, 'push', '-q', remote(), 'main');
+    const pushed = await gitRun(repo, 'push', '-q', pushRemote(server.url, id, owner.key), 'main');
     assert.equal(pushed.status, 0, pushed.stderr);
 
     const objects = server.deps.objects;

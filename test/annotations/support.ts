@@ -2,7 +2,8 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fixtures } from '../conversion/support.js';
+import assert from 'node:assert/strict';
+import { fixtures, gitRun, pushRemote } from '../conversion/support.js';
 import type { TestAccount } from '../support/accounts.js';
 import type { TestServer } from '../support/test-server.js';
 import { json } from '../datasets/support.js';
@@ -41,4 +42,19 @@ export async function uploadedDataset(
   const { recordings } = await json(await owner.api(`/datasets/${id}/recordings`), 200);
   const first = recordings[0] as { path: string; groups: Array<{ duration_s: number; channels: Array<{ label: string }> }> };
   return { id, recording: first.path, duration: Math.max(...first.groups.map((g) => g.duration_s)), channels: first.groups.flatMap((g) => g.channels.map((c) => c.label)) };
+}
+
+/**
+ * Pushes `repo`'s main to dataset `id`'s hosted repository with `key`, and waits for the conversion the push
+ * queues (the push is handled once git has exited) and for the server's worker.
+ */
+export async function pushAndConvert(server: TestServer, repo: string, id: string, key: string): Promise<void> {
+  const pushed = await gitRun(repo, 'push', '-q', pushRemote(server.url, id, key), 'main');
+  assert.equal(pushed.status, 0, pushed.stderr);
+  const queued = async () => Number((await server.deps.db.selectFrom('conversion_jobs').select((eb) => eb.fn.countAll().as('n')).where('dataset_id', '=', id).executeTakeFirstOrThrow()).n);
+  for (let waited = 0; (await queued()) === 0; waited += 50) {
+    assert.ok(waited < 20_000, 'the push queued no conversion');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await server.worker!.idle();
 }
