@@ -13,7 +13,7 @@ import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { datasetVisibility, replaceZarrIndexEtag } from '../datasets/dataset-queries.js';
 import { mapLimit } from '../core/map-limit.js';
-import { runPeriodically } from '../core/periodic.js';
+import { runPeriodically, type Periodic } from '../core/periodic.js';
 import { readStoreIndex, storeIndexKey, writeStoreIndex } from '../formats/zarr/store-index-object.js';
 import { findSweepWant, finishSweepWant, listDueSweeps, releaseCopyLease, takeCopyLease, wantSweep } from './copy-exposure-queries.js';
 
@@ -187,11 +187,8 @@ async function settleIndex(deps: ExposureDeps, datasetId: string, isPublic: bool
   await replaceZarrIndexEtag(deps.db, datasetId, before.etag, written.etag);
 }
 
-export interface CopySweeper {
-  /** Sweeps now whatever is due, after the round under way (the timer does it every interval). */
-  tick(): Promise<void>;
-  stop(): Promise<void>;
-}
+/** Its `tick` sweeps now whatever is due, after the round under way (the timer does it every interval). */
+export type CopySweeper = Periodic;
 
 /**
  * Sweeps, every `intervalMs` and once at start, the copies whose wanted sweep no live process holds: one a

@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { sha256Hex } from '../core/secrets.js';
-import { runPeriodically } from '../core/periodic.js';
+import { runPeriodically, type Periodic } from '../core/periodic.js';
 import type { Dataset } from './dataset-queries.js';
 import { embedTexts } from './embeddings-client.js';
 import { embeddingText } from './search-semantic.js';
@@ -54,11 +54,8 @@ export async function embedStaleDatasets(deps: EmbeddingDeps, batch = EMBED_BATC
   return rows.length;
 }
 
-export interface EmbeddingRefresher {
-  /** One round now: batches until none is left or the endpoint fails (logged). */
-  tick(): Promise<void>;
-  stop(): Promise<void>;
-}
+/** Its `tick` runs one round now: batches until none is left or the endpoint fails (logged). */
+export type EmbeddingRefresher = Periodic;
 
 /** Runs `embedStaleDatasets` every `intervalMs` (first after one interval), one round at a time. */
 export function startEmbeddingRefresher(deps: EmbeddingDeps & Pick<Deps, 'log'>, intervalMs: number): EmbeddingRefresher {
