@@ -30,7 +30,10 @@ export interface PutOptions {
   contentType?: string;
   /** When given, a body of another length is refused (`ContentMismatchError`) and nothing is stored. */
   contentLength?: number;
-  /** Hex SHA-256 the body must have; on a mismatch the store keeps nothing and throws `ContentMismatchError`. */
+  /**
+   * Hex SHA-256 the body must have; on a mismatch the store throws `ContentMismatchError`, keeps nothing of the
+   * body, and leaves what the key held before (no reader ever sees other bytes there).
+   */
   sha256?: string;
   /** Hex CRC-32 (zlib's, 8 digits) the body must have, checked as `sha256` is; the folder store's parts (decision 0032). */
   crc32?: string;

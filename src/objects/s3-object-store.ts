@@ -150,30 +150,21 @@ export class S3ObjectStore implements ObjectStore {
       checkContent(options, bytes.length, options.sha256 ? sha256Hex(bytes) : undefined);
       await this.#client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length, ContentType: options.contentType, Tagging }));
     } else {
-      // Streamed: hash and count on the way through, and take the object back out if it is not what was promised.
-      const hash = createHash('sha256');
-      let size = 0;
-      const meter = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          size += chunk.length;
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      });
+      // Streamed: lib-storage writes the key only once the body has ended (one PutObject, or the completion of
+      // a multipart upload, which a failure aborts), and the body ends only once it is what was promised. So
+      // other bytes never appear at the key, and a refused write leaves what a good one put there meanwhile.
+      const verified = body.pipe(endingWhenVerified(options));
+      body.once('error', (err) => verified.destroy(err));
       const upload = new Upload({
         client: this.#client,
-        params: { Bucket: this.bucket, Key: key, Body: body.pipe(meter), ContentType: options.contentType, Tagging },
+        params: { Bucket: this.bucket, Key: key, Body: verified, ContentType: options.contentType, Tagging },
         partSize: PART_SIZE,
         queueSize: 2,
       });
-      body.once('error', (err) => meter.destroy(err));
       await upload.done();
-      try {
-        checkContent(options, size, hash.digest('hex'));
-      } catch (err) {
-        await this.delete(key);
-        throw err;
-      }
+      // radosgw (Ceph 16) drops x-amz-tagging on CreateMultipartUpload: a body that went in parts is tagged here,
+      // and is until then not public (the safe side).
+      if (options.publicRead) await this.setPublicRead(key, true);
     }
     const info = await this.head(key);
     if (!info) throw new Error(`object ${key} vanished right after it was written`);
@@ -431,6 +422,40 @@ export class S3ObjectStore implements ObjectStore {
   async close(): Promise<void> {
     this.#client.destroy();
   }
+}
+
+/**
+ * Passes a body through but lets it end only when its size and SHA-256 are the promised ones; otherwise it fails
+ * with `ContentMismatchError` instead of ending (at once, on the first byte past a promised size). The newest
+ * chunk is held back until then, so a writer that commits as soon as it has the promised length commits nothing
+ * unverified either.
+ */
+function endingWhenVerified(promised: PutOptions): Transform {
+  const hash = promised.sha256 === undefined ? undefined : createHash('sha256');
+  let size = 0;
+  let held: Buffer | undefined;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (promised.contentLength !== undefined && size > promised.contentLength) {
+        done(new ContentMismatchError({ size: promised.contentLength }, { size }));
+        return;
+      }
+      hash?.update(chunk);
+      const previous = held;
+      held = chunk;
+      done(null, previous);
+    },
+    flush(done) {
+      try {
+        checkContent(promised, size, hash?.digest('hex'));
+      } catch (err) {
+        done(err as ContentMismatchError);
+        return;
+      }
+      done(null, held);
+    },
+  });
 }
 
 function checkContent(options: PutOptions, size: number, sha256: string | undefined): void {

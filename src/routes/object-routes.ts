@@ -72,8 +72,7 @@ async function putObject(c: Context<AppEnv>): Promise<Response> {
   const body = requestBody(c);
   if (!body) throw new NdsError('bad_request', { message: 'A PUT needs a body.' });
   // A content key already holds the bytes of its hash (checked when they were written): they stay, and the
-  // body is never handed to the store, whatever it holds. An S3 store can only check a streamed body after
-  // writing it, and drops the key when the check fails: a wrong body would take good content with it.
+  // body is never handed to the store, whatever it holds.
   const present = content ? await objects.head(key) : undefined;
   if (present) {
     body.resume();
