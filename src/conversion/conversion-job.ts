@@ -102,7 +102,7 @@ export async function planConversionJob(deps: Deps, req: JobRequest, source: Ope
   const base = diffBase(previous, checkout.commit, req.full);
   const changed = base && checkout.mirror ? await changedPaths(checkout.mirror, base, checkout.commit, deps.config.maxTreeFiles) : undefined;
   const unpublished = await unpublishedStores(deps.db, req.datasetId);
-  const plan = storedPlanOf(planConversion({ recordings, previous, commit: checkout.commit, changed, full: req.full, unpublished }), checkout.commit);
+  const plan = storedPlanOf(planConversion({ recordings, previous, commit: checkout.commit, changed, full: req.full, unpublished }), checkout.commit, previous?.source_commit ?? null);
   return { ...plan, asked: { ref: req.ref, full: req.full, reason: req.reason } };
 }
 
@@ -117,7 +117,8 @@ export function askedSincePlanned(plan: StoredPlan, req: JobRequest): JobRequest
 export async function publishConversion(deps: Deps, datasetId: string, plan: StoredPlan, outcomes: ReadonlyMap<number, TaskOutcome>, fence?: WriteFence): Promise<JobResult> {
   const copy = assembleCopy(plan, outcomes);
   // Latest-only: stores whose source is gone are deleted (by publishIndex), after the new ones were written.
-  return publishIndex(deps, { datasetId, commit: plan.commit, gone: plan.remove, fence, ...copy });
+  // A plan stored before it kept the previous commit changed a copy of a commit unknown: the catalogue is read whole.
+  return publishIndex(deps, { datasetId, commit: plan.commit, previousCommit: plan.previousCommit ?? null, gone: plan.remove, fence, ...copy });
 }
 
 /** Reports a job that could not run at all (no source, git failure): `zarr_status` becomes `failed`. */

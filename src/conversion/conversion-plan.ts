@@ -1,7 +1,8 @@
 /**
  * What a conversion does, decided without touching a store: given the recordings of the source, the previous
  * `index.json` and the paths changed since its commit, which recordings to convert, which stores and failures
- * to keep as they are, and which stores to delete because their source is gone.
+ * to keep as they are, and which stores to delete because their source is gone. Only a failure of the file is
+ * kept; one of the service (`kind: 'service'`) is converted again.
  */
 import path from 'node:path';
 import type { FoundRecording } from '../formats/bids/find-recordings.js';
@@ -11,7 +12,7 @@ import type { IndexFailure, StoreIndex, StoreIndexEntry } from '../formats/zarr/
 export type RecordingStep =
   | { action: 'convert'; recording: FoundRecording }
   | { action: 'keep_store'; recording: FoundRecording; store: StoreIndexEntry }
-  | { action: 'keep_failure'; recording: FoundRecording; failure: IndexFailure };
+  | { action: 'keep_failure'; recording: FoundRecording; failure: IndexFailure & { kind: 'file' } };
 
 export interface ConversionPlan {
   steps: RecordingStep[];
@@ -72,7 +73,18 @@ export function affectedRecordings(recordings: FoundRecording[], changed: string
   return out;
 }
 
-/** Which recordings to convert: all without a usable previous index, else those new, never converted or changed. */
+/**
+ * A previous failure the conversion keeps: the file's own. One the service caused (a store that refused its
+ * writes, workers lost on it) says nothing about the file, so it is tried again.
+ */
+function isFileFailure(failure: IndexFailure): boolean {
+  return failure.kind !== 'service';
+}
+
+/**
+ * Which recordings to convert: all without a usable previous index, else those new, never converted (or
+ * failed for the service's faults) or changed.
+ */
 function recordingsToConvert(input: PlanInput, previous: StoreIndex | undefined, known: (p: string) => boolean): Set<string> {
   const all = new Set(input.recordings.map((r) => r.path));
   const prevCommit = previous?.source_commit;
@@ -88,7 +100,7 @@ function recordingsToConvert(input: PlanInput, previous: StoreIndex | undefined,
 export function planConversion(input: PlanInput): ConversionPlan {
   const previous = input.full ? undefined : input.previous;
   const previousStores = new Map((previous?.stores ?? []).map((s) => [s.path, s]));
-  const previousFailures = new Map((previous?.failures ?? []).map((f) => [f.path, f]));
+  const previousFailures = new Map((previous?.failures ?? []).filter(isFileFailure).map((f) => [f.path, f]));
   const toConvert = recordingsToConvert(input, previous, (p) => previousStores.has(p) || previousFailures.has(p));
   const present = new Set(input.recordings.map((r) => r.path));
   for (const u of input.unpublished ?? []) if (present.has(u.path)) toConvert.add(u.path);
@@ -101,7 +113,8 @@ export function planConversion(input: PlanInput): ConversionPlan {
     const store = previousStores.get(recording.path);
     const failure = previousFailures.get(recording.path);
     if (store) steps.push({ action: 'keep_store', recording, store });
-    else if (failure) steps.push({ action: 'keep_failure', recording, failure });
+    // A failure of an index written before failures had a kind is kept as what it was read as: the file's.
+    else if (failure) steps.push({ action: 'keep_failure', recording, failure: { ...failure, kind: 'file' } });
   }
   // Latest-only: a store whose source is gone goes (after the new ones were written), the index's or one an
   // unpublished job wrote.

@@ -31,6 +31,11 @@ export interface JobResult {
 export interface NewIndex {
   datasetId: string;
   commit: string;
+  /**
+   * The source commit of the index this one replaces, as the job's plan read it: the catalogue reads again
+   * only the stores converted over it when it is whole at that commit; null: it is read whole.
+   */
+  previousCommit: string | null;
   stores: Array<IndexStore | StoreIndexEntry>;
   failures: IndexFailure[];
   /** Store folders written by this job. */
@@ -90,7 +95,9 @@ export async function publishIndex(deps: Deps, next: NewIndex): Promise<JobResul
     },
     index,
     // The job's plan decided to convert this commit (conversion-job.ts): one job of a dataset runs at a time.
-    { evenIfOlder: true },
+    // The stores it converted changed the copy it was planned over, which may not be the recorded one: a job
+    // that wrote its index and was lost before it recorded it left the copy of a commit the database never saw.
+    { evenIfOlder: true, previousCommit: next.previousCommit },
   );
   return result;
 }

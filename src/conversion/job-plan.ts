@@ -20,6 +20,12 @@ export interface PlannedRecording {
 export interface StoredPlan {
   commit: string;
   /**
+   * The source commit of the index the plan was made over: the copy this conversion changes. Null when it was
+   * made over none (a full conversion, no index, a damaged one, or one without a commit); absent from plans
+   * stored before it was kept.
+   */
+  previousCommit?: string | null;
+  /**
    * What the job asked for when it was planned. A job reclaimed from a lost worker waits with its plan, and a
    * dispatch merged into it meanwhile changes what it asks for: its worker runs the plan, then queues that.
    * Absent from plans stored before it was kept.
@@ -34,14 +40,14 @@ export interface StoredPlan {
 /** What a task ended with: the store it wrote, or the failure the index lists. */
 export type TaskOutcome = { store: IndexStore; failure?: undefined } | { store?: undefined; failure: IndexFailure };
 
-export function storedPlanOf(plan: ConversionPlan, commit: string): StoredPlan {
+export function storedPlanOf(plan: ConversionPlan, commit: string, previousCommit: string | null): StoredPlan {
   const recordings = plan.steps.map((step): PlannedRecording => {
     const { path, zarr, modality } = step.recording;
     if (step.action === 'keep_store') return { path, zarr, modality, keep: step.store };
     if (step.action === 'keep_failure') return { path, zarr, modality, keepFailure: step.failure };
     return { path, zarr, modality };
   });
-  return { commit, recordings, remove: plan.remove };
+  return { commit, previousCommit, recordings, remove: plan.remove };
 }
 
 /** The recordings a task converts, with their position in the plan. */
@@ -69,7 +75,7 @@ export function assembleCopy(plan: StoredPlan, outcomes: ReadonlyMap<number, Tas
       copy.stores.push(outcome.store);
       copy.converted.push(r.zarr);
     } else {
-      copy.failures.push(outcome?.failure ?? { path: r.path, zarr: r.zarr, code: 'corrupt_or_truncated', reason: 'The conversion of this file did not finish.' });
+      copy.failures.push(outcome?.failure ?? { path: r.path, zarr: r.zarr, code: 'corrupt_or_truncated', reason: 'The conversion of this file did not finish.', kind: 'service' });
       copy.removed.push(r.zarr);
     }
   });

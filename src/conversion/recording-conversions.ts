@@ -36,11 +36,24 @@ export interface OpenSource {
   lister: ReturnType<typeof folderLister>;
 }
 
+/**
+ * Gives a file of the checkout its content. A content object missing or not what its key names is the file's
+ * failure (`SourceError`); anything else (the store failed a read, the disk a write) is a fault of the moment,
+ * not of the file, so its task is tried again and, past its attempts, failed as the service's.
+ */
+async function materializeOrFault(checkout: SourceCheckout, rel: string): Promise<void> {
+  try {
+    await checkout.materialize([rel]);
+  } catch (err) {
+    throw err instanceof SourceError ? err : new StoreWriteError(`${rel} into the checkout`, err);
+  }
+}
+
 export async function openSource(checkout: SourceCheckout): Promise<OpenSource> {
   // Every file a recording reads must be a regular file of the checkout; the entries it refused say why not.
   // A file is given its content as it is opened: whatever the readers and sidecar lookups open, nothing else.
   // One given it from a content object has the digest its key names: the conversion does not hash it again.
-  const tree = await SourceTree.at(checkout.dir, checkout.refused, (rel) => checkout.materialize([rel]), (rel) => checkout.contentSha256(rel));
+  const tree = await SourceTree.at(checkout.dir, checkout.refused, (rel) => materializeOrFault(checkout, rel), (rel) => checkout.contentSha256(rel));
   return { checkout, tree, lister: folderLister(checkout.dir) };
 }
 
@@ -86,7 +99,7 @@ export async function convertOneRecording(
     void observeRecording(deps.metrics, checkout.dir, files, started, 'failed');
     // Not `code`: the logger redacts that field everywhere (device codes).
     deps.log.info({ dataset: datasetId, path: r.path, failure: failure.code, reason: failure.reason }, 'recording not converted');
-    return { failure: { path: r.path, zarr: r.zarr, ...failure } };
+    return { failure: { path: r.path, zarr: r.zarr, ...failure, kind: 'file' } };
   } finally {
     await checkout.release();
   }

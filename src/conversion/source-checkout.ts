@@ -212,6 +212,12 @@ async function pointerTarget(file: string): Promise<string | undefined> {
 /** Where a file's content came from when it was materialized, and what it is put back to on release. */
 type Fetched = { kind: 'pointer'; sha: string } | { kind: 'blob' };
 
+/** Replaces `file` by the placeholder it had before it was given its content. */
+async function putBack(file: string, was: Fetched): Promise<void> {
+  await rm(file, { force: true });
+  await writeFile(file, was.kind === 'pointer' ? `${LFS_HEADER}\noid sha256:${was.sha}\nsize 0\n` : '', { flag: 'wx' });
+}
+
 interface CheckoutParts {
   dir: string;
   commit: string;
@@ -283,7 +289,13 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
     }
     const sha = await pointerTarget(file);
     if (!sha) return;
-    await fromObjects(normal, file, sha);
+    try {
+      await fromObjects(normal, file, sha);
+    } catch (err) {
+      // The pointer goes back: the task's next attempt on this checkout finds the file to fill again, not a file gone.
+      await putBack(file, { kind: 'pointer', sha });
+      throw err;
+    }
     fetched.set(normal, { kind: 'pointer', sha });
   };
   const materialize = async (files: string[]) => {
@@ -303,12 +315,8 @@ function checkoutOf(deps: Pick<Deps, 'objects'>, datasetId: string, parts: Check
     refused: parts.refused,
     materialize,
     async release() {
-      for (const [rel, was] of fetched) {
-        // Put the placeholder back: the file stays visible to later recordings' sidecar lookups.
-        const { file } = inside(rel);
-        await rm(file, { force: true });
-        await writeFile(file, was.kind === 'pointer' ? `${LFS_HEADER}\noid sha256:${was.sha}\nsize 0\n` : '', { flag: 'wx' });
-      }
+      // Put the placeholder back: the file stays visible to later recordings' sidecar lookups.
+      for (const [rel, was] of fetched) await putBack(inside(rel).file, was);
       fetched.clear();
     },
     contentSha256(rel) {

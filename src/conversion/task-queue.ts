@@ -7,6 +7,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { ConversionTask } from '../db/conversion-tables.js';
 import type { Database } from '../db/types.js';
+import type { IndexFailure } from '../formats/zarr/store-index.js';
 import type { TaskOutcome } from './job-plan.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -91,7 +92,9 @@ export async function reclaimLostTasks(
     for (const task of lost) {
       if (task.attempts >= limits.maxAttempts) {
         const reason = `The conversion of this file stopped its worker ${task.attempts} times (the process died or was lost each time); it was given up.`;
-        const failure = { path: task.path, zarr: task.zarr, code: 'corrupt_or_truncated', reason };
+        // The file's (a poison recording, decision 0024): one file that took down every worker given it is the
+        // likeliest cause, and trying it again at each conversion would take down as many workers each time.
+        const failure: IndexFailure = { path: task.path, zarr: task.zarr, code: 'corrupt_or_truncated', reason, kind: 'file' };
         await trx.updateTable('conversion_tasks').set({ state: 'failed', finished_at: now, failure: JSON.stringify(failure), error: reason }).where('id', '=', task.id).execute();
         givenUp.push(task);
       } else {

@@ -184,7 +184,9 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
             : err instanceof StoreWriteError
               ? `The conversion of this file failed ${task.attempts} times for reasons of the service, not of the file (last: ${err.message}); the next conversion tries it again.`
               : 'The source could not be read for this recording.';
-        outcome = { failure: { path: recording.path, zarr: recording.zarr, code: 'file_read_error' as const, reason } };
+        // The file's own failures are the outcomes `convertOneRecording` returns; what it threw (a store that
+        // refused writes, a checkout that failed, a file the checkout could not list) is the service's.
+        outcome = { failure: { path: recording.path, zarr: recording.zarr, code: 'file_read_error' as const, reason, kind: 'service' as const } };
       }
       if (await finishTask(db, task.id, workerId, outcome, clock.now())) {
         if (announce) await announceWork(db);

@@ -42,12 +42,21 @@ export function sourceMirrorDir(dataDir: string, datasetId: string): string {
   return path.join(dataDir, 'sources', `${datasetId}.git`);
 }
 
-/**
- * `index`: the index the caller just wrote (a worker); read from the object store when left out (a callback).
- * `evenIfOlder`: recorded although the commit is an ancestor of the recorded one (a worker's job that decided
- * so when it was planned: a branch rolled back, converted on request); otherwise such a report is ignored.
- */
-export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload, index?: StoreIndex, options: { evenIfOlder?: boolean } = {}): Promise<ZarrReadyOutcome> {
+export interface ZarrReadyOptions {
+  /**
+   * Recorded although the commit is an ancestor of the recorded one (a worker's job that decided so when it was
+   * planned: a branch rolled back, converted on request); left out, such a report is ignored.
+   */
+  evenIfOlder?: boolean;
+  /**
+   * The source commit of the copy `payload.converted` were converted over (a worker's plan knows it; null: none
+   * or unknown, and the catalogue is read whole); left out (a callback), the dataset's recorded commit.
+   */
+  previousCommit?: string | null;
+}
+
+/** `index`: the index the caller just wrote (a worker); read from the object store when left out (a callback). */
+export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload, index?: StoreIndex, options: ZarrReadyOptions = {}): Promise<ZarrReadyOutcome> {
   const { db, config, log } = deps;
   const dataset = await findDatasetRow(db, payload.dataset_id);
   if (!dataset) throw new NdsError('dataset_not_found', { message: `No dataset ${payload.dataset_id}.` });
@@ -61,7 +70,7 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload, ind
     }
   }
 
-  if (payload.status === 'ready') await catalogueCopy(deps, dataset.id, payload, index, recorded);
+  if (payload.status === 'ready') await catalogueCopy(deps, dataset.id, payload, index, options.previousCommit === undefined ? recorded : options.previousCommit);
 
   const now = deps.clock.now();
   if (payload.status === 'ready') {
@@ -93,19 +102,19 @@ export async function recordZarrReady(deps: Deps, payload: ZarrReadyPayload, ind
 }
 
 /**
- * The recording catalogue follows the copy's index: the stores `payload` converted over the copy of
- * `recorded`, or all of them when the catalogue was not whole at it. A failure leaves the rows of the previous
- * copy and the catalogue not whole, so the next conversion or the startup backfill reads it whole; it never
- * fails the recording of the outcome.
+ * The recording catalogue follows the copy's index: the stores `payload` converted over the copy of `from`, or
+ * all of them when the catalogue was not whole at it. A failure leaves the rows of the previous copy and the
+ * catalogue not whole, so the next conversion or the startup backfill reads it whole; it never fails the
+ * recording of the outcome.
  */
-async function catalogueCopy(deps: Deps, datasetId: string, payload: ZarrReadyPayload, written: StoreIndex | undefined, recorded: string | null): Promise<void> {
+async function catalogueCopy(deps: Deps, datasetId: string, payload: ZarrReadyPayload, written: StoreIndex | undefined, from: string | null): Promise<void> {
   try {
     const index = written ?? (await readStoreIndex(deps.objects, datasetId));
     if (!index) {
       deps.log.warn({ dataset: datasetId }, 'zarr-ready for a copy without index.json: the recording catalogue is left as it is');
       return;
     }
-    await syncCatalogue(deps, datasetId, index, payload.converted && { from: recorded, converted: payload.converted });
+    await syncCatalogue(deps, datasetId, index, payload.converted && { from, converted: payload.converted });
   } catch (err) {
     deps.log.warn({ err, dataset: datasetId }, 'recording catalogue update failed');
   }

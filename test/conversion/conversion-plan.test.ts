@@ -57,6 +57,24 @@ describe('conversion plan', () => {
     assert.equal(kept?.action === 'keep_store' && kept.store.updated_utc, '2026-01-01T00:00:00.000Z', 'a kept store keeps its entry as it was');
   });
 
+  it("converts again a recording failed for the service's faults, and keeps a failure of the file", () => {
+    // `nap` was given up because the store refused its writes; `broken` was refused by the converter.
+    const previous = indexOf(OLD, [rest], [broken]);
+    previous.failures.push({ path: nap.path, zarr: nap.zarr, code: 'file_read_error', reason: 'the store failed', kind: 'service' });
+    const afterPush = planConversion({ recordings: [rest, nap, broken], previous, commit: NEW, changed: ['README'], full: false });
+    assert.deepEqual(summary(afterPush), { convert: [nap.path], keep: [`keep_store ${rest.path}`, `keep_failure ${broken.path}`], remove: [], total: 1 });
+    // A run at the index's own commit (a regeneration) tries it again too.
+    const sameCommit = planConversion({ recordings: [rest, nap, broken], previous, commit: OLD, changed: undefined, full: false });
+    assert.deepEqual(summary(sameCommit).convert, [nap.path]);
+  });
+
+  it("keeps the failures of an index written before failures had a kind, as the file's", () => {
+    // `indexOf` writes failures as older indexes (and external runners) did: without `kind`.
+    const plan = planConversion({ recordings: [rest, broken], previous: indexOf(OLD, [rest], [broken]), commit: NEW, changed: ['README'], full: false });
+    const kept = plan.steps.find((s) => s.action === 'keep_failure');
+    assert.deepEqual(kept?.action === 'keep_failure' && kept.failure, { path: broken.path, zarr: broken.zarr, code: 'empty_recording', reason: '0 bytes', kind: 'file' });
+  });
+
   it('converts again the recordings a job that never published wrote in place, and removes those gone from the source', () => {
     // A job of a later commit wrote `rest`, `nap` and `broken` (then new) in place and was given up; the copy's
     // index is still of OLD, and the commit converted now changed nothing since OLD (a revert) and dropped `broken`.

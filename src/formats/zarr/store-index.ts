@@ -28,11 +28,20 @@ export interface StoreIndexEntry {
   trial_types: string[];
 }
 
+/**
+ * Whose fault a failure is: `file` (the converter refused the file: later conversions keep the failure until
+ * the file changes) or `service` (given up for faults of the service, such as object store errors or workers
+ * lost: the next conversion tries the recording again).
+ */
+export type FailureKind = 'file' | 'service';
+
 export interface IndexFailure {
   path: string;
   zarr: string;
   code: FailureCode;
   reason: string;
+  /** Absent from indexes written before it was kept, and from external runners': read as `file`. */
+  kind?: FailureKind;
 }
 
 export interface StoreIndex {
