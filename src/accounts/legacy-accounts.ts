@@ -7,34 +7,74 @@
 import { sql, type Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError } from '../core/errors.js';
+import { isNdsError, NdsError } from '../core/errors.js';
 import { assertAccountUsable } from './account-gates.js';
 import { mintApiKey, type MintedKey } from './api-keys.js';
 import type { SignInMailDeps } from './email-sign-in.js';
 import { consumeLinkToken, issueLinkToken, issueSignInCode, peekLinkToken } from './login-codes.js';
 import { checkPassword } from './password-login.js';
 import { hashPassword } from '../core/secrets.js';
-import { keyRegenerationMail, verificationMail } from './sign-in-mail.js';
-import { createUser, findUserByEmail } from './users.js';
+import { keyRegenerationMail, signUpWithAddressInUseMail, verificationMail } from './sign-in-mail.js';
+import { createUser, findUserByEmail, presentUser, type PresentedUser } from './users.js';
 
 export const KEY_REGENERATION_LIFETIME_S = 3600;
 
-/** Registers a pending person account with a password and mails its verification code. */
+/**
+ * Registers a pending person account with a password and mails its verification code; what the sign-up answers.
+ * An address an account uses already answers the same (docs/security.md: the answer tells nothing of the
+ * address): nothing is made, the address is mailed a notice instead of a code, and the answer is the account the
+ * sign-up would have made, unsaved. A taken username is `username_taken` either way: usernames are public.
+ */
 export async function registerWithPassword(
   deps: SignInMailDeps,
   account: { username: string; email: string; password: string },
   now: Date,
-): Promise<User> {
-  const user = await createUser(deps.db, {
+): Promise<PresentedUser> {
+  const passwordHash = await hashPassword(account.password);
+  let user: User;
+  try {
+    user = await createUser(deps.db, { username: account.username, email: account.email, status: 'pending', kind: 'person', passwordHash }, now);
+  } catch (err) {
+    if (!isNdsError(err, 'email_taken')) throw err;
+    return answerForAddressInUse(deps, account);
+  }
+  const code = await issueSignInCode(deps.db, user.id, now);
+  await deps.mailer.send(verificationMail(deps.publicUrl, user.email, code, user.username));
+  return presentUser(user);
+}
+
+/**
+ * A sign-up's answer for an address an account uses: the same work as a new account's (a look-up, a mail), and
+ * the pending account it would have made. That account holds only what the caller sent (the username is free:
+ * a taken one was refused before) and what every new account has; its `created_at` is the database's clock,
+ * which stamps a row that is saved.
+ */
+async function answerForAddressInUse(deps: SignInMailDeps, account: { username: string; email: string }): Promise<PresentedUser> {
+  const holder = await findUserByEmail(deps.db, account.email);
+  await deps.mailer.send(signUpWithAddressInUseMail(deps.publicUrl, holder?.email ?? account.email));
+  const { rows } = await sql<{ now: Date }>`select now() as now`.execute(deps.db);
+  const createdAt = rows[0]!.now;
+  return presentUser({
+    id: 0,
     username: account.username,
     email: account.email,
     status: 'pending',
+    tier: 'basic',
+    role: 'member',
     kind: 'person',
-    passwordHash: await hashPassword(account.password),
-  }, now);
-  const code = await issueSignInCode(deps.db, user.id, now);
-  await deps.mailer.send(verificationMail(deps.publicUrl, user.email, code, user.username));
-  return user;
+    identity_conflict: false,
+    password_hash: null,
+    orcid: null,
+    oidc_subject: null,
+    live_key_count: 0,
+    upload_access_requested_at: null,
+    approved_at: null,
+    revoked_at: null,
+    sandbox_completed_at: null,
+    storage_quota_bytes: null,
+    created_at: createdAt,
+    updated_at: createdAt,
+  });
 }
 
 /** Mails a new verification code if `email` is a pending person account; otherwise does nothing, silently. */

@@ -34,6 +34,26 @@ export function noAccountMail(publicUrl: string, to: string): MailMessage {
   };
 }
 
+/**
+ * Sent instead of a verification code when a sign-up names an address an account uses already (the sign-up
+ * answers as for a new address): its owner learns of the attempt and how to sign in.
+ */
+export function signUpWithAddressInUseMail(publicUrl: string, to: string): MailMessage {
+  const link = `${publicUrl}/login?step=code&email=${encodeURIComponent(to)}`;
+  return {
+    to,
+    subject: 'nds: someone tried to sign up with this address',
+    text: [
+      'Someone (perhaps you) tried to create an nds account with this address. An account uses it already, so',
+      'no account was made and nothing of yours changed.',
+      '',
+      `To sign in to your account, ask for a sign-in code on ${link}`,
+      '',
+      'If it was not you, ignore this mail.',
+    ].join('\n'),
+  };
+}
+
 export function keyRegenerationMail(publicUrl: string, to: string, token: string, lifetimeS: number): MailMessage {
   return {
     to,

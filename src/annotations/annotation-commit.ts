@@ -16,7 +16,7 @@ import { convertNewVersion } from '../conversion/convert-new-version.js';
 import { datasetFor } from '../datasets/dataset-access.js';
 import { contentKey, type ManifestEntry } from '../datasets/manifest.js';
 import { createVersion, findVersion, listVersions, readManifest } from '../datasets/versions.js';
-import { commitToHosted, hostedHead, readHostedText, refuseLargeText } from '../datasets/hosted-commit.js';
+import { hostedHead, moveMain, readHostedText, refuseLargeText, writeHostedCommit } from '../datasets/hosted-commit.js';
 import { HOSTED_SOURCE } from '../datasets/source-repo.js';
 import { createVersionFromCommit, refuseOversizedGitFiles, repositoryHeldElsewhere, reserveForCommitOn } from '../datasets/version-from-commit.js';
 import { contentGrantKey, recordStoredBytes, reserveStorage } from '../datasets/storage-quota.js';
@@ -178,14 +178,16 @@ async function hostedCommit(deps: Deps, user: User, datasetId: string, message: 
   // The room of the version is granted before `main` moves: a refusal then leaves the repository as it was.
   await reserveForCommitOn(deps, datasetId, head.dir, head.commit, writtenFiles(files));
   const host = new URL(deps.config.publicUrl).hostname;
-  const commit = await commitToHosted(head, datasetId, {
+  const commit = await writeHostedCommit(head, {
     files,
     message: `${message.trim()}\n\nAnnotations committed by ${user.username} (version ${version}).`,
     // Never the account's address: the history of a public dataset is public.
     author: { name: user.username, email: `${user.username}@users.noreply.${host}` },
     date: deps.clock.now(),
   });
-  await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id, madeBy: user });
+  // `main` moves as the version's last step, under the dataset's row lock and after the author's right is asked
+  // there: the author's removal lands before it (the version is refused and `main` stays) or waits for it.
+  await createVersionFromCommit(deps, datasetId, { version, commit, createdBy: user.id, madeBy: user, lastUnderLock: () => moveMain(head, datasetId, commit) });
   await afterPush(deps, datasetId, head.dir, head.commit);
   return { version, files: [...files.keys()].sort(), annotations, commit };
 }

@@ -2,7 +2,9 @@
  * A commit made by the service on `main` of a dataset's hosted repository (on the node that holds it), as a
  * web editor commits: the files are written as blobs, a tree is built in an index of its own (never the
  * repository's, which a bare repository has none of), and `main` moves by compare-and-swap, so a push that
- * lands in between is never overwritten: the commit is refused with 409 and may be asked for again.
+ * lands in between is never overwritten: the commit is refused with 409 and may be asked for again. The commit
+ * is written and `main` moved in two steps, so that the caller moves it when it may (an annotation commit: as
+ * the last step of its version, under the dataset's row lock).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -69,8 +71,11 @@ export interface HostedCommitInput {
   date: Date;
 }
 
-/** Commits `files` on top of `head` and moves `main` to it, only if `main` is still `head`; the new commit id. */
-export async function commitToHosted(head: HostedHead, datasetId: string, input: HostedCommitInput): Promise<string> {
+/**
+ * Writes a commit of `files` on top of `head` and returns its id; `main` does not move (`moveMain` moves it), so
+ * until then the commit is in no branch.
+ */
+export async function writeHostedCommit(head: HostedHead, input: HostedCommitInput): Promise<string> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'nds-commit-'));
   const stamp = `${Math.floor(input.date.getTime() / 1000)} +0000`;
   const env = {
@@ -91,13 +96,16 @@ export async function commitToHosted(head: HostedHead, datasetId: string, input:
       await git(inRepo('update-index', '--add', '--cacheinfo', `100644,${oid},${filePath}`), { env });
     }
     const tree = await git(inRepo('write-tree'), { env });
-    const commit = await git(inRepo('commit-tree', tree, '-p', head.commit, '-F', '-'), { env, input: Buffer.from(`${input.message.trim()}\n`, 'utf8') });
-    const moved = await runGit(inRepo('update-ref', '-m', 'nds: annotations committed', 'refs/heads/main', commit, head.commit));
-    if (moved.code !== 0) {
-      throw new NdsError('conflict', { message: `main of ${datasetId} moved while the commit was made (a push came first); nothing was committed. Ask again.` });
-    }
-    return commit;
+    return await git(inRepo('commit-tree', tree, '-p', head.commit, '-F', '-'), { env, input: Buffer.from(`${input.message.trim()}\n`, 'utf8') });
   } finally {
     await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Moves `main` from `head` to `commit`, only if `main` is still `head`; otherwise `conflict` (a push came first). */
+export async function moveMain(head: HostedHead, datasetId: string, commit: string): Promise<void> {
+  const moved = await runGit(['--git-dir', head.dir, 'update-ref', '-m', 'nds: annotations committed', 'refs/heads/main', commit, head.commit]);
+  if (moved.code !== 0) {
+    throw new NdsError('conflict', { message: `main of ${datasetId} moved while the commit was made (a push came first); nothing was committed. Ask again.` });
   }
 }

@@ -17,7 +17,7 @@ import { contentKey, normalizeManifest, type ManifestEntry } from './manifest.js
 import { isSemver } from './semver.js';
 import { contentGrantKey, recordStoredBytes, reserveStorage } from './storage-quota.js';
 import { UPLOAD_URL_TTL_S } from './uploads.js';
-import { createVersion, missingContent } from './versions.js';
+import { createVersion, missingContent, type NewVersion } from './versions.js';
 
 export interface VersionFromCommit {
   version: string;
@@ -26,6 +26,8 @@ export interface VersionFromCommit {
   createdBy: number;
   /** As `NewVersion.madeBy`: the account whose request makes the version, asked again under the row lock. */
   madeBy?: User;
+  /** As `NewVersion.lastUnderLock`: done under the row lock as the version's last step; a throw refuses it. */
+  lastUnderLock?: NewVersion['lastUnderLock'];
 }
 
 const LFS_HEADER = 'version https://git-lfs.github.com/spec/v1\n';
@@ -139,7 +141,7 @@ export async function createVersionFromCommit(deps: Pick<Deps, 'db' | 'objects' 
     }
   }
   try {
-    return await createVersion(deps, datasetId, { version: input.version, manifest, sourceCommit: commit, createdBy: input.createdBy, madeBy: input.madeBy });
+    return await createVersion(deps, datasetId, { version: input.version, manifest, sourceCommit: commit, createdBy: input.createdBy, madeBy: input.madeBy, lastUnderLock: input.lastUnderLock });
   } catch (err) {
     if (created) await runGit(['--git-dir', dir, 'update-ref', '-d', `refs/tags/${tag}`, commit]);
     throw err;

@@ -50,6 +50,12 @@ export interface NewVersion {
    * again under the row lock, so that a maintainer removed while the request ran makes no version.
    */
   madeBy?: User;
+  /**
+   * The version's last step, under the row lock after every check and write (an annotation commit moves its
+   * repository's `main` here, so that `main` never moves for a version refused): a throw refuses the version.
+   * Left out, nothing.
+   */
+  lastUnderLock?: () => Promise<void>;
 }
 
 export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock' | 'config'>, datasetId: string, input: NewVersion): Promise<DatasetVersionRow> {
@@ -100,6 +106,7 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock' 
       });
     const latest = await latestVersion(trx, datasetId);
     await setLatestVersion(trx, datasetId, { version: latest.version, sizeBytes: Number(latest.size_bytes) }, deps.clock.now());
+    await input.lastUnderLock?.();
     return row;
   }).catch(async (err: unknown) => {
     if (grantedFirst) await releaseStorage(deps, datasetId, grant, expiresAt);

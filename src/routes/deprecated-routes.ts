@@ -56,12 +56,12 @@ export const deprecatedRoutes: Route[] = [
     summary: 'Register a person account with a password (deprecated: use /auth/code/request or `nds auth signup`)',
     access: 'none',
     body: { schema: SignupBody },
-    responses: { 201: jsonResponse(z.object({ user: UserSchema, message: z.string() }), 'A pending account; a verification code was mailed'), 409: errorResponses[409] },
+    responses: { 201: jsonResponse(z.object({ user: UserSchema, message: z.string() }), 'A pending account; a verification code was mailed (the same answer for an address an account uses: nothing is made and its owner is mailed a notice)'), 409: errorResponses[409] },
     handler: async (c, { body }) => {
       const { db, mailer, config, clock } = c.var.deps;
       await spendMail(c, body.email);
       const user = await registerWithPassword({ db, mailer, publicUrl: config.publicUrl }, body, clock.now());
-      return c.json({ user: presentUser(user), message: `We mailed a code to ${user.email}: type it on ${config.publicUrl}/login to verify the address.` }, 201);
+      return c.json({ user, message: `We mailed a code to ${user.email}: type it on ${config.publicUrl}/login to verify the address.` }, 201);
     },
   }),
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { findUserByEmail } from '../../src/accounts/users.js';
+import { findUserByEmail, findUserByUsername } from '../../src/accounts/users.js';
 import { createAccount } from '../support/accounts.js';
 import { latestMailTo, mailsTo, signInCodeFor } from '../support/outbox.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -45,6 +45,48 @@ describe('legacy account routes', () => {
     const verified = await post('/auth/code/verify', { email, code }, { origin: server.url });
     assert.equal(verified.status, 200);
     assert.equal((await findUserByEmail(server.deps.db, email))?.status, 'verified');
+  });
+
+  it('signup with an address an account uses answers as a new address does, makes nothing, and mails the address a notice', async () => {
+    // The deprecated sign-up was the one route that told whether an address has an account (409 email_taken).
+    const known = await createAccount(server, { status: 'verified' });
+    const knownBefore = await findUserByEmail(server.deps.db, known.user.email);
+    const { res: fresh } = await signUp();
+    freshWindow();
+    const username = unique('legacy');
+    const mailsBefore = (await mailsTo(server.dataDir, known.user.email)).length;
+    const typed = known.user.email.toUpperCase();
+    const taken = await post('/auth/signup', { username, email: typed, password: 'correct horse battery' });
+
+    assert.equal(taken.status, fresh.status);
+    assertDeprecated(taken, '/auth/code/request');
+    const [a, b] = [await fresh.json(), await taken.json()];
+    // Field by field, but for what the caller sent (username, address) and the moment.
+    const sent = (body: { user: { username: string; email: string; created_at: string }; message: string }) => ({
+      ...body,
+      user: { ...body.user, username: '<username>', email: '<email>', created_at: '<time>' },
+      message: body.message.replace(body.user.email, '<email>'),
+    });
+    assert.deepEqual(sent(b), sent(a));
+    assert.deepEqual([b.user.username, b.user.email], [username, typed]);
+    assert.ok(Math.abs(Date.parse(b.user.created_at) - Date.parse(a.user.created_at)) < 60_000, `${b.user.created_at} is not of the clock of ${a.user.created_at}`);
+
+    assert.equal(await findUserByUsername(server.deps.db, username), undefined, 'no account was made');
+    assert.deepEqual(await findUserByEmail(server.deps.db, known.user.email), knownBefore, 'the account of the address is untouched');
+    const notice = await latestMailTo(server.dataDir, known.user.email, mailsBefore);
+    assert.match(notice.subject, /tried to sign up/);
+    assert.match(notice.text, /\/login\?step=code/);
+    assert.doesNotMatch(notice.text, /\b\d{6}\b/, 'no code: the attempt signs nobody in');
+  });
+
+  it('of two sign-ups of one new address at once, both answer alike and one account is made', async () => {
+    freshWindow();
+    const email = `${unique('twice')}@example.org`;
+    const names = [unique('first'), unique('second')];
+    const answers = await Promise.all(names.map((username) => post('/auth/signup', { username, email, password: 'correct horse battery' })));
+    assert.deepEqual(answers.map((r) => r.status), [201, 201]);
+    const made = await Promise.all(names.map((username) => findUserByUsername(server.deps.db, username)));
+    assert.equal(made.filter(Boolean).length, 1);
   });
 
   it('signup refuses a taken username with 409, a short password with 400, both still marked deprecated', async () => {
