@@ -104,16 +104,24 @@ export async function changeUserKind(db: Kysely<Database>, actor: Actor, usernam
   const target = await getUserByUsername(db, username);
   const previous = expected ?? target.kind;
   if (target.role === 'owner' && kind !== 'person') throw new NdsError('forbidden', { message: 'The owner account stays a person account.' });
-  const updated = await db
-    .updateTable('users')
-    .set({ kind, updated_at: now })
-    .where('id', '=', target.id)
-    .where('kind', '=', previous)
-    .returningAll()
-    .executeTakeFirst();
-  if (!updated) throw new NdsError('kind_changed', { message: `The kind of ${username} is no longer ${previous}; read it again and retry.` });
-  await audit(db, actor, 'user.kind', username, { from: previous, to: kind });
-  return updated;
+  return db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('users')
+      .set({ kind, updated_at: now })
+      .where('id', '=', target.id)
+      .where('kind', '=', previous)
+      .returningAll()
+      .executeTakeFirst();
+    if (!updated) throw new NdsError('kind_changed', { message: `The kind of ${username} is no longer ${previous}; read it again and retry.` });
+    // A service or test account holds only the keys its owner mints: what the person opened or minted ends.
+    let keysRevoked = 0;
+    if (previous === 'person' && kind !== 'person') {
+      await deleteSessionsOf(trx, target.id);
+      keysRevoked = await revokeAllApiKeys(trx, target.id, 'admin');
+    }
+    await audit(trx, actor, 'user.kind', username, { from: previous, to: kind, ...(keysRevoked > 0 && { keys_revoked: keysRevoked }) });
+    return keysRevoked > 0 ? await trx.selectFrom('users').selectAll().where('id', '=', target.id).executeTakeFirstOrThrow() : updated;
+  });
 }
 
 /**
@@ -122,6 +130,10 @@ export async function changeUserKind(db: Kysely<Database>, actor: Actor, usernam
  */
 export async function setStorageQuota(db: Kysely<Database>, actor: Actor, username: string, bytes: number | null, now: Date): Promise<User> {
   const target = await getUserByUsername(db, username);
+  // As for revocation: an admin may not limit an equal or higher role.
+  if (!hasRole(actor.user, 'owner') && hasRole(target, 'admin')) {
+    throw new NdsError('owner_required', { message: "Only the owner may set an administrator's or the owner's storage limit." });
+  }
   const updated = await db.updateTable('users').set({ storage_quota_bytes: bytes, updated_at: now }).where('id', '=', target.id).returningAll().executeTakeFirstOrThrow();
   await audit(db, actor, 'user.storage_quota', username, { from: target.storage_quota_bytes === null ? null : Number(target.storage_quota_bytes), to: bytes });
   return updated;

@@ -50,11 +50,15 @@ export async function revokeApiKey(db: Kysely<Database>, userId: number, keyId: 
   if (rows.length === 0) throw new NdsError('key_not_found');
 }
 
-/** Revokes every live key of a user (account revocation). */
-export async function revokeAllApiKeys(db: Kysely<Database>, userId: number): Promise<number> {
+/**
+ * Revokes every live key of a user (account revocation), or, with `keep`, every one not of that origin (an
+ * account made a service account keeps the keys its owner minted for it, and only those).
+ */
+export async function revokeAllApiKeys(db: Kysely<Database>, userId: number, keep?: KeyOrigin): Promise<number> {
+  const kept = keep === undefined ? sql`` : sql`and origin <> ${keep}`;
   const { rows } = await sql<{ n: number }>`
     with revoked as (
-      update api_keys set revoked_at = now() where user_id = ${userId} and revoked_at is null returning id
+      update api_keys set revoked_at = now() where user_id = ${userId} and revoked_at is null ${kept} returning id
     )
     update users set live_key_count = live_key_count - (select count(*) from revoked)
     where id = ${userId}

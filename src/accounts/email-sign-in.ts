@@ -74,6 +74,8 @@ export async function completeSignInCode(db: Kysely<Database>, request: { email:
   if (!user) throw new NdsError('login_code_invalid');
   await consumeSignInCode(db, user.id, request.code, now);
   if (user.status === 'revoked') throw new NdsError('account_revoked');
+  // As a password sign-in: a service or test account holds only the keys its owner mints.
+  if (user.kind !== 'person') throw new NdsError('service_account');
   if (user.status !== 'pending') return user;
   const verified = await db.transaction().execute(async (trx) => {
     const row = await trx.updateTable('users').set({ status: 'verified', updated_at: now }).where('id', '=', user.id).where('status', '=', 'pending').returningAll().executeTakeFirst();

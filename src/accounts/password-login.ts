@@ -37,10 +37,12 @@ export async function checkPassword(db: Kysely<Database>, login: string, passwor
 
 /**
  * Password sign-in for a browser session. A pending account may sign in (to finish verification);
- * a revoked one is refused with `account_revoked`.
+ * a revoked one is refused with `account_revoked`, a service or test account with `service_account` (its keys
+ * are the owner's to mint, and a session the owner cannot see would escape that), each only after the password.
  */
 export async function passwordLogin(db: Kysely<Database>, login: string, password: string): Promise<User> {
   const user = await checkPassword(db, login, password);
   if (user.status === 'revoked') throw new NdsError('account_revoked');
+  if (user.kind !== 'person') throw new NdsError('service_account');
   return user;
 }
