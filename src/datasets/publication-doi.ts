@@ -1,16 +1,19 @@
 /**
  * DOIs of a dataset: the concept DOI (all versions, `<prefix>/nds.<id>`) and one DOI a published version
  * (`<prefix>/nds.<id>.v<version>`). Every DOI registered is recorded in `doi_records` with its provider
- * and the metadata sent, whichever provider registered it.
+ * and the metadata sent, whichever provider registered it, before the provider hears of it: a record is what
+ * makes a DOI nds's own to update. An approval's DOIs are drafts until it committed (decision 0057).
  */
+import { sql } from 'kysely';
 import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
 import type { DoiRecord } from '../db/publication-tables.js';
 import type { Deps } from '../deps.js';
+import { isForeignKeyViolation } from '../db/sql-errors.js';
 import { NdsError } from '../core/errors.js';
 import { findDataset } from './dataset-access.js';
 import { setConceptDoi, type Dataset } from './dataset-queries.js';
-import { doiAttributes, missingMetadata } from './doi/doi-metadata.js';
+import { doiAttributes, missingMetadata, type DoiAttributes } from './doi/doi-metadata.js';
 import { conceptDoi, versionDoi, type DoiEvent, type DoiProvider } from './doi/doi-provider.js';
 import { openDoiProvider } from './doi/open-doi-provider.js';
 
@@ -36,7 +39,7 @@ function landingUrl(deps: DoiDeps, id: string, version?: string): string {
   return `${deps.config.publicUrl}/datasets/${id}${version ? `?version=${encodeURIComponent(version)}` : ''}`;
 }
 
-async function record(deps: DoiDeps, provider: DoiProvider, row: { doi: string; dataset_id: string; kind: 'concept' | 'version'; version: string | null; url: string; metadata: unknown }): Promise<void> {
+async function record(deps: DoiDeps, provider: DoiProvider, row: DoiClaim): Promise<void> {
   const now = deps.clock.now();
   await deps.db
     .insertInto('doi_records')
@@ -45,29 +48,111 @@ async function record(deps: DoiDeps, provider: DoiProvider, row: { doi: string; 
     .execute();
 }
 
-/** Registers (or refreshes) the concept DOI of a dataset and records it on the dataset. */
-export async function registerConceptDoi(deps: DoiDeps, d: Dataset, event: DoiEvent): Promise<string> {
-  assertMetadataComplete(d);
-  const provider = doiProvider(deps);
+interface DoiClaim {
+  doi: string;
+  dataset_id: string;
+  kind: 'concept' | 'version';
+  version: string | null;
+  url: string;
+  metadata: DoiAttributes;
+}
+
+/** A DOI nds registered, with the metadata it sent: what an approval makes findable once it committed. */
+export interface HeldDoi {
+  doi: string;
+  attributes: DoiAttributes;
+}
+
+/**
+ * Records `row` in `doi_records` before DataCite hears of it, so that a retry after a lost answer knows the name
+ * is nds's own. True when this call made the record; false when nds held it already. Refuses a name nds holds
+ * for another version or dataset: DOI names ignore case (DOI Handbook 2.4), so `…v1.0.0-RC.1` is `…v1.0.0-rc.1`.
+ */
+async function claimDoi(deps: DoiDeps, provider: DoiProvider, row: DoiClaim): Promise<boolean> {
+  const held = await deps.db.selectFrom('doi_records').selectAll().where(sql<string>`lower(doi)`, '=', row.doi.toLowerCase()).executeTakeFirst();
+  if (held && (held.doi !== row.doi || held.dataset_id !== row.dataset_id || held.kind !== row.kind || held.version !== row.version)) {
+    throw new NdsError('conflict', { message: `${row.doi} is the DOI of ${held.dataset_id}${held.version ? ` version ${held.version}` : ''} already (DOI names ignore case); nothing was registered.` });
+  }
+  const now = deps.clock.now();
+  const metadata = JSON.stringify(row.metadata);
+  try {
+    const made = await deps.db
+      .insertInto('doi_records')
+      .values({ ...row, provider: provider.name, test: provider.test, metadata, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.column('doi').doNothing())
+      .returning('doi')
+      .executeTakeFirst();
+    if (made) return true;
+  } catch (err) {
+    if (isForeignKeyViolation(err)) throw new NdsError('dataset_not_found', { message: `${row.dataset_id} was deleted meanwhile; no DOI was registered.`, cause: err });
+    throw err;
+  }
+  await deps.db.updateTable('doi_records').set({ url: row.url, metadata, updated_at: now }).where('doi', '=', row.doi).execute();
+  return false;
+}
+
+/**
+ * Registers `row` at the provider (a draft when `event` is left out). A name DataCite has already is updated
+ * only when nds recorded it before this call for the same dataset and version: otherwise it is someone else's.
+ */
+async function registerDoi(deps: DoiDeps, provider: DoiProvider, row: DoiClaim, event?: DoiEvent): Promise<HeldDoi> {
+  const claimedNow = await claimDoi(deps, provider, row);
+  const outcome = await provider.mint(row.doi, row.metadata, event);
+  if (outcome === 'taken') {
+    if (claimedNow) {
+      await deps.db.deleteFrom('doi_records').where('doi', '=', row.doi).execute();
+      throw new NdsError('conflict', { message: `${row.doi} is registered at DataCite already, but not by nds for ${row.dataset_id}${row.version ? ` version ${row.version}` : ''}; nothing was changed.` });
+    }
+    await provider.update(row.doi, row.metadata, event);
+  }
+  return { doi: row.doi, attributes: row.metadata };
+}
+
+async function registerConcept(deps: DoiDeps, provider: DoiProvider, d: Dataset, event?: DoiEvent): Promise<HeldDoi> {
   const doi = d.concept_doi ?? conceptDoi(provider.prefix, d.id);
   const url = landingUrl(deps, d.id);
   const attributes = doiAttributes(d, { url, publisher: publisherOf(deps), year: deps.clock.now().getUTCFullYear() });
-  if (d.concept_doi) await provider.update(doi, attributes, event);
-  else await provider.mint(doi, attributes, event);
-  await record(deps, provider, { doi, dataset_id: d.id, kind: 'concept', version: null, url, metadata: attributes });
+  const row: DoiClaim = { doi, dataset_id: d.id, kind: 'concept', version: null, url, metadata: attributes };
+  if (!d.concept_doi) return registerDoi(deps, provider, row, event);
+  await provider.update(doi, attributes, event);
+  await record(deps, provider, row);
+  return { doi, attributes };
+}
+
+/** Registers (or refreshes) the concept DOI of a dataset and records it on the dataset. */
+export async function registerConceptDoi(deps: DoiDeps, d: Dataset, event: DoiEvent): Promise<string> {
+  assertMetadataComplete(d);
+  const { doi } = await registerConcept(deps, doiProvider(deps), d, event);
   await setConceptDoi(deps.db, d.id, doi);
   return doi;
 }
 
-/** Registers the DOI of one version (a retry updates it), linked to the concept DOI. */
-export async function registerVersionDoi(deps: DoiDeps, d: Dataset, version: string, concept: string): Promise<string> {
+/** The concept and version DOIs of an approval, registered before it commits. */
+export interface PublicationDois {
+  concept: HeldDoi;
+  version: HeldDoi;
+}
+
+/**
+ * Registers an approval's DOIs without making them findable: a new DOI is a draft, one registered before keeps
+ * its state. Nothing here marks the dataset; `makeFindable` follows once the approval committed, so an approval
+ * refused meanwhile (the dataset deleted or made private) leaves nothing findable. A retry updates them.
+ */
+export async function registerPublicationDois(deps: DoiDeps, d: Dataset, version: string): Promise<PublicationDois> {
+  assertMetadataComplete(d);
   const provider = doiProvider(deps);
+  const concept = await registerConcept(deps, provider, d);
   const doi = versionDoi(provider.prefix, d.id, version);
   const url = landingUrl(deps, d.id, version);
-  const attributes = doiAttributes(d, { url, publisher: publisherOf(deps), year: deps.clock.now().getUTCFullYear(), version, conceptDoi: concept });
-  await provider.mint(doi, attributes, 'publish');
-  await record(deps, provider, { doi, dataset_id: d.id, kind: 'version', version, url, metadata: attributes });
-  return doi;
+  const attributes = doiAttributes(d, { url, publisher: publisherOf(deps), year: deps.clock.now().getUTCFullYear(), version, conceptDoi: concept.doi });
+  const held = await registerDoi(deps, provider, { doi, dataset_id: d.id, kind: 'version', version, url, metadata: attributes });
+  return { concept, version: held };
+}
+
+/** Sends DataCite's `publish` event for each DOI: they become findable. Throws `upstream_failed`. */
+export async function makeFindable(deps: Pick<Deps, 'config'>, dois: HeldDoi[]): Promise<void> {
+  const provider = doiProvider(deps);
+  for (const held of dois) await provider.update(held.doi, held.attributes, 'publish');
 }
 
 function publisherOf(deps: Pick<Deps, 'config'>): string {
@@ -111,6 +196,9 @@ export async function updateDois(deps: DoiDeps, actor: Actor, id: string): Promi
   const provider = doiProvider(deps);
   const updated: string[] = [];
   const records = await deps.db.selectFrom('doi_records').selectAll().where('dataset_id', '=', id).orderBy('doi').execute();
+  // The DOIs a committed approval made findable are sent `publish` again: this repairs one whose `publish`
+  // failed after its approval committed. Drafts of approvals refused meanwhile stay drafts.
+  const findable = d.visibility === 'public' ? await approvedDois(deps, id, d.concept_doi) : new Set<string>();
   for (const r of records) {
     const attributes = doiAttributes(d, {
       url: r.url,
@@ -118,10 +206,15 @@ export async function updateDois(deps: DoiDeps, actor: Actor, id: string): Promi
       year: new Date(r.created_at).getUTCFullYear(),
       ...(r.kind === 'version' && { version: r.version!, conceptDoi: d.concept_doi }),
     });
-    await provider.update(r.doi, attributes);
+    await provider.update(r.doi, attributes, findable.has(r.doi) ? 'publish' : undefined);
     await record(deps, provider, { doi: r.doi, dataset_id: id, kind: r.kind, version: r.version, url: r.url, metadata: attributes });
     updated.push(r.doi);
   }
   await audit(deps.db, actor, 'doi.update', id, { dois: updated.join(' ') });
   return { ...(await doiInfo(deps, id)), updated };
+}
+
+async function approvedDois(deps: DoiDeps, id: string, concept: string): Promise<Set<string>> {
+  const rows = await deps.db.selectFrom('publication_requests').select('doi').where('dataset_id', '=', id).where('status', '=', 'approved').where('doi', 'is not', null).execute();
+  return new Set([concept, ...rows.map((r) => r.doi!)]);
 }

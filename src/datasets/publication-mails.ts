@@ -1,7 +1,7 @@
 /**
- * The mails of publication requests: to the administrators when an owner asks (with the recordings the last
- * conversion could not convert, which a reviewer must see), and to the owner when the request is approved
- * (with the DOI) or denied (with the reason).
+ * The mails of publication requests: to the administrators when an owner or maintainer asks (with the
+ * recordings the last conversion could not convert, which a reviewer must see), to the owner when a maintainer
+ * asks, and to the owner and the asker when the request is approved (with the DOI) or denied (with the reason).
  */
 import type { ConversionFailure } from '../formats/zarr/conversion-failures.js';
 import type { MailMessage } from '../mail/mailer.js';
@@ -12,7 +12,13 @@ interface RequestFacts {
   dataset_name: string;
   version: string;
   requested_by_username: string | null;
+  requested_by_email: string | null;
   message: string | null;
+}
+
+/** "Your request 7" to the one who asked; "Request 7 (by ada)" to the owner who did not. */
+function whoseRequest(to: string, r: RequestFacts): string {
+  return to === r.requested_by_email ? `Your request ${r.id}` : `Request ${r.id} (by ${r.requested_by_username ?? 'a former account'})`;
 }
 
 /** Most failed recordings a mail lists one by one; the rest are counted. */
@@ -43,12 +49,26 @@ export function publicationRequestedMail(publicUrl: string, to: string, r: Reque
   };
 }
 
+export function publicationRequestedForOwnerMail(publicUrl: string, to: string, r: RequestFacts): MailMessage {
+  return {
+    to,
+    subject: `nds: ${r.requested_by_username ?? 'a maintainer'} asks to publish your dataset ${r.dataset_id} v${r.version}`,
+    text: [
+      `${r.requested_by_username ?? 'A maintainer'} asks the administrators to publish ${r.dataset_id} "${r.dataset_name}", version ${r.version} (request ${r.id}).`,
+      'If they approve it, the dataset becomes public with a DOI; you will get a mail either way.',
+      ...(r.message ? ['', 'Their message:', ...r.message.split('\n').map((l) => `    ${l}`)] : []),
+      '',
+      `The dataset and its requests: ${publicUrl}/datasets/${r.dataset_id}/settings`,
+    ].join('\n'),
+  };
+}
+
 export function publicationApprovedMail(publicUrl: string, to: string, r: RequestFacts, doi: string | null): MailMessage {
   return {
     to,
     subject: `nds: ${r.dataset_id} v${r.version} is published`,
     text: [
-      `Your request ${r.id} is approved: ${r.dataset_id} "${r.dataset_name}", version ${r.version}, is public now.`,
+      `${whoseRequest(to, r)} is approved: ${r.dataset_id} "${r.dataset_name}", version ${r.version}, is public now.`,
       ...(doi ? [`Its DOI: ${doi}`] : []),
       '',
       `${publicUrl}/datasets/${r.dataset_id}`,
@@ -61,7 +81,7 @@ export function publicationDeniedMail(publicUrl: string, to: string, r: RequestF
     to,
     subject: `nds: publication of ${r.dataset_id} v${r.version} was denied`,
     text: [
-      `Your request ${r.id} to publish ${r.dataset_id} "${r.dataset_name}", version ${r.version}, was denied, for this reason:`,
+      `${whoseRequest(to, r)} to publish ${r.dataset_id} "${r.dataset_name}", version ${r.version}, was denied, for this reason:`,
       '',
       ...reason.split('\n').map((line) => `    ${line}`),
       '',

@@ -2,8 +2,9 @@
  * Publication requests (docs/datasets.md): the owner asks to publish the latest version → `pending` → an admin
  * approves (DOIs minted or updated, dataset made public) or denies with a reason. One pending request a
  * dataset at a time (a partial unique index, so concurrent requests cannot both win), and a request is
- * decided once (compare-and-set on `pending`). The administrators get a mail of each request, the owner one of
- * each decision; a pending request carries the recordings the dataset's conversion could not convert.
+ * decided once (compare-and-set on `pending`). The administrators get a mail of each request (and the owner,
+ * when a maintainer asked); the owner and the asker one of each decision. A pending request carries the
+ * recordings the dataset's conversion could not convert. A takedown closes a pending request (`publication-closing.ts`).
  */
 import type { Kysely } from 'kysely';
 import type { Actor } from '../accounts/admin-users.js';
@@ -17,9 +18,9 @@ import { administratorAddresses } from '../accounts/users.js';
 import { readConversionFailures, type ConversionFailure } from '../formats/zarr/conversion-failures.js';
 import { notify } from '../mail/mailer.js';
 import { findDataset, maintainableDataset } from './dataset-access.js';
-import { publicationApprovedMail, publicationDeniedMail, publicationRequestedMail } from './publication-mails.js';
-import { datasetNames, markPublished, setPublicationPending, settleDeniedPublication, type Dataset } from './dataset-queries.js';
-import { assertMetadataComplete, registerConceptDoi, registerVersionDoi } from './publication-doi.js';
+import { publicationApprovedMail, publicationDeniedMail, publicationRequestedForOwnerMail, publicationRequestedMail } from './publication-mails.js';
+import { datasetNames, holdDatasetRow, markPublished, setPublicationPending, settleDeniedPublication, type Dataset } from './dataset-queries.js';
+import { assertMetadataComplete, makeFindable, registerPublicationDois } from './publication-doi.js';
 import { announceVisibilityChanged } from './update-dataset.js';
 import { isUniqueViolation } from '../db/sql-errors.js';
 
@@ -63,9 +64,12 @@ async function presentable(deps: ViewDeps, rows: Row[], withFailures = true): Pr
   });
 }
 
+/** The request as presented; `request_not_found` when it went with its dataset, deleted meanwhile. */
 async function requestView(deps: ViewDeps, requestId: number): Promise<PublicationRequestView> {
-  const row = await requestsWithPeople(deps.db).where('r.id', '=', requestId).executeTakeFirstOrThrow();
-  return (await presentable(deps, [row]))[0];
+  const row = await requestsWithPeople(deps.db).where('r.id', '=', requestId).executeTakeFirst();
+  const view = row && (await presentable(deps, [row]))[0];
+  if (!view) throw new NdsError('request_not_found', { message: `Publication request ${requestId} went with its dataset, deleted meanwhile.` });
+  return view;
 }
 
 type MailingDeps = ViewDeps & Pick<Deps, 'config' | 'mailer' | 'log'>;
@@ -92,7 +96,11 @@ export async function requestPublication(deps: MailingDeps, actor: Actor, id: st
   }
   const view = await requestView(deps, created.id);
   const admins = await administratorAddresses(deps.db);
-  await notify(deps, admins.map((to) => publicationRequestedMail(deps.config.publicUrl, to, view, view.failed_recordings ?? [])));
+  const mails = admins.map((to) => publicationRequestedMail(deps.config.publicUrl, to, view, view.failed_recordings ?? []));
+  // A maintainer may ask to publish the owner's dataset (decision 0028): the owner hears of it before it happens.
+  const owner = d.owner_id === actor.user.id ? undefined : await addressOf(deps.db, d.owner_id);
+  if (owner && !admins.includes(owner)) mails.push(publicationRequestedForOwnerMail(deps.config.publicUrl, owner, view));
+  await notify(deps, mails);
   return view;
 }
 
@@ -137,18 +145,27 @@ async function decide(db: Kysely<Database>, requestId: number, actor: Actor, sta
 }
 
 /**
- * Approves: mints (or updates) the concept DOI and mints the version's DOI, then, in one transaction,
- * decides the request and makes the dataset public. DOIs come first: if the provider fails nothing is
- * decided and the admin can retry (registration of the same DOI names is idempotent).
+ * Approves, in three steps. The concept and version DOIs are registered as drafts (a retry updates them); then,
+ * in one transaction under the dataset's row lock, the request is decided and the dataset made public, unless it
+ * was deleted or its visibility changed while DataCite answered (a takedown closes its pending request, and
+ * wins); only after that commit are the DOIs made findable. So a refused approval leaves nothing findable.
  */
 export async function approvePublication(deps: MailingDeps & Pick<Deps, 'clock' | 'hooks'>, actor: Actor, requestId: number): Promise<PublicationRequestView> {
   const request = await pendingRequest(deps.db, requestId);
-  const d = (await findDataset(deps.db, request.dataset_id))!;
-  const concept = await registerConceptDoi(deps, d, 'publish');
-  const doi = await registerVersionDoi(deps, d, request.version, concept);
+  const d = await findDataset(deps.db, request.dataset_id);
+  if (!d) throw datasetGone(request.dataset_id);
+  const dois = await registerPublicationDois(deps, d, request.version);
+  const doi = dois.version.doi;
+  const concept = dois.concept.doi;
   const wasPublic = d.visibility === 'public';
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
+    await holdDatasetRow(trx, d.id, 'exclusive');
+    const current = await findDataset(trx, d.id);
+    if (!current) throw datasetGone(d.id);
+    if (current.visibility !== d.visibility) {
+      throw new NdsError('publication_not_pending', { message: `${d.id} was made ${current.visibility} while request ${requestId} was being approved; nothing was published.` });
+    }
     if (!(await decide(trx, requestId, actor, 'approved', { doi }, now))) {
       throw new NdsError('publication_not_pending', { message: `Publication request ${requestId} was decided by someone else meanwhile.` });
     }
@@ -157,8 +174,14 @@ export async function approvePublication(deps: MailingDeps & Pick<Deps, 'clock' 
   });
   // The gateway cached "not public" for this dataset; it must ask again.
   if (!wasPublic) await announceVisibilityChanged(deps, d.id);
+  try {
+    await makeFindable(deps, [dois.concept, dois.version]);
+  } catch (err) {
+    // The approval stands and its DOIs resolve once registered; `POST /admin/datasets/:id/doi/update` lists them.
+    deps.log.error({ err, dataset: d.id, doi }, 'publication approved, but its DOIs could not be made findable');
+  }
   const view = await requestView(deps, requestId);
-  if (view.requested_by_email) await notify(deps, [publicationApprovedMail(deps.config.publicUrl, view.requested_by_email, view, doi)]);
+  await notify(deps, (await decisionAddresses(deps.db, view, d.owner_id)).map((to) => publicationApprovedMail(deps.config.publicUrl, to, view, doi)));
   return view;
 }
 
@@ -173,6 +196,23 @@ export async function denyPublication(deps: MailingDeps & Pick<Deps, 'clock'>, a
     await audit(trx, actor, 'publication.deny', request.dataset_id, { request_id: requestId, reason });
   });
   const view = await requestView(deps, requestId);
-  if (view.requested_by_email) await notify(deps, [publicationDeniedMail(deps.config.publicUrl, view.requested_by_email, view, reason)]);
+  const owner = (await findDataset(deps.db, request.dataset_id))?.owner_id;
+  await notify(deps, (await decisionAddresses(deps.db, view, owner)).map((to) => publicationDeniedMail(deps.config.publicUrl, to, view, reason)));
   return view;
+}
+
+function datasetGone(id: string): NdsError {
+  return new NdsError('dataset_not_found', { message: `${id} was deleted; nothing was published.` });
+}
+
+/** The address of an account, `undefined` for none (the owner of a dataset deleted meanwhile). */
+async function addressOf(db: Kysely<Database>, userId: number | undefined): Promise<string | undefined> {
+  if (userId === undefined) return undefined;
+  return (await db.selectFrom('users').select('email').where('id', '=', userId).executeTakeFirst())?.email;
+}
+
+/** Who hears of a decision: the one who asked and the dataset's owner, once each (docs: "The owner gets a mail either way"). */
+async function decisionAddresses(db: Kysely<Database>, view: PublicationRequestView, ownerId: number | undefined): Promise<string[]> {
+  const owner = await addressOf(db, ownerId);
+  return [...new Set([view.requested_by_email, owner].filter((a): a is string => !!a))];
 }

@@ -1,14 +1,15 @@
 /**
  * PATCH of a dataset by its owner, a maintainer or an admin. Visibility only moves public → private here, by an admin,
- * and then the gateway drops what it cached (`hooks.datasetVisibilityChanged`); private → public happens only through
- * publication approval.
+ * and then the gateway drops what it cached (`hooks.datasetVisibilityChanged`) and its pending publication request is
+ * closed; private → public happens only through publication approval.
  */
 import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
 import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { findDataset, isAdmin, maintainableDataset } from './dataset-access.js';
-import { updateDatasetFields, type Dataset } from './dataset-queries.js';
+import { holdDatasetRow, updateDatasetFields, type Dataset } from './dataset-queries.js';
+import { closePendingPublication } from './publication-closing.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
 import { sourceRepoToStore, type HostLookup } from './source-repo.js';
 
@@ -41,12 +42,18 @@ export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 
     ...(madePrivate && { visibility: 'private' as const }),
   };
   if (Object.keys(changes).length > 0) {
-    await updateDatasetFields(db, id, changes, deps.clock.now());
+    const now = deps.clock.now();
+    // Under the row lock an approval takes to check the visibility it read: one of the two wins, wholly.
+    await db.transaction().execute(async (trx) => {
+      await holdDatasetRow(trx, id, 'exclusive');
+      await updateDatasetFields(trx, id, changes, now);
+      if (madePrivate) {
+        await closePendingPublication(trx, actor, id, now);
+        await audit(trx, actor, 'dataset.visibility', id, { from: 'public', to: 'private' });
+      }
+    });
   }
-  if (madePrivate) {
-    await audit(db, actor, 'dataset.visibility', id, { from: 'public', to: 'private' });
-    await announceVisibilityChanged(deps, id);
-  }
+  if (madePrivate) await announceVisibilityChanged(deps, id);
   return (await findDataset(db, id))!;
 }
 

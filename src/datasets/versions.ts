@@ -3,7 +3,7 @@
  * store, writes the manifest, records the row and moves `latest_version`/`size_bytes`, under a lock on the
  * dataset row, so two creations of one number cannot both pass (and the primary key would refuse the second).
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Deps } from '../deps.js';
 import type { User } from '../db/accounts-tables.js';
 import type { DatasetVersionRow } from '../db/datasets-tables.js';
@@ -76,7 +76,8 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock' 
   // The manifest is the client's bytes too (a million entries are 130 MB), and counts against the owner's
   // quota. Its room is granted before the row lock is taken (the grant locks the owner's row), and given back if
   // the version is then refused; a number taken already is refused first, so its grant is never touched.
-  if (await versionTaken(deps.db, datasetId, input.version)) throw versionExists(datasetId, input.version);
+  const takenBefore = await versionTaken(deps.db, datasetId, input.version);
+  if (takenBefore !== undefined) throw versionExists(datasetId, input.version, takenBefore);
   const grant = manifestGrantKey(input.version);
   const expiresAt = new Date(deps.clock.now().getTime() + MANIFEST_GRANT_MS);
   const grantedFirst = (await reserveStorage(deps, datasetId, [{ key: grant, bytes: bytes.length }], { expiresAt })).length > 0;
@@ -84,7 +85,8 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock' 
     await lockDatasetRow(trx, datasetId);
     // Under the row lock that member changes take too (`datasetForWhile`): a removal before this is seen.
     if (input.madeBy) await datasetFor(trx, datasetId, input.madeBy, 'maintain');
-    if (await versionTaken(trx, datasetId, input.version)) throw versionExists(datasetId, input.version);
+    const taken = await versionTaken(trx, datasetId, input.version);
+    if (taken !== undefined) throw versionExists(datasetId, input.version, taken);
     // A version from a manifest identical to the latest one would be a copy under a new number: refused. A
     // version from a commit is a tag of that commit, which may repeat a tree on purpose.
     if (!input.sourceCommit) {
@@ -119,12 +121,18 @@ export async function createVersion(deps: Pick<Deps, 'db' | 'objects' | 'clock' 
 /** How long a manifest's grant waits for its version before the sweep may take it back (a crash in between). */
 const MANIFEST_GRANT_MS = 60 * 60 * 1000;
 
-async function versionTaken(db: Kysely<Database>, datasetId: string, version: string): Promise<boolean> {
-  return (await db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where('version', '=', version).executeTakeFirst()) !== undefined;
+/**
+ * The version of the dataset whose number is `version` but for case, if any: `1.0.0-RC.1` and `1.0.0-rc.1` would
+ * name one DOI (DOI names ignore case), so they are one number here too (backed by a unique index on lower(version)).
+ */
+async function versionTaken(db: Kysely<Database>, datasetId: string, version: string): Promise<string | undefined> {
+  const row = await db.selectFrom('dataset_versions').select('version').where('dataset_id', '=', datasetId).where(sql<string>`lower(version)`, '=', version.toLowerCase()).executeTakeFirst();
+  return row?.version;
 }
 
-function versionExists(datasetId: string, version: string): NdsError {
-  return new NdsError('version_exists', { message: `Version ${version} of ${datasetId} already exists; a version number is never reused.` });
+function versionExists(datasetId: string, version: string, taken: string): NdsError {
+  const same = taken === version ? `Version ${version}` : `Version ${taken}, the same number as ${version} but for case,`;
+  return new NdsError('version_exists', { message: `${same} of ${datasetId} already exists; a version number is never reused.` });
 }
 
 export async function listVersions(db: Kysely<Database>, datasetId: string): Promise<DatasetVersionRow[]> {

@@ -143,7 +143,7 @@ export const publicationRoutes: Route[] = [
     summary: 'Approve a request: mint or update the DOIs and make the dataset public (admin); the owner gets a mail',
     access: 'admin',
     params: RequestId,
-    responses: { 200: jsonResponse(RequestSchema, 'Approved'), 409: errorResponses[409], ...incomplete, 502: jsonResponse(z.object({ error: z.string() }), 'DOI provider failed') },
+    responses: { 200: jsonResponse(RequestSchema, 'Approved'), 404: errorResponses[404], 409: errorResponses[409], ...incomplete, 502: jsonResponse(z.object({ error: z.string() }), 'DOI provider failed') },
     handler: async (c, { params }) => c.json(presentRequest(await approvePublication(c.var.deps, actorOf(c), params.id)), 200),
   }),
 
@@ -174,7 +174,7 @@ export const publicationRoutes: Route[] = [
     summary: 'Mint the concept DOI (or refresh the existing one) (admin)',
     access: 'admin',
     params: AdminDatasetId,
-    responses: { 200: jsonResponse(DoiInfoSchema.extend({ created: z.boolean() }), 'Concept DOI'), ...incomplete },
+    responses: { 200: jsonResponse(DoiInfoSchema.extend({ created: z.boolean() }), 'Concept DOI'), 409: errorResponses[409], ...incomplete },
     handler: async (c, { params }) => {
       const info = await mintConceptDoi(c.var.deps, actorOf(c), params.id);
       return c.json({ ...presentDoiInfo(info), created: info.created }, 200);

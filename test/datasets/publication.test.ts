@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { apiFetch, createAccount, type TestAccount } from '../support/accounts.js';
+import { startDataciteMock, type DataciteMock } from '../support/datacite-mock.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { addVersion } from '../support/versions.js';
 
@@ -137,64 +137,19 @@ describe('publication and DOIs with the built-in test provider', () => {
   });
 });
 
-interface DataciteCall {
-  method: string;
-  url: string;
-  auth: string | undefined;
-  contentType: string | undefined;
-  body: { data: { type: string; id: string; attributes: Record<string, any> } };
-}
-
-/** A local server speaking DataCite's REST API: Basic auth, JSON:API, POST /dois and PUT /dois/:doi. */
-function dataciteServer(): Promise<{ server: Server; url: string; calls: DataciteCall[] }> {
-  const calls: DataciteCall[] = [];
-  const registered = new Set<string>();
-  const expected = `Basic ${Buffer.from('NDS.TEST:s3cret-password').toString('base64')}`;
-  const read = (req: IncomingMessage) => new Promise<string>((resolve) => {
-    let b = '';
-    req.on('data', (d) => (b += d));
-    req.on('end', () => resolve(b));
-  });
-  const server = createServer(async (req, res) => {
-    const text = await read(req);
-    const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/vnd.api+json' }).end(JSON.stringify(body));
-    if (req.headers.authorization !== expected) return send(401, { errors: [{ status: '401', title: 'Bad credentials.' }] });
-    if (req.headers['content-type'] !== 'application/vnd.api+json') return send(415, { errors: [{ title: 'Unsupported media type' }] });
-    const body = JSON.parse(text);
-    calls.push({ method: req.method!, url: req.url!, auth: req.headers.authorization, contentType: req.headers['content-type'], body });
-    const attrs = body?.data?.attributes ?? {};
-    const problems = ['doi', 'titles', 'creators', 'publisher', 'publicationYear', 'url'].filter((k) => attrs[k] === undefined || (Array.isArray(attrs[k]) && attrs[k].length === 0));
-    if (body?.data?.type !== 'dois' || attrs.types?.resourceTypeGeneral !== 'Dataset') problems.push('types');
-    if (problems.length) return send(422, { errors: problems.map((p) => ({ source: p, title: "can't be blank" })) });
-    if (req.method === 'POST' && req.url === '/dois') {
-      if (registered.has(attrs.doi)) return send(422, { errors: [{ source: 'doi', title: 'This DOI has already been taken' }] });
-      registered.add(attrs.doi);
-      return send(201, { data: { id: attrs.doi, type: 'dois', attributes: { ...attrs, state: attrs.event === 'publish' ? 'findable' : 'registered' } } });
-    }
-    const m = /^\/dois\/(.+)$/.exec(req.url!);
-    if (req.method === 'PUT' && m) {
-      const doi = decodeURIComponent(m[1]);
-      if (!registered.has(doi)) return send(404, { errors: [{ status: '404', title: 'The resource you are looking for doesn\'t exist.' }] });
-      return send(200, { data: { id: doi, type: 'dois', attributes: attrs } });
-    }
-    send(404, { errors: [{ title: 'no route' }] });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, calls })));
-}
-
 describe('publication with the DataCite provider', () => {
-  let dc: Awaited<ReturnType<typeof dataciteServer>>;
+  let dc: DataciteMock;
   let server: TestServer;
   let admin: TestAccount;
 
   before(async () => {
-    dc = await dataciteServer();
+    dc = await startDataciteMock({ repositoryId: 'NDS.TEST', password: 's3cret-password' });
     server = await startTestServer({ env: { DATACITE_URL: dc.url, DATACITE_REPOSITORY_ID: 'NDS.TEST', DATACITE_PASSWORD: 's3cret-password', DATACITE_PREFIX: '10.80000' } });
     admin = await createAccount(server, { role: 'admin' });
   });
   after(async () => {
     await server?.close();
-    dc?.server.close();
+    await dc?.close();
   });
 
   it('registers the concept and version DOIs with Basic auth and a JSON:API body, then updates with PUT', async () => {
@@ -204,8 +159,14 @@ describe('publication with the DataCite provider', () => {
     const approved = await admin.api(`/admin/publish/${r.id}/approve`, { method: 'POST' });
     assert.equal(approved.status, 200, await approved.clone().text());
     assert.equal((await json(approved)).doi, `10.80000/nds.${id}.v2.0.0`);
-    assert.deepEqual(dc.calls.map((c) => `${c.method} ${c.url} ${c.body.data.attributes.doi}`), [`POST /dois 10.80000/nds.${id}`, `POST /dois 10.80000/nds.${id}.v2.0.0`]);
-    const version = dc.calls[1].body.data.attributes;
+    // Drafts first; findable only once the approval committed.
+    assert.deepEqual(
+      dc.calls.map((c) => `${c.method} ${decodeURIComponent(c.url)} ${c.body.data.attributes.doi} ${c.body.data.attributes.event ?? 'draft'}`),
+      [`POST /dois 10.80000/nds.${id} draft`, `POST /dois 10.80000/nds.${id}.v2.0.0 draft`, `PUT /dois/10.80000/nds.${id} 10.80000/nds.${id} publish`, `PUT /dois/10.80000/nds.${id}.v2.0.0 10.80000/nds.${id}.v2.0.0 publish`],
+    );
+    assert.equal(dc.find(`10.80000/nds.${id}`)?.state, 'findable');
+    assert.equal(dc.find(`10.80000/nds.${id}.v2.0.0`)?.state, 'findable');
+    const version = dc.calls[3].body.data.attributes;
     assert.equal(dc.calls[1].body.data.type, 'dois');
     assert.deepEqual(version.titles, [{ title: 'EMG grip' }]);
     assert.deepEqual(version.creators.map((c: { name: string }) => c.name), ['Ada Lovelace', 'Hans Berger']);
@@ -222,7 +183,7 @@ describe('publication with the DataCite provider', () => {
     await admin.api(`/datasets/${id}`, { method: 'PATCH', body: JSON.stringify({ name: 'EMG grip strength' }) });
     const upd = await admin.api(`/admin/datasets/${id}/doi/update`, { method: 'POST' });
     assert.equal(upd.status, 200, await upd.clone().text());
-    const puts = dc.calls.slice(2);
+    const puts = dc.calls.slice(4);
     assert.deepEqual(puts.map((c) => `${c.method} ${decodeURIComponent(c.url)}`).sort(), [`PUT /dois/10.80000/nds.${id}`, `PUT /dois/10.80000/nds.${id}.v2.0.0`]);
     assert.ok(puts.every((c) => c.body.data.attributes.titles[0].title === 'EMG grip strength'));
   });

@@ -5,7 +5,7 @@
 import type { Config } from '../../core/config.js';
 import { NdsError } from '../../core/errors.js';
 import type { DoiAttributes } from './doi-metadata.js';
-import type { DoiEvent, DoiProvider } from './doi-provider.js';
+import type { DoiEvent, DoiProvider, MintOutcome } from './doi-provider.js';
 
 const TIMEOUT_MS = 20_000;
 
@@ -20,11 +20,13 @@ export class DataciteProvider implements DoiProvider {
     this.prefix = settings.prefix;
   }
 
-  async mint(doi: string, attributes: DoiAttributes, event: DoiEvent): Promise<void> {
+  async mint(doi: string, attributes: DoiAttributes, event?: DoiEvent): Promise<MintOutcome> {
     const res = await this.#send('POST', '/dois', doi, attributes, event);
-    // 422 "This DOI has already been taken": a retry after a half-finished approval; update it instead.
-    if (res.status === 422 && /taken/i.test(await res.clone().text())) return this.update(doi, attributes, event);
+    // 422 "This DOI has already been taken". DOI names ignore case, so this may be another version's DOI or
+    // another service's under a shared prefix: never updated from here.
+    if (res.status === 422 && /taken/i.test(await res.clone().text())) return 'taken';
     await this.#check(res, `register ${doi}`);
+    return 'created';
   }
 
   async update(doi: string, attributes: DoiAttributes, event?: DoiEvent): Promise<void> {

@@ -4,16 +4,26 @@
  */
 import type { DoiAttributes } from './doi-metadata.js';
 
-/** `publish` makes a DOI findable; `register` registers it without listing it (a private dataset). */
+/**
+ * DataCite's state events (https://support.datacite.org/reference/dois-2): `publish` makes a DOI findable;
+ * `register` registers it without listing it (a private dataset). Sent without an event, a new DOI is a draft:
+ * it resolves nowhere and may still be deleted, which is how an approval holds its DOIs until it commits.
+ */
 export type DoiEvent = 'publish' | 'register';
+
+/** What a registration found: `created` a new DOI, or the name `taken` already (by nds or by anyone else). */
+export type MintOutcome = 'created' | 'taken';
 
 export interface DoiProvider {
   readonly name: 'datacite' | 'test';
   /** True when the DOIs are test DOIs that resolve nowhere. */
   readonly test: boolean;
   readonly prefix: string;
-  /** Registers `doi` with its metadata; registering one that exists updates it. Throws `upstream_failed`. */
-  mint(doi: string, attributes: DoiAttributes, event: DoiEvent): Promise<void>;
+  /**
+   * Registers `doi` with its metadata, a draft when `event` is left out. A name that exists already is left as
+   * it is and answers `taken`: only the caller knows whether that DOI is its own to update. Throws `upstream_failed`.
+   */
+  mint(doi: string, attributes: DoiAttributes, event?: DoiEvent): Promise<MintOutcome>;
   /** Replaces the metadata of a registered DOI. Throws `upstream_failed`. */
   update(doi: string, attributes: DoiAttributes, event?: DoiEvent): Promise<void>;
 }
@@ -23,7 +33,9 @@ export class TestDoiProvider implements DoiProvider {
   readonly name = 'test';
   readonly test = true;
   readonly prefix = '10.5072';
-  async mint(): Promise<void> {}
+  async mint(): Promise<MintOutcome> {
+    return 'created';
+  }
   async update(): Promise<void> {}
 }
 

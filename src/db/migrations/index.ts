@@ -27,6 +27,7 @@ import * as catalogueSearchIndexes from './2026-11-27-2320-catalogue-search-inde
 import * as storageGrants from './2026-11-29-0900-storage-grants.js';
 import * as catalogueSyncs from './2026-11-29-1700-catalogue-syncs.js';
 import * as sessionsByUser from './2026-11-29-1710-sessions-by-user.js';
+import * as versionCase from './2026-11-29-1900-version-case.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-0900-storage-grants': storageGrants,
   '2026-11-29-1700-catalogue-syncs': catalogueSyncs,
   '2026-11-29-1710-sessions-by-user': sessionsByUser,
+  '2026-11-29-1900-version-case': versionCase,
 };
