@@ -46,7 +46,7 @@ export async function runGateway(options: GatewayProcessOptions): Promise<void> 
     AggregatorRegistry.setRegistries([gateway.deps.metrics.registry]);
     new AggregatorRegistry();
   }
-  log.info({ port: gateway.port, base: config.zarrCacheBaseUrl, sharedCache: Boolean(config.cacheRedisUrl) }, 'nds gateway is listening');
+  log.info({ port: gateway.port, metrics: gateway.metricsUrl, base: config.zarrCacheBaseUrl, sharedCache: Boolean(config.cacheRedisUrl) }, 'nds gateway is listening');
   if (cluster.isPrimary) process.stderr.write(`nds gateway is listening on port ${gateway.port}\n`);
   await untilSignal();
   await gateway.close();
@@ -57,7 +57,7 @@ export async function runGateway(options: GatewayProcessOptions): Promise<void> 
 async function runPrimary({ config, log }: GatewayProcessOptions): Promise<void> {
   const bornAt = new Map<number, number>();
   let stopping = false;
-  let listening = 0;
+  const listening = new Set<number>();
   const fork = () => bornAt.set(cluster.fork().id, Date.now());
   const alive = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
   const aggregator = new AggregatorRegistry();
@@ -75,8 +75,11 @@ async function runPrimary({ config, log }: GatewayProcessOptions): Promise<void>
     if (!(DROP in message)) return;
     for (const worker of alive()) if (worker.id !== from.id) worker.send(message);
   });
-  cluster.on('listening', (_worker, address) => {
-    if (++listening !== config.gatewayWorkers) return;
+  cluster.on('listening', (worker, address) => {
+    // A worker listens on PORT first, then on METRICS_PORT if set: only its first port is counted.
+    if (listening.has(worker.id)) return;
+    listening.add(worker.id);
+    if (listening.size !== config.gatewayWorkers) return;
     log.info({ port: address.port, workers: config.gatewayWorkers, sharedCache: Boolean(config.cacheRedisUrl) }, 'nds gateway is listening');
     process.stderr.write(`nds gateway is listening on port ${address.port} (${config.gatewayWorkers} workers)\n`);
   });

@@ -16,13 +16,15 @@ import type { AppEnv } from './http/app-env.js';
 import type { Gateway, GatewayRequest } from './gateway/gateway.js';
 import type { GatewayAnswer } from './gateway/object-answers.js';
 import type { DropChannel } from './gateway/relayed-cache.js';
-import { closeDeps, closeHttpServer, keepConnectionsAlive, openDeps, openGateway, PROCESS_PARTS, type OpenOptions } from './lifecycle.js';
+import { closeDeps, closeHttpServer, keepConnectionsAlive, openDeps, openGateway, openMetricsPort, PROCESS_PARTS, type OpenOptions } from './lifecycle.js';
 import { gatewayRoutes } from './routes/gateway-routes.js';
 import { healthOf, readinessOf } from './routes/health-routes.js';
 
 export interface RunningGateway {
   url: string;
   port: number;
+  /** Where METRICS_PORT answers `/metrics`, `/healthz` and `/readyz`; undefined without METRICS_PORT. */
+  metricsUrl: string | undefined;
   deps: Deps;
   gateway: Gateway;
   close(): Promise<void>;
@@ -86,15 +88,20 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.config.port;
   let closing: Promise<void> | undefined;
+  const close = () => (closing ??= closeHttpServer(server).then(() => closeDeps(opened)));
+  // Opened after PORT: the cluster's primary counts a worker's first port only.
+  const metricsPort = options.config.metricsPort;
+  const metricsUrl = metricsPort === undefined ? undefined : await openMetricsPort(opened, metricsPort, options.readMetrics).catch(async (err: unknown) => {
+    await close();
+    throw err;
+  });
   return {
     url: `http://localhost:${port}`,
     port,
+    metricsUrl,
     deps,
     gateway,
-    close() {
-      closing ??= closeHttpServer(server).then(() => closeDeps(opened));
-      return closing;
-    },
+    close,
   };
 }
 

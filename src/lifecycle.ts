@@ -302,7 +302,7 @@ export async function startWorkerProcess(options: OpenOptions): Promise<{ worker
     registerConversionHooks(opened.deps);
     observeQueue(opened.deps.metrics, opened.deps.db, opened.deps.clock);
     const port = options.config.metricsPort;
-    const metricsUrl = port === undefined ? undefined : await openProbePort(opened, port);
+    const metricsUrl = port === undefined ? undefined : await openMetricsPort(opened, port);
     const worker = openWorker(opened);
     return { worker, metricsUrl, close: () => closeDeps(opened) };
   } catch (err) {
@@ -311,8 +311,13 @@ export async function startWorkerProcess(options: OpenOptions): Promise<{ worker
   }
 }
 
-/** The worker's port for monitors: `/metrics` (`http/request-observer.ts`), `/healthz` and `/readyz` as on `nds serve`. */
-async function openProbePort(opened: OpenedDeps, port: number): Promise<string> {
+/**
+ * METRICS_PORT, the port for monitors of every process: `/metrics` (`http/metrics-endpoint.ts`: without
+ * METRICS_TOKEN, the only port that answers it, to this machine), `/healthz` and `/readyz` as on `nds serve`.
+ * `readMetrics` stands for this process's metrics (a gateway worker of several answers the sum of all).
+ * Returns its URL; it is closed with the process.
+ */
+export async function openMetricsPort(opened: OpenedDeps, port: number, readMetrics?: () => Promise<{ text: string; contentType: string }>): Promise<string> {
   const { deps } = opened;
   const answer = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' });
@@ -325,7 +330,7 @@ async function openProbePort(opened: OpenedDeps, port: number): Promise<string> 
     const work = req.url === '/healthz' ? healthOf(deps.db).then((h) => answer(res, 200, h)) : readinessOf(deps.db).then((r) => answer(res, r.status, r.body, r.headers));
     work.catch(() => answer(res, 500, { error: 'internal_error', message: 'Something went wrong on our side.', details: [] }));
   };
-  const server = createServer(observeRequests(listener, { log: deps.log, metrics: deps.metrics, metricsToken: deps.config.metricsToken }));
+  const server = createServer(observeRequests(listener, { log: deps.log, metrics: deps.metrics, metricsToken: deps.config.metricsToken, listener: 'metrics-port', readMetrics }));
   keepConnectionsAlive(server, deps.config);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

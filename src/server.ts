@@ -11,7 +11,7 @@ import type { RunningWorker } from './conversion/worker.js';
 import type { ServerDeps } from './http/app-env.js';
 import { observeRequests } from './http/request-observer.js';
 import { countExternalMemoryInHeapLimit } from './core/v8-heap.js';
-import { closeDeps, closeHttpServer, keepConnectionsAlive, openAdminSocket, openServerDeps, openWorker, type OpenOptions } from './lifecycle.js';
+import { closeDeps, closeHttpServer, keepConnectionsAlive, openAdminSocket, openMetricsPort, openServerDeps, openWorker, type OpenOptions } from './lifecycle.js';
 
 export interface StartOptions extends OpenOptions {
   /** Listen address; defaults to all interfaces. */
@@ -21,6 +21,8 @@ export interface StartOptions extends OpenOptions {
 export interface RunningServer {
   url: string;
   port: number;
+  /** Where METRICS_PORT answers `/metrics`, `/healthz` and `/readyz`; undefined without METRICS_PORT. */
+  metricsUrl: string | undefined;
   deps: ServerDeps;
   database: DatabaseHandle;
   /** The in-process conversion worker, when this process runs one. */
@@ -64,16 +66,19 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     let closing: Promise<void> | undefined;
+    const close = () => (closing ??= closeHttpServer(server).then(() => closeDeps(opened)));
+    const metricsUrl = config.metricsPort === undefined ? undefined : await openMetricsPort(opened, config.metricsPort).catch(async (err: unknown) => {
+      await close();
+      throw err;
+    });
     return {
       url: `http://localhost:${port}`,
       port,
+      metricsUrl,
       deps,
       database: opened.database,
       worker,
-      close() {
-        closing ??= closeHttpServer(server).then(() => closeDeps(opened));
-        return closing;
-      },
+      close,
     };
   } catch (err) {
     await closeDeps(opened);

@@ -137,9 +137,9 @@ export interface Config {
   sourceRepoHosts: string[];
   /** CIDRs a `source_repo` host may resolve into although they are not public (a git server on the LAN); default none. */
   sourceRepoAllowPrivate: string[];
-  /** Bearer token `GET /metrics` wants (METRICS_TOKEN); undefined = readable from this machine only, through no proxy. */
+  /** Bearer token `GET /metrics` wants (METRICS_TOKEN); undefined = readable on METRICS_PORT only, from this machine, through no proxy. */
   metricsToken: string | undefined;
-  /** Port of `nds worker`'s `/metrics`, `/healthz` and `/readyz` (METRICS_PORT); undefined = the worker listens on none. */
+  /** Port of every process's `/metrics`, `/healthz` and `/readyz` for monitors (METRICS_PORT); undefined = none (`nds serve` and `nds gateway` answer them on PORT, `/metrics` with METRICS_TOKEN only). */
   metricsPort: number | undefined;
   /** Most PostgreSQL connections this process holds (DATABASE_POOL_MAX); undefined = 10, or 3 in each gateway process. */
   databasePoolMax: number | undefined;

@@ -10,6 +10,7 @@
  *   while the hop is a trusted proxy too. The first untrusted address is the client: entries to its left were
  *   written by the client itself (or by proxies nobody vouches for) and are ignored, so a client cannot choose
  *   the address its sign-in attempts are counted against.
+ * - What a per-IP limit counts a client by (`limitKeyOf`): an IPv6 client is given a /64 at least, so its prefix.
  * Both read addresses and CIDRs by the same rule (`parseCidr`). Pure functions: the middleware does the I/O.
  */
 import { BlockList, isIP } from 'node:net';
@@ -205,6 +206,21 @@ export function clientAddress(peer: string | undefined, forwardedFor: string | u
     if (!trusted.contains(hop)) return hop;
   }
   return client;
+}
+
+/**
+ * The key a per-IP limit counts a client by: an IPv4 address as it is; an IPv6 address as its /64
+ * (`2001:db8:42:7::/64`, RFC 5952 form, zone dropped), since RFC 6177 and every provider give a host at least
+ * a /64 and it may use any address in it; an IPv4-mapped IPv6 address as its IPv4 address. Anything else
+ * (`unknown`) is returned as it is.
+ */
+export function limitKeyOf(address: string): string {
+  const parsed = strictAddress(address.replace(/%.*$/, ''));
+  if (parsed === undefined || parsed.kind() === 'ipv4') return address;
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  const prefix = new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0]);
+  return `${prefix.toRFC5952String()}/64`;
 }
 
 function stripPort(text: string): string {

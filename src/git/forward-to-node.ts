@@ -16,7 +16,7 @@ const KEPT_REQUEST_HEADERS = ['authorization', 'cookie', 'origin', 'content-type
 const DROPPED_ANSWER_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding']);
 
 export interface ForwardOptions {
-  /** The NODE_URL of the node forwarding (sent in `FORWARDED_HEADER`, and in logs of the holder). */
+  /** The marker sent in `FORWARDED_HEADER` (`http/holder-forwarding.ts`: this node's NODE_URL and a MAC); the holder logs its NODE_URL. */
   from: string;
   /** How long to wait for the holder's answer to a GET, in ms (a host that vanished never refuses). */
   headersTimeoutMs?: number;

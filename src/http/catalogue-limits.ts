@@ -8,7 +8,7 @@
 import type { Context } from 'hono';
 import type { RateLimiter, RateLimits } from '../core/rate-limiter.js';
 import type { AppEnv } from './app-env.js';
-import { clientIp } from './client-ip.js';
+import { clientLimitKey } from './client-ip.js';
 import { ErrorBody, jsonResponse } from './openapi-helpers.js';
 
 /** The documented refusal of a route that counts anonymous requests. */
@@ -21,5 +21,5 @@ export function createCatalogueLimits(limits: RateLimits, perMinute: number): Ra
 /** Counts one request of an anonymous caller, by address; throws `rate_limited` (429, Retry-After) past the limit. */
 export async function countAnonymousCatalogueRequest(c: Context<AppEnv>): Promise<void> {
   if (c.var.caller) return;
-  await c.var.deps.catalogueLimits.spend(`ip:${clientIp(c)}`);
+  await c.var.deps.catalogueLimits.spend(`ip:${clientLimitKey(c)}`);
 }

@@ -8,15 +8,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.js';
 import type { Metrics } from '../core/metrics.js';
 import { requestIdFrom, serveWithin, type RequestContext } from '../core/request-context.js';
-import { answerMetrics, isMetricsRequest, metricsOf } from './metrics-endpoint.js';
+import { answerMetrics, isMetricsRequest, metricsOf, type MetricsListener } from './metrics-endpoint.js';
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface ObserverOptions {
   log: Logger;
   metrics: Metrics;
-  /** METRICS_TOKEN: the bearer token `/metrics` wants; undefined = readable from this machine only. */
+  /** METRICS_TOKEN: the bearer token `/metrics` wants; undefined = readable on METRICS_PORT from this machine only. */
   metricsToken: string | undefined;
+  /** `metrics-port` for the METRICS_PORT listener (token-less reads from this machine); default `service` (token only). */
+  listener?: MetricsListener;
   /** The metrics `/metrics` answers; default this process's (the gateway cluster sums its workers'). */
   readMetrics?: () => Promise<{ text: string; contentType: string }>;
 }
@@ -46,7 +48,7 @@ export function observeRequests(listener: RequestListener, options: ObserverOpti
     serveWithin(context, () => {
       if (isMetricsRequest(req)) {
         context.route = '/metrics';
-        answerMetrics(req, res, options.metricsToken, readMetrics).catch((err: unknown) => {
+        answerMetrics(req, res, { token: options.metricsToken, listener: options.listener ?? 'service' }, readMetrics).catch((err: unknown) => {
           log.error({ err }, 'metrics could not be read');
           if (!res.headersSent) res.writeHead(500);
           res.end();

@@ -3,12 +3,12 @@ import type { Context } from 'hono';
 import { limitFailures, spend } from '../accounts/sign-in-limits.js';
 import { isNdsError } from '../core/errors.js';
 import type { AppEnv } from './app-env.js';
-import { clientIp } from './client-ip.js';
+import { clientLimitKey } from './client-ip.js';
 
 /** Counts a mail asked for against its address and the asking IP; past either limit, 429 and nothing is sent. */
 export async function spendMail(c: Context<AppEnv>, email: string): Promise<void> {
   const limits = c.var.deps.signInLimits;
-  await spend([limits.mailPerAddress, email.toLowerCase()], [limits.mailPerIp, clientIp(c)]);
+  await spend([limits.mailPerAddress, email.toLowerCase()], [limits.mailPerIp, clientLimitKey(c)]);
 }
 
 /**
@@ -18,9 +18,9 @@ export async function spendMail(c: Context<AppEnv>, email: string): Promise<void
  */
 export function limitCodeFailures<T>(c: Context<AppEnv>, email: string, action: () => Promise<T>): Promise<T> {
   const limits = c.var.deps.signInLimits;
-  const ip = clientIp(c);
+  const client = clientLimitKey(c);
   return limitFailures(
-    [[limits.codeFailuresPerAccount, email.toLowerCase()], [limits.codeFailuresPerIp, ip], [limits.failuresPerIp, ip]],
+    [[limits.codeFailuresPerAccount, email.toLowerCase()], [limits.codeFailuresPerIp, client], [limits.failuresPerIp, client]],
     (err) => isNdsError(err, 'login_code_invalid'),
     action,
   );

@@ -7,7 +7,7 @@
 import { signInOf } from '../accounts/sign-in-of-credential.js';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientLimitKey } from '../http/client-ip.js';
 import { jsonProblems, readBodyBytes } from '../http/request-input.js';
 import { route, type Route } from '../http/route.js';
 import { BlobAttachments } from './blob-attachments.js';
@@ -51,7 +51,7 @@ async function answerMcp(c: Context<AppEnv>): Promise<Response> {
   const messages = await readMessages(c);
   if (!messages.ok) return messages.answer;
   const caller = c.var.caller;
-  await spendMcpRequests(deps.mcpLimits, caller ? `user:${caller.user.id}` : `ip:${clientIp(c)}`, requestCount(messages.body));
+  await spendMcpRequests(deps.mcpLimits, caller ? `user:${caller.user.id}` : `ip:${clientLimitKey(c)}`, requestCount(messages.body));
   // The SDK loads on the first MCP request, not when the server starts (about a second on a busy machine).
   const [{ WebStandardStreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),

@@ -7,7 +7,7 @@ import { z } from '@hono/zod-openapi';
 import type { ZodType } from 'zod';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientLimitKey } from '../http/client-ip.js';
 import { NdsError, isNdsError } from '../core/errors.js';
 import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
 import { route, type Route, type RouteSpec } from '../http/route.js';
@@ -99,7 +99,7 @@ export const browserSignInRoutes: Route[] = [
     act: async (c, body, input) => {
       const limits = c.var.deps.signInLimits;
       const user = await limitFailures(
-        [[limits.failuresPerIp, clientIp(c)], [limits.failuresPerLogin, await passwordFailureKey(c.var.deps.db, body.login)]],
+        [[limits.failuresPerIp, clientLimitKey(c)], [limits.failuresPerLogin, await passwordFailureKey(c.var.deps.db, body.login)]],
         (err) => isNdsError(err, 'invalid_credentials'),
         () => passwordLogin(c.var.deps.db, body.login, body.password),
       );

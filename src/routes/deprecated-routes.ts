@@ -6,7 +6,7 @@
  * `/auth/resend-verification` is not deprecated.
  */
 import { z } from '@hono/zod-openapi';
-import { clientIp } from '../http/client-ip.js';
+import { clientLimitKey } from '../http/client-ip.js';
 import { isNdsError, NdsError } from '../core/errors.js';
 import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
 import { route, type Route } from '../http/route.js';
@@ -78,7 +78,7 @@ export const deprecatedRoutes: Route[] = [
     handler: async (c, { body }) => {
       const limits = c.var.deps.signInLimits;
       const { user, minted } = await limitFailures(
-        [[limits.failuresPerIp, clientIp(c)], [limits.failuresPerLogin, await passwordFailureKey(c.var.deps.db, body.email)]],
+        [[limits.failuresPerIp, clientLimitKey(c)], [limits.failuresPerLogin, await passwordFailureKey(c.var.deps.db, body.email)]],
         (err) => isNdsError(err, 'invalid_credentials'),
         () => retrieveKeyByPassword(c.var.deps.db, body.email, body.password),
       );

@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../http/app-env.js';
 import { callerOf } from '../http/auth.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientIp, clientLimitKey } from '../http/client-ip.js';
 import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
 import { route, type Route } from '../http/route.js';
 import { guardCodeGuess } from '../accounts/device-limits.js';
@@ -55,7 +55,7 @@ const decision = (path: string, summary: string, act: typeof confirmDeviceCode) 
 
 /** Every look-up, confirm or deny of a typed code counts against the session and the IP when it names nothing. */
 function guarded<T>(c: Context<AppEnv>, action: () => Promise<T>): Promise<T> {
-  return guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: callerOf(c).sessionHash, ip: clientIp(c) }, action);
+  return guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: callerOf(c).sessionHash, ip: clientLimitKey(c) }, action);
 }
 
 /** RFC 8414 metadata: what an OAuth 2.0 client library needs to find the device flow by itself. */
@@ -102,7 +102,7 @@ export const deviceRoutes: Route[] = [
     responses: { 200: jsonResponse(StartAnswer, 'A new code pair, valid 10 minutes'), 429: errorResponses[400] },
     handler: async (c, { body }) => {
       const ip = clientIp(c);
-      await spend([c.var.deps.deviceLimits.start, ip]);
+      await spend([c.var.deps.deviceLimits.start, clientLimitKey(c)]);
       const { db, clock, config } = c.var.deps;
       const answer = await startDeviceSignIn(db, {
         now: clock.now(),

@@ -10,7 +10,7 @@ import { confirmDeviceCode, denyDeviceCode, lookupDeviceCode, normalizeUserCode,
 import { FormFields, withQuery } from '../http/form-input.js';
 import { route, type Route } from '../http/route.js';
 import type { AppEnv } from '../http/app-env.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientLimitKey } from '../http/client-ip.js';
 import { NdsError } from '../core/errors.js';
 import { html } from './html.js';
 import { errorNotice, okNotice, pageSession, renderPage, requireOwnOrigin, signInFirst, verifyFirst, type PageSession } from './page-kit.js';
@@ -80,7 +80,7 @@ export const devicePages: Route[] = [
     if (!typed) return renderPage(c, title, html`<h1>${title}</h1>${errorNotice(q.error)}${codeForm(undefined)}`, username);
     const { db, clock } = c.var.deps;
     try {
-      const found = await guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: session.sessionHash, ip: clientIp(c) }, () =>
+      const found = await guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: session.sessionHash, ip: clientLimitKey(c) }, () =>
         lookupDeviceCode(db, typed, session.user, clock.now()),
       );
       return renderPage(c, title, html`<h1>${title}</h1>${errorNotice(q.error)}${decision(found)}`, username);
@@ -111,7 +111,7 @@ function decisionPage(path: string, act: typeof confirmDeviceCode, result: 'appr
       if (session instanceof Response) return session;
       const { db, clock } = c.var.deps;
       try {
-        await guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: session.sessionHash, ip: clientIp(c) }, () => act(db, typed, session.user, clock.now()));
+        await guardCodeGuess(c.var.deps.deviceLimits, { sessionHash: session.sessionHash, ip: clientLimitKey(c) }, () => act(db, typed, session.user, clock.now()));
       } catch (err) {
         if (!(err instanceof NdsError)) throw err;
         for (const [k, v] of Object.entries(err.headers)) c.header(k, v);

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/core/config.js';
-import { addressMatcher, canonicalAddress, clientAddress, isPublicAddress, parseCidr, parseTrustedProxies } from '../../src/core/ip-addresses.js';
+import { addressMatcher, canonicalAddress, clientAddress, isPublicAddress, limitKeyOf, parseCidr, parseTrustedProxies } from '../../src/core/ip-addresses.js';
 
 describe('isPublicAddress', () => {
   it('refuses loopback, private, link-local, shared, documentation, multicast and reserved IPv4 ranges', () => {
@@ -158,6 +158,35 @@ describe('canonicalAddress', () => {
     assert.equal(canonicalAddress('127.0.0.1:80'), '127.0.0.1');
     assert.equal(canonicalAddress('127.1'), undefined);
     assert.equal(canonicalAddress('localhost'), undefined);
+  });
+});
+
+// A host on IPv6 owns a /64 at least and may send each request from a new address in it: per-IP limits count the prefix.
+describe('limitKeyOf', () => {
+  it('counts every address of one /64 as one client, however it is written', () => {
+    const key = '2001:db8:42:7::/64';
+    for (const a of ['2001:db8:42:7::1', '2001:db8:42:7:ffff:ffff:ffff:ffff', '2001:0DB8:0042:0007:1a2b:3c4d:5e6f:7a8b', '2001:db8:42:7:0:0:0:9', '2001:db8:42:7::a%eth0']) {
+      assert.equal(limitKeyOf(a), key, a);
+    }
+  });
+
+  it('keeps neighbouring /64s apart', () => {
+    assert.notEqual(limitKeyOf('2001:db8:42:7::1'), limitKeyOf('2001:db8:42:8::1'));
+    assert.equal(limitKeyOf('2001:db8:42:8::1'), '2001:db8:42:8::/64');
+    assert.equal(limitKeyOf('2001:db8::1'), '2001:db8::/64');
+  });
+
+  it('counts an IPv4 address, and an IPv4-mapped IPv6 one, by the IPv4 address', () => {
+    assert.equal(limitKeyOf('198.51.100.7'), '198.51.100.7');
+    assert.equal(limitKeyOf('::ffff:198.51.100.7'), '198.51.100.7');
+    assert.equal(limitKeyOf('::ffff:c633:6407'), '198.51.100.7');
+    assert.notEqual(limitKeyOf('198.51.100.7'), limitKeyOf('198.51.100.8'));
+  });
+
+  it('gives loopback its /64, and leaves what is not an address as it is', () => {
+    assert.equal(limitKeyOf('::1'), '::/64');
+    assert.equal(limitKeyOf('fe80::1%en0'), 'fe80::/64');
+    assert.equal(limitKeyOf('unknown'), 'unknown');
   });
 });
 

@@ -21,6 +21,7 @@ describe('nds gateway on two workers', { skip: usingPostgres ? false : 'needs Po
   let gateway: ChildProcess;
   let dataDir: string;
   let base: string;
+  let metricsBase: string;
   let id: string;
   let exited: Promise<number | null>;
 
@@ -33,6 +34,8 @@ describe('nds gateway on two workers', { skip: usingPostgres ? false : 'needs Po
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'nds-gw-cluster-'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
+    const metricsPort = await freePort();
+    metricsBase = `http://127.0.0.1:${metricsPort}`;
     const env = {
       ...process.env,
       PORT: String(port),
@@ -40,6 +43,7 @@ describe('nds gateway on two workers', { skip: usingPostgres ? false : 'needs Po
       DATABASE_URL: api.config.databaseUrl,
       OBJECT_STORE_URL: api.config.objectStoreUrl,
       GATEWAY_WORKERS: '2',
+      METRICS_PORT: String(metricsPort),
       EDGE_API_TOKEN: TOKEN,
       EDGE_ZONE_ID: 'zone1',
       LOG_LEVEL: 'warn',
@@ -99,10 +103,12 @@ describe('nds gateway on two workers', { skip: usingPostgres ? false : 'needs Po
     assert.equal(await misses(6), 2);
   });
 
-  it('answers /metrics with the sum over both workers, whichever worker is asked, naming no dataset', async () => {
+  it('answers /metrics on METRICS_PORT with the sum over both workers, whichever worker is asked, naming no dataset', async () => {
+    // Without METRICS_TOKEN the gateway's own port, which the public reaches through a proxy, answers nobody.
+    assert.equal((await fresh('/metrics')).status, 403);
     // Both workers answered chunk requests above (each had its own miss); every hit and miss so far is counted.
     const answered = async () => {
-      const r = await fresh('/metrics');
+      const r = await rawRequest(metricsBase, '/metrics', { headers: { connection: 'close' } });
       assert.equal(r.status, 200);
       const text = r.body.toString();
       assert.ok(!text.includes(id), 'no dataset id in the metrics');

@@ -76,6 +76,31 @@ describe('sign-in limits with the test as a trusted proxy', () => {
   });
 });
 
+/** One host of the /64 2001:db8:42:7::/64, a new interface identifier each time (what privacy addresses do anyway). */
+const addressInOne64 = () => `2001:db8:42:7:${randomBytes(8).toString('hex').match(/.{4}/g)!.join(':')}`;
+
+// An IPv6 host is given a /64 at least (a home line, a cloud VM) and may use any of its addresses, with no proxy.
+describe('sign-in limits for a client on IPv6', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ env: { TRUSTED_PROXIES: '127.0.0.1, ::1' } });
+  });
+  after(() => server.close());
+
+  it(`holds one /64 to ${CODE_FAILURES_PER_IP} wrong codes over many of its addresses, as one IPv4 address is`, async () => {
+    const { wrong } = await wrongCodesUntilLimited(clientOf(server.url, addressInOne64).post, 'v6');
+    assert.equal(wrong, CODE_FAILURES_PER_IP);
+  });
+
+  it('still lets a client of another /64 sign in', async () => {
+    const other = clientOf(server.url, () => '2001:db8:42:8::1');
+    const email = `v6-other-${process.pid}@example.org`;
+    assert.equal((await other.post('/auth/code/request', { email, username: `v6o${process.pid}` })).status, 200);
+    const res = await other.post('/auth/code/verify', { email, code: await signInCodeFor(server.dataDir, email) });
+    assert.equal(res.status, 200, await res.text());
+  });
+});
+
 describe('sign-in limits with no trusted proxy (the default)', () => {
   let server: TestServer;
   before(async () => {

@@ -30,7 +30,7 @@ describe('what an operator sees of nds serve: request ids, access lines, /metric
   let server: TestServer;
   const log = logLines();
   before(async () => {
-    server = await startTestServer({ env: { LOG_LEVEL: 'info' }, logDestination: log.stream });
+    server = await startTestServer({ env: { LOG_LEVEL: 'info', METRICS_PORT: '0' }, logDestination: log.stream });
   });
   after(() => server.close());
 
@@ -66,9 +66,10 @@ describe('what an operator sees of nds serve: request ids, access lines, /metric
     assert.equal(line.version, '0.1.0');
   });
 
-  it('serves /metrics to this machine: requests by route pattern and status, the database pool, the queue', async () => {
+  it('serves /metrics on METRICS_PORT to this machine: requests by route pattern and status, the database pool, the queue', async () => {
     await fetch(`${server.url}/datasets/nd424243`, { headers: { accept: 'application/json' } });
-    const res = await fetch(`${server.url}/metrics`);
+    assert.ok(server.metricsUrl);
+    const res = await fetch(`${server.metricsUrl}/metrics`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
     const text = await res.text();
@@ -86,11 +87,11 @@ describe('what an operator sees of nds serve: request ids, access lines, /metric
 
   // A page whose own name its author points at 127.0.0.1 (DNS rebinding) makes the visitor's browser ask from
   // loopback, same-origin for the page, but under the page's name.
-  it("refuses /metrics to a request from this machine that names another host (a DNS-rebinding page's fetch)", async () => {
-    const port = new URL(server.url).port;
+  it("refuses /metrics on METRICS_PORT to a request from this machine that names another host (a DNS-rebinding page's fetch)", async () => {
+    const port = new URL(server.metricsUrl!).port;
     const status = (host: string) =>
       new Promise<number>((resolve, reject) => {
-        const req = http.request(`${server.url}/metrics`, { headers: { host } }, (res) => {
+        const req = http.request(`${server.metricsUrl}/metrics`, { headers: { host } }, (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
         });
@@ -102,10 +103,29 @@ describe('what an operator sees of nds serve: request ids, access lines, /metric
     for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`]) assert.equal(await status(host), 200, host);
   });
 
-  it('refuses /metrics to a request that came through a proxy (the public, through nginx on the same host)', async () => {
-    const res = await fetch(`${server.url}/metrics`, { headers: { 'x-forwarded-for': '203.0.113.9' } });
+  it('refuses /metrics on METRICS_PORT to a request that came through a proxy', async () => {
+    const res = await fetch(`${server.metricsUrl}/metrics`, { headers: { 'x-forwarded-for': '203.0.113.9' } });
     assert.equal(res.status, 403);
     assert.equal(((await res.json()) as { error: string }).error, 'forbidden');
+  });
+
+  // nginx's plain `proxy_pass http://127.0.0.1:<port>;` passes every stranger's request on from loopback, with
+  // no X-Forwarded-For and `Host: 127.0.0.1:<port>`: the service's port cannot tell them from a local scrape.
+  it("refuses /metrics without the token on the service's port, even from this machine by a loopback name", async () => {
+    const port = new URL(server.url).port;
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(`${server.url}/metrics`, { headers: { host } }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(answer.status, 403, host);
+      assert.match((JSON.parse(answer.body) as { message: string }).message, /METRICS_PORT/);
+    }
   });
 });
 
@@ -113,12 +133,14 @@ describe('/metrics with METRICS_TOKEN', () => {
   let server: TestServer;
   const token = 'metrics-token-0123456789';
   before(async () => {
-    server = await startTestServer({ env: { METRICS_TOKEN: token } });
+    server = await startTestServer({ env: { METRICS_TOKEN: token, METRICS_PORT: '0' } });
   });
   after(() => server.close());
 
-  it('wants the bearer token, from anywhere', async () => {
+  it('wants the bearer token, from anywhere, on METRICS_PORT too', async () => {
     assert.equal((await fetch(`${server.url}/metrics`)).status, 403);
+    assert.equal((await fetch(`${server.metricsUrl}/metrics`)).status, 403);
+    assert.equal((await fetch(`${server.metricsUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
     assert.equal((await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status, 403);
     const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': '203.0.113.9' } });
     assert.equal(res.status, 200);
