@@ -27,7 +27,7 @@ import { isForeignKeyViolation } from '../db/sql-errors.js';
 import { repositoryBytes, repositoryDir } from '../git/repository-dir.js';
 import { isAdmin } from './dataset-access.js';
 import { repositoriesOnDisk } from './hosted-repository.js';
-import { datasetsOwnedBy, findDatasetRow } from './dataset-queries.js';
+import { datasetsOwnedBy, findDatasetRow, holdDatasetRow } from './dataset-queries.js';
 import { mapLimit } from '../core/map-limit.js';
 
 type QuotaDeps = Pick<Deps, 'db' | 'config' | 'clock'>;
@@ -227,9 +227,19 @@ export async function countStoredContent(deps: QuotaDeps, datasetId: string, con
   }
 }
 
-/** Records the size of the dataset's hosted repository in `dir` on disk, after a push. */
-export async function recordRepositoryBytes(deps: QuotaDeps, datasetId: string, dir: string): Promise<void> {
-  await recordStoredBytes(deps, datasetId, GIT_GRANT_KEY, await repositoryBytes(dir));
+/**
+ * Records the size of the dataset's hosted repository in `dir` on disk, after a push: measured (by `measure`,
+ * its size on disk when left out) and written under the dataset row's lock, so that of two pushes ending at
+ * once the later measurement is written last, never an older one over it. A dataset deleted meanwhile: nothing.
+ */
+export async function recordRepositoryBytes(deps: QuotaDeps, datasetId: string, dir: string, measure: (dir: string) => Promise<number> = repositoryBytes): Promise<void> {
+  await deps.db
+    .transaction()
+    .execute(async (trx) => {
+      await holdDatasetRow(trx, datasetId, 'exclusive');
+      await upsertStored(trx, datasetId, GIT_GRANT_KEY, await measure(dir), deps.clock.now());
+    })
+    .catch(unlessDatasetGone);
 }
 
 /**

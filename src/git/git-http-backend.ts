@@ -3,7 +3,7 @@
  * into a web Response. The request body streams into git, and git's output streams back out.
  */
 import { pipeline, Readable } from 'node:stream';
-import { spawnGit } from './spawn-git.js';
+import { spawnGit, type ProcessLimits } from './spawn-git.js';
 
 export interface BackendRequest {
   method: string;
@@ -21,6 +21,10 @@ export interface BackendRequest {
   onExit?: (code: number | null) => void;
   /** Settings of this run (as `git -c`), which git's own children (receive-pack, index-pack) read too. */
   config?: Readonly<Record<string, string>>;
+  /** The folder of the server's own hooks git runs (a push's checks); none when left out. */
+  hooksDir?: string;
+  /** Limits of git and of each process it starts (receive-pack, index-pack); none when left out. */
+  limits?: ProcessLimits;
 }
 
 /**
@@ -74,6 +78,8 @@ const ABANDONED_INPUT_GRACE_MS = 30_000;
 export async function runGitHttpBackend(req: BackendRequest): Promise<Response> {
   const child = spawnGit(['http-backend'], {
     config: req.config,
+    hooksDir: req.hooksDir,
+    limits: req.limits,
     env: {
       GIT_PROJECT_ROOT: req.projectRoot,
       GIT_HTTP_EXPORT_ALL: '1',
@@ -91,7 +97,14 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
   child.stderr.on('data', (d) => (stderr += d));
   // 'exit', not 'close': 'close' waits for git's output to be read to its end, which never comes when the
   // client hung up after its push was taken (git moved `main`, and what follows a push must still run).
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // A program that cannot be started (no `prlimit` on the machine) ends with 'error' and no 'exit'.
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', resolve);
+    child.once('error', (err) => {
+      stderr += err.message;
+      resolve(null);
+    });
+  });
   void exited.then((code) => req.onExit?.(code));
   // git stops reading a body it cannot parse and exits: writes after that fail (EPIPE), and its answer tells why.
   child.stdin.on('error', () => {});

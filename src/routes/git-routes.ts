@@ -26,6 +26,8 @@ import { isNdsError, NdsError } from '../core/errors.js';
 import { MAX_OBJECT_BYTES } from '../objects/object-store.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
 import { PushCommandsRefused, takePushCommands } from '../git/push-commands.js';
+import { pushBounds, pushBoundSettings } from '../git/push-bounds.js';
+import { receiveHooksDir } from '../git/receive-checks.js';
 import { afterPush } from '../conversion/after-push.js';
 import { findDatasetRow } from '../datasets/dataset-queries.js';
 import { locateRepository, mainHead, markHostedSource } from '../datasets/hosted-repository.js';
@@ -170,7 +172,10 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   // Both go to git in its environment, where a NUL cannot be (and no git path has one).
   const problem = textProblem(rest) ?? textProblem(query);
   if (problem) throw new NdsError('validation_failed', { details: [`path: ${problem}`] });
-  const pushing = rest === '/git-receive-pack' || /(^|&)service=git-receive-pack(&|$)/.test(query);
+  // Read as git reads it: the query's `service` decoded (git http-backend decodes `%2D`), and any path that
+  // names receive-pack. A run judged a read also has receive-pack turned off in git itself (below), so a request
+  // read otherwise by git than here fails closed.
+  const pushing = rest.includes('receive-pack') || new URLSearchParams(query).getAll('service').some((s) => s.includes('receive-pack'));
 
   const deps = c.var.deps;
   const token = presentedToken(c);
@@ -220,6 +225,9 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
     await recordRepositoryBytes(deps, datasetId, dir);
     await releaseStorage(deps, datasetId, pushGrant!);
   };
+  // A pack's objects may inflate to far more than it sends: each git of a push runs under limits, and the hook
+  // of the receive refuses a blob or content past the bounds before any ref moves (decision 0054).
+  const bounds = pushing ? pushBounds(config) : undefined;
   try {
     return await runGitHttpBackend({
       method: c.req.method,
@@ -234,7 +242,9 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
       // index-pack stops a pack past the limit as it arrives ("pack exceeds maximum allowed size"): nothing of it
       // stays. A pack is kept as it came (unpackLimit 1): unpack-objects would write each of a small pack's deltas
       // out whole, a hundred times the bytes sent.
-      config: pushing ? { 'receive.maxInputSize': String(room), 'receive.unpackLimit': '1' } : undefined,
+      config: bounds ? { 'receive.maxInputSize': String(room), 'receive.unpackLimit': '1', ...pushBoundSettings(bounds) } : { 'http.receivepack': 'false' },
+      hooksDir: receivesPack ? await receiveHooksDir(config.gitDir) : undefined,
+      limits: bounds?.process,
       onExit: () => {
         if (!pushGrant) return;
         settlePush().catch((err) => deps.log.error({ err, dataset: datasetId }, "recording the repository's size after a push failed"));

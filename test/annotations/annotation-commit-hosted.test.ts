@@ -15,6 +15,7 @@ import { pushAndConvert } from './support.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { json } from '../datasets/support.js';
 import { gitIn, gitRun, makeBidsRepo } from '../conversion/support.js';
+import { repositoryDir } from '../../src/git/repository-dir.js';
 
 const post = (body: unknown): RequestInit => ({ method: 'POST', body: JSON.stringify(body) });
 
@@ -35,7 +36,7 @@ describe('annotations committed into a hosted git repository', () => {
   };
 
   before(async () => {
-    // Far above the fixtures' files; the last test pushes one past it.
+    // Far above the fixtures' files; the last test puts one past it in the repository.
     server = await startTestServer({ env: { MAX_GIT_FILE_BYTES: String(4 << 20) } });
     owner = await createAccount(server);
     stranger = await createAccount(server);
@@ -118,7 +119,8 @@ describe('annotations committed into a hosted git repository', () => {
     writeFileSync(path.join(clone, 'sourcedata.bin'), Buffer.alloc(24 << 20));
     gitIn(clone, 'add', 'sourcedata.bin');
     gitIn(clone, '-c', 'user.name=T', '-c', 'user.email=t@example.org', 'commit', '-qm', '24 MiB of zeros in git itself');
-    const pushed = await gitRun(clone, 'push', '-q', remote(owner.key), 'HEAD:main');
+    // A push refuses such a file (decision 0054): written into the repository's folder, as one pushed to before may hold it.
+    const pushed = await gitRun(clone, 'push', '-q', repositoryDir(server.config.gitDir, id), 'HEAD:main');
     assert.equal(pushed.status, 0, pushed.stderr);
     const head = gitIn(clone, 'rev-parse', 'HEAD');
     await server.worker!.idle();

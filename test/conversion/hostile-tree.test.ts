@@ -16,6 +16,7 @@ import { objectUrlSigner } from '../../src/objects/signing-secret.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { fixtures, gitIn, gitRun, pushRemote } from './support.js';
+import { repositoryDir } from '../../src/git/repository-dir.js';
 
 /** A one-channel INT_16 BrainVision header: any file of 2 bytes or more would read as samples. */
 function vhdr(dataFile: string): string {
@@ -188,7 +189,12 @@ describe('a pushed tree that costs more than it weighs', () => {
     for (const dir of work) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function sandboxWith(build: (dir: string) => string): Promise<{ id: string; commit: string }> {
+  /**
+   * A sandbox dataset whose `main` is pushed at the commit `build` makes. With `heldBefore`, its objects are
+   * written into the repository's folder first, as a repository pushed to before decision 0054 may hold them
+   * (a push now refuses a file past MAX_GIT_FILE_BYTES), and the push moves `main` only.
+   */
+  async function sandboxWith(build: (dir: string) => string, options: { heldBefore?: boolean } = {}): Promise<{ id: string; commit: string }> {
     const made = await attacker.api('/datasets', { method: 'POST', body: JSON.stringify({ name: 'heavy' }) });
     const { id } = (await made.json()) as { id: string };
     const dir = mkdtempSync(path.join(os.tmpdir(), 'nds-heavy-'));
@@ -196,6 +202,12 @@ describe('a pushed tree that costs more than it weighs', () => {
     gitIn(dir, 'init', '-q');
     const commit = build(dir);
     const remote = pushRemote(server.url, id, attacker.key);
+    if (options.heldBefore) {
+      // A first push of another branch makes the repository (converting nothing: `main` does not move).
+      const seed = gitIn(dir, 'commit-tree', gitIn(dir, 'mktree'), '-m', 'seed');
+      assert.equal((await gitRun(dir, 'push', '-q', remote, `${seed}:refs/heads/seed`)).status, 0);
+      gitIn(dir, 'push', '-q', repositoryDir(server.config.gitDir, id), `${commit}:refs/heads/held`);
+    }
     const pushed = await gitRun(dir, 'push', '-q', remote, `${commit}:refs/heads/main`);
     assert.equal(pushed.status, 0, pushed.stderr);
     return { id, commit };
@@ -244,7 +256,7 @@ describe('a pushed tree that costs more than it weighs', () => {
       gitIn(dir, 'add', '-A');
       gitIn(dir, 'commit', '-q', '-m', 'zeros');
       return gitIn(dir, 'rev-parse', 'HEAD').trim();
-    });
+    }, { heldBefore: true });
     const { result: dataset, bytes } = await countGitOutput(() => conversionOf(id));
     assert.equal(dataset.zarr_status, 'ready');
     const listed = (await (await attacker.api(`/datasets/${id}/recordings`)).json()) as { recordings: Array<{ path: string }>; failures: Array<{ path: string; code: string; reason: string }> };
@@ -267,7 +279,7 @@ describe('a pushed tree that costs more than it weighs', () => {
       gitIn(dir, 'update-index', '--add', '--cacheinfo', `120000,${blob},sub-01/eeg/sub-01_task-a_channels.tsv`);
       gitIn(dir, 'commit', '-q', '-m', 'a long link');
       return gitIn(dir, 'rev-parse', 'HEAD').trim();
-    });
+    }, { heldBefore: true });
     const { result: dataset, bytes } = await countGitOutput(() => conversionOf(id));
     assert.equal(dataset.zarr_status, 'ready');
     const listed = (await (await attacker.api(`/datasets/${id}/recordings`)).json()) as { failures: Array<{ path: string; reason: string }> };

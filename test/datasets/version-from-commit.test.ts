@@ -14,6 +14,7 @@ import type { TestAccount } from '../support/accounts.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { startNds } from '../support/cli.js';
 import { createUploader, json } from './support.js';
+import { repositoryDir } from '../../src/git/repository-dir.js';
 
 const post = (body?: unknown) => ({ method: 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -243,7 +244,8 @@ describe('a version from a commit takes no file larger than MAX_GIT_FILE_BYTES f
     writeFileSync(path.join(repo, 'sub-01_eeg.edf'), zeros);
     await git(repo, 'add', '-A');
     await git(repo, 'commit', '-q', '-m', 'one file past the limit');
-    await git(repo, 'push', '-q', remote(), 'main');
+    // A push refuses such a file (decision 0054): written into the repository's folder, as one pushed to before may hold it.
+    await git(repo, 'push', '-q', repositoryDir(server.config.gitDir, id), 'main');
     const refused = await json(await owner.api(`/datasets/${id}/versions`, post({ version: '1.0.0', commit: 'main' })), 400);
     assert.equal(refused.error, 'validation_failed');
     assert.match(refused.message, /git-lfs or git-annex pointers/);

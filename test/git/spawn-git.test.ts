@@ -2,7 +2,8 @@
  * Every git the server runs gets one fixed environment (`src/git/spawn-git.ts`): the machine's system and
  * user configuration, the server's own GIT_* variables, hooks and credential helpers never reach it, and it
  * uses no transport its caller did not name. Debian's git-lfs package writes `filter.lfs.required=true` into
- * the system configuration; with it, `git archive` of a tree with lfs pointers failed before.
+ * the system configuration; with it, `git archive` of a tree with lfs pointers failed before. A run given
+ * limits (a push's, decision 0054) gets no more memory or CPU time than they say, nor do the gits it starts.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,7 +13,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { git, runGit } from '../../src/git/run-git.js';
-import { gitEnvironment } from '../../src/git/spawn-git.js';
+import { gitEnvironment, spawnGit, type ProcessLimits } from '../../src/git/spawn-git.js';
+import { deltaBombPack, zeroBlobPack } from './crafted-packs.js';
 
 const plainGit = (cwd: string, ...args: string[]) =>
   execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.org', '-c', 'init.defaultBranch=main', ...args], {
@@ -106,6 +108,12 @@ describe('the environment of the server\'s git', () => {
     assert.equal(Object.keys(env).some((k) => k === 'GIT_DIR' || k === 'GIT_CONFIG_PARAMETERS'), false);
   });
 
+  it('runs hooks only from the server\'s own folder, named as such, never from a setting a caller passes', () => {
+    const hooksPath = (env: Record<string, string>) => Array.from({ length: Number(env.GIT_CONFIG_COUNT) }, (_, i) => [env[`GIT_CONFIG_KEY_${i}`], env[`GIT_CONFIG_VALUE_${i}`]]).filter(([key]) => key === 'core.hooksPath');
+    assert.deepEqual(hooksPath(gitEnvironment({ config: { 'core.hooksPath': tmp } })), [['core.hooksPath', '/dev/null']]);
+    assert.deepEqual(hooksPath(gitEnvironment({ config: { 'core.hooksPath': '/tmp' }, hooksDir: tmp })), [['core.hooksPath', tmp]]);
+  });
+
   it('is the only way src/ starts git (the CLI\'s own git, on the user\'s machine, aside)', () => {
     const src = fileURLToPath(new URL('../../src', import.meta.url));
     const offenders: string[] = [];
@@ -120,5 +128,40 @@ describe('the environment of the server\'s git', () => {
     };
     walk(src);
     assert.deepEqual(offenders, []);
+  });
+});
+
+describe('limits of a git run', () => {
+  let bare: string;
+  before(() => {
+    bare = mkdtempSync(path.join(os.tmpdir(), 'nds-git-limits-'));
+    execFileSync('git', ['init', '-q', '--bare', bare]);
+  });
+  after(() => rmSync(bare, { recursive: true, force: true }));
+
+  /** `git index-pack --stdin` of `pack` under `limits`: how it ended, and what it said. */
+  const indexPack = (pack: Buffer, limits: ProcessLimits) =>
+    new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve, reject) => {
+      const child = spawnGit(['--git-dir', bare, 'index-pack', '--stdin'], { limits });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      child.stdout.resume();
+      child.once('error', reject);
+      child.once('close', (code, signal) => resolve({ code, signal, stderr }));
+      child.stdin.on('error', () => {});
+      child.stdin.end(pack);
+    });
+
+  // A delta of 20 KB builds a gigabyte: without a bound, git allocates and fills all of it.
+  it('refuses git memory past `dataBytes`: an allocation fails and git stops', async () => {
+    const ended = await indexPack(deltaBombPack(64).pack, { dataBytes: 256 * 1024 ** 2, cpuSeconds: 60 });
+    assert.notEqual(ended.code, 0);
+    assert.match(ended.stderr, /Out of memory, malloc failed/);
+  });
+
+  // A blob of 4 GiB of zeros is a pack of 4 MB, and seconds of CPU to inflate and hash.
+  it('ends git past `cpuSeconds` of CPU time', async () => {
+    const ended = await indexPack(zeroBlobPack(4 * 1024 ** 3), { dataBytes: 1024 ** 3, cpuSeconds: 1 });
+    assert.ok(ended.signal === 'SIGKILL' || ended.signal === 'SIGXCPU', `git ended with ${ended.code ?? ended.signal}: ${ended.stderr}`);
   });
 });
