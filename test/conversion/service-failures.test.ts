@@ -21,7 +21,7 @@ import { createAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { until } from './gated-store.js';
-import { fixtures, gitIn, hostedSource, hostRepository, makeEdfRepo, twoChannelEdf } from './support.js';
+import { fixtures, gitIn, hostedSource, hostRepository, makeEdfRepo, sineEdf } from './support.js';
 
 const id = 'nd000937';
 const SUB01 = 'sub-01/eeg/sub-01_task-rest_eeg.edf';
@@ -113,7 +113,7 @@ describe("a recording given up for the service's faults", { timeout: 240_000 }, 
     const corrupt = first.index.failures.find((f) => f.path === SUB03)!;
 
     // A commit that changes sub-01 only; the store answers again.
-    writeFileSync(path.join(repo, SUB01), twoChannelEdf(7));
+    writeFileSync(path.join(repo, SUB01), sineEdf(2, 7));
     gitIn(repo, 'commit', '-q', '-am', 'sub-01 changed');
     const next = await convert(server.deps);
     assert.deepEqual(next.tasks.map((t) => t.path), [SUB01, SUB02], 'sub-02 is tried again, sub-03 is not');
@@ -123,7 +123,7 @@ describe("a recording given up for the service's faults", { timeout: 240_000 }, 
 
   it('is converted by the next conversion when the store could not give its content (a git-lfs file)', async () => {
     const lfsId = 'nd000939';
-    const content = Buffer.from(twoChannelEdf(4));
+    const content = Buffer.from(sineEdf(2, 4));
     const sha = createHash('sha256').update(content).digest('hex');
     await server.deps.objects.put(`${lfsId}/objects/${sha}`, content);
     const source = makeEdfRepo(server.dataDir, 'service-failures-lfs', { subjects: 1, seconds: 10, channels: 2, rate: 100 });
@@ -139,7 +139,7 @@ describe("a recording given up for the service's faults", { timeout: 240_000 }, 
     // Its three attempts ran on one checkout: each found the file to fill again, not a file gone.
     assert.deepEqual(first.index.failures.map((f) => [f.path, f.code, f.kind]), [[SUB02, 'file_read_error', 'service']], JSON.stringify(first.index.failures));
 
-    writeFileSync(path.join(lfsRepo, SUB01), twoChannelEdf(8));
+    writeFileSync(path.join(lfsRepo, SUB01), sineEdf(2, 8));
     gitIn(lfsRepo, 'commit', '-q', '-am', 'sub-01 changed');
     const next = await convert(server.deps, lfsId);
     assert.deepEqual(next.index.stores.map((s) => s.path), [SUB01, SUB02]);

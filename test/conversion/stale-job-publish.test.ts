@@ -16,7 +16,7 @@ import { startWorker } from '../../src/conversion/worker.js';
 import { createAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { gitIn, hostedSource, hostRepository, makeEdfRepo, twoChannelEdf } from './support.js';
+import { gitIn, hostedSource, hostRepository, makeEdfRepo, sineEdf } from './support.js';
 import { gatedStore, until } from './gated-store.js';
 
 const id = 'nd000931';
@@ -46,7 +46,7 @@ describe('a superseded job whose worker resumes after its lease lapsed', { timeo
 
     // A new version arrives (sub-01 changes) while A is stalled; after the lease, housekeeping elsewhere finds
     // job 1 lost and, a newer job waiting, ends it.
-    writeFileSync(path.join(repo, 'sub-01/eeg/sub-01_task-rest_eeg.edf'), twoChannelEdf(42));
+    writeFileSync(path.join(repo, 'sub-01/eeg/sub-01_task-rest_eeg.edf'), sineEdf(2, 42));
     gitIn(repo, 'commit', '-q', '-am', 'sub-01 changed');
     const commitY = gitIn(repo, 'rev-parse', 'HEAD');
     const { job: job2 } = await enqueueConversion(db, { datasetId: id, ref: 'main', full: false, reason: 'test' });

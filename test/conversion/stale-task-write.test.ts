@@ -14,7 +14,7 @@ import { startWorker } from '../../src/conversion/worker.js';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { gitIn, hostedSource, hostRepository, makeEdfRepo, twoChannelEdf } from './support.js';
+import { gitIn, hostedSource, hostRepository, makeEdfRepo, sineEdf } from './support.js';
 import { gatedStore, until, type Gate } from './gated-store.js';
 
 describe('a recording task reclaimed from a worker that is still running it', { timeout: 240_000 }, () => {
@@ -65,7 +65,7 @@ describe('a recording task reclaimed from a worker that is still running it', { 
     const db = server.deps.db;
     const { repo, a, b, gateA, commitX } = await setUp(id);
     // A new version changes sub-02; B converts and publishes it.
-    writeFileSync(path.join(repo, 'sub-02/eeg/sub-02_task-rest_eeg.edf'), twoChannelEdf(77));
+    writeFileSync(path.join(repo, 'sub-02/eeg/sub-02_task-rest_eeg.edf'), sineEdf(2, 77));
     gitIn(repo, 'commit', '-q', '-am', 'sub-02 changed');
     const commitY = gitIn(repo, 'rev-parse', 'HEAD');
     const { job: job2 } = await enqueueConversion(db, { datasetId: id, ref: 'main', full: false, reason: 'test' });

@@ -80,9 +80,9 @@ export function makeEdfRepo(root: string, name: string, recordings: { subjects: 
   return dir;
 }
 
-/** A 10-second EDF of 2 channels at 100 Hz whose samples `seed` sets: a recording to change in a repository. */
-export function twoChannelEdf(seed: number): Uint8Array {
-  const signals = Array.from({ length: 2 }, (_, c) => {
+/** A 10-second EDF of `channels` sines at 100 Hz whose samples `seed` sets: a recording to change in a repository. */
+export function sineEdf(channels: number, seed: number): Uint8Array {
+  const signals = Array.from({ length: channels }, (_, c) => {
     const samples = new Int16Array(10 * 100);
     for (let i = 0; i < samples.length; i++) samples[i] = Math.round(1000 * Math.sin((i * (c + seed)) / 17));
     return { label: `EEG${c + 1}`, samplesPerRecord: 100, samples };

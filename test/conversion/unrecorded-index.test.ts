@@ -14,26 +14,15 @@ import { enqueueConversion, pruneFinishedJobs } from '../../src/conversion/job-q
 import { startWorker } from '../../src/conversion/worker.js';
 import type { Deps } from '../../src/deps.js';
 import type { ObjectStore } from '../../src/objects/object-store.js';
-import { writeEdf } from '../formats/support/edf-writer.js';
 import { createAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { until } from './gated-store.js';
-import { gitIn, hostedSource, hostRepository, makeEdfRepo } from './support.js';
+import { gitIn, hostedSource, hostRepository, makeEdfRepo, sineEdf } from './support.js';
 
 const id = 'nd000938';
 const SUB01 = 'sub-01/eeg/sub-01_task-rest_eeg.zarr';
 const DAY = 86_400_000;
-
-/** An EDF of `channels` 10-second sines at 100 Hz; `seed` makes its samples differ from another's. */
-function edf(channels: number, seed: number): Uint8Array {
-  const signals = Array.from({ length: channels }, (_, c) => {
-    const samples = new Int16Array(10 * 100);
-    for (let i = 0; i < samples.length; i++) samples[i] = Math.round(1000 * Math.sin((i * (c + seed)) / 17));
-    return { label: `EEG${c + 1}`, samplesPerRecord: 100, samples };
-  });
-  return writeEdf({ recordDuration: 1, records: 10, signals });
-}
 
 /** The store, but the first write of `key` lands and then fails, as if its answer was lost. */
 function losingTheAnswerOf(objects: ObjectStore, key: string): ObjectStore {
@@ -91,7 +80,7 @@ describe('an index written and never recorded', { timeout: 240_000 }, () => {
     assert.equal((await sub01Row()).n_channels, 2);
 
     // Commit B gives sub-01 a third channel; its conversion writes index B, but the write's answer is lost.
-    writeFileSync(path.join(repo, 'sub-01/eeg/sub-01_task-rest_eeg.edf'), edf(3, 5));
+    writeFileSync(path.join(repo, 'sub-01/eeg/sub-01_task-rest_eeg.edf'), sineEdf(3, 5));
     gitIn(repo, 'commit', '-q', '-am', 'sub-01: 3 channels');
     const commitB = head();
     await convert({ ...server.deps, objects: losingTheAnswerOf(server.deps.objects, `${id}/zarr/index.json`) }, 'failed');
@@ -103,7 +92,7 @@ describe('an index written and never recorded', { timeout: 240_000 }, () => {
     await pruneFinishedJobs(server.deps.db, new Date(server.clock.now().getTime() + 31 * DAY), server.config.conversionJobsKeepDays);
 
     // Commit C changes sub-02 only: planned over index B, it converts sub-02 and keeps B's sub-01.
-    writeFileSync(path.join(repo, 'sub-02/eeg/sub-02_task-rest_eeg.edf'), edf(2, 9));
+    writeFileSync(path.join(repo, 'sub-02/eeg/sub-02_task-rest_eeg.edf'), sineEdf(2, 9));
     gitIn(repo, 'commit', '-q', '-am', 'sub-02 changed');
     await convert(server.deps, 'done');
     assert.deepEqual(await sub01Indexed(), { commit: head(), channels: 3 });

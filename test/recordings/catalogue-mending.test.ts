@@ -16,21 +16,10 @@ import type { Deps } from '../../src/deps.js';
 import { createAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { writeEdf } from '../formats/support/edf-writer.js';
-import { gitIn, hostedSource, hostRepository, makeEdfRepo } from '../conversion/support.js';
+import { gitIn, hostedSource, hostRepository, makeEdfRepo, sineEdf } from '../conversion/support.js';
 
 const id = 'nd000936';
 const SUB01 = 'sub-01/eeg/sub-01_task-rest_eeg.zarr';
-
-/** An EDF of `channels` 10-second sines at 100 Hz; `seed` makes its samples differ from another's. */
-function edf(channels: number, seed: number): Uint8Array {
-  const signals = Array.from({ length: channels }, (_, c) => {
-    const samples = new Int16Array(10 * 100);
-    for (let i = 0; i < samples.length; i++) samples[i] = Math.round(1000 * Math.sin((i * (c + seed)) / 17));
-    return { label: `EEG${c + 1}`, samplesPerRecord: 100, samples };
-  });
-  return writeEdf({ recordDuration: 1, records: 10, signals });
-}
 
 /** The store, but reading `key` fails (a transient error of the object store). */
 function failingReadsOf(objects: ObjectStore, key: string): ObjectStore {
@@ -81,7 +70,7 @@ describe('a publication whose catalogue sync failed', { timeout: 240_000 }, () =
   }
   /** Commits sub-01 with `channels` channels, and converts it while reading its store's metadata fails. */
   async function convertSub01FailingSync(channels: number, seed: number): Promise<string> {
-    writeFileSync(path.join(repo, 'sub-01/eeg/sub-01_task-rest_eeg.edf'), edf(channels, seed));
+    writeFileSync(path.join(repo, 'sub-01/eeg/sub-01_task-rest_eeg.edf'), sineEdf(channels, seed));
     gitIn(repo, 'commit', '-q', '-am', `sub-01: ${channels} channels`);
     await convert({ ...server.deps, objects: failingReadsOf(server.deps.objects, `${id}/zarr/${SUB01}/zarr.json`) });
     return gitIn(repo, 'rev-parse', 'HEAD');
@@ -101,7 +90,7 @@ describe('a publication whose catalogue sync failed', { timeout: 240_000 }, () =
     assert.equal(await indexChannels(), 3, 'the published index names 3 channels');
     assert.deepEqual(await sub01(), { n_channels: 2, source_commit: commitA }, 'the sync failed: the row is of the first version, and says so');
 
-    writeFileSync(path.join(repo, 'sub-02/eeg/sub-02_task-rest_eeg.edf'), edf(2, 9));
+    writeFileSync(path.join(repo, 'sub-02/eeg/sub-02_task-rest_eeg.edf'), sineEdf(2, 9));
     gitIn(repo, 'commit', '-q', '-am', 'sub-02 changed');
     const commitC = gitIn(repo, 'rev-parse', 'HEAD');
     await convert(server.deps);
