@@ -20,20 +20,33 @@ export interface MintedKey {
   row: ApiKey;
 }
 
-/** Mints a key for a user; throws `too_many_keys` when the user already holds 25 live keys. */
+/**
+ * Mints a key for a user; throws `too_many_keys` when the user already holds 25 live keys. A key the account
+ * mints itself (any origin but `admin`) needs a person account that is not revoked, checked on the row the
+ * slot takes: a revocation or change of kind committed while the caller was checked and the key minted wins
+ * (`account_revoked`, `service_account`), as the keys it revokes cannot include one made after it.
+ */
 export async function mintApiKey(db: Kysely<Database>, userId: number, name: string, origin: KeyOrigin): Promise<MintedKey> {
   const apiKey = newApiKey();
   const { rows } = await sql<ApiKey>`
     with slot as (
       update users set live_key_count = live_key_count + 1
       where id = ${userId} and live_key_count < ${MAX_LIVE_KEYS}
+        and (${origin} = 'admin' or (kind = 'person' and status <> 'revoked'))
       returning id
     )
     insert into api_keys (user_id, name, key_hash, prefix, origin)
     select id, ${name}, ${sha256Hex(apiKey)}, ${keyPrefix(apiKey)}, ${origin} from slot
     returning *`.execute(db);
-  if (rows.length === 0) throw new NdsError('too_many_keys');
+  if (rows.length === 0) throw await noSlotError(db, userId, origin);
   return { apiKey, row: rows[0] };
+}
+
+async function noSlotError(db: Kysely<Database>, userId: number, origin: KeyOrigin): Promise<NdsError> {
+  const user = await db.selectFrom('users').select(['status', 'kind']).where('id', '=', userId).executeTakeFirst();
+  if (origin !== 'admin' && user?.status === 'revoked') return new NdsError('account_revoked');
+  if (origin !== 'admin' && user && user.kind !== 'person') return new NdsError('service_account');
+  return new NdsError('too_many_keys');
 }
 
 /** Revokes a live key of a user; throws `key_not_found` when there is no such live key. */

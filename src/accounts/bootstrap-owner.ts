@@ -3,7 +3,7 @@ import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
 import { mintApiKey, revokeAllApiKeys } from './api-keys.js';
 import { deleteSessionsOf } from './sessions.js';
-import { createUser, findUserByUsername } from './users.js';
+import { createUser, findUserByUsername, lockUser } from './users.js';
 
 /**
  * Creates (or promotes) a verified, approved owner person account and mints one key for it.
@@ -21,7 +21,9 @@ export async function bootstrapOwner(db: Kysely<Database>, input: { username: st
   }
   const user = await db.transaction().execute(async (trx) => {
     if (!existing) return createUser(trx, { username: input.username, email: input.email, status: 'approved', role: 'owner', kind: 'person' }, now);
-    const pending = existing.status === 'pending';
+    // Locked before its sessions are deleted: a sign-in that checked the pending row makes its session before
+    // this (then deleted) or sees the dropped password (createSession), never after the delete.
+    const pending = (await lockUser(trx, existing.id))?.status === 'pending';
     if (pending) {
       await deleteSessionsOf(trx, existing.id);
       await revokeAllApiKeys(trx, existing.id);

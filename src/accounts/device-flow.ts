@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { DeviceCode, User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { NdsError, TokenPollRefusal, isNdsError, type ErrorCode } from '../core/errors.js';
+import { NdsError, TokenPollRefusal, type ErrorCode } from '../core/errors.js';
 import { assertAccountUsable } from './account-gates.js';
 import { mintApiKey, presentApiKey, type PresentedKey } from './api-keys.js';
 import { newOpaqueToken, randomString, sha256Hex } from '../core/secrets.js';
@@ -130,7 +130,8 @@ async function collect(db: Kysely<Database>, codeId: number, now: Date): Promise
     try {
       minted = await mintApiKey(trx, user.id, `device: ${claimed.machine_name ?? 'unnamed machine'}`, 'device');
     } catch (err) {
-      if (isNdsError(err, 'too_many_keys')) throw new TokenPollRefusal('access_denied', 'too_many_keys');
+      // The mint re-checks the account on its row: a revocation or change of kind since the check above wins.
+      if (err instanceof NdsError && (err.code === 'too_many_keys' || err.code === 'account_revoked' || err.code === 'service_account')) throw new TokenPollRefusal('access_denied', err.code);
       throw err;
     }
     await trx.updateTable('device_codes').set({ key_id: minted.row.id }).where('id', '=', codeId).execute();

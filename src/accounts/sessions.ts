@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import type { Deps } from '../deps.js';
+import { NdsError } from '../core/errors.js';
 import { runPeriodically, type Periodic } from '../core/periodic.js';
 import { newOpaqueToken, sha256Hex } from '../core/secrets.js';
 import { lockUser } from './users.js';
@@ -22,18 +23,36 @@ export interface NewSession {
   expiresAt: Date;
 }
 
+/**
+ * What a sign-in checked of its account, to hold still when its session is made: the check and the session are
+ * apart (a password's slow hash lies between them), and what ends an account's sessions (a revocation, a change
+ * of kind, the drop of a pending sign-up's password) must not be undone by a session made after it.
+ */
+export interface CheckedSignIn {
+  /** The password hash a password sign-in was checked against: dropped or changed since, the sign-in fails. */
+  passwordHash?: string | null;
+}
+
+/**
+ * A new session of `userId`. With `checked`, made only if the account, read under its row lock, is still a
+ * person account, not revoked, and as `checked` says; else `invalid_credentials`, `account_revoked` or
+ * `service_account`, as a sign-in begun now would answer.
+ */
 export async function createSession(
   db: Kysely<Database>,
   userId: number,
   now: Date,
   meta: { ip?: string; userAgent?: string } = {},
+  checked?: CheckedSignIn,
 ): Promise<NewSession> {
   const token = newOpaqueToken();
   const expiresAt = new Date(now.getTime() + SESSION_DAYS * 86_400_000);
   const idHash = sha256Hex(token);
   await db.transaction().execute(async (trx) => {
     // The account's row is locked while its sessions are counted: concurrent sign-ins cannot keep more together.
-    await lockUser(trx, userId);
+    // Whatever ends its sessions changes that row first, so it waits for this session, or this one sees it.
+    const user = await lockUser(trx, userId);
+    if (checked) refuseChangedSignIn(user, checked);
     await trx
       .insertInto('sessions')
       .values({ id_hash: idHash, user_id: userId, expires_at: expiresAt, ip: meta.ip ?? null, user_agent: meta.userAgent?.slice(0, 300) ?? null })
@@ -55,6 +74,12 @@ export async function createSession(
       .execute();
   });
   return { token, expiresAt };
+}
+
+function refuseChangedSignIn(user: User | undefined, checked: CheckedSignIn): void {
+  if (!user || (checked.passwordHash !== undefined && user.password_hash !== checked.passwordHash)) throw new NdsError('invalid_credentials');
+  if (user.status === 'revoked') throw new NdsError('account_revoked');
+  if (user.kind !== 'person') throw new NdsError('service_account');
 }
 
 /** Deletes every expired session (of any account); how many. */

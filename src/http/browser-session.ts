@@ -10,18 +10,21 @@ import { isOwnOrigin } from './auth.js';
 import { clientIp } from './client-ip.js';
 import { NdsError } from '../core/errors.js';
 import { sha256Hex } from '../core/secrets.js';
-import { createSession, deleteSession, SESSION_COOKIE, SESSION_DAYS } from '../accounts/sessions.js';
+import { createSession, deleteSession, SESSION_COOKIE, SESSION_DAYS, type CheckedSignIn } from '../accounts/sessions.js';
 
 function secure(c: Context<AppEnv>): boolean {
   return c.var.deps.config.publicUrl.startsWith('https:');
 }
 
-/** Signs `user` in on this browser: a new session (any earlier one of this browser is ended) and its cookie. */
-export async function startBrowserSession(c: Context<AppEnv>, user: User): Promise<void> {
+/**
+ * Signs `user` in on this browser: a new session (any earlier one of this browser is ended) and its cookie;
+ * only if the account is still a live person account, as `checked` (createSession).
+ */
+export async function startBrowserSession(c: Context<AppEnv>, user: User, checked: CheckedSignIn = {}): Promise<void> {
   const { db, clock } = c.var.deps;
   const previous = getCookie(c, SESSION_COOKIE);
   if (previous) await deleteSession(db, sha256Hex(previous));
-  const session = await createSession(db, user.id, clock.now(), { ip: clientIp(c), userAgent: c.req.header('user-agent') });
+  const session = await createSession(db, user.id, clock.now(), { ip: clientIp(c), userAgent: c.req.header('user-agent') }, checked);
   setCookie(c, SESSION_COOKIE, session.token, {
     path: '/',
     httpOnly: true,

@@ -103,7 +103,7 @@ export const browserSignInRoutes: Route[] = [
         (err) => isNdsError(err, 'invalid_credentials'),
         () => passwordLogin(c.var.deps.db, body.login, body.password),
       );
-      await startBrowserSession(c, user);
+      await startBrowserSession(c, user, { passwordHash: user.password_hash });
       return { json: { ok: true, user: presentUser(user) }, success: localNext(input.next) };
     },
     failure: (input, error) => withQuery('/login', { error, login: input.login, next: input.next }),
