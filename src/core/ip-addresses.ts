@@ -10,7 +10,8 @@
  *   while the hop is a trusted proxy too. The first untrusted address is the client: entries to its left were
  *   written by the client itself (or by proxies nobody vouches for) and are ignored, so a client cannot choose
  *   the address its sign-in attempts are counted against.
- * - What a per-IP limit counts a client by (`limitKeyOf`): an IPv6 client is given a /64 at least, so its prefix.
+ * - What a per-IP limit counts a client by (`limitKeyOf`): an IPv6 client is given a /64 at least, so its prefix;
+ *   one that stands for an IPv4 host (NAT64, 6to4 and the like), that host.
  * Both read addresses and CIDRs by the same rule (`parseCidr`). Pure functions: the middleware does the I/O.
  */
 import { BlockList, isIP } from 'node:net';
@@ -211,16 +212,39 @@ export function clientAddress(peer: string | undefined, forwardedFor: string | u
 /**
  * The key a per-IP limit counts a client by: an IPv4 address as it is; an IPv6 address as its /64
  * (`2001:db8:42:7::/64`, RFC 5952 form, zone dropped), since RFC 6177 and every provider give a host at least
- * a /64 and it may use any address in it; an IPv4-mapped IPv6 address as its IPv4 address. Anything else
- * (`unknown`) is returned as it is.
+ * a /64 and it may use any address in it. Forms whose host is an IPv4 address are counted by that address,
+ * wherever it sits: IPv4-mapped, IPv4-translated (SIIT), NAT64 (`64:ff9b::/96`) and IPv4-compatible addresses
+ * carry it in their low 32 bits, so a /64 would put every IPv4 host behind a translator in one key; a 6to4 host
+ * (`2002:a.b.c.d::/48`) holds 65,536 /64s. A Teredo address (`2001:0::/32`) holds its server, not its client, in
+ * its upper 64 bits: it is counted whole. Anything else (`unknown`) is returned as it is.
  */
 export function limitKeyOf(address: string): string {
   const parsed = strictAddress(address.replace(/%.*$/, ''));
   if (parsed === undefined || parsed.kind() === 'ipv4') return address;
   const v6 = parsed as ipaddr.IPv6;
-  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  const ipv4 = ipv4HostOf(v6);
+  if (ipv4 !== undefined) return ipv4;
+  if (v6.parts[0] === 0x2001 && v6.parts[1] === 0) return v6.toRFC5952String();
   const prefix = new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0]);
   return `${prefix.toRFC5952String()}/64`;
+}
+
+/** The upper 96 bits of the IPv6 forms that carry an IPv4 host in their lower 32. */
+const IPV4_IN_LOWER_32: ReadonlyArray<readonly number[]> = [
+  [0, 0, 0, 0, 0, 0xffff], // IPv4-mapped
+  [0, 0, 0, 0, 0xffff, 0], // IPv4-translated (SIIT, RFC 2765)
+  [0x64, 0xff9b, 0, 0, 0, 0], // NAT64, the well-known prefix (RFC 6052)
+];
+
+/** The IPv4 host an IPv6 address stands for, by the forms above; undefined for any other address. */
+function ipv4HostOf(v6: ipaddr.IPv6): string | undefined {
+  const parts = v6.parts;
+  const ipv4Of = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+  if (parts[0] === 0x2002) return ipv4Of(parts[1]!, parts[2]!); // 6to4 (RFC 3056)
+  if (IPV4_IN_LOWER_32.some((upper) => upper.every((part, i) => parts[i] === part))) return ipv4Of(parts[6]!, parts[7]!);
+  // IPv4-compatible (::a.b.c.d, deprecated); `::` and `::1` are not, nor the rest of 0.0.0.0/8, which no host is.
+  if (parts.slice(0, 6).every((part) => part === 0) && parts[6]! >> 8 !== 0) return ipv4Of(parts[6]!, parts[7]!);
+  return undefined;
 }
 
 function stripPort(text: string): string {

@@ -37,14 +37,14 @@ const CONTENT_BYTES_PER_CPU_SECOND = 200 * 1024 ** 2;
 
 /** The bounds of a push under `config`. */
 export function pushBounds(config: Pick<Config, 'maxGitFileBytes' | 'maxGitPushBytes'>): PushBounds {
-  const maxBlobBytes = config.maxGitFileBytes;
+  const maxObjectBytes = config.maxGitFileBytes;
   // At least one file of the largest size a push may bring, whatever MAX_GIT_PUSH_BYTES.
-  const maxContentBytes = Math.max(CONTENT_PER_PACK_BYTE * config.maxGitPushBytes, maxBlobBytes);
+  const maxContentBytes = Math.max(CONTENT_PER_PACK_BYTE * config.maxGitPushBytes, maxObjectBytes);
   return {
-    maxBlobBytes,
+    maxObjectBytes,
     maxContentBytes,
     process: {
-      dataBytes: BASE_MEMORY_BYTES + LARGEST_BLOBS_HELD * maxBlobBytes,
+      dataBytes: BASE_MEMORY_BYTES + LARGEST_BLOBS_HELD * maxObjectBytes,
       cpuSeconds: BASE_CPU_SECONDS + Math.ceil(maxContentBytes / CONTENT_BYTES_PER_CPU_SECOND),
     },
   };
@@ -55,7 +55,7 @@ export function pushBoundSettings(bounds: PushBounds): Record<string, string> {
   return {
     // A blob larger than this is inflated and hashed as it streams in, never held whole: one larger than a push
     // may bring costs its CPU time only, and the hook then refuses it.
-    'core.bigFileThreshold': String(bounds.maxBlobBytes),
+    'core.bigFileThreshold': String(bounds.maxObjectBytes),
     ...receiveCheckSettings(bounds),
   };
 }

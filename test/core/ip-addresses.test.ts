@@ -183,6 +183,31 @@ describe('limitKeyOf', () => {
     assert.notEqual(limitKeyOf('198.51.100.7'), limitKeyOf('198.51.100.8'));
   });
 
+  // Behind a stateless translator every IPv4 client arrives in one /64; a 6to4 host holds a /48.
+  it('counts an IPv6 address that stands for an IPv4 host by that host (NAT64, SIIT, IPv4-compatible, 6to4)', () => {
+    for (const [form, a, b] of [
+      ['NAT64', '64:ff9b::198.51.100.7', '64:ff9b::203.0.113.9'],
+      ['IPv4-translated (SIIT)', '::ffff:0:198.51.100.7', '::ffff:0:203.0.113.9'],
+      ['IPv4-compatible', '::198.51.100.7', '::203.0.113.9'],
+      ['6to4', '2002:c633:6407::1', '2002:cb00:7109::1'],
+    ]) {
+      assert.equal(limitKeyOf(a!), '198.51.100.7', `${form}: ${a}`);
+      assert.equal(limitKeyOf(b!), '203.0.113.9', `${form}: ${b}`);
+    }
+    assert.equal(limitKeyOf('64:ff9b::c633:6407'), '198.51.100.7');
+    const sixToFour = new Set(['2002:c633:6407:1::1', '2002:c633:6407:2::1', '2002:c633:6407:ffff:1:2:3:4'].map(limitKeyOf));
+    assert.deepEqual([...sixToFour], ['198.51.100.7'], 'every /64 of one 6to4 host is that host');
+  });
+
+  it('counts a Teredo address whole: the clients of one Teredo server share its upper 64 bits', () => {
+    // RFC 4380: server 65.54.227.120, flags 8000, then each client's port and IPv4 address, bits inverted.
+    const a = '2001:0:4136:e378:8000:63bf:3fff:fdd2';
+    const b = '2001:0:4136:e378:8000:f227:bec5:a3f6';
+    assert.equal(limitKeyOf(a), a);
+    assert.equal(limitKeyOf('2001:0000:4136:E378:8000:63BF:3FFF:FDD2%teredo'), a);
+    assert.notEqual(limitKeyOf(a), limitKeyOf(b));
+  });
+
   it('gives loopback its /64, and leaves what is not an address as it is', () => {
     assert.equal(limitKeyOf('::1'), '::/64');
     assert.equal(limitKeyOf('fe80::1%en0'), 'fe80::/64');

@@ -4,15 +4,22 @@
  * gigabyte. Before, git took each of them (the repository grew by kilobytes on disk, and every reader would
  * inflate them again); the delta cost index-pack a gigabyte of memory. Now each is refused before any ref
  * moves, the client reads why, and nothing of the push stays on disk.
+ * The bound of one object is of every object, not of blobs only: a commit message of megabytes is inflated whole
+ * by every clone. And what is bounded is what the push brought: a thin pack's bases, which index-pack copies from
+ * the repository into the push's quarantine, were counted as brought, so a push that cut a file the repository
+ * held from before the bound was refused for the old file.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { insertDatasetRows } from '../support/datasets.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { receiveHooksDir } from '../../src/git/receive-checks.js';
 import { repositoryDir } from '../../src/git/repository-dir.js';
 import { gitIn, gitRun, makeBidsRepo } from '../conversion/support.js';
 import { deltaBombPack, readReceivePackAnswer, receivePackBody, zeroBlobsPack } from './crafted-packs.js';
@@ -26,8 +33,8 @@ describe('pushes whose objects inflate past the bounds of a push', () => {
   let hosted: string;
   let head: string;
   const id = 'nd000361';
-  const remote = () => {
-    const u = new URL(`${server.url}/git/${id}.git`);
+  const remote = (dataset = id) => {
+    const u = new URL(`${server.url}/git/${dataset}.git`);
     u.username = 'nds';
     u.password = owner.key;
     return u.toString();
@@ -70,8 +77,20 @@ describe('pushes whose objects inflate past the bounds of a push', () => {
   });
   after(async () => {
     await server.close();
-    rmSync(repo, { recursive: true, force: true });
+    for (const dir of [repo, ...otherRepos]) rmSync(dir, { recursive: true, force: true });
   });
+
+  const otherRepos: string[] = [];
+  /** Another hosted dataset, whose repository holds the fixture's first commit, and its clone to push from. */
+  const anotherHostedRepo = async (dataset: string) => {
+    await insertDatasetRows(server.deps.db, { id: dataset, name: `Bounds ${dataset}`, owner_id: owner.user.id, visibility: 'private' });
+    const clone = makeBidsRepo();
+    otherRepos.push(clone);
+    const first = await gitRun(clone, 'push', '-q', remote(dataset), 'main');
+    assert.equal(first.status, 0, first.stderr);
+    await pushesSettled();
+    return { clone, hostedDir: repositoryDir(server.config.gitDir, dataset) };
+  };
 
   it('refuses a file larger than MAX_GIT_FILE_BYTES, naming its blob and git-lfs to the client, and keeps nothing of it', async () => {
     const before = objectEntries();
@@ -100,6 +119,43 @@ describe('pushes whose objects inflate past the bounds of a push', () => {
     head = gitIn(repo, 'rev-parse', 'HEAD');
     assert.equal(gitIn(hosted, 'rev-parse', 'refs/heads/main'), head);
     await pushesSettled();
+  });
+
+  it('refuses a commit larger than MAX_GIT_FILE_BYTES, naming it to the client, though its pack is small', async () => {
+    const { clone, hostedDir } = await anotherHostedRepo('nd000362');
+    const before = gitIn(hostedDir, 'rev-parse', 'refs/heads/main');
+    // A message of 3 MiB, a few kilobytes in the pack: every clone would inflate and hold it whole.
+    const message = `${clone}-message.txt`;
+    writeFileSync(message, `big\n\n${'x'.repeat(3 * MIB)}\n`);
+    gitIn(clone, 'commit', '-q', '--allow-empty', '-F', message);
+    rmSync(message);
+    const commit = gitIn(clone, 'rev-parse', 'HEAD');
+    const pushed = await gitRun(clone, 'push', remote('nd000362'), 'main');
+    await pushesSettled();
+    assert.notEqual(pushed.status, 0, pushed.stderr);
+    assert.match(pushed.stderr, new RegExp(`remote: nds: commit ${commit} holds \\d+ bytes \\(3\\.0 MiB\\), more than the 1048576 bytes one object may hold in git here \\(MAX_GIT_FILE_BYTES\\)`));
+    assert.equal(gitIn(hostedDir, 'rev-parse', 'refs/heads/main'), before, 'main has not moved');
+  });
+
+  it('takes a push that cuts a file the repository holds from before the bound, sent as a thin pack against it', async () => {
+    const { clone, hostedDir } = await anotherHostedRepo('nd000363');
+    // 2 MiB of table, which the repository took before MAX_GIT_FILE_BYTES (decision 0054: such files stay):
+    // written straight into the hosted repository, past the server.
+    const table = path.join(clone, 'events.tsv');
+    const lines = Array.from({ length: 120_000 }, (_, i) => `${(i * 0.25).toFixed(2)}\t0\tstim-${i % 17}`);
+    writeFileSync(table, `${lines.join('\n')}\n`);
+    gitIn(clone, 'add', 'events.tsv');
+    gitIn(clone, 'commit', '-q', '-m', 'events, before the bound');
+    gitIn(clone, 'push', '-q', hostedDir, 'main');
+    assert.ok(Number(gitIn(clone, 'cat-file', '-s', 'HEAD:events.tsv')) > MIB);
+    // The owner cuts it to its first quarter: a blob of about 500 KiB, sent as a delta against the old one.
+    writeFileSync(table, `${lines.slice(0, 30_000).join('\n')}\n`);
+    gitIn(clone, 'commit', '-q', '-am', 'events, first run only');
+    assert.ok(Number(gitIn(clone, 'cat-file', '-s', 'HEAD:events.tsv')) < MIB);
+    const pushed = await gitRun(clone, 'push', remote('nd000363'), 'main');
+    await pushesSettled();
+    assert.equal(pushed.status, 0, pushed.stderr);
+    assert.equal(gitIn(hostedDir, 'rev-parse', 'refs/heads/main'), gitIn(clone, 'rev-parse', 'HEAD'));
   });
 
   it('refuses objects that together hold more than a push may bring, however few bytes their pack takes', async () => {
@@ -138,5 +194,54 @@ describe('pushes whose objects inflate past the bounds of a push', () => {
     const deleted = await gitRun(repo, 'push', '-q', remote(), ':refs/heads/copy');
     assert.equal(deleted.status, 0, deleted.stderr);
     assert.doesNotMatch(gitIn(hosted, 'show-ref'), /refs\/heads\/copy/);
+  });
+});
+
+// git kills a process of a push at its limits (spawn-git.ts): the hook must not read a listing cut short as a whole one.
+describe('the push checks hook', () => {
+  it('refuses a push whose objects it could not look through to the end', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'nds-hook-'));
+    try {
+      const hook = path.join(await receiveHooksDir(root), 'pre-receive');
+      const repo = path.join(root, 'repo.git');
+      execFileSync('git', ['init', '-q', '--bare', repo]);
+      // A push's quarantine, as receive-pack sets it up for its hook: three small new objects.
+      const quarantine = path.join(repo, 'objects', 'incoming-test');
+      mkdirSync(quarantine);
+      for (const text of ['a', 'b', 'c']) {
+        execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: repo, input: text, env: { ...process.env, GIT_OBJECT_DIRECTORY: quarantine } });
+      }
+      // A git whose every `cat-file` ends after its first line, as one killed at RLIMIT_CPU would.
+      const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+      const cutBin = path.join(root, 'bin');
+      mkdirSync(cutBin);
+      writeFileSync(path.join(cutBin, 'git'), `#!/bin/sh\ncase "$1" in cat-file) "${realGit}" "$@" | head -n 1; exit 1;; esac\nexec "${realGit}" "$@"\n`, { mode: 0o755 });
+      const runHook = (searchPath: string) =>
+        spawnSync(hook, [], {
+          cwd: repo,
+          input: '',
+          encoding: 'utf8',
+          env: {
+            ...process.env,
+            PATH: searchPath,
+            GIT_DIR: '.',
+            GIT_QUARANTINE_PATH: quarantine,
+            GIT_OBJECT_DIRECTORY: quarantine,
+            GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(repo, 'objects'),
+            GIT_CONFIG_COUNT: '2',
+            GIT_CONFIG_KEY_0: 'nds.maxObjectBytes',
+            GIT_CONFIG_VALUE_0: String(MIB),
+            GIT_CONFIG_KEY_1: 'nds.maxContentBytes',
+            GIT_CONFIG_VALUE_1: String(MIB),
+          },
+        });
+      const whole = runHook(process.env.PATH ?? '');
+      assert.equal(whole.status, 0, whole.stderr);
+      const cut = runHook(`${cutBin}:${process.env.PATH ?? ''}`);
+      assert.equal(cut.status, 1, cut.stderr);
+      assert.match(cut.stderr, /nds: the objects of this push could not be read through; nothing of it was kept\./);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
