@@ -1,5 +1,6 @@
 /** The conversion's failures as `nds datasets show` and `nds admin zarr status` print them. */
 import { ApiError, type ApiClient } from './api-client.js';
+import { terminalSafe } from './terminal-text.js';
 
 export interface FailureLine {
   path: string;
@@ -11,7 +12,7 @@ export interface FailureLine {
 export function formatFailures(failures: FailureLine[]): string {
   if (failures.length === 0) return '';
   const lines = [`${failures.length} recording${failures.length === 1 ? '' : 's'} could not be converted:`];
-  for (const f of failures) lines.push(`  ${f.path}  [${f.code}]`, `    ${f.reason}`);
+  for (const f of failures) lines.push(`  ${terminalSafe(f.path, { oneLine: true })}  [${terminalSafe(f.code, { oneLine: true })}]`, `    ${terminalSafe(f.reason, { oneLine: true })}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -89,7 +89,7 @@ export async function downloadDataset(api: ApiClient, datasetId: string, folder:
           const c = await freshCredentials();
           let received = 0;
           try {
-            return await getToFile(`${c.endpoint}${datasetId}/objects/${f.sha256}`, { authorization: `Bearer ${c.token}` }, partial, (n) => {
+            return await getToFile(`${c.endpoint}${datasetId}/objects/${f.sha256}`, { authorization: `Bearer ${c.token}` }, partial, f.size, (n) => {
               received += n;
               options.progress.advance(n);
             });

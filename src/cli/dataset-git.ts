@@ -77,6 +77,25 @@ export function lfsAttributes(files: Array<{ path: string; size: number }>): str
   return lines.length === 0 ? '' : `# Data files are git-lfs pointers to the dataset's content (written by nds datasets upload).\n${lines.join('\n')}\n`;
 }
 
+/**
+ * The dataset's `git_url` as the server answered it, once it is an http(s) URL of the API's own origin. git
+ * would take any other text as an option (`--upload-pack=<command>` runs a command) or a transport of its own
+ * (`ext::`, `file://`), and the API key travels to that URL in a header.
+ */
+export function checkedGitUrl(gitUrl: unknown, apiBaseUrl: string): string {
+  let url: URL | undefined;
+  try {
+    url = typeof gitUrl === 'string' ? new URL(gitUrl) : undefined;
+  } catch {
+    url = undefined;
+  }
+  const origin = new URL(apiBaseUrl).origin;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin || url.username || url.password) {
+    throw new CliError(`the server answered a git_url that is not an http(s) URL of ${origin}; nothing was pushed (use --no-git to upload without git)`);
+  }
+  return url.href;
+}
+
 interface GitRun {
   env: NodeJS.ProcessEnv;
 }
@@ -114,6 +133,8 @@ export async function commitAndPush(options: {
       GIT_DIR: dir,
       GIT_INDEX_FILE: path.join(dir, 'nds-index'),
       GIT_TERMINAL_PROMPT: '0',
+      // Only the smart-http transports: no `ext::` command, no local path, whatever the URL says.
+      GIT_ALLOW_PROTOCOL: 'http:https',
       GIT_CONFIG_NOSYSTEM: '1',
       GIT_CONFIG_COUNT: '2',
       GIT_CONFIG_KEY_0: 'http.extraHeader',
@@ -129,8 +150,9 @@ export async function commitAndPush(options: {
   };
   try {
     await runGit(run, ['init', '--quiet', '--bare', dir]);
-    const remote = options.remoteExists ? (await runGit(run, ['ls-remote', options.gitUrl, 'refs/heads/main'])).split(/\s/)[0] || undefined : undefined;
-    if (remote) await runGit(run, ['fetch', '--quiet', '--depth=1', options.gitUrl, remote]);
+    const remote = options.remoteExists ? (await runGit(run, ['ls-remote', '--end-of-options', options.gitUrl, 'refs/heads/main'])).split(/\s/)[0] || undefined : undefined;
+    if (remote && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(remote)) throw new CliError('git ls-remote answered something that is not an object id for main');
+    if (remote) await runGit(run, ['fetch', '--quiet', '--depth=1', '--end-of-options', options.gitUrl, remote]);
 
     // Pointer files are written to the scratch folder so one `hash-object --stdin-paths` stores every blob.
     const pointerDir = path.join(dir, 'nds-pointers');
@@ -167,7 +189,7 @@ export async function commitAndPush(options: {
       return { commit: remote, changed: false, pointers, blobs };
     }
     const commit = (await runGit(run, ['commit-tree', tree, ...(remote ? ['-p', remote] : []), '-m', options.message])).trim();
-    await runGit(run, ['push', '--quiet', options.gitUrl, `${commit}:refs/heads/main`]);
+    await runGit(run, ['push', '--quiet', '--end-of-options', options.gitUrl, `${commit}:refs/heads/main`]);
     return { commit, changed: true, pointers, blobs };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -13,7 +13,7 @@ import { normalizeManifest, serializeManifest } from '../datasets/manifest.js';
 import { bidsFolderOnDisk, checkBidsFolder, type BidsCheck } from '../formats/bids/check-bids-folder.js';
 import { ApiError, type ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
-import { commitAndPush } from './dataset-git.js';
+import { checkedGitUrl, commitAndPush } from './dataset-git.js';
 import { HashCache } from './hash-cache.js';
 import { hashFile, putFile, TransferError, withRetries } from './http-transfer.js';
 import type { Progress } from './transfer-progress.js';
@@ -306,7 +306,7 @@ export async function uploadFolder(api: ApiClient, datasetId: string, folder: st
   if (useGit) {
     const me = await api.request<{ username: string; email: string | null }>('/users/me');
     const pushed = await commitAndPush({
-      gitUrl: dataset.git_url,
+      gitUrl: checkedGitUrl(dataset.git_url, api.baseUrl),
       apiKey: api.requireKey(),
       files: manifest,
       message: `nds datasets upload: ${listed.length} files`,

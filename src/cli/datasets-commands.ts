@@ -16,6 +16,7 @@ import { closeAgents } from './http-transfer.js';
 import { info, printJson, printTable } from './output.js';
 import { barProgress, jsonProgress, silentProgress } from './transfer-progress.js';
 import { UploadState } from './upload-state.js';
+import { terminalSafe } from './terminal-text.js';
 import { decimalBytesText } from '../core/byte-size.js';
 
 interface Dataset {
@@ -140,7 +141,11 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
       const api = await client(false);
       const d = await api.request<Dataset>(`/datasets/${id(dataset)}`);
       if (opts.json) return printJson(d);
-      for (const [k, v] of Object.entries(d)) process.stdout.write(`${k.padEnd(20)} ${Array.isArray(v) ? v.join(', ') || '-' : (v ?? '-')}\n`);
+      for (const [k, v] of Object.entries(d)) {
+        const text = Array.isArray(v) ? v.join(', ') || '-' : String(v ?? '-');
+        // Only the description is meant to span lines; another field's newline would forge a line of its own.
+        process.stdout.write(`${k.padEnd(20)} ${terminalSafe(text, { oneLine: k !== 'description' })}\n`);
+      }
       // Failed recordings, with the reason to act on (zarr_status stays `ready` when some recordings failed).
       if (typeof d.zarr_failure_count === 'number' && d.zarr_failure_count > 0) {
         const failures = await fetchFailures(api, d.id);

@@ -39,6 +39,20 @@ function openInBrowser(url: string): void {
   }
 }
 
+/**
+ * Whether `link` is an http(s) page of the server at `apiBaseUrl`. The desktop's opener hands other schemes to
+ * local programs (`file:` runs an app on macOS; `smb:`, custom handlers), so a server's link is opened only
+ * when it is its own page; any other is printed for the person to judge.
+ */
+export function isOwnPage(link: string, apiBaseUrl: string): boolean {
+  try {
+    const url = new URL(link);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === new URL(apiBaseUrl).origin;
+  } catch {
+    return false;
+  }
+}
+
 export async function deviceSignIn(api: ApiClient, options: DeviceSignInOptions): Promise<DeviceGrant> {
   const sleep = options.sleep ?? wait;
   const start = await api.request<DeviceStart>('/auth/device/start', { method: 'POST', anonymous: true, body: { machine_name: hostname().slice(0, 100) } });
@@ -49,7 +63,8 @@ export async function deviceSignIn(api: ApiClient, options: DeviceSignInOptions)
   info(`Your code: ${start.user_code}`);
   info(options.purpose === 'signup' ? `Create your account and approve the code at:\n  ${link}` : `Approve it in your browser at:\n  ${link}`);
   info(`(or open ${start.verification_uri} and type the code)`);
-  if (options.openBrowser) openInBrowser(link);
+  if (options.openBrowser && isOwnPage(link, api.baseUrl)) openInBrowser(link);
+  else if (options.openBrowser) info(`(not opening it: the server's link is not a page of ${new URL(api.baseUrl).origin})`);
   info('Waiting for approval...');
 
   let intervalMs = Math.max(1, start.interval) * 1000;

@@ -145,7 +145,11 @@ export async function putBytes(target: { url: string; headers: Record<string, st
  * GETs `url` into `dest`, hashing on the way; returns the size and hex SHA-256 of what arrived.
  * On failure `dest` is removed.
  */
-export async function getToFile(url: string, headers: Record<string, string>, dest: string, onBytes: (n: number) => void): Promise<{ size: number; sha256: string }> {
+/**
+ * Writes the object at `url` to `dest`, refusing to take in more than `expectedSize` bytes (the manifest's
+ * size): an endpoint that sends more, or announces more, would otherwise fill the disk with one small file.
+ */
+export async function getToFile(url: string, headers: Record<string, string>, dest: string, expectedSize: number, onBytes: (n: number) => void): Promise<{ size: number; sha256: string }> {
   const req = requestFor(new URL(url), 'GET', headers);
   const hash = createHash('sha256');
   let size = 0;
@@ -156,8 +160,12 @@ export async function getToFile(url: string, headers: Record<string, string>, de
       req.end();
     });
     if (res.statusCode !== 200) throw statusError(res.statusCode!, await readText(res), 'download refused');
+    const tooLarge = (bytes: number) => new TransferError(`download refused: the object has ${bytes} or more bytes, the manifest says ${expectedSize}`, false);
+    const announced = Number(res.headers['content-length']);
+    if (Number.isFinite(announced) && announced > expectedSize) throw tooLarge(announced);
     const meter = new Transform({
       transform(chunk: Buffer, _enc, done) {
+        if (size + chunk.length > expectedSize) return done(tooLarge(size + chunk.length));
         size += chunk.length;
         hash.update(chunk);
         onBytes(chunk.length);

@@ -5,6 +5,7 @@
  */
 import { CommanderError } from 'commander';
 import { CliError } from './cli-error.js';
+import { terminalSafe } from './terminal-text.js';
 import { buildProgram } from './program.js';
 
 const program = buildProgram();
@@ -15,13 +16,14 @@ try {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode;
   } else if (err instanceof CliError) {
-    process.stderr.write(`nds: ${err.message}\n`);
+    // A CliError often quotes the server's message.
+    process.stderr.write(`nds: ${terminalSafe(err.message)}\n`);
     process.exitCode = err.exitCode;
   } else {
-    process.stderr.write(`nds: ${(err as Error)?.message ?? String(err)}\n`);
+    process.stderr.write(`nds: ${terminalSafe((err as Error)?.message ?? String(err))}\n`);
     // Server-side commands throw the service's own errors: their details say what to fix.
     const details = (err as { details?: unknown }).details;
-    if (Array.isArray(details)) for (const d of details) process.stderr.write(`  ${String(d)}\n`);
+    if (Array.isArray(details)) for (const d of details) process.stderr.write(`  ${terminalSafe(String(d))}\n`);
     if (process.env.NDS_DEBUG) process.stderr.write(`${(err as Error)?.stack}\n`);
     process.exitCode = 1;
   }

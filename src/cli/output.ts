@@ -1,4 +1,8 @@
-/** Output of client commands: data to stdout (tables for people, `--json` for scripts), messages to stderr. */
+/**
+ * Output of client commands: data to stdout (tables for people, `--json` for scripts), messages to stderr. What
+ * people read passes through terminalSafe; `--json` stays exact (JSON escapes controls itself).
+ */
+import { terminalSafe } from './terminal-text.js';
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -15,11 +19,11 @@ export function printTable(rows: Record<string, unknown>[], columns: string[]): 
 
 function formatCell(v: unknown): string {
   if (v === null || v === undefined) return '-';
-  if (Array.isArray(v)) return v.join(',');
+  if (Array.isArray(v)) return terminalSafe(v.join(','), { oneLine: true });
   if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+  return terminalSafe(String(v), { oneLine: true });
 }
 
 export function info(message: string): void {
-  process.stderr.write(`${message}\n`);
+  process.stderr.write(`${terminalSafe(message)}\n`);
 }

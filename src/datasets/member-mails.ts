@@ -1,6 +1,7 @@
 /** The mail that tells a person a dataset was shared with them (decision 0028). */
 import type { MemberRole } from '../db/datasets-tables.js';
 import type { MailMessage } from '../mail/mailer.js';
+import { quotedName } from './quoted-name.js';
 
 const WHAT_A_ROLE_DOES: Record<MemberRole, string> = {
   reader: 'read it wherever its owner can: its page and viewer, its recordings, signals and events, downloads and git clone',
@@ -13,7 +14,7 @@ export function memberAddedMail(publicUrl: string, to: string, m: { datasetId: s
     to,
     subject: `nds: ${m.addedBy} shared ${m.datasetId} with you`,
     text: [
-      `${m.addedBy} added you to ${m.datasetId} "${m.datasetName}" as ${m.role === 'annotator' ? 'an' : 'a'} ${m.role}: you may ${WHAT_A_ROLE_DOES[m.role]}.`,
+      `${m.addedBy} added you to ${m.datasetId} "${quotedName(m.datasetName)}" as ${m.role === 'annotator' ? 'an' : 'a'} ${m.role}: you may ${WHAT_A_ROLE_DOES[m.role]}.`,
       '',
       `The dataset: ${publicUrl}/datasets/${m.datasetId}`,
       `To leave it: npx nds datasets members remove ${m.datasetId} <your username>`,

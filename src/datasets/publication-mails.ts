@@ -5,6 +5,7 @@
  */
 import type { ConversionFailure } from '../formats/zarr/conversion-failures.js';
 import type { MailMessage } from '../mail/mailer.js';
+import { quotedName } from './quoted-name.js';
 
 interface RequestFacts {
   id: number;
@@ -35,7 +36,7 @@ export function publicationRequestedMail(publicUrl: string, to: string, r: Reque
     to,
     subject: `nds: ${r.requested_by_username ?? 'an owner'} asks to publish ${r.dataset_id} v${r.version}`,
     text: [
-      `${r.requested_by_username ?? 'The owner'} asks to publish ${r.dataset_id} "${r.dataset_name}", version ${r.version} (request ${r.id}).`,
+      `${r.requested_by_username ?? 'The owner'} asks to publish ${r.dataset_id} "${quotedName(r.dataset_name)}", version ${r.version} (request ${r.id}).`,
       ...(r.message ? ['', 'Their message:', ...r.message.split('\n').map((l) => `    ${l}`)] : []),
       ...(failures.length
         ? ['', `Warning: ${failures.length} recording${failures.length === 1 ? '' : 's'} of this dataset could not be converted:`, ...failureLines(failures)]
@@ -54,7 +55,7 @@ export function publicationRequestedForOwnerMail(publicUrl: string, to: string, 
     to,
     subject: `nds: ${r.requested_by_username ?? 'a maintainer'} asks to publish your dataset ${r.dataset_id} v${r.version}`,
     text: [
-      `${r.requested_by_username ?? 'A maintainer'} asks the administrators to publish ${r.dataset_id} "${r.dataset_name}", version ${r.version} (request ${r.id}).`,
+      `${r.requested_by_username ?? 'A maintainer'} asks the administrators to publish ${r.dataset_id} "${quotedName(r.dataset_name)}", version ${r.version} (request ${r.id}).`,
       'If they approve it, the dataset becomes public with a DOI; you will get a mail either way.',
       ...(r.message ? ['', 'Their message:', ...r.message.split('\n').map((l) => `    ${l}`)] : []),
       '',
@@ -68,7 +69,7 @@ export function publicationApprovedMail(publicUrl: string, to: string, r: Reques
     to,
     subject: `nds: ${r.dataset_id} v${r.version} is published`,
     text: [
-      `${whoseRequest(to, r)} is approved: ${r.dataset_id} "${r.dataset_name}", version ${r.version}, is public now.`,
+      `${whoseRequest(to, r)} is approved: ${r.dataset_id} "${quotedName(r.dataset_name)}", version ${r.version}, is public now.`,
       ...(doi ? [`Its DOI: ${doi}`] : []),
       '',
       `${publicUrl}/datasets/${r.dataset_id}`,
@@ -81,7 +82,7 @@ export function publicationDeniedMail(publicUrl: string, to: string, r: RequestF
     to,
     subject: `nds: publication of ${r.dataset_id} v${r.version} was denied`,
     text: [
-      `${whoseRequest(to, r)} to publish ${r.dataset_id} "${r.dataset_name}", version ${r.version}, was denied, for this reason:`,
+      `${whoseRequest(to, r)} to publish ${r.dataset_id} "${quotedName(r.dataset_name)}", version ${r.version}, was denied, for this reason:`,
       '',
       ...reason.split('\n').map((line) => `    ${line}`),
       '',

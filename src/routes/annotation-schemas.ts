@@ -1,10 +1,10 @@
 /** Request and response schemas of the annotation routes (docs/api.md, "Annotations"; decision 0028). */
 import { z } from '@hono/zod-openapi';
 import { MAX_ANNOTATIONS_A_REQUEST } from '../annotations/annotations.js';
-import { IdParam } from './dataset-schemas.js';
+import { IdParam, lineText } from './dataset-schemas.js';
 
 const RecordingPath = z.string().min(1).max(1000).openapi({ description: 'The recording: its data file (as `/signal` and `GET /recordings` name it), or its store folder' });
-const Label = z.string().trim().min(1).max(200);
+const Label = lineText(200).min(1);
 const Channels = z.array(z.string().min(1).max(100)).min(1).max(4096).nullable();
 
 const AnnotationFields = {

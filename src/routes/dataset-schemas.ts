@@ -1,26 +1,29 @@
 /** Request and response schemas of the dataset routes (validation and OpenAPI from one source). */
 import { z } from '@hono/zod-openapi';
 import { MAX_OBJECT_BYTES } from '../objects/object-store.js';
+import { CONTROL_CHARACTER_PROBLEM, isCleanLine, isCleanParagraph } from '../core/text-controls.js';
 
-const text = (max: number) => z.string().trim().max(max);
-const list = (max: number, each: number) => z.array(z.string().trim().min(1).max(each)).max(max);
+/** One line of text a person typed: a name, a label, a keyword. */
+export const lineText = (max: number) => z.string().trim().max(max).refine(isCleanLine, CONTROL_CHARACTER_PROBLEM);
+const paragraphText = (max: number) => z.string().trim().max(max).refine(isCleanParagraph, CONTROL_CHARACTER_PROBLEM);
+const list = (max: number, each: number) => z.array(lineText(each).min(1)).max(max);
 const ExternalId = z
   .string()
   .trim()
   .regex(/^[a-z0-9][a-z0-9_.-]*:\S{1,200}$/, 'a source and an id, such as openneuro:ds004504');
 
 export const DatasetFieldsBody = z.object({
-  name: text(200).min(1).optional(),
-  description: text(20000).optional(),
+  name: lineText(200).min(1).optional(),
+  description: paragraphText(20000).optional(),
   keywords: list(50, 100).optional(),
-  license: text(100).min(1).nullable().optional(),
+  license: lineText(100).min(1).nullable().optional(),
   authors: list(500, 300).optional(),
-  source_repo: text(1000).min(1).nullable().optional(),
+  source_repo: lineText(1000).min(1).nullable().optional(),
   external_ids: z.array(ExternalId).max(20).optional(),
 });
 
 export const CreateDatasetBody = DatasetFieldsBody.extend({
-  name: text(200).min(1),
+  name: lineText(200).min(1),
   visibility: z.enum(['public', 'private']).optional(),
   sandbox: z.boolean().optional(),
 }).openapi('NewDataset');

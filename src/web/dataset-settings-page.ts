@@ -19,6 +19,7 @@ import type { MemberRole } from '../db/datasets-tables.js';
 import { membersSection } from './dataset-members-section.js';
 import type { AppEnv } from '../http/app-env.js';
 import { clientIp } from '../http/client-ip.js';
+import { CONTROL_CHARACTER_PROBLEM, isCleanLine, isCleanParagraph } from '../core/text-controls.js';
 import { FormFields, type FormInput } from '../http/form-input.js';
 import { DATASET_PATH } from '../http/paths.js';
 import { route, type Route } from '../http/route.js';
@@ -38,11 +39,11 @@ const splitList = (text: string, separator: RegExp) => text.split(separator).map
 
 /** The limits of the API's PATCH (routes/dataset-schemas.ts), for the form's fields. */
 const MetadataPatch = z.object({
-  name: z.string().trim().min(1, 'Name: give the dataset a name.').max(200, 'Name: at most 200 characters.'),
-  description: z.string().trim().max(20_000, 'Description: at most 20,000 characters.'),
-  license: z.string().trim().max(100, 'License: at most 100 characters.'),
-  keywords: z.array(z.string().max(100, 'Keywords: each at most 100 characters.')).max(50, 'Keywords: at most 50.'),
-  authors: z.array(z.string().max(300, 'Authors: each at most 300 characters.')).max(500, 'Authors: at most 500.'),
+  name: z.string().trim().min(1, 'Name: give the dataset a name.').max(200, 'Name: at most 200 characters.').refine(isCleanLine, `Name ${CONTROL_CHARACTER_PROBLEM}.`),
+  description: z.string().trim().max(20_000, 'Description: at most 20,000 characters.').refine(isCleanParagraph, `Description ${CONTROL_CHARACTER_PROBLEM}.`),
+  license: z.string().trim().max(100, 'License: at most 100 characters.').refine(isCleanLine, `License ${CONTROL_CHARACTER_PROBLEM}.`),
+  keywords: z.array(z.string().max(100, 'Keywords: each at most 100 characters.').refine(isCleanLine, `A keyword ${CONTROL_CHARACTER_PROBLEM}.`)).max(50, 'Keywords: at most 50.'),
+  authors: z.array(z.string().max(300, 'Authors: each at most 300 characters.').refine(isCleanLine, `An author ${CONTROL_CHARACTER_PROBLEM}.`)).max(500, 'Authors: at most 500.'),
 });
 
 function formOf(d: Dataset): MetadataForm {

@@ -133,12 +133,14 @@ describe('annotations', () => {
     const marks = [
       { onset: 0.25, duration: 0.5, label: 'seizure', channels: channels.slice(0, 2), hed: 'Sensory-event' },
       { onset: 0.25, duration: 0, label: 'artefact' },
-      { onset: 0.1, duration: 0.000001, label: 'tab\there' },
+      { onset: 0.1, duration: 0.000001, label: 'tab-here' },
     ];
     const exports: string[] = [];
     for (const order of [marks, [...marks].reverse()]) {
       const ds = await uploadedDataset(server, owner);
       await json(await owner.api(`/datasets/${ds.id}/annotations`, send('POST', order.map((m) => ({ path: ds.recording, ...m })))), 201);
+      // The API refuses a tab in a label now; a label stored before may hold one.
+      await server.deps.db.updateTable('annotations').set({ label: 'tab\there' }).where('dataset_id', '=', ds.id).where('label', '=', 'tab-here').execute();
       const res = await reader.api(`/datasets/${ds.id}/annotations/export?path=${encodeURIComponent(ds.recording)}&format=tsv`);
       assert.equal(res.status, 404, 'a reader of another dataset reads nothing of it');
       await res.body?.cancel();

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import time
 import urllib.error
 import urllib.parse
@@ -15,11 +16,21 @@ import numpy as np
 from .identity import resolve_identity
 
 
+# C0 controls but the newline, DEL, C1 controls, and the BiDi embeddings, overrides and isolates.
+_TERMINAL_CONTROL = re.compile("[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]")
+
+
+def _terminal_safe(text: str) -> str:
+    """The server's text with its terminal controls shown as escapes: Python prints an uncaught exception's text
+    raw, and a terminal obeys ESC ] 52 (write the clipboard), ESC ] 8 (a link) and CR (overwrite the line)."""
+    return _TERMINAL_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) <= 0xFF else f"\\u{ord(m.group()):04x}", text)
+
+
 class NdsApiError(Exception):
-    """A refusal from the server: HTTP status, error code and message."""
+    """A refusal from the server: HTTP status, error code and message (`code` exact; the text terminal-safe)."""
 
     def __init__(self, status: int, code: str, message: str):
-        super().__init__(f"{message} ({code}, HTTP {status})")
+        super().__init__(_terminal_safe(f"{message} ({code}, HTTP {status})"))
         self.status = status
         self.code = code
 
