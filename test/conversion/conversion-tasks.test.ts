@@ -50,9 +50,12 @@ describe('a conversion job split into recording tasks', { timeout: 300_000 }, ()
   let server: TestServer;
   let repo: string;
   const id = 'nd000241';
-  const frozenAt = Date.now();
+  let frozenAt = Date.now();
 
   before(async () => {
+    // When the suite runs, not when its file was loaded (a group of test files loads them long before): the
+    // fetch credential a worker signs at this time lives 300 s.
+    frozenAt = Date.now();
     // No worker inside the server: the test runs its own.
     server = await startTestServer({ env: { IN_PROCESS_WORKER: 'false' } });
     const owner = await createAccount(server, { role: 'admin' });

@@ -19,10 +19,13 @@ const id = 'nd000934';
 describe('a dataset deleted while another worker converts one of its recordings', { timeout: 240_000 }, () => {
   let server: TestServer;
   let admin: TestAccount;
-  const frozenAt = Date.now();
+  let frozenAt = Date.now();
   const clock = { now: () => new Date(frozenAt) };
 
   before(async () => {
+    // When the suite runs, not when its file was loaded (a group of test files loads them long before): the
+    // fetch credential a worker signs at this time lives 300 s.
+    frozenAt = Date.now();
     server = await startTestServer({ env: { IN_PROCESS_WORKER: 'false' } });
     admin = await createAccount(server, { role: 'admin' });
     hostRepository(server.config.gitDir, id, makeEdfRepo(server.dataDir, 'deleted-src', { subjects: 2, seconds: 10, channels: 2, rate: 100 }));

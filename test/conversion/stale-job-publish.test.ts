@@ -24,10 +24,13 @@ const id = 'nd000931';
 describe('a superseded job whose worker resumes after its lease lapsed', { timeout: 240_000 }, () => {
   let server: TestServer;
   let repo: string;
-  const frozenAt = Date.now();
+  let frozenAt = Date.now();
   const clock = { now: () => new Date(frozenAt) };
 
   before(async () => {
+    // When the suite runs, not when its file was loaded (a group of test files loads them long before): the
+    // fetch credential a worker signs at this time lives 300 s.
+    frozenAt = Date.now();
     server = await startTestServer({ env: { IN_PROCESS_WORKER: 'false' } });
     const owner = await createAccount(server, { role: 'admin' });
     repo = hostRepository(server.config.gitDir, id, makeEdfRepo(server.dataDir, 'stale-src', { subjects: 2, seconds: 10, channels: 2, rate: 100 }));

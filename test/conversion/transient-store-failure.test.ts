@@ -41,10 +41,13 @@ function failingOnce(objects: ObjectStore, prefix: string): ObjectStore {
 
 describe('a recording whose store write failed for a reason of the moment', { timeout: 240_000 }, () => {
   let server: TestServer;
-  const frozenAt = Date.now();
+  let frozenAt = Date.now();
   const clock = { now: () => new Date(frozenAt) };
 
   before(async () => {
+    // When the suite runs, not when its file was loaded (a group of test files loads them long before): the
+    // fetch credential a worker signs at this time lives 300 s.
+    frozenAt = Date.now();
     server = await startTestServer({ env: { IN_PROCESS_WORKER: 'false' } });
     const owner = await createAccount(server, { role: 'admin' });
     hostRepository(server.config.gitDir, id, makeEdfRepo(server.dataDir, 'transient-src', { subjects: 2, seconds: 10, channels: 2, rate: 100 }));
