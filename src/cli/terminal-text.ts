@@ -4,11 +4,7 @@
  * target is not what it shows, CR overwrites the line just printed, U+202E reverses what follows. Each such
  * character is shown instead as an escape (`\x1b`, `\u{202e}`), so the person sees that it was there.
  */
-
-/** C0 controls but the newline, DEL, C1 controls, and the BiDi embeddings, overrides and isolates. */
-const TERMINAL_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/gu;
-/** The same, and the newline: a table cell or a one-line field is one line. */
-const TERMINAL_CONTROL_OR_NEWLINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/gu;
+import { CONTROL_CHARACTERS } from '../core/text-controls.js';
 
 function escaped(ch: string): string {
   const code = ch.codePointAt(0)!;
@@ -17,5 +13,6 @@ function escaped(ch: string): string {
 
 /** `text` with every terminal control shown as an escape; line breaks stay unless `oneLine`. */
 export function terminalSafe(text: string, options: { oneLine?: boolean } = {}): string {
-  return text.replace(options.oneLine ? TERMINAL_CONTROL_OR_NEWLINE : TERMINAL_CONTROL, escaped);
+  if (options.oneLine) return text.replace(CONTROL_CHARACTERS, escaped);
+  return text.split('\n').map((line) => line.replace(CONTROL_CHARACTERS, escaped)).join('\n');
 }

@@ -3,7 +3,7 @@
  * C0 and C1 controls, DEL, and the BiDi embeddings, overrides and isolates (U+202E shows `exe.txt` for
  * `txt.exe`). One rule for every form of input (the API's schemas, the web forms).
  */
-const LINE_CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/gu;
 /** The same, but a paragraph keeps its line breaks (`\n`, a form's `\r\n`) and tabs. */
 const PARAGRAPH_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/u;
 
@@ -11,7 +11,8 @@ export const CONTROL_CHARACTER_PROBLEM = 'holds a control or text-direction char
 
 /** Whether one line of text (a name, a label, a keyword) holds no such character. */
 export function isCleanLine(text: string): boolean {
-  return !LINE_CONTROL.test(text);
+  // `match`, not `test`: the expression is global (for replacing), and `test` would carry its position over.
+  return text.match(CONTROL_CHARACTERS) === null;
 }
 
 /** Whether a paragraph (a description) holds none but line breaks and tabs. */

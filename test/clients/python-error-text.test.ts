@@ -4,27 +4,12 @@
  * terminal controls (an OSC 52 clipboard write, a hyperlink whose target is not what it shows, a CR).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runPython } from './support.js';
 
-const python = '/usr/bin/python3';
-const clientDir = path.resolve(import.meta.dirname, '../../clients/python');
 const TERMINAL_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
-
-function runPython(code: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(python, ['-c', code], { env: { PATH: process.env.PATH, PYTHONPATH: clientDir, HOME: '/nonexistent' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (c) => resolve({ code: c, stdout, stderr }));
-  });
-}
 
 describe('a hostile server\'s refusal in the Python client\'s exception text', { timeout: 60_000 }, () => {
   let hostile: http.Server;

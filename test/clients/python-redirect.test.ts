@@ -4,31 +4,16 @@
  * a 302 from the server, a proxy or a hostile network on http sent `Authorization: Bearer <key>` elsewhere.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { describe, it } from 'node:test';
+import { runPython } from './support.js';
 
-const python = '/usr/bin/python3';
-const clientDir = path.resolve(import.meta.dirname, '../../clients/python');
 
 function listen(handler: http.RequestListener): Promise<http.Server> {
   return new Promise((resolve) => {
     const s = http.createServer(handler);
     s.listen(0, '127.0.0.1', () => resolve(s));
-  });
-}
-
-function runPython(code: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(python, ['-c', code], { env: { PATH: process.env.PATH, PYTHONPATH: clientDir, HOME: '/nonexistent' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (c) => resolve({ code: c, stdout, stderr }));
   });
 }
 
