@@ -20,8 +20,11 @@ import { insertDataset, newDatasetId, putZarrCopy, rawRequest, STORE } from './s
 
 const CHUNKS = 200;
 const NORMAL_MS = 200;
-/** CACHE_REDIS_TIMEOUT_MS of the gateway under test. */
-const TIMEOUT_MS = 300;
+/**
+ * CACHE_REDIS_TIMEOUT_MS of the gateway under test. A read that waited on Redis takes at least this long; it is
+ * set well above the store's read time on a loaded machine (203 ms was seen under CI), so the two cannot be confused.
+ */
+const TIMEOUT_MS = 1000;
 
 async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -116,10 +119,12 @@ describe('gateway cache when Redis fails', { timeout: 60_000 }, () => {
     for (let i = 0; i < 11; i++) assert.equal(await redis.with((r) => r.exists(objectKey(i))), 1);
   });
 
-  it('with Redis killed, answers uncached reads from the store within 200 ms each and logs the outage once', async (t) => {
+  it('with Redis killed, answers uncached reads from the store without waiting on Redis and logs the outage once', async (t) => {
     await redis.kill();
-    const times = (await uncachedReads(20, NORMAL_MS)).sort((a, b) => a - b);
+    // No read waits on the dead Redis (that costs the command timeout), and most take the store's time.
+    const times = (await uncachedReads(20, TIMEOUT_MS)).sort((a, b) => a - b);
     t.diagnostic(`uncached reads with Redis killed: median ${times[10]!.toFixed(1)} ms, slowest ${times.at(-1)!.toFixed(1)} ms`);
+    assert.ok(times[10]! < NORMAL_MS, `median ${times[10]!.toFixed(0)} ms`);
     // Eight at once, as a viewer scrubbing does. A batch that waited on the dead Redis is slow every time;
     // one slowed by the machine's other load is not, so the fastest of three batches is held to the bound.
     const batches: number[] = [];
@@ -133,7 +138,7 @@ describe('gateway cache when Redis fails', { timeout: 60_000 }, () => {
     assert.ok(Math.min(...batches) < NORMAL_MS * 2, `8 parallel uncached reads took ${batches.map((b) => b.toFixed(0)).join(', ')} ms`);
     // What this process holds still answers from memory.
     assert.equal((await read(0)).headers['x-cache'], 'HIT');
-    await uncachedReads(10, NORMAL_MS);
+    await uncachedReads(10, TIMEOUT_MS);
     assert.equal(logged('Redis unavailable'), 1, logLines.join('\n'));
   });
 
