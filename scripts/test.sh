@@ -46,8 +46,9 @@ fi
 
 # Files that start a server use the database, as do those that ask which one (usingPostgres); the pure ones
 # need no second pass (and files given as arguments may hold none that do), nor do the files that say
-# `// test.sh: embedded pass only` (browser pages and docs walk-throughs, whose database work the HTTP tests
-# cover on PostgreSQL: each of them costs a browser and its pages again for nothing new).
+# `// test.sh: embedded pass only` (browser pages, docs walk-throughs and the CLI's and clients' end-to-end
+# files, whose database work the HTTP tests cover on PostgreSQL: each of them costs a browser, or a process
+# per command, again for nothing new).
 mapfile -t dbfiles < <(grep -l 'startTestServer\|usingPostgres' "${all[@]}" | xargs -r grep -L '^// test.sh: embedded pass only' || true)
 if [ -n "${TEST_DATABASE_URL:-}" ] && [ ${#dbfiles[@]} -gt 0 ]; then
   echo "== again on the PostgreSQL server (${#dbfiles[@]} files)"

@@ -37,8 +37,7 @@ export function findTableQueries(root: string, table: string): TableQuery[] {
   const qualifiedColumn = new RegExp(`^${table}\\.(?:\\w+|\\*)(?:\\s+as\\s+\\w+)?$`);
   const rawSql = new RegExp(`\\b(from|join|update|into)\\s+(?:"?public"?\\.)?"?${table}"?(?![\\w$.])`, 'gi');
   for (const file of listSources(root)) {
-    const text = readFileSync(path.join(root, file), 'utf8');
-    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const source = parsed(root, file);
     const lineOf = (pos: number) => source.getLineAndCharacterOfPosition(pos).line + 1;
     const add = (kind: TableQuery['kind'], at: number, code: string) => found.push({ file, line: lineOf(at), kind, text: code.replace(/\s+/g, ' ').slice(0, 120) });
     const scanRaw = (node: ts.Node) => {
@@ -64,6 +63,19 @@ export function findTableQueries(root: string, table: string): TableQuery[] {
     visit(source);
   }
   return found;
+}
+
+/** Parsed files by their path, kept while their text is the same: each table's check walks the whole tree. */
+const parsedFiles = new Map<string, ts.SourceFile>();
+
+function parsed(root: string, file: string): ts.SourceFile {
+  const full = path.join(root, file);
+  const text = readFileSync(full, 'utf8');
+  const known = parsedFiles.get(full);
+  if (known?.text === text) return known;
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  parsedFiles.set(full, source);
+  return source;
 }
 
 /** Every query of the table outside its owner, as `file:line: ...`; raw reads in `rawReaders` files are allowed. */

@@ -2,6 +2,9 @@
  * `nds datasets ...` end to end: the real CLI process against a real server, on the folder store and on
  * radosgw. Upload resumes after a kill without re-sending stored content; download verifies every hash.
  */
+// test.sh: embedded pass only. What this file checks happens in the client (a command's output, its files, its
+// retries); the routes it calls have their database work run on PostgreSQL by the HTTP tests.
+
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';

@@ -3,6 +3,9 @@
  * before anything is sent; `--dry-run` sends nothing; an unchanged folder makes no version; dropping files
  * needs `--yes` off a terminal; `--wait` prints each recording's result and fails on a truncated EDF.
  */
+// test.sh: embedded pass only. What this file checks happens in the client (a command's output, its files, its
+// retries); the routes it calls have their database work run on PostgreSQL by the HTTP tests.
+
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';

@@ -6,6 +6,9 @@
  * such text now (test/datasets/control-characters.test.ts), so the values here are written to the database as
  * older releases stored them.
  */
+// test.sh: embedded pass only. What this file checks happens in the client (a command's output, its files, its
+// retries); the routes it calls have their database work run on PostgreSQL by the HTTP tests.
+
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -5,6 +5,9 @@
  * again; `--json` progress lines; the version's manifest and a download equal to the source. Folder store,
  * with 5 MiB parts (UPLOAD_PART_SIZE) so that the files stay small.
  */
+// test.sh: embedded pass only. What this file checks happens in the client (a command's output, its files, its
+// retries); the routes it calls have their database work run on PostgreSQL by the HTTP tests.
+
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';

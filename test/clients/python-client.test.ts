@@ -3,6 +3,9 @@
  * BrainVision (test fixtures) and EEGLAB (written by the test MAT writer) recordings; the tests compare windows with python3-mne's
  * reading of the same files and run a torch DataLoader with two spawned workers.
  */
+// test.sh: embedded pass only. What this file checks happens in the client (a command's output, its files, its
+// retries); the routes it calls have their database work run on PostgreSQL by the HTTP tests.
+
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

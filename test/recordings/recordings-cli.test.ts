@@ -1,3 +1,5 @@
+// test.sh: embedded pass only. What this file checks happens in the client (a command's output, its files, its
+// retries); the routes it calls have their database work run on PostgreSQL by the HTTP tests.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
