@@ -236,12 +236,14 @@ describe('the researcher\'s workspace in chromium', () => {
     assert.equal((await rawRequest(server.url, target, { headers: { authorization: grant } })).status, 404, 'an expired grant');
     // ...and the viewer, which renewed its grant before it ran out, still reads new chunks.
     const before = chunkAnswers.length;
+    const rendersBefore = await page.evaluate(() => window.ndsViewer!.renders);
     await page.locator('#nds-viewer').focus();
     for (let i = 0; i < 4; i++) await page.keyboard.press('+');
     await page.keyboard.press('End');
-    await page.waitForFunction((n) => window.ndsViewer?.tracesReady === true && window.ndsViewer.renders > n, (await page.evaluate(() => window.ndsViewer!.renders)), { timeout: 20_000 }).catch(() => undefined);
+    await page.waitForFunction((n) => window.ndsViewer?.tracesReady === true && window.ndsViewer.renders > n, rendersBefore, { timeout: 20_000 });
     const renewed = [...grantsSent.values()].filter((g) => g !== grant);
     assert.ok(renewed.length > 0, 'requests carried a renewed grant');
+    assert.ok(chunkAnswers.length > before, 'new chunks were read after the first grant expired');
     assert.ok(chunkAnswers.slice(before).every((s) => s === 200), `chunks after renewal: ${chunkAnswers.slice(before).join(', ')}`);
     await context.close();
 
