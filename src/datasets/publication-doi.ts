@@ -2,7 +2,8 @@
  * DOIs of a dataset: the concept DOI (all versions, `<prefix>/nds.<id>`) and one DOI a published version
  * (`<prefix>/nds.<id>.v<version>`). Every DOI registered is recorded in `doi_records` with its provider
  * and the metadata sent, whichever provider registered it, before the provider hears of it: a record is what
- * makes a DOI nds's own to update. An approval's DOIs are drafts until it committed (decision 0057).
+ * makes a DOI nds's own to update. An approval's DOIs are drafts until it committed (decision 0057); the drafts of
+ * an approval refused because its dataset was deleted are deleted again (`withdrawDrafts`).
  */
 import { sql } from 'kysely';
 import type { Actor } from '../accounts/admin-users.js';
@@ -18,6 +19,9 @@ import { conceptDoi, versionDoi, type DoiEvent, type DoiProvider } from './doi/d
 import { openDoiProvider } from './doi/open-doi-provider.js';
 
 type DoiDeps = Pick<Deps, 'db' | 'config' | 'clock'>;
+
+/** The names a registration created at the provider (`mint` answered `created`), in order, as soon as each exists. */
+export type MadeDois = string[];
 
 /** The provider of this configuration: DataCite when DATACITE_* is set, else the test provider. */
 export function doiProvider(deps: Pick<Deps, 'config'>): DoiProvider {
@@ -94,10 +98,12 @@ async function claimDoi(deps: DoiDeps, provider: DoiProvider, row: DoiClaim): Pr
 /**
  * Registers `row` at the provider (a draft when `event` is left out). A name DataCite has already is updated
  * only when nds recorded it before this call for the same dataset and version: otherwise it is someone else's.
+ * A name this call created is added to `made`.
  */
-async function registerDoi(deps: DoiDeps, provider: DoiProvider, row: DoiClaim, event?: DoiEvent): Promise<HeldDoi> {
+async function registerDoi(deps: DoiDeps, provider: DoiProvider, row: DoiClaim, event?: DoiEvent, made?: MadeDois): Promise<HeldDoi> {
   const claimedNow = await claimDoi(deps, provider, row);
   const outcome = await provider.mint(row.doi, row.metadata, event);
+  if (outcome === 'created') made?.push(row.doi);
   if (outcome === 'taken') {
     if (claimedNow) {
       await deps.db.deleteFrom('doi_records').where('doi', '=', row.doi).execute();
@@ -108,12 +114,12 @@ async function registerDoi(deps: DoiDeps, provider: DoiProvider, row: DoiClaim, 
   return { doi: row.doi, attributes: row.metadata };
 }
 
-async function registerConcept(deps: DoiDeps, provider: DoiProvider, d: Dataset, event?: DoiEvent): Promise<HeldDoi> {
+async function registerConcept(deps: DoiDeps, provider: DoiProvider, d: Dataset, event?: DoiEvent, made?: MadeDois): Promise<HeldDoi> {
   const doi = d.concept_doi ?? conceptDoi(provider.prefix, d.id);
   const url = landingUrl(deps, d.id);
   const attributes = doiAttributes(d, { url, publisher: publisherOf(deps), year: deps.clock.now().getUTCFullYear() });
   const row: DoiClaim = { doi, dataset_id: d.id, kind: 'concept', version: null, url, metadata: attributes };
-  if (!d.concept_doi) return registerDoi(deps, provider, row, event);
+  if (!d.concept_doi) return registerDoi(deps, provider, row, event, made);
   await provider.update(doi, attributes, event);
   await record(deps, provider, row);
   return { doi, attributes };
@@ -136,17 +142,44 @@ export interface PublicationDois {
 /**
  * Registers an approval's DOIs without making them findable: a new DOI is a draft, one registered before keeps
  * its state. Nothing here marks the dataset; `makeFindable` follows once the approval committed, so an approval
- * refused meanwhile (the dataset deleted or made private) leaves nothing findable. A retry updates them.
+ * refused meanwhile (the dataset deleted or made private) leaves nothing findable. A retry updates them. Each
+ * DOI this call creates is added to `made` as soon as it exists, so that a caller may withdraw them even when
+ * this call throws after the first.
  */
-export async function registerPublicationDois(deps: DoiDeps, d: Dataset, version: string): Promise<PublicationDois> {
+export async function registerPublicationDois(deps: DoiDeps, d: Dataset, version: string, made: MadeDois = []): Promise<PublicationDois> {
   assertMetadataComplete(d);
   const provider = doiProvider(deps);
-  const concept = await registerConcept(deps, provider, d);
+  const concept = await registerConcept(deps, provider, d, undefined, made);
   const doi = versionDoi(provider.prefix, d.id, version);
   const url = landingUrl(deps, d.id, version);
   const attributes = doiAttributes(d, { url, publisher: publisherOf(deps), year: deps.clock.now().getUTCFullYear(), version, conceptDoi: concept.doi });
-  const held = await registerDoi(deps, provider, { doi, dataset_id: d.id, kind: 'version', version, url, metadata: attributes });
+  const held = await registerDoi(deps, provider, { doi, dataset_id: d.id, kind: 'version', version, url, metadata: attributes }, undefined, made);
   return { concept, version: held };
+}
+
+/**
+ * Deletes at the provider the drafts an approval created (`made`) once it did not commit, if its dataset was
+ * deleted: no approval will ask for those names again (dataset ids come from a sequence), and DataCite never
+ * gives a deleted name out again (https://support.datacite.org/docs/fabrica-delete-doi). While the dataset
+ * exists they stay drafts, recorded, for its next approval to reuse. Never throws: a draft that could not be
+ * deleted is logged and stays a draft, which resolves nowhere (decision 0057).
+ */
+export async function withdrawDrafts(deps: Pick<Deps, 'db' | 'config' | 'log'>, datasetId: string, made: readonly string[]): Promise<void> {
+  if (made.length === 0) return;
+  try {
+    if (await findDataset(deps.db, datasetId)) return;
+  } catch (err) {
+    deps.log.warn({ err, dataset: datasetId, dois: made }, 'could not tell whether a refused approval\'s draft DOIs may be deleted; they stay drafts');
+    return;
+  }
+  const provider = doiProvider(deps);
+  for (const doi of made) {
+    try {
+      await provider.deleteDraft(doi);
+    } catch (err) {
+      deps.log.warn({ err, dataset: datasetId, doi }, 'a draft DOI of a deleted dataset could not be deleted; it stays at the provider');
+    }
+  }
 }
 
 /** Sends DataCite's `publish` event for each DOI: they become findable. Throws `upstream_failed`. */

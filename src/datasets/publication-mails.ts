@@ -1,13 +1,14 @@
 /**
  * The mails of publication requests: to the administrators when an owner or maintainer asks (with the
  * recordings the last conversion could not convert, which a reviewer must see), to the owner when a maintainer
- * asks, and to the owner and the asker when the request is approved (with the DOI) or denied (with the reason).
+ * asks, and to the owner and the asker when the request is approved (with the DOI) or denied (with the reason),
+ * or when an administrator makes the dataset private (a takedown, with their reason when they gave one).
  */
 import type { ConversionFailure } from '../formats/zarr/conversion-failures.js';
 import type { MailMessage } from '../mail/mailer.js';
 import { quotedName } from './quoted-name.js';
 
-interface RequestFacts {
+export interface RequestFacts {
   id: number;
   dataset_id: string;
   dataset_name: string;
@@ -87,6 +88,40 @@ export function publicationDeniedMail(publicUrl: string, to: string, r: RequestF
       ...reason.split('\n').map((line) => `    ${line}`),
       '',
       `Fix what it says and request publication again: ${publicUrl}/datasets/${r.dataset_id}/settings`,
+    ].join('\n'),
+  };
+}
+
+/** The administrator's reason, indented as a quote, or nothing when they gave none. */
+function quotedReason(reason: string | undefined): string[] {
+  return reason ? ['', 'Their reason:', '', ...reason.split('\n').map((line) => `    ${line}`)] : [];
+}
+
+/** To the owner: an administrator made the dataset private, and closed the pending request `closed`, if any. */
+export function takenDownMail(publicUrl: string, to: string, d: { id: string; name: string }, closed: RequestFacts | undefined, reason: string | undefined): MailMessage {
+  return {
+    to,
+    subject: `nds: an administrator made ${d.id} private`,
+    text: [
+      `An administrator made your dataset ${d.id} "${quotedName(d.name)}" private: it is no longer public, and only you, its members and the administrators see it.`,
+      ...quotedReason(reason),
+      ...(closed ? ['', `${whoseRequest(to, closed)} to publish version ${closed.version} was pending; it is closed, and nothing of it was published.`] : []),
+      '',
+      `Once the problem is settled, request publication again: ${publicUrl}/datasets/${d.id}/settings`,
+    ].join('\n'),
+  };
+}
+
+/** To whoever asked for a pending request a takedown closed, when they are not the owner. */
+export function requestClosedMail(publicUrl: string, to: string, r: RequestFacts, reason: string | undefined): MailMessage {
+  return {
+    to,
+    subject: `nds: your request to publish ${r.dataset_id} v${r.version} was closed`,
+    text: [
+      `An administrator made ${r.dataset_id} "${quotedName(r.dataset_name)}" private while your request ${r.id} to publish version ${r.version} was pending; the request is closed, and nothing of it was published.`,
+      ...quotedReason(reason),
+      '',
+      `The dataset and its requests: ${publicUrl}/datasets/${r.dataset_id}/settings`,
     ].join('\n'),
   };
 }

@@ -20,7 +20,7 @@ import { notify } from '../mail/mailer.js';
 import { findDataset, maintainableDataset } from './dataset-access.js';
 import { publicationApprovedMail, publicationDeniedMail, publicationRequestedForOwnerMail, publicationRequestedMail } from './publication-mails.js';
 import { datasetNames, holdDatasetRow, markPublished, setPublicationPending, settleDeniedPublication, type Dataset } from './dataset-queries.js';
-import { assertMetadataComplete, makeFindable, registerPublicationDois } from './publication-doi.js';
+import { assertMetadataComplete, makeFindable, registerPublicationDois, withdrawDrafts, type MadeDois, type PublicationDois } from './publication-doi.js';
 import { announceVisibilityChanged } from './update-dataset.js';
 import { isUniqueViolation } from '../db/sql-errors.js';
 
@@ -148,16 +148,45 @@ async function decide(db: Kysely<Database>, requestId: number, actor: Actor, sta
  * Approves, in three steps. The concept and version DOIs are registered as drafts (a retry updates them); then,
  * in one transaction under the dataset's row lock, the request is decided and the dataset made public, unless it
  * was deleted or its visibility changed while DataCite answered (a takedown closes its pending request, and
- * wins); only after that commit are the DOIs made findable. So a refused approval leaves nothing findable.
+ * wins); only after that commit are the DOIs made findable. So a refused approval leaves nothing findable, and
+ * when its dataset was deleted, none of the drafts it created (`withdrawDrafts`).
  */
 export async function approvePublication(deps: MailingDeps & Pick<Deps, 'clock' | 'hooks'>, actor: Actor, requestId: number): Promise<PublicationRequestView> {
   const request = await pendingRequest(deps.db, requestId);
   const d = await findDataset(deps.db, request.dataset_id);
   if (!d) throw datasetGone(request.dataset_id);
-  const dois = await registerPublicationDois(deps, d, request.version);
+  const made: MadeDois = [];
+  let dois: PublicationDois;
+  try {
+    dois = await registerPublicationDois(deps, d, request.version, made);
+    await commitApproval(deps, actor, request, d, dois);
+  } catch (err) {
+    // The refusal is the answer; a draft that could not be withdrawn is only logged.
+    await withdrawDrafts(deps, d.id, made);
+    throw err;
+  }
+  const doi = dois.version.doi;
+  // The gateway cached "not public" for this dataset; it must ask again.
+  if (d.visibility !== 'public') await announceVisibilityChanged(deps, d.id);
+  try {
+    await makeFindable(deps, [dois.concept, dois.version]);
+  } catch (err) {
+    // The approval stands and its DOIs resolve once registered; `POST /admin/datasets/:id/doi/update` lists them.
+    deps.log.error({ err, dataset: d.id, doi }, 'publication approved, but its DOIs could not be made findable');
+  }
+  const view = await requestView(deps, requestId);
+  await notify(deps, (await decisionAddresses(deps.db, view, d.owner_id)).map((to) => publicationApprovedMail(deps.config.publicUrl, to, view, doi)));
+  return view;
+}
+
+/**
+ * Decides the request and makes the dataset public in one transaction under the dataset's row lock; refuses
+ * (404 or 409) when the dataset was deleted, its visibility changed or the request was decided meanwhile.
+ */
+async function commitApproval(deps: Pick<Deps, 'db' | 'clock'>, actor: Actor, request: PublicationRequest, d: Dataset, dois: PublicationDois): Promise<void> {
+  const requestId = request.id;
   const doi = dois.version.doi;
   const concept = dois.concept.doi;
-  const wasPublic = d.visibility === 'public';
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     await holdDatasetRow(trx, d.id, 'exclusive');
@@ -172,17 +201,6 @@ export async function approvePublication(deps: MailingDeps & Pick<Deps, 'clock' 
     await markPublished(trx, d.id, { doi, conceptDoi: concept }, now);
     await audit(trx, actor, 'publication.approve', d.id, { request_id: requestId, version: request.version, doi, concept_doi: concept });
   });
-  // The gateway cached "not public" for this dataset; it must ask again.
-  if (!wasPublic) await announceVisibilityChanged(deps, d.id);
-  try {
-    await makeFindable(deps, [dois.concept, dois.version]);
-  } catch (err) {
-    // The approval stands and its DOIs resolve once registered; `POST /admin/datasets/:id/doi/update` lists them.
-    deps.log.error({ err, dataset: d.id, doi }, 'publication approved, but its DOIs could not be made findable');
-  }
-  const view = await requestView(deps, requestId);
-  await notify(deps, (await decisionAddresses(deps.db, view, d.owner_id)).map((to) => publicationApprovedMail(deps.config.publicUrl, to, view, doi)));
-  return view;
 }
 
 export async function denyPublication(deps: MailingDeps & Pick<Deps, 'clock'>, actor: Actor, requestId: number, reason: string): Promise<PublicationRequestView> {

@@ -1,7 +1,7 @@
 /**
  * PATCH of a dataset by its owner, a maintainer or an admin. Visibility only moves public → private here, by an admin,
- * and then the gateway drops what it cached (`hooks.datasetVisibilityChanged`) and its pending publication request is
- * closed; private → public happens only through publication approval.
+ * and then the gateway drops what it cached (`hooks.datasetVisibilityChanged`), its pending publication request is
+ * closed and the owner is mailed (`publication-closing.ts`); private → public happens only through publication approval.
  */
 import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
@@ -9,17 +9,22 @@ import type { Deps } from '../deps.js';
 import { NdsError } from '../core/errors.js';
 import { findDataset, isAdmin, maintainableDataset } from './dataset-access.js';
 import { holdDatasetRow, updateDatasetFields, type Dataset } from './dataset-queries.js';
-import { closePendingPublication } from './publication-closing.js';
+import { announceTakedown, closePendingPublication } from './publication-closing.js';
 import { assertExternalIdsFree, type DatasetFields } from './dataset-fields.js';
 import { sourceRepoToStore, type HostLookup } from './source-repo.js';
 
 export interface DatasetPatch extends DatasetFields {
   visibility?: 'public' | 'private';
+  /** Why an administrator makes the dataset private: mailed to its owner; only with `visibility: 'private'`. */
+  visibility_reason?: string;
 }
 
-export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 'log' | 'config'>, actor: Actor, id: string, patch: DatasetPatch, lookup?: HostLookup): Promise<Dataset> {
+export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 'log' | 'config' | 'mailer'>, actor: Actor, id: string, patch: DatasetPatch, lookup?: HostLookup): Promise<Dataset> {
   const { db } = deps;
   const dataset = await maintainableDataset(db, id, actor.user);
+  if (patch.visibility_reason !== undefined && patch.visibility !== 'private') {
+    throw new NdsError('validation_failed', { message: 'visibility_reason says why a dataset is made private: give it with visibility "private".', details: ['visibility_reason: only with visibility "private"'] });
+  }
   let madePrivate = false;
   if (patch.visibility !== undefined && patch.visibility !== dataset.visibility) {
     if (patch.visibility === 'public') {
@@ -41,6 +46,7 @@ export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 
     ...(patch.external_ids !== undefined && { external_ids: patch.external_ids }),
     ...(madePrivate && { visibility: 'private' as const }),
   };
+  let closed: number[] = [];
   if (Object.keys(changes).length > 0) {
     const now = deps.clock.now();
     // Under the row lock an approval takes to check the visibility it read: one of the two wins, wholly.
@@ -48,12 +54,15 @@ export async function updateDataset(deps: Pick<Deps, 'db' | 'clock' | 'hooks' | 
       await holdDatasetRow(trx, id, 'exclusive');
       await updateDatasetFields(trx, id, changes, now);
       if (madePrivate) {
-        await closePendingPublication(trx, actor, id, now);
-        await audit(trx, actor, 'dataset.visibility', id, { from: 'public', to: 'private' });
+        closed = await closePendingPublication(trx, actor, id, now, patch.visibility_reason);
+        await audit(trx, actor, 'dataset.visibility', id, { from: 'public', to: 'private', ...(patch.visibility_reason && { reason: patch.visibility_reason }) });
       }
     });
   }
-  if (madePrivate) await announceVisibilityChanged(deps, id);
+  if (madePrivate) {
+    await announceVisibilityChanged(deps, id);
+    await announceTakedown(deps, actor, id, closed, patch.visibility_reason);
+  }
   return (await findDataset(db, id))!;
 }
 

@@ -28,7 +28,10 @@ export const CreateDatasetBody = DatasetFieldsBody.extend({
   sandbox: z.boolean().optional(),
 }).openapi('NewDataset');
 
-export const PatchDatasetBody = DatasetFieldsBody.extend({ visibility: z.enum(['public', 'private']).optional() }).openapi('DatasetPatch');
+export const PatchDatasetBody = DatasetFieldsBody.extend({
+  visibility: z.enum(['public', 'private']).optional(),
+  visibility_reason: paragraphText(2000).min(1).optional().openapi({ description: 'Why an administrator makes the dataset private (with `visibility: "private"`); mailed to its owner' }),
+}).openapi('DatasetPatch');
 
 export const DatasetSchema = z
   .object({

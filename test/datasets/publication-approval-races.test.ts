@@ -62,12 +62,14 @@ describe('a publication approval overlapping a takedown or a deletion', () => {
     assert.equal(row.visibility, 'private');
     assert.equal(row.doi, `10.80000/nds.${id}.v1.0.0`, 'the version cited before stays the dataset DOI');
     assert.equal((await apiFetch(server, `/datasets/${id}`)).status, 404);
-    // The takedown closed the request, saying why; the 2.0.0 DOI was left a draft.
+    // The takedown closed the request, saying why; the 2.0.0 DOI was left a draft, for the next approval of 2.0.0 to
+    // reuse (DataCite never gives a deleted name out again).
     const status = await (await approver.api(`/datasets/${id}/publish/status`)).json();
     assert.equal(status.latest_request.id, requestId);
     assert.equal(status.latest_request.status, 'denied');
     assert.match(status.latest_request.reason, /made the dataset private/);
     assert.equal(dc.find(`10.80000/nds.${id}.v2.0.0`)?.state, 'draft');
+    assert.deepEqual(dc.calls.filter((c) => c.method === 'DELETE'), []);
   });
 
   it('leaves no findable DOI, and no 500, when the dataset is deleted during the approval', async () => {

@@ -1,6 +1,7 @@
 /**
  * DataCite's REST API (https://support.datacite.org/docs/api-create-dois): JSON:API documents,
- * `POST /dois` to create, `PUT /dois/:doi` to update, HTTP Basic with the repository id and password.
+ * `POST /dois` to create, `PUT /dois/:doi` to update, `DELETE /dois/:doi` to delete a draft, HTTP Basic with the
+ * repository id and password.
  */
 import type { Config } from '../../core/config.js';
 import { NdsError } from '../../core/errors.js';
@@ -34,18 +35,31 @@ export class DataciteProvider implements DoiProvider {
     await this.#check(res, `update ${doi}`);
   }
 
-  async #send(method: string, path: string, doi: string, attributes: DoiAttributes, event: DoiEvent | undefined): Promise<Response> {
+  async deleteDraft(doi: string): Promise<void> {
+    const res = await this.#request('DELETE', `/dois/${encodeURIComponent(doi)}`);
+    // DataCite answers 204 for a deleted draft, 404 for a name it does not hold, and 405 for a registered or
+    // findable DOI, which it never deletes (https://support.datacite.org/docs/doi-states).
+    if (res.status === 404 || res.status === 405) await res.body?.cancel();
+    if (res.status === 404) return;
+    if (res.status === 405) throw new NdsError('conflict', { message: `${doi} is registered or findable at DataCite, not a draft; it was not deleted.` });
+    await this.#check(res, `delete the draft ${doi}`);
+  }
+
+  #send(method: string, path: string, doi: string, attributes: DoiAttributes, event: DoiEvent | undefined): Promise<Response> {
+    return this.#request(method, path, { data: { type: 'dois', id: doi, attributes: { doi, ...attributes, ...(event && { event }) } } });
+  }
+
+  async #request(method: string, path: string, body?: unknown): Promise<Response> {
     const { url, repositoryId, password } = this.#settings;
-    const body = { data: { type: 'dois', id: doi, attributes: { doi, ...attributes, ...(event && { event }) } } };
     try {
       return await fetch(`${url}${path}`, {
         method,
         headers: {
-          'content-type': 'application/vnd.api+json',
+          ...(body !== undefined && { 'content-type': 'application/vnd.api+json' }),
           accept: 'application/vnd.api+json',
           authorization: `Basic ${Buffer.from(`${repositoryId}:${password}`).toString('base64')}`,
         },
-        body: JSON.stringify(body),
+        ...(body !== undefined && { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (err) {

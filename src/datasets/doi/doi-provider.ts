@@ -26,6 +26,12 @@ export interface DoiProvider {
   mint(doi: string, attributes: DoiAttributes, event?: DoiEvent): Promise<MintOutcome>;
   /** Replaces the metadata of a registered DOI. Throws `upstream_failed`. */
   update(doi: string, attributes: DoiAttributes, event?: DoiEvent): Promise<void>;
+  /**
+   * Deletes `doi` if it is a draft; resolves too when the provider holds no such name. DataCite never deletes a
+   * registered or findable DOI (`conflict`: it stays as it is), and never gives a deleted name out again, so call it
+   * only for a name nds will not ask for again. Throws `upstream_failed` when the provider could not be asked.
+   */
+  deleteDraft(doi: string): Promise<void>;
 }
 
 /** The built-in provider: DOIs live only in nds's own `doi_records`. */
@@ -37,6 +43,7 @@ export class TestDoiProvider implements DoiProvider {
     return 'created';
   }
   async update(): Promise<void> {}
+  async deleteDraft(): Promise<void> {}
 }
 
 /** DOI names nds gives out: `<prefix>/nds.<id>` (concept) and `<prefix>/nds.<id>.v<version>`. */
