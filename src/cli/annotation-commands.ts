@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { ERROR_ANSWER_MAX_BYTES, LISTING_ANSWER_MAX_BYTES } from '../client/bounded-answer.js';
 import { parseTsv, cell } from '../formats/bids/tsv-table.js';
 import { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
@@ -76,8 +77,9 @@ export function registerAnnotationCommands(program: Command): void {
     .command('export <id> <path>')
     .description("the annotations as a BIDS events.tsv, on stdout (the same annotations give the same bytes)")
     .action(async (dataset: string, recording: string) => {
-      const res = await (await client()).raw(`${at(dataset, '/export')}?${pathQuery(recording)}&format=tsv`);
-      const text = await res.text();
+      const api = await client();
+      const res = await api.raw(`${at(dataset, '/export')}?${pathQuery(recording)}&format=tsv`);
+      const text = await api.text(res, res.ok ? LISTING_ANSWER_MAX_BYTES : ERROR_ANSWER_MAX_BYTES);
       if (!res.ok) throw new CliError(`${res.status}: ${text.slice(0, 300)}`);
       process.stdout.write(text);
     });

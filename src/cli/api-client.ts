@@ -1,8 +1,10 @@
 /**
  * The HTTP client of the client commands: base URL and key by the rule of `client/server-identity.ts`
  * (NDS_API_URL and NDS_API_KEY, else what `nds auth login` stored, else the default URL). A refusal from the
- * server becomes a `CliError` carrying the server's message.
+ * server becomes a `CliError` carrying the server's message. Answers are read up to a bound
+ * (`client/bounded-answer.ts`): past it, a `CliError` naming the bound and the path.
  */
+import { AnswerTooLargeError, ERROR_ANSWER_MAX_BYTES, JSON_ANSWER_MAX_BYTES, readBoundedText } from '../client/bounded-answer.js';
 import { resolveServerIdentity, type UrlSource } from '../client/server-identity.js';
 import { loadClientConfig, type ClientConfig } from '../core/config.js';
 import { CliError } from './cli-error.js';
@@ -29,6 +31,11 @@ export interface RequestOptions {
   /** Send no credentials even when some are configured (device flow start/poll). */
   anonymous?: boolean;
   headers?: Record<string, string>;
+  /**
+   * Most bytes read of a 2xx answer (left out: `JSON_ANSWER_MAX_BYTES`); answers listing a whole dataset pass
+   * `LISTING_ANSWER_MAX_BYTES`. An error answer is read up to `ERROR_ANSWER_MAX_BYTES` whatever this says.
+   */
+  maxBytes?: number;
 }
 
 export class ApiClient {
@@ -77,10 +84,23 @@ export class ApiClient {
     }
   }
 
+  /**
+   * The body of `res` as text, at most `maxBytes` of it (left out: `JSON_ANSWER_MAX_BYTES` for a 2xx answer,
+   * `ERROR_ANSWER_MAX_BYTES` for another). A longer answer is not read further: a `CliError` names the bound.
+   */
+  async text(res: Response, maxBytes = res.ok ? JSON_ANSWER_MAX_BYTES : ERROR_ANSWER_MAX_BYTES): Promise<string> {
+    try {
+      return await readBoundedText(res, maxBytes);
+    } catch (err) {
+      if (err instanceof AnswerTooLargeError) throw new CliError(`${this.baseUrl}: ${err.message} (is this an nds server?)`);
+      throw err;
+    }
+  }
+
   /** A JSON request; a non-2xx answer throws `ApiError`. */
   async request<T = Record<string, unknown>>(path: string, options: RequestOptions = {}): Promise<T> {
     const res = await this.raw(path, options);
-    const text = await res.text();
+    const text = await this.text(res, res.ok ? options.maxBytes : ERROR_ANSWER_MAX_BYTES);
     let parsed: unknown = undefined;
     try {
       parsed = text ? JSON.parse(text) : {};

@@ -1,4 +1,5 @@
 /** The conversion's failures as `nds datasets show` and `nds admin zarr status` print them. */
+import { LISTING_ANSWER_MAX_BYTES } from '../client/bounded-answer.js';
 import { ApiError, type ApiClient } from './api-client.js';
 import { terminalSafe } from './terminal-text.js';
 
@@ -22,7 +23,7 @@ export function formatFailures(failures: FailureLine[]): string {
  */
 export async function fetchFailures(api: ApiClient, id: string): Promise<FailureLine[] | undefined> {
   try {
-    const answer = await api.request<{ failures?: FailureLine[] }>(`/datasets/${encodeURIComponent(id)}/recordings`);
+    const answer = await api.request<{ failures?: FailureLine[] }>(`/datasets/${encodeURIComponent(id)}/recordings`, { maxBytes: LISTING_ANSWER_MAX_BYTES });
     return answer.failures ?? [];
   } catch (err) {
     if (err instanceof ApiError && err.status === 404 && err.code === 'not_found') return undefined;

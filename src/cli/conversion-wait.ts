@@ -3,6 +3,7 @@
  * recording's result: converted (groups, channels, duration) or failed (code and reason). The results come
  * from the copy's `index.json`, or from `GET /datasets/:id/recordings` where the index is closed to the caller.
  */
+import { LISTING_ANSWER_MAX_BYTES } from '../client/bounded-answer.js';
 import { ApiError, type ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
 
@@ -84,10 +85,10 @@ async function readResults(api: ApiClient, datasetId: string): Promise<Recording
   // The copy's index.json through the server's object route; where that is closed to the caller, the
   // recordings route answers the same facts.
   try {
-    index = await api.request<IndexLike>(`/objects/${id}/zarr/index.json`);
+    index = await api.request<IndexLike>(`/objects/${id}/zarr/index.json`, { maxBytes: LISTING_ANSWER_MAX_BYTES });
   } catch (err) {
     if (!(err instanceof ApiError) || (err.status !== 404 && err.status !== 403)) throw err;
-    index = await api.request<IndexLike>(`/datasets/${id}/recordings`);
+    index = await api.request<IndexLike>(`/datasets/${id}/recordings`, { maxBytes: LISTING_ANSWER_MAX_BYTES });
   }
   const converted = (index.recordings ?? index.stores ?? []).map((s): RecordingResult => {
     const groups = s.groups ?? [];

@@ -8,6 +8,7 @@
  */
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { LISTING_ANSWER_MAX_BYTES } from '../client/bounded-answer.js';
 import { pathConflicts, SHA256_HEX, unsafePathReason } from '../datasets/manifest.js';
 import type { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
@@ -45,7 +46,7 @@ export interface DownloadSummary {
 export async function downloadDataset(api: ApiClient, datasetId: string, folder: string, options: DownloadOptions): Promise<DownloadSummary> {
   const id = encodeURIComponent(datasetId);
   const query = options.version ? `?version=${encodeURIComponent(options.version)}` : '';
-  const manifest = await api.request<{ version: string; files: ManifestEntry[] }>(`/datasets/${id}/manifest${query}`);
+  const manifest = await api.request<{ version: string; files: ManifestEntry[] }>(`/datasets/${id}/manifest${query}`, { maxBytes: LISTING_ANSWER_MAX_BYTES });
   const root = path.resolve(folder);
   // The server's rules (a server of an older nds, or one not to be trusted, may send anything).
   for (const f of manifest.files) {

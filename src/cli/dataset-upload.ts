@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { LISTING_ANSWER_MAX_BYTES } from '../client/bounded-answer.js';
 import { normalizeManifest, serializeManifest } from '../datasets/manifest.js';
 import { bidsFolderOnDisk, checkBidsFolder, type BidsCheck } from '../formats/bids/check-bids-folder.js';
 import { ApiError, type ApiClient } from './api-client.js';
@@ -421,7 +422,7 @@ interface LatestManifest {
 /** The latest version's files, or null when the dataset has no version yet. */
 async function latestManifest(api: ApiClient, id: string): Promise<LatestManifest | null> {
   try {
-    const m = await api.request<{ version: string; files: Array<{ path: string; size: number; sha256: string }> }>(`/datasets/${id}/manifest`);
+    const m = await api.request<{ version: string; files: Array<{ path: string; size: number; sha256: string }> }>(`/datasets/${id}/manifest`, { maxBytes: LISTING_ANSWER_MAX_BYTES });
     return { version: m.version, files: m.files, bySize: new Map(m.files.map((f) => [f.path, f.size])) };
   } catch (err) {
     if (err instanceof ApiError && err.code === 'version_not_found') return null;

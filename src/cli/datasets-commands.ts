@@ -3,6 +3,7 @@
  * tables for people, `--json` for scripts; progress and messages on stderr.
  */
 import type { Command } from 'commander';
+import { LISTING_ANSWER_MAX_BYTES } from '../client/bounded-answer.js';
 import { ApiClient } from './api-client.js';
 import { CliError } from './cli-error.js';
 import { downloadDataset } from './dataset-download.js';
@@ -212,7 +213,7 @@ export function registerDatasetsCommands(program: Command, admin: Command): void
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: { version?: string; json?: boolean }) => {
       const q = opts.version ? `?version=${encodeURIComponent(opts.version)}` : '';
-      const m = await (await client(false)).request<{ version: string; files: Array<{ path: string; size: number; sha256: string }> }>(`/datasets/${id(dataset)}/manifest${q}`);
+      const m = await (await client(false)).request<{ version: string; files: Array<{ path: string; size: number; sha256: string }> }>(`/datasets/${id(dataset)}/manifest${q}`, { maxBytes: LISTING_ANSWER_MAX_BYTES });
       if (opts.json) return printJson(m);
       info(`${dataset} version ${m.version}: ${m.files.length} files`);
       printTable(m.files.map((f) => ({ ...f, size: f.size })), ['path', 'size', 'sha256']);

@@ -27,6 +27,16 @@ export interface DeviceSignInOptions {
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** The answer's JSON object, or `{}` where it is not JSON. */
+function jsonObject(text: string): Record<string, unknown> {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 /** Starts the system's opener on `url` and forgets it; a failure to open is not an error (the link is printed). */
 function openInBrowser(url: string): void {
   const opener = process.platform === 'darwin' ? 'open' : 'xdg-open';
@@ -72,7 +82,7 @@ export async function deviceSignIn(api: ApiClient, options: DeviceSignInOptions)
   for (;;) {
     await sleep(intervalMs);
     const res = await api.raw('/auth/device/token', { method: 'POST', anonymous: true, body: { device_code: start.device_code } });
-    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    const body = jsonObject(await api.text(res));
     if (res.ok) return body as unknown as DeviceGrant;
     if (res.status !== 400 || typeof body.error !== 'string') throw new ApiError(res.status, body);
     if (body.error === 'authorization_pending') {

@@ -9,6 +9,7 @@ import { open, rm, type FileHandle } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { Transform } from 'node:stream';
+import { ERROR_ANSWER_MAX_BYTES } from '../client/bounded-answer.js';
 import { BufferPool } from '../core/buffer-pool.js';
 import { pipeline } from 'node:stream/promises';
 
@@ -30,9 +31,19 @@ function requestFor(url: URL, method: string, headers: Record<string, string>): 
   return lib.request(url, { method, headers, agent: url.protocol === 'https:' ? agents.https : agents.http });
 }
 
+/**
+ * The start of an answer's body, for a message: an object store's answer to a PUT, or its refusal. Past
+ * `ERROR_ANSWER_MAX_BYTES` reading stops and the connection closes, so an endpoint answering without end
+ * costs neither memory nor time.
+ */
 async function readText(res: http.IncomingMessage): Promise<string> {
   let text = '';
-  for await (const c of res) if (text.length < 2000) text += c;
+  let bytes = 0;
+  for await (const c of res as AsyncIterable<Buffer>) {
+    if (text.length < 2000) text += c;
+    bytes += c.length;
+    if (bytes > ERROR_ANSWER_MAX_BYTES) break;
+  }
   return text;
 }
 

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
+import { LISTING_ANSWER_MAX_BYTES } from '../client/bounded-answer.js';
 import type { Recording } from '../client/index.js';
 import { ApiClient, ApiError } from './api-client.js';
 import { CliError } from './cli-error.js';
@@ -65,9 +66,9 @@ function searchParams(filters: Record<string, unknown>): URLSearchParams {
   return params;
 }
 
-async function failOn(res: Response): Promise<Response> {
+async function failOn(api: ApiClient, res: Response): Promise<Response> {
   if (res.ok) return res;
-  const text = await res.text();
+  const text = await api.text(res);
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(text) as Record<string, unknown>;
@@ -170,8 +171,8 @@ export function registerRecordingsCommands(program: Command): void {
         }
       }
       const api = await ApiClient.fromEnvironment();
-      const res = await failOn(await api.raw('/windows', { method: 'POST', body, headers: { accept } }));
-      const text = await res.text();
+      const res = await failOn(api, await api.raw('/windows', { method: 'POST', body, headers: { accept } }));
+      const text = await api.text(res, LISTING_ANSWER_MAX_BYTES);
       const warnings = windowWarnings(res.headers.get('x-nds-warnings'));
       for (const w of warnings) info(`warning: ${w}`);
       // A list of no window trains nothing: say so and fail, rather than write a header-only file.
@@ -212,7 +213,7 @@ export function registerRecordingsCommands(program: Command): void {
       set('group', opts.group);
       set('rate', opts.rate);
       const api = await ApiClient.fromEnvironment();
-      const res = await failOn(await api.raw(`/datasets/${encodeURIComponent(dataset)}/signal?${params}`, { headers: { accept: '*/*' } }));
+      const res = await failOn(api, await api.raw(`/datasets/${encodeURIComponent(dataset)}/signal?${params}`, { headers: { accept: '*/*' } }));
       await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), createWriteStream(opts.out));
       info(`wrote ${opts.out}: shape ${res.headers.get('x-nds-shape')} at ${res.headers.get('x-nds-rate')} Hz, channels ${decodeURIComponent(res.headers.get('x-nds-channels') ?? '')}`);
     });
@@ -225,7 +226,7 @@ export function registerRecordingsCommands(program: Command): void {
       if (!['json', 'csv'].includes(opts.format)) throw new CliError(`--format must be json or csv, got "${opts.format}"`);
       const params = new URLSearchParams({ path, format: opts.format });
       const api = await ApiClient.fromEnvironment();
-      const res = await failOn(await api.raw(`/datasets/${encodeURIComponent(dataset)}/events?${params}`, { headers: { accept: '*/*' } }));
+      const res = await failOn(api, await api.raw(`/datasets/${encodeURIComponent(dataset)}/events?${params}`, { headers: { accept: '*/*' } }));
       const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
       if (opts.out) {
         await pipeline(body, createWriteStream(opts.out));

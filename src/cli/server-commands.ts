@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import type { Command } from 'commander';
 import { CliError } from './cli-error.js';
 import { ndsCommand } from './command-name.js';
+import { ERROR_ANSWER_MAX_BYTES, formatBound, JSON_ANSWER_MAX_BYTES } from '../client/bounded-answer.js';
 import { DEFAULT_API_URL } from '../client/server-identity.js';
 import { systemClock } from '../core/clock.js';
 import { loadClientConfig, loadConfig, type Config } from '../core/config.js';
@@ -148,8 +149,16 @@ function bootstrapThroughSocket(socketPath: string, input: { username: string; e
   return new Promise((resolve, reject) => {
     const req = request({ socketPath, path: '/bootstrap', method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
       let text = '';
+      let bytes = 0;
+      const most = res.statusCode === 200 ? JSON_ANSWER_MAX_BYTES : ERROR_ANSWER_MAX_BYTES;
       res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
+      res.on('data', (d: string) => {
+        bytes += Buffer.byteLength(d);
+        if (bytes > most) {
+          res.destroy();
+          reject(new CliError(`the answer of the running server through ${socketPath} (HTTP ${res.statusCode}) is larger than ${formatBound(most)}, which no real answer reaches: reading stopped there`));
+        } else text += d;
+      });
       res.on('end', () => {
         try {
           const body = JSON.parse(text) as { api_key?: string; created?: boolean; api_url?: string; message?: string; details?: string[] };

@@ -12,6 +12,7 @@
  * for await (const batch of nds.batches(list.windows, { batchSize: 32 })) train(batch.data, batch.shape);
  * ```
  */
+import { AnswerTooLargeError, ERROR_ANSWER_MAX_BYTES, JSON_ANSWER_MAX_BYTES, LISTING_ANSWER_MAX_BYTES, readBoundedAnswer, WINDOW_ANSWER_MAX_BYTES } from './bounded-answer.js';
 import { credentialsFilePath, resolveServerIdentity, type ServerIdentity } from './server-identity.js';
 
 export { DEFAULT_API_URL, type ServerIdentity } from './server-identity.js';
@@ -158,13 +159,18 @@ export interface BatchOptions {
   retries?: number;
 }
 
+/**
+ * The server refused (`status` and its error `code`), or answered more than any real answer holds (`code`
+ * `answer_too_large`: the answer was read no further; check that the base URL names an nds server).
+ */
 export class NdsApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'NdsApiError';
   }
 }
@@ -189,6 +195,20 @@ function processEnv(): Record<string, string | undefined> {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The body of `res`, at most `maxBytes` of it: past that, an `NdsApiError` (`answer_too_large`) naming the bound. */
+async function answerBytes(res: Response, maxBytes: number, path: string): Promise<ArrayBuffer> {
+  try {
+    return await readBoundedAnswer(res, maxBytes, path.split('?')[0]);
+  } catch (err) {
+    if (err instanceof AnswerTooLargeError) throw new NdsApiError(err.status, 'answer_too_large', err.message, { cause: err });
+    throw err;
+  }
+}
+
+async function answerJson<T>(res: Response, maxBytes: number, path: string): Promise<T> {
+  return JSON.parse(new TextDecoder().decode(await answerBytes(res, maxBytes, path))) as T;
+}
 
 function query(params: Record<string, unknown>): string {
   const out = new URLSearchParams();
@@ -241,7 +261,10 @@ export class NdsClient {
       }
       if (res && res.ok) return res;
       if (res && (res.status < 500 || attempt >= retries)) {
-        const body = (await res.json().catch(() => ({}))) as { error?: string; message?: string };
+        const body = await answerJson<{ error?: string; message?: string }>(res, ERROR_ANSWER_MAX_BYTES, path).catch((err: unknown): { error?: string; message?: string } => {
+          if (err instanceof NdsApiError) throw err;
+          return {};
+        });
         throw new NdsApiError(res.status, body.error ?? `http_${res.status}`, body.message ?? res.statusText);
       }
       await res?.body?.cancel();
@@ -254,8 +277,8 @@ export class NdsClient {
     const out: Recording[] = [];
     let cursor: string | null = null;
     do {
-      const res = await this.#request(`/recordings?${query({ ...filters, limit: 1000, cursor })}`);
-      const page = (await res.json()) as { recordings: Recording[]; next_cursor: string | null };
+      const path: string = `/recordings?${query({ ...filters, limit: 1000, cursor })}`;
+      const page = await answerJson<{ recordings: Recording[]; next_cursor: string | null }>(await this.#request(path), JSON_ANSWER_MAX_BYTES, path);
       out.push(...page.recordings);
       cursor = page.next_cursor;
     } while (cursor);
@@ -265,9 +288,10 @@ export class NdsClient {
   /** One window in physical units, float32, as raw samples (`format=f32`). */
   async readWindow(req: WindowRequest): Promise<SignalWindow> {
     const { dataset_id, channels, ...rest } = req;
-    const res = await this.#request(`/datasets/${dataset_id}/signal?${query({ ...rest, channels: channels?.join(','), format: 'f32' })}`);
+    const path = `/datasets/${dataset_id}/signal?${query({ ...rest, channels: channels?.join(','), format: 'f32' })}`;
+    const res = await this.#request(path);
     const shape = res.headers.get('x-nds-shape')!.split(',').map(Number) as [number, number];
-    const bytes = await res.arrayBuffer();
+    const bytes = await answerBytes(res, WINDOW_ANSWER_MAX_BYTES, path);
     return {
       data: new Float32Array(bytes),
       shape,
@@ -284,7 +308,7 @@ export class NdsClient {
    */
   async listWindows(body: WindowListRequest, options: { allowEmpty?: boolean } = {}): Promise<WindowList> {
     const res = await this.#request('/windows', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', accept: 'application/json' } });
-    const list = (await res.json()) as WindowList;
+    const list = await answerJson<WindowList>(res, LISTING_ANSWER_MAX_BYTES, '/windows');
     list.warnings ??= [];
     if (list.windows.length === 0 && !options.allowEmpty) throw new EmptyWindowListError(list.warnings);
     return list;

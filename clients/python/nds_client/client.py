@@ -35,6 +35,51 @@ class NdsApiError(Exception):
         self.code = code
 
 
+_KIB = 1024
+_MIB = 1024 * _KIB
+#: Most bytes read of an error answer: a refusal's JSON is a few hundred bytes.
+ERROR_ANSWER_MAX_BYTES = 64 * _KIB
+#: Most bytes read of one JSON answer: an object or a page (1,000 recordings of 300 channels are about 20 MB).
+JSON_ANSWER_MAX_BYTES = 64 * _MIB
+#: Most bytes read of an answer listing a whole window list or a recording's events: the server builds each as one
+#: string, and V8 (the server's JavaScript engine) holds none longer than 2**29 - 24 characters.
+LISTING_ANSWER_MAX_BYTES = 512 * _MIB
+#: Most bytes read of a signal window: the server's most values (16 Mi) as float64, and the .npy header.
+WINDOW_ANSWER_MAX_BYTES = 16 * _MIB * 8 + 64 * _KIB
+
+
+def _bound_text(limit: int) -> str:
+    if limit % _MIB == 0:
+        return f"{limit // _MIB} MiB"
+    if limit % _KIB == 0:
+        return f"{limit // _KIB} KiB"
+    return f"{limit} bytes"
+
+
+def _read_bounded(response: Any, limit: int, status: int, path: str) -> bytes:
+    """The body of ``response`` (an answer or an ``HTTPError``), at most ``limit`` bytes. A longer one, or a
+    Content-Length announcing one, closes the response and its connection, and raises `NdsApiError`
+    ``answer_too_large`` naming the bound: no real answer reaches it, so the URL is not an nds server, or a broken one."""
+
+    def too_large() -> NdsApiError:
+        response.close()
+        return NdsApiError(status, "answer_too_large", f"the answer to {path} is larger than {_bound_text(limit)}, which no real answer reaches: reading stopped there")
+
+    announced = (response.headers.get("content-length") or "").strip()
+    if announced.isdigit() and int(announced) > limit:
+        raise too_large()
+    chunks = []
+    total = 0
+    while True:
+        chunk = response.read(min(1 << 20, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise too_large()
+
+
 class EmptyWindowListError(ValueError):
     """`list_windows` found no window; `warnings` says why (the event types the recordings do have, empty splits).
     Pass ``allow_empty=True`` to get the empty list instead."""
@@ -80,8 +125,10 @@ class Client:
     def __repr__(self) -> str:
         return f"Client({self.base_url!r}, key from {self.key_source or 'nowhere'})"
 
-    def _request(self, path: str, body: Optional[dict] = None, accept: str = "application/json"):
+    def _request(self, path: str, body: Optional[dict] = None, accept: str = "application/json", limit: int = JSON_ANSWER_MAX_BYTES):
+        """(headers, body) of the answer, its body read up to ``limit`` bytes (an error answer: 64 KiB)."""
         headers = {"accept": accept}
+        where = urllib.parse.urlsplit(self.base_url + path).path
         data = None
         if body is not None:
             data = json.dumps(body).encode("utf-8")
@@ -94,12 +141,15 @@ class Client:
                 request.add_unredirected_header("Authorization", f"Bearer {self.api_key}")
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return response.headers, response.read()
+                    return response.headers, _read_bounded(response, limit, response.status, where)
             except urllib.error.HTTPError as err:
                 if err.code < 500 or attempt >= self.retries:
+                    refusal = _read_bounded(err, ERROR_ANSWER_MAX_BYTES, err.code, where)
                     try:
-                        payload = json.loads(err.read().decode("utf-8"))
+                        payload = json.loads(refusal.decode("utf-8"))
                     except Exception:
+                        payload = {}
+                    if not isinstance(payload, dict):
                         payload = {}
                     raise NdsApiError(err.code, payload.get("error", f"http_{err.code}"), payload.get("message", str(err))) from None
             except (urllib.error.URLError, ConnectionError, TimeoutError):
@@ -132,7 +182,7 @@ class Client:
 
     def read_window(self, dataset_id: str, path: str, start_sample: Optional[int] = None, n_samples: Optional[int] = None, **options: Any) -> np.ndarray:
         """One window, [channels, samples], in the file's physical units (float32 unless dtype='float64')."""
-        _, body = self._request(self.window_url(dataset_id, path, start_sample, n_samples, **options), accept="application/x-npy")
+        _, body = self._request(self.window_url(dataset_id, path, start_sample, n_samples, **options), accept="application/x-npy", limit=WINDOW_ANSWER_MAX_BYTES)
         return np.load(io.BytesIO(body), allow_pickle=False)
 
     def list_windows(self, body: dict, allow_empty: bool = False) -> dict:
@@ -142,7 +192,7 @@ class Client:
         events mapping that matched nothing), unless ``allow_empty``; the warnings of a list that is not empty
         (a split left empty, a mapping key that matched no event) are issued as `WindowListWarning`.
         """
-        _, answer = self._request("/windows", body=body)
+        _, answer = self._request("/windows", body=body, limit=LISTING_ANSWER_MAX_BYTES)
         listed = json.loads(answer)
         notes = listed.get("warnings") or []
         if not listed["windows"] and not allow_empty:
@@ -152,5 +202,5 @@ class Client:
         return listed
 
     def events(self, dataset_id: str, path: str) -> List[dict]:
-        _, body = self._request(f"/datasets/{dataset_id}/events?" + _query({"path": path}))
+        _, body = self._request(f"/datasets/{dataset_id}/events?" + _query({"path": path}), limit=LISTING_ANSWER_MAX_BYTES)
         return json.loads(body)["events"]
