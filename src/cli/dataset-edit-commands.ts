@@ -24,9 +24,9 @@ interface EditOptions {
   externalId?: string[];
   sourceRepo?: string;
   visibility?: string;
+  reason?: string;
   json?: boolean;
 }
-
 
 export function registerDatasetEditCommands(program: Command): void {
   const datasets = program.commands.find((c) => c.name() === 'datasets') ?? program.command('datasets');
@@ -41,6 +41,7 @@ export function registerDatasetEditCommands(program: Command): void {
     .option('--external-id <id...>', 'external ids, e.g. openneuro:ds004504 (replace the current ones)')
     .option('--source-repo <url>', 'git URL of the BIDS repository (`none` to clear it)')
     .option('--visibility <public|private>', 'administrators: make the dataset public or private (owners ask with `nds datasets publish request`)')
+    .option('--reason <text>', 'with --visibility private: why, mailed to the owner (up to 2000 characters)')
     .option('--json', 'machine output')
     .action(async (dataset: string, opts: EditOptions) => {
       const body: Record<string, unknown> = {
@@ -52,7 +53,10 @@ export function registerDatasetEditCommands(program: Command): void {
         external_ids: opts.externalId,
         source_repo: opts.sourceRepo === 'none' ? null : opts.sourceRepo,
         visibility: opts.visibility,
+        visibility_reason: opts.reason,
       };
+      // The server refuses it too (400); said here, in the CLI's words, before anything is sent.
+      if (opts.reason !== undefined && opts.visibility !== 'private') throw new CliError('--reason says why a dataset is made private: give it with --visibility private (nothing was changed)');
       for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
       if (Object.keys(body).length === 0) throw new CliError('nothing to change: give at least one of --name, --description, --license, --keyword, --author, --external-id, --source-repo, --visibility');
       if (opts.visibility && opts.visibility !== 'public' && opts.visibility !== 'private') throw new CliError('--visibility is public or private');

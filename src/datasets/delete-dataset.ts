@@ -1,9 +1,10 @@
 /**
  * `DELETE /admin/datasets/:id`: the row (versions, publication records, jobs and storage grants go with it
  * through their ON DELETE CASCADE foreign keys), every object under `<id>/` (uploaded content, manifests, the
- * Zarr copy), its unfinished uploads in parts (under `uploads/<id>/`), the hosted git repository, and the
- * gateway's cached copy. Idempotent: a second call finds nothing left
- * and still answers success, and it finishes a deletion an earlier call left half done.
+ * Zarr copy), its unfinished uploads in parts (under `uploads/<id>/`), the hosted git repository, the
+ * gateway's cached copy, and at DataCite the draft DOIs its refused approvals left (decision 0060; never a
+ * registered or findable one). Idempotent: a second call finds nothing left and still answers success, and it
+ * finishes a deletion an earlier call left half done, except for drafts: their records went with the row.
  */
 import { rm } from 'node:fs/promises';
 import type { Actor } from '../accounts/admin-users.js';
@@ -12,8 +13,9 @@ import type { Deps } from '../deps.js';
 import { repositoryDir } from '../git/repository-dir.js';
 import { NdsError } from '../core/errors.js';
 import { DATASET_ID } from './dataset-access.js';
-import { deleteDatasetRow } from './dataset-queries.js';
+import { deleteDatasetRow, holdDatasetRow } from './dataset-queries.js';
 import { abortDatasetUploads } from './multipart-uploads.js';
+import { draftDois, withdrawDrafts } from './publication-doi.js';
 import { announceVisibilityChanged } from './update-dataset.js';
 
 export interface DeleteResult {
@@ -25,7 +27,15 @@ export interface DeleteResult {
 
 export async function deleteDataset(deps: Pick<Deps, 'db' | 'objects' | 'hooks' | 'log' | 'config' | 'clock'>, actor: Actor, id: string): Promise<DeleteResult> {
   if (!DATASET_ID.test(id)) throw new NdsError('validation_failed', { details: ['id: nd or sb followed by 6 digits'] });
-  const removed = await deleteDatasetRow(deps.db, id);
+  // The drafts are read under the row lock an approval takes to commit, so none commits between the read and the
+  // deletion; a draft an approval makes meanwhile, that approval deletes itself once it finds the dataset gone.
+  const { removed, drafts } = await deps.db.transaction().execute(async (trx) => {
+    await holdDatasetRow(trx, id, 'exclusive');
+    const drafts = await draftDois(trx, deps.config, id);
+    return { removed: await deleteDatasetRow(trx, id), drafts };
+  });
+  // Never throws: a draft DataCite does not delete is logged and stays a draft, resolving nowhere.
+  await withdrawDrafts(deps, id, drafts);
   // Objects go after the row, so the API stops naming the dataset first; a failure here is finished by a retry.
   const objectsDeleted = await deps.objects.deletePrefix(`${id}/`);
   await abortDatasetUploads(deps, id);

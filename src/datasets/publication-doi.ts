@@ -3,12 +3,14 @@
  * (`<prefix>/nds.<id>.v<version>`). Every DOI registered is recorded in `doi_records` with its provider
  * and the metadata sent, whichever provider registered it, before the provider hears of it: a record is what
  * makes a DOI nds's own to update. An approval's DOIs are drafts until it committed (decision 0057); the drafts of
- * an approval refused because its dataset was deleted are deleted again (`withdrawDrafts`).
+ * an approval refused because its dataset was deleted are deleted again (`withdrawDrafts`), and so are those earlier
+ * refused approvals left when the dataset is deleted (`draftDois`, read before the records go with it).
  */
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
 import type { DoiRecord } from '../db/publication-tables.js';
+import type { Database } from '../db/types.js';
 import type { Deps } from '../deps.js';
 import { isForeignKeyViolation } from '../db/sql-errors.js';
 import { NdsError } from '../core/errors.js';
@@ -158,10 +160,11 @@ export async function registerPublicationDois(deps: DoiDeps, d: Dataset, version
 }
 
 /**
- * Deletes at the provider the drafts an approval created (`made`) once it did not commit, if its dataset was
- * deleted: no approval will ask for those names again (dataset ids come from a sequence), and DataCite never
- * gives a deleted name out again (https://support.datacite.org/docs/fabrica-delete-doi). While the dataset
- * exists they stay drafts, recorded, for its next approval to reuse. Never throws: a draft that could not be
+ * Deletes at the provider the drafts `made` of a dataset once it is gone: those an approval created, when it did
+ * not commit because the dataset was deleted meanwhile, or those `draftDois` found when it was deleted. No
+ * approval will ask for those names again (dataset ids come from a sequence), and DataCite never gives a deleted
+ * name out again (https://support.datacite.org/docs/fabrica-delete-doi); while the dataset exists, nothing is
+ * deleted: its drafts stay, recorded, for its next approval to reuse. Never throws: a draft that could not be
  * deleted is logged and stays a draft, which resolves nowhere (decision 0057).
  */
 export async function withdrawDrafts(deps: Pick<Deps, 'db' | 'config' | 'log'>, datasetId: string, made: readonly string[]): Promise<void> {
@@ -180,6 +183,30 @@ export async function withdrawDrafts(deps: Pick<Deps, 'db' | 'config' | 'log'>, 
       deps.log.warn({ err, dataset: datasetId, doi }, 'a draft DOI of a deleted dataset could not be deleted; it stays at the provider');
     }
   }
+}
+
+/**
+ * The DOIs nds recorded for dataset `id` at the configured provider that only an approval which did not commit
+ * made: drafts at the provider, or names it never got. Not the dataset's DOI or concept DOI (set by a committed
+ * approval, or registered by an administrator), nor the DOI of an approved request: nds made those registered or
+ * findable, or meant to (a `publish` that failed after its approval committed), and never deletes them. Read it in
+ * the transaction that deletes the dataset, under its row lock: the records go with the row.
+ */
+export async function draftDois(trx: Kysely<Database>, config: Deps['config'], id: string): Promise<string[]> {
+  const d = await findDataset(trx, id);
+  if (!d) return [];
+  const approved = await trx.selectFrom('publication_requests').select('doi').where('dataset_id', '=', id).where('status', '=', 'approved').execute();
+  // DOI names ignore case (DOI Handbook 2.4).
+  const published = new Set([d.doi, d.concept_doi, ...approved.map((r) => r.doi)].filter((doi) => doi !== null).map((doi) => doi.toLowerCase()));
+  const records = await trx
+    .selectFrom('doi_records')
+    .select('doi')
+    .where('dataset_id', '=', id)
+    .where('provider', '=', doiProvider({ config }).name)
+    .orderBy('created_at')
+    .orderBy('doi')
+    .execute();
+  return records.map((r) => r.doi).filter((doi) => !published.has(doi.toLowerCase()));
 }
 
 /** Sends DataCite's `publish` event for each DOI: they become findable. Throws `upstream_failed`. */

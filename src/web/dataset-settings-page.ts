@@ -1,8 +1,9 @@
 /**
  * A dataset's settings page (`/datasets/:id/settings`), for its owner, maintainers and admins: its metadata,
- * its members, its publication (request, status, the last decision), and for admins its visibility. Plain forms that post
- * back here and answer with a redirect (or the form again, with what was typed and what is wrong): it works
- * without JavaScript. The services are those of the HTTP routes (PATCH, publish request).
+ * its members, its publication (request, status, the last decision), and for admins its visibility (a takedown,
+ * with a reason mailed to the owner). Plain forms that post back here and answer with a redirect (or the form
+ * again, with what was typed and what is wrong): it works without JavaScript. The services are those of the HTTP
+ * routes (PATCH, publish request).
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -46,6 +47,13 @@ const MetadataPatch = z.object({
   authors: z.array(z.string().max(300, 'Authors: each at most 300 characters.').refine(isCleanLine, `An author ${CONTROL_CHARACTER_PROBLEM}.`)).max(500, 'Authors: at most 500.'),
 });
 
+/** The limits of the API's `visibility_reason` (routes/dataset-schemas.ts), for the takedown form's reason. */
+const TakedownReason = z
+  .string()
+  .trim()
+  .max(2000, 'Reason: at most 2,000 characters.')
+  .refine(isCleanParagraph, `The reason ${CONTROL_CHARACTER_PROBLEM}.`);
+
 function formOf(d: Dataset): MetadataForm {
   return { name: d.name, description: d.description, license: d.license ?? '', keywords: d.keywords.join(', '), authors: d.authors.join('\n') };
 }
@@ -56,6 +64,8 @@ interface SettingsView {
   requests: PublicationRequestView[];
   members: PresentedMember[];
   form?: MetadataForm;
+  /** The takedown reason as typed, shown again when the takedown was refused. */
+  reason?: string;
   notices?: Array<SafeHtml | string>;
 }
 
@@ -81,7 +91,9 @@ ${d.latest_version ? '' : html`<p class="muted">Upload a version first: <code>np
   const visibility = isAdmin(user)
     ? d.visibility === 'public'
       ? html`<p>This dataset is <strong>public</strong>. Making it private hides it, its page and its signals from everyone but its owner and administrators, at once.</p>
-<form method="post" action="/datasets/${d.id}/settings/visibility"><input type="hidden" name="visibility" value="private"><button class="danger" type="submit">Make private</button></form>`
+<form class="stack wide" method="post" action="/datasets/${d.id}/settings/visibility"><input type="hidden" name="visibility" value="private">
+<label>Reason, mailed to the owner (optional)<textarea name="reason" maxlength="2000" rows="3">${view.reason ?? ''}</textarea></label>
+<button class="danger" type="submit">Make private</button></form>`
       : html`<p>This dataset is <strong>private</strong>. It becomes public only through an approved publication request (<code>npx nds admin publish approve</code>).</p>`
     : html`<p>This dataset is <strong>${d.visibility}</strong>.${d.visibility === 'private' ? ' Only you and administrators see it; it becomes public when a publication request is approved.' : ''}</p>`;
   return html`<h1>Settings <span class="muted">· <a href="/datasets/${d.id}">${d.name}</a> <span class="mono">${d.id}</span></span></h1>
@@ -224,13 +236,20 @@ export const datasetSettingsPages: Route[] = [
     path: `${settingsPath}/visibility`,
     summary: "The settings page's visibility form (admins: public → private)",
     handle: async (c, found, body) => {
+      const typed = body?.reason ?? '';
+      // A browser sends a textarea's line breaks as CRLF; the mail quotes the reason line by line.
+      const reason = TakedownReason.safeParse(typed.replace(/\r\n/g, '\n'));
+      if (!reason.success) {
+        const notices = [errorBlock('The dataset was not made private:', reason.error.issues.map((i) => i.message))];
+        return settingsPage(c, { ...found, reason: typed, notices }, 400);
+      }
       try {
         if (body?.visibility !== 'private') throw new NdsError('validation_failed', { message: 'Only "private" can be chosen here; a dataset becomes public through publication.' });
-        await updateDataset(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, { visibility: 'private' });
+        await updateDataset(c.var.deps, { user: found.user, ip: clientIp(c) }, found.dataset.id, { visibility: 'private', ...(reason.data && { visibility_reason: reason.data }) });
       } catch (err) {
         // failure() rethrows anything but an NdsError, so the status below reads an NdsError's.
         const notice = failure(err);
-        return settingsPage(c, { ...found, notices: [notice] }, (err as NdsError).status === 403 ? 403 : 400);
+        return settingsPage(c, { ...found, reason: typed, notices: [notice] }, (err as NdsError).status === 403 ? 403 : 400);
       }
       return c.redirect(`/datasets/${found.dataset.id}/settings?private=1#visibility`, 303);
     },

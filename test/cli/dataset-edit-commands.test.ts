@@ -1,6 +1,7 @@
 /**
  * The owner's actions besides uploading, through the CLI: edit metadata, request publication and follow it,
- * ask for upload access; and what the CLI says when the server refuses the configured key.
+ * ask for upload access; an administrator's takedown with a reason, which the owner gets by mail; and what the
+ * CLI says when the server refuses the configured key.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,8 +10,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, type TestAccount } from '../support/accounts.js';
 import { nds } from '../support/cli.js';
+import { mailsTo } from '../support/outbox.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createUploader, json } from '../datasets/support.js';
+import { addVersion } from '../support/versions.js';
 import { writeCredentials } from '../../src/cli/credentials.js';
 
 describe('nds datasets edit, publish, and auth request-access', () => {
@@ -57,6 +60,29 @@ describe('nds datasets edit, publish, and auth request-access', () => {
     assert.equal(status.code, 0, status.stderr);
     assert.match(status.stdout, /^visibility {3}private$/m);
     assert.match(status.stdout, /^request \d+ {2}v1\.0\.0 {2}pending/m);
+  });
+
+  it("makes a dataset private with --reason, which the owner gets by mail; refuses --reason without it, sending nothing", async () => {
+    const admin = await createAccount(server, { role: 'admin' });
+    const adminEnv = { ...env, NDS_API_KEY: admin.key };
+    const { id } = await json(await owner.api('/datasets', { method: 'POST', body: JSON.stringify({ name: 'Published pilot', authors: ['Ada Lovelace'], license: 'CC0-1.0', description: 'Eyes closed.' }) }), 201);
+    await addVersion(server, owner, id, '1.0.0');
+    const { id: requestId } = await json(await owner.api(`/datasets/${id}/publish/request`, { method: 'POST' }), 201);
+    await json(await admin.api(`/admin/publish/${requestId}/approve`, { method: 'POST' }), 200);
+
+    const alone = await nds(['datasets', 'edit', id, '--name', 'Renamed pilot', '--reason', 'Because.'], adminEnv);
+    assert.equal(alone.code, 1);
+    assert.match(alone.stderr, /--reason says why a dataset is made private: give it with --visibility private/);
+    const row = await server.deps.db.selectFrom('datasets').select(['name', 'visibility']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { name: 'Published pilot', visibility: 'public' }, 'nothing was changed');
+
+    const reason = 'The consent forms do not cover public sharing.\nAsk the ethics board, then request again.';
+    const takedown = await nds(['datasets', 'edit', id, '--visibility', 'private', '--reason', reason], adminEnv);
+    assert.equal(takedown.code, 0, takedown.stderr);
+    assert.equal((await server.deps.db.selectFrom('datasets').select('visibility').where('id', '=', id).executeTakeFirstOrThrow()).visibility, 'private');
+    const mails = (await mailsTo(server.dataDir, owner.user.email)).filter((m) => m.subject === `nds: an administrator made ${id} private`);
+    assert.equal(mails.length, 1);
+    assert.match(mails[0]!.text, /Their reason:\n\n {4}The consent forms do not cover public sharing\.\n {4}Ask the ethics board, then request again\./);
   });
 
   it('asks for upload access', async () => {

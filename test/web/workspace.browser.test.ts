@@ -3,8 +3,9 @@
  * desktop and phone width; a signed-in owner sees their datasets with what needs their action, opens their
  * private dataset and its viewer draws traces through a read grant (the same gateway URL answers 404 without
  * it, with another dataset's grant, or once it expired), renewing the grant before it runs out; a failed
- * recording's reason is on its page; the settings page saves metadata and requests publication; /account
- * requests upload access. Screenshots go to $NDS_SCREENSHOTS when set (docs/images/ holds the chosen ones).
+ * recording's reason is on its page; the settings page saves metadata and requests publication, and an
+ * administrator makes a dataset private there, with a reason its owner gets by mail; /account requests upload
+ * access. Screenshots go to $NDS_SCREENSHOTS when set (docs/images/ holds the chosen ones).
  */
 // test.sh: embedded pass only. What this file checks happens in the browser or the docs, on routes whose
 // database work the other tests run on PostgreSQL too; the second pass would repeat it at a browser's cost.
@@ -21,6 +22,7 @@ import { createAccount, type TestAccount } from '../support/accounts.js';
 import { sharedChromium, type ChromiumLease } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { fixturesDir } from '../formats/support/fixtures.js';
+import { mailsTo } from '../support/outbox.js';
 import { rawRequest } from '../gateway/support.js';
 import { publishDataset } from './viewer-support.js';
 import { convertRepoDataset, insertSearchableDataset, makeRepoWithFailures } from './workspace-support.js';
@@ -50,6 +52,7 @@ describe('the researcher\'s workspace in chromium', () => {
   let browser: ChromiumLease;
   let owner: TestAccount;
   let admin: TestAccount;
+  let lab: TestAccount;
   let repo: string;
 
   async function contextOf(user: User | undefined, viewport = { width: 1280, height: 900 }, javaScriptEnabled = true): Promise<BrowserContext> {
@@ -72,7 +75,7 @@ describe('the researcher\'s workspace in chromium', () => {
   before(async () => {
     server = await startTestServer();
     owner = await createAccount(server, { username: 'ada' });
-    const lab = await createAccount(server, { username: 'sleep-lab' });
+    lab = await createAccount(server, { username: 'sleep-lab' });
     admin = await createAccount(server, { role: 'admin' });
     for (const d of PUBLIC) await insertSearchableDataset(server, { ...d, ownerId: lab.user.id });
     await publishDataset(server, { id: PRIVATE_ID, ownerId: owner.user.id, name: 'Ada private pilot', visibility: 'private', recordings: [{ file: path.join(fixturesDir, 'mne-python/brainvision/test.vhdr'), zarr: RECORDING }] });
@@ -308,7 +311,7 @@ describe('the researcher\'s workspace in chromium', () => {
     await strangerContext.close();
   });
 
-  it('lets an admin make a public dataset private from its settings, after which the gateway refuses it', async () => {
+  it('lets an admin make a public dataset private from its settings, with a reason mailed to the owner, after which the gateway refuses it', async () => {
     const target = PUBLIC[11]!;
     const chunk = `/zarrproxy/${target.id}/zarr/index.json`;
     await server.deps.objects.put(`${target.id}/zarr/index.json`, '{"stores":[],"failures":[]}');
@@ -316,12 +319,34 @@ describe('the researcher\'s workspace in chromium', () => {
     const context = await contextOf(admin.user);
     const page = await context.newPage();
     await page.goto(`${server.url}/datasets/${target.id}/settings`);
+    const reasonField = page.locator('#visibility textarea[name=reason]');
+
+    // Past 2,000 characters (the browser's maxlength taken off), with markup: refused, nothing changes, and what was
+    // typed comes back as text in the field, not as markup in the page.
+    const tooLong = `</textarea><b id="injected">taken over</b>${'x'.repeat(2000)}`;
+    await reasonField.evaluate((el: HTMLTextAreaElement) => el.removeAttribute('maxlength'));
+    await reasonField.fill(tooLong);
+    await page.getByRole('button', { name: 'Make private' }).click();
+    await page.waitForURL(/\/settings\/visibility$/);
+    assert.match(await page.locator('.notice.error').innerText(), /not made private[\s\S]*Reason: at most 2,000 characters/);
+    assert.equal(await page.locator('#injected').count(), 0, 'the reason typed became markup');
+    assert.equal(await reasonField.inputValue(), tooLong);
+    assert.equal((await server.deps.db.selectFrom('datasets').select('visibility').where('id', '=', target.id).executeTakeFirstOrThrow()).visibility, 'public');
+
+    const reason = 'Consent forms do not cover <public> sharing & "reuse".\nAsk the ethics board, then request again.';
+    await reasonField.fill(reason);
+    await screenshot(page, 'settings-make-private.png');
     await page.getByRole('button', { name: 'Make private' }).click();
     await page.waitForURL(/private=1/);
     assert.match(await page.locator('#visibility').innerText(), /This dataset is private/);
     assert.equal((await server.deps.db.selectFrom('datasets').select('visibility').where('id', '=', target.id).executeTakeFirstOrThrow()).visibility, 'private');
     assert.equal((await rawRequest(server.url, chunk)).status, 404, 'dropped from the gateway at once');
     await context.close();
+
+    // The owner is told, with the reason as typed (plain text: nothing escaped, the line break kept).
+    const mails = (await mailsTo(server.dataDir, lab.user.email)).filter((m) => m.subject === `nds: an administrator made ${target.id} private`);
+    assert.equal(mails.length, 1);
+    assert.match(mails[0]!.text, /Their reason:\n\n {4}Consent forms do not cover <public> sharing & "reuse"\.\n {4}Ask the ethics board, then request again\./);
 
     const ownerContext = await contextOf(owner.user);
     const ownerPage = await ownerContext.newPage();
