@@ -5,6 +5,7 @@
  * bitmap font, written as a PNG. One difference: the viewer draws long spans from the store's view levels
  * without filters; this draws every span from the exact samples, filtered.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { User } from '../db/accounts-tables.js';
 import { NdsError } from '../core/errors.js';
 import { drawText, fillRect, fitText, GLYPH_HEIGHT, textWidth, type Image } from '../formats/raster/bitmap-font.js';
@@ -12,7 +13,7 @@ import { encodePng } from '../formats/raster/png-writer.js';
 import { badColour, formatScale, microvoltFactor, parseScales, pixelsPerUnit, scaleOf, typeColour, unitSymbol } from '../signals/channel-scale.js';
 import { envelopeRange, sampleEnvelope } from '../signals/column-envelope.js';
 import { eventColours, placeEvents, type EventMarker, type EventPlacement } from '../signals/event-marks.js';
-import { filterActive, filterMarginSamples, filterSections, filtfiltInPlace, type DisplayFilter } from '../signals/iir-filter.js';
+import { filterActive, filterMarginSamples, filterSections, filterWork, filtfiltSteps, NOTCH_TOP_HZ, type DisplayFilter } from '../signals/iir-filter.js';
 import { applyMontage, derivations, parseReference, sourcesOf, type SourceChannel } from '../signals/montage.js';
 import { paintPlotPixels, pixel, plotBufferRows, type DrawnRow, type FrameInput } from '../signals/plot-pixels.js';
 import { formatTime } from '../signals/time-format.js';
@@ -27,6 +28,17 @@ import { readEventLabels, readStoreEvents } from './store-events.js';
 export const MAX_PLOT_SECONDS = 60;
 /** The most rows drawn: the viewer's largest page. */
 export const MAX_PLOT_ROWS = Math.max(...rowsPerPageChoices);
+/**
+ * Most filter work one plot may take, in section-samples (rows × samples read with the filters' margins and
+ * padding × filter sections × 2 passes): about a second of one core, as the resampler's `MAX_RESAMPLE_WORK`.
+ * The value bound alone allows 16 Mi values × 12 sections × 2 passes and more with the padding, several seconds
+ * for one anonymous request. Ordinary plots stay below it: 64 EEG channels, 60 s at 256 Hz with HP 1 Hz, LP 40 Hz
+ * and the 50 Hz notch take 9.4 × 10^6; 64 iEEG channels at 1000 Hz with HP 0.5 Hz, LP 200 Hz and the notch
+ * 1.2 × 10^8 (with HP 0.1 Hz, 30 s read and padded each side: 1.8 × 10^8 for 10 s, refused for 60 s).
+ */
+export const MAX_FILTER_WORK = 250_000_000;
+/** Section-samples filtered between two turns of the event loop (a few milliseconds). */
+const FILTER_SLICE_WORK = 1_000_000;
 
 export interface PlotRequest {
   /** The recording, window and channels, as for `GET /datasets/:id/signal` (drawn at the recording's own rate). */
@@ -90,13 +102,26 @@ export async function plotWindow(deps: RecordingReadDeps, user: User | undefined
   const margin = filterActive(req.filter) ? filterMarginSamples(req.filter, group.rate) : 0;
   const from = Math.max(0, plan.start - margin);
   const to = Math.min(group.n_samples, plan.start + plan.count + margin);
+  const sections = filterSections(req.filter, group.rate);
+  const pad = Math.max(margin, Math.round(group.rate));
+  checkFilterWork(req.filter, group.rate, rows.length, to - from, sections.length, pad);
   const needed = sourcesOf(rows);
   const read = await planWindow(deps, user, { dataset_id: window.dataset_id, path: window.path, group: group.name, channels: needed.map((i) => group.channels[i]!.label), start_sample: from, n_samples: to - from }, exact);
   const source = new Map<number, Float64Array>();
   for await (const { index, values } of windowRows(deps, read)) source.set(needed[index]!, Float64Array.from(values));
   const samples = applyMontage(rows, source, to - from);
-  const sections = filterSections(req.filter, group.rate);
-  for (const row of samples) filtfiltInPlace(row, sections, Math.max(margin, Math.round(group.rate)));
+  // The filters are the costly part (up to MAX_FILTER_WORK a plot): they run a slice at a time, and other
+  // requests get the event loop between slices.
+  let slice = 0;
+  for (const row of samples) {
+    for (const done of filtfiltSteps(row, sections, pad, FILTER_SLICE_WORK)) {
+      slice += done;
+      if (slice >= FILTER_SLICE_WORK) {
+        slice = 0;
+        await nextTurn();
+      }
+    }
+  }
 
   const layout = traceLayout(req.width, req.height, Math.max(1, rows.length));
   const spp = plan.count / layout.plotWidth;
@@ -147,6 +172,21 @@ export async function plotWindow(deps: RecordingReadDeps, user: User | undefined
     viewQuery,
     events,
   };
+}
+
+/** Refuses, before anything is read, a plot whose filters would take more than `MAX_FILTER_WORK`, saying what to narrow. */
+function checkFilterWork(filter: DisplayFilter, rate: number, rows: number, samples: number, sections: number, pad: number): void {
+  const work = rows * filterWork(samples, sections, pad);
+  if (work <= MAX_FILTER_WORK) return;
+  const details = ['duration_s or n_samples: a shorter window', 'channels or channel_type: fewer channels'];
+  const notches = filter.notch ? filterSections({ notch: filter.notch }, rate).length : 0;
+  if (notches > 0) details.push(`notch: leave it out (${filter.notch} Hz and its harmonics up to ${NOTCH_TOP_HZ} Hz are ${notches} of the ${sections} sections)`);
+  if (filter.hp && filter.hp < 3) details.push(`hp: a higher corner (a ${filter.hp} Hz high-pass reads and pads ${Math.min(30, 3 / filter.hp).toFixed(1)} s beside the window on each side)`);
+  details.push('group: a group with a lower rate, where the recording has one');
+  throw new NdsError('validation_failed', {
+    message: `Filtering this plot takes ${work} section-samples (${rows} rows × ${work / (rows * sections * 2)} samples, the window with the filters' margins and padding, × ${sections} filter sections × 2 passes at ${rate} Hz); one plot may take at most ${MAX_FILTER_WORK}.`,
+    details,
+  });
 }
 
 /** The viewer's `drawFrame` (web/viewer/draw-traces.ts) onto an image: the same pixels for the plot, bitmap text for the rest. */

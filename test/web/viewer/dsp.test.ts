@@ -1,7 +1,7 @@
 /** The viewer's display filters and spectra against computed references. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { filterMarginSamples, filterSections, filtfilt, highPass, lowPass, magnitude, notch } from '../../../src/signals/iir-filter.js';
+import { filterMarginSamples, filterSections, filterWork, filtfilt, filtfiltInPlace, filtfiltSteps, highPass, lowPass, magnitude, notch, NOTCH_TOP_HZ } from '../../../src/signals/iir-filter.js';
 import { peakFrequency, segmentLength, spectrogram, welch } from '../../../src/signals/welch-psd.js';
 
 const rate = 256;
@@ -41,6 +41,16 @@ describe('RBJ biquads', () => {
     assert.equal(filterSections({ lp: 200 }, 256).length, 0);
     assert.equal(filterSections({}, 256).length, 0);
   });
+
+  it(`notch sections stop at ${NOTCH_TOP_HZ} Hz, however high the rate`, () => {
+    assert.equal(NOTCH_TOP_HZ, 500);
+    assert.equal(filterSections({ notch: 50 }, 65_536).length, 10, '50, 100, … 500 Hz; not 622 harmonics up to Nyquist');
+    assert.equal(filterSections({ notch: 60 }, 65_536).length, 8, '60, 120, … 480 Hz');
+    assert.equal(filterSections({ hp: 1, lp: 1000, notch: 50 }, 2048).length, 12);
+    const sections = filterSections({ notch: 50 }, 65_536);
+    assert.ok(magnitude(sections, 500, 65_536) < 1e-9, 'the 10th harmonic is removed');
+    assert.ok(magnitude(sections, 550, 65_536) > 0.95, 'the 11th passes (within the 500 Hz notch\'s skirt)');
+  });
 });
 
 describe('filtfilt', () => {
@@ -69,6 +79,35 @@ describe('filtfilt', () => {
     for (let i = rate; i < n - rate; i++) corr += x[i]! * out[i]!;
     assert.ok(maxError(out, x, rate, n - rate) < 0.01, 'a 5 Hz sine passes a 30 Hz low-pass unchanged, with no lag');
     assert.ok(corr > 0);
+  });
+
+  it('in steps, gives the same samples as in one piece, and its work is what filterWork counts', () => {
+    const x = add(sine(10, 20), sine(50, 30), sine(0.2, 200));
+    const sections = filterSections({ hp: 0.5, lp: 40, notch: 50 }, rate);
+    const whole = Float64Array.from(x);
+    filtfiltInPlace(whole, sections, 3 * rate);
+    const stepped = Float64Array.from(x);
+    const other = Float64Array.from(x);
+    const steps = filtfiltSteps(stepped, sections, 3 * rate, 1000);
+    const others = filtfiltSteps(other, filterSections({ lp: 30 }, rate), 3 * rate, 777);
+    // Two filterings in steps, interleaved (two plots at once): each keeps its own padded copy.
+    let done = 0;
+    let count = 0;
+    for (let a = steps.next(), b = others.next(); !a.done || !b.done; a = a.done ? a : steps.next(), b = b.done ? b : others.next()) {
+      if (!a.done) {
+        assert.ok(a.value <= 1000);
+        done += a.value;
+        count++;
+      }
+    }
+    assert.deepEqual([...stepped], [...whole], 'bit for bit');
+    assert.equal(done, filterWork(n, sections.length, 3 * rate));
+    assert.equal(done, (n + 2 * 3 * rate) * sections.length * 2);
+    assert.ok(count >= done / 1000);
+    assert.deepEqual([...other], [...filtfilt(x, filterSections({ lp: 30 }, rate), 3 * rate)]);
+    assert.equal(filterWork(3, 4, 100), (3 + 2 * 2) * 4 * 2, 'the pad is cut to the row less one sample, as filtfilt does');
+    assert.equal(filterWork(0, 4, 100), 0);
+    assert.equal(filterWork(100, 0, 100), 0);
   });
 
   it('returns a copy when there is nothing to do and copes with short input', () => {
