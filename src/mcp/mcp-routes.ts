@@ -11,6 +11,7 @@ import { clientLimitKey } from '../http/client-ip.js';
 import { jsonProblems, readBodyBytes } from '../http/request-input.js';
 import { route, type Route } from '../http/route.js';
 import { BlobAttachments } from './blob-attachments.js';
+import { spendCatalogueCall } from './catalogue-budget.js';
 import { spendMcpRequests } from './mcp-limits.js';
 
 /** Largest request body: tool arguments are small; a megabyte leaves room for long channel lists. */
@@ -58,7 +59,7 @@ async function answerMcp(c: Context<AppEnv>): Promise<Response> {
     import('./mcp-server.js'),
   ]);
   const attachments = new BlobAttachments();
-  const server = createMcpServer({ deps, user: caller?.user, signIn: signInOf(caller), attachments });
+  const server = createMcpServer({ deps, user: caller?.user, signIn: signInOf(caller), attachments, spendCatalogueCall: () => spendCatalogueCall(c) });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {

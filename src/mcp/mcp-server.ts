@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { NdsError } from '../core/errors.js';
 import { listDatasets } from '../datasets/list-datasets.js';
 import { listRecordings, recordingAt } from '../recordings/catalogue.js';
-import { getDatasetTool, getEventsTool, listRecordingsTool, searchDatasetsTool, type ToolContext } from './catalogue-tools.js';
+import { DATASET_LISTED, getDatasetTool, getEventsTool, listRecordingsTool, searchDatasetsTool, type ToolContext } from './catalogue-tools.js';
 import { readWindowTool } from './read-window-tool.js';
 import { answer, refusal } from './tool-answer.js';
 import { EventsInput, GetDatasetInput, ListRecordingsInput, PlotInput, ReadWindowInput, SearchInput, SummarizeInput } from './tool-schemas.js';
@@ -58,9 +58,9 @@ const TOOLS: readonly ToolDeclaration<z.ZodRawShape>[] = [
   tool({
     name: 'get_dataset',
     title: 'A dataset',
-    description: "A dataset's fields, its versions, a summary of its converted recordings (paths, groups, rates, channels, durations) and the recordings that could not be converted, with why.",
+    description: `A dataset's fields, its versions, and its converted recordings: count, subjects, hours, and the first ${DATASET_LISTED} (paths, groups, rates, channels, durations); when there are more, list_recordings with dataset and cursor set to recordings.next_cursor gives the rest. Also the first ${DATASET_LISTED} recordings that could not be converted, with why, and failure_count.`,
     input: GetDatasetInput,
-    output: loose({ dataset: loose({ id: z.string() }), versions: z.array(loose({})), recordings: loose({ count: z.number() }), failures: z.array(loose({})) }),
+    output: loose({ dataset: loose({ id: z.string() }), versions: z.array(loose({})), recordings: loose({ count: z.number(), next_cursor: z.string().nullable() }), failures: z.array(loose({})), failure_count: z.number() }),
     run: getDatasetTool,
   }),
   tool({
@@ -117,13 +117,24 @@ function guarded<A>(ctx: ToolContext, name: string, run: (ctx: ToolContext, args
   };
 }
 
-/** A resource read: the JSON of `read`, or the resource error of the protocol (-32002) for an unknown one. */
+/**
+ * A refusal of a resource request as a protocol error whose data is the HTTP API's error body: -32002 for an
+ * unknown resource (MCP's "resource not found"), -32602 for a request it refuses, and -32000 (one of the codes
+ * JSON-RPC 2.0 leaves to servers for their own errors) for a limit or an outage, after which the same request
+ * may succeed.
+ */
+function resourceError(err: unknown): unknown {
+  if (!(err instanceof NdsError)) return err;
+  const code = err.status === 404 ? -32002 : err.status < 500 && err.status !== 429 ? ErrorCode.InvalidParams : -32000;
+  return new McpError(code, err.message, err.toBody());
+}
+
+/** A resource read: the JSON of `read`, or the resource's protocol error (`resourceError`). */
 async function jsonResource(uri: URL, read: () => Promise<unknown>): Promise<ReadResourceResult> {
   try {
     return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(await read()) }] };
   } catch (err) {
-    if (err instanceof NdsError) throw new McpError(err.status === 404 ? -32002 : ErrorCode.InvalidParams, err.message, err.toBody());
-    throw err;
+    throw resourceError(err);
   }
 }
 
@@ -151,7 +162,13 @@ export function createMcpServer(ctx: ToolContext): McpServer {
   server.registerResource(
     'recording',
     new ResourceTemplate('nds://datasets/{id}/recordings/{+path}', {
+      // A walk of the catalogue, as `GET /recordings`: it spends the anonymous budget, once a `resources/list`.
       list: async () => {
+        try {
+          await ctx.spendCatalogueCall();
+        } catch (err) {
+          throw resourceError(err);
+        }
         const { recordings } = await listRecordings(ctx.deps, ctx.user, {}, { limit: LISTED_RESOURCES });
         return { resources: recordings.map((r) => ({ uri: `nds://datasets/${r.dataset_id}/recordings/${r.path}`, name: `${r.dataset_id} ${r.path}`, mimeType: 'application/json' })) };
       },
