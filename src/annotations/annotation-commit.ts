@@ -110,7 +110,12 @@ export async function commitMadeElsewhere(deps: Deps, user: User, datasetId: str
   return dataset.source_repo === HOSTED_SOURCE ? repositoryHeldElsewhere(deps, dataset.id) : undefined;
 }
 
-export async function commitAnnotations(deps: Deps, user: User, datasetId: string, message: string): Promise<CommitOutcome> {
+/**
+ * Commits the dataset's annotations as its next version, with `message` (its lines: a form's `\r\n` is taken as
+ * `\n`) at the top of `CHANGES` and, for a hosted repository, as the commit's message.
+ */
+export async function commitAnnotations(deps: Deps, user: User, datasetId: string, text: string): Promise<CommitOutcome> {
+  const message = text.replace(/\r\n/g, '\n');
   const { dataset } = await datasetFor(deps.db, datasetId, user, 'maintain');
   if (dataset.source_repo === HOSTED_SOURCE) return commitIntoHostedRepository(deps, user, datasetId, message);
   if (dataset.source_repo) {

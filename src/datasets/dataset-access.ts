@@ -12,7 +12,7 @@ import type { User } from '../db/accounts-tables.js';
 import type { DatasetRow, MemberRole } from '../db/datasets-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
-import { findDatasetRow, findDatasetWithOwner, holdDatasetRow, type Dataset } from './dataset-queries.js';
+import { findDatasetRow, findDatasetWithOwner, findDatasetWithRole, holdDatasetRow, type Dataset } from './dataset-queries.js';
 import { findMemberRole } from './dataset-members-queries.js';
 
 export const DATASET_ID = /^(nd|sb)\d{6}$/;
@@ -54,13 +54,34 @@ export function isAdmin(user: User | undefined): boolean {
   return !!user && hasRole(user, 'admin');
 }
 
-/** The caller's standing towards `dataset`; the member row is read only when nothing else settles it. */
-export async function standingOf(db: Kysely<Database>, user: User | undefined, dataset: Pick<DatasetRow, 'id' | 'visibility' | 'owner_id'>): Promise<Standing> {
+/** The standing of `user`, holding `role` in `dataset` (`undefined`: no member). */
+function standingFrom(user: User | undefined, dataset: Pick<DatasetRow, 'visibility' | 'owner_id'>, role: MemberRole | undefined): Standing {
   if (user && isAdmin(user)) return 'admin';
   if (user && user.id === dataset.owner_id) return 'owner';
-  const role = user ? await findMemberRole(db, dataset.id, user.id) : undefined;
   if (role) return role;
   return dataset.visibility === 'public' ? 'public' : 'none';
+}
+
+/**
+ * The caller's standing towards `dataset`, found before; the member row is read only when nothing else settles it.
+ * A caller who has yet to find the dataset asks `findDatasetAndStanding` instead: reading the members only once the
+ * dataset is found takes longer for an existing id than for an unknown one.
+ */
+export async function standingOf(db: Kysely<Database>, user: User | undefined, dataset: Pick<DatasetRow, 'id' | 'visibility' | 'owner_id'>): Promise<Standing> {
+  const settled = !user || isAdmin(user) || user.id === dataset.owner_id;
+  return standingFrom(user, dataset, settled ? undefined : await findMemberRole(db, dataset.id, user.id));
+}
+
+/**
+ * The dataset `id` (`undefined` for an id of another shape or no such dataset) and the caller's standing towards it
+ * (`none` without a dataset). The database does the same work whether the dataset exists or not: one statement,
+ * which for a signed-in caller reads their membership beside the dataset, keyed by the id asked
+ * (`findDatasetWithRole`). So neither the statements nor their time tell a private id from an unknown one.
+ */
+export async function findDatasetAndStanding(db: Kysely<Database>, id: string, user: User | undefined): Promise<{ dataset: Dataset | undefined; standing: Standing }> {
+  if (!DATASET_ID.test(id)) return { dataset: undefined, standing: 'none' };
+  const { dataset, role } = user ? await findDatasetWithRole(db, id, user.id) : { dataset: await findDatasetWithOwner(db, id), role: undefined };
+  return { dataset, standing: dataset ? standingFrom(user, dataset, role) : 'none' };
 }
 
 /** Whether `user` may read `dataset`: public, or theirs as owner, member or administrator. */
@@ -83,10 +104,8 @@ const REFUSALS: Record<Exclude<DatasetRight, 'read'>, string> = {
  * `dataset_not_found`, whether it exists or not; one who reads it but lacks the right gets `forbidden` (403).
  */
 export async function datasetFor(db: Kysely<Database>, id: string, user: User | undefined, right: DatasetRight): Promise<{ dataset: Dataset; standing: Standing }> {
-  const dataset = await findDataset(db, id);
-  if (!dataset) throw notFound(id);
-  const standing = await standingOf(db, user, dataset);
-  if (!allows(standing, 'read')) throw notFound(id);
+  const { dataset, standing } = await findDatasetAndStanding(db, id, user);
+  if (!dataset || !allows(standing, 'read')) throw notFound(id);
   if (right !== 'read' && !allows(standing, right)) throw new NdsError('forbidden', { message: REFUSALS[right].replace('%s', id) });
   return { dataset, standing };
 }

@@ -19,7 +19,16 @@ export interface MemberListing {
 
 /** The role `userId` holds in `datasetId`; `undefined` when they are no member. */
 export async function findMemberRole(db: Kysely<Database>, datasetId: string, userId: number): Promise<MemberRole | undefined> {
-  return (await db.selectFrom('dataset_members').select('role').where('dataset_id', '=', datasetId).where('user_id', '=', userId).executeTakeFirst())?.role;
+  return (await memberRoleOf(db, datasetId, userId).executeTakeFirst())?.role;
+}
+
+/**
+ * The role `userId` holds in `datasetId` (`role`, no row when they are no member), as a subquery for the statement
+ * that reads the dataset with it (`findDatasetWithRole`): keyed by the id asked, so it runs whether the dataset exists
+ * or not.
+ */
+export function memberRoleOf(db: Kysely<Database>, datasetId: string, userId: number) {
+  return db.selectFrom('dataset_members').select('dataset_members.role').where('dataset_members.dataset_id', '=', datasetId).where('dataset_members.user_id', '=', userId);
 }
 
 /**

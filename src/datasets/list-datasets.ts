@@ -6,8 +6,8 @@ import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
 import { NdsError } from '../core/errors.js';
-import { DATASET_ID } from './dataset-access.js';
-import { findDatasetsByExternalId, findDatasetsBySourceRepo, findDatasetWithOwner, listDatasetRows, type Dataset } from './dataset-queries.js';
+import { allows, canSee, DATASET_ID, findDatasetAndStanding } from './dataset-access.js';
+import { findDatasetsByExternalId, findDatasetsBySourceRepo, listDatasetRows, type Dataset } from './dataset-queries.js';
 
 export interface ListOptions {
   limit: number;
@@ -43,16 +43,13 @@ export async function listDatasets(db: Kysely<Database>, user: User | undefined,
  * (matched against the end of `source_repo`, with or without `.git`), or its own id. Only datasets the
  * user may see are found.
  */
-export async function resolveDataset(db: Kysely<Database>, sourceId: string, canSee: (d: Dataset) => Promise<boolean>): Promise<Dataset | undefined> {
-  let candidates: Dataset[];
+export async function resolveDataset(db: Kysely<Database>, sourceId: string, user: User | undefined): Promise<Dataset | undefined> {
   if (DATASET_ID.test(sourceId)) {
-    const found = await findDatasetWithOwner(db, sourceId);
-    candidates = found ? [found] : [];
-  } else if (/^[^/:\s]+\/[^/\s]+$/.test(sourceId)) {
-    candidates = await findDatasetsBySourceRepo(db, sourceId.replace(/\.git$/, ''));
-  } else {
-    candidates = await findDatasetsByExternalId(db, sourceId);
+    // Found with the caller's standing in one statement: a private id costs what an unknown one does.
+    const { dataset, standing } = await findDatasetAndStanding(db, sourceId, user);
+    return dataset && allows(standing, 'read') ? dataset : undefined;
   }
-  for (const candidate of candidates) if (await canSee(candidate)) return candidate;
+  const candidates = /^[^/:\s]+\/[^/\s]+$/.test(sourceId) ? await findDatasetsBySourceRepo(db, sourceId.replace(/\.git$/, '')) : await findDatasetsByExternalId(db, sourceId);
+  for (const candidate of candidates) if (await canSee(db, user, candidate)) return candidate;
   return undefined;
 }

@@ -11,6 +11,7 @@ import { annotationHistory, annotationLabels, createAnnotations, deleteAnnotatio
 import { NdsError } from '../core/errors.js';
 import type { AppEnv } from '../http/app-env.js';
 import { callerOf } from '../http/auth.js';
+import { attachmentDisposition } from '../http/content-disposition.js';
 import { forwardToHolder } from '../http/holder-forwarding.js';
 import { errorResponses, jsonResponse } from '../http/openapi-helpers.js';
 import { DATASET_PATH } from '../http/paths.js';
@@ -128,7 +129,7 @@ export const annotationRoutes: Route[] = [
       const { annotations, revision } = await readAnnotations(c.var.deps, c.var.caller?.user, params.id, query.path);
       withRevision(c, revision);
       const name = eventsFileName(query.path);
-      return c.body(annotationsTsv(annotations), 200, { 'Content-Type': 'text/tab-separated-values; charset=utf-8', 'Content-Disposition': `attachment; filename="${name}"` });
+      return c.body(annotationsTsv(annotations), 200, { 'Content-Type': 'text/tab-separated-values; charset=utf-8', 'Content-Disposition': attachmentDisposition(name) });
     },
   }),
 

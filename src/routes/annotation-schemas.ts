@@ -1,7 +1,10 @@
 /** Request and response schemas of the annotation routes (docs/api.md, "Annotations"; decision 0028). */
 import { z } from '@hono/zod-openapi';
 import { MAX_ANNOTATIONS_A_REQUEST } from '../annotations/annotations.js';
-import { IdParam, lineText } from './dataset-schemas.js';
+import { IdParam, lineText, paragraphText } from './dataset-schemas.js';
+
+/** The largest revision a recording can reach: revisions are PostgreSQL `integer`s, and a larger one is no query parameter. */
+const MAX_REVISION = 2_147_483_647;
 
 const RecordingPath = z.string().min(1).max(1000).openapi({ description: 'The recording: its data file (as `/signal` and `GET /recordings` name it), or its store folder' });
 const Label = lineText(200).min(1);
@@ -12,8 +15,10 @@ const AnnotationFields = {
   duration: z.number().min(0).max(1e9).openapi({ description: 'Seconds; 0 for an instant' }),
   channels: Channels.optional().openapi({ description: 'Channel labels it applies to; null or absent for all' }),
   label: Label.openapi({ description: 'What it marks (the `trial_type` of the export)', example: 'seizure' }),
-  hed: z.string().max(2000).nullable().optional().openapi({ description: 'A HED annotation string' }),
-  note: z.string().max(2000).nullable().optional(),
+  // Controls refused as in a label: the HED string goes into the events files readers download and diff. A note may
+  // run over lines; the commit message too (below).
+  hed: lineText(2000).nullable().optional().openapi({ description: 'A HED annotation string (one line)' }),
+  note: paragraphText(2000).nullable().optional().openapi({ description: 'Free text; line breaks and tabs are kept' }),
 };
 
 export const NewAnnotation = z.object({ path: RecordingPath, ...AnnotationFields }).openapi('NewAnnotation');
@@ -90,7 +95,7 @@ export const AnnotationLabels = z
 export const RecordingQuery = z.object({ path: RecordingPath });
 export const HistoryQuery = z.object({
   path: RecordingPath,
-  after: z.coerce.number().int().min(0).default(0).openapi({ description: 'Only the changes after this revision (a client catching up)' }),
+  after: z.coerce.number().int().min(0).max(MAX_REVISION).default(0).openapi({ description: 'Only the changes after this revision (a client catching up)' }),
 });
 export const ExportQuery = z.object({ path: RecordingPath, format: z.enum(['tsv']).default('tsv') });
 
@@ -98,7 +103,7 @@ export const AnnotationParams = IdParam.extend({
   annotationId: z.string().uuid().openapi({ param: { name: 'annotationId', in: 'path' } }),
 });
 
-export const CommitBody = z.object({ message: z.string().trim().min(1).max(2000).openapi({ description: 'What the version brings, written at the top of `CHANGES`' }) }).openapi('AnnotationCommit');
+export const CommitBody = z.object({ message: paragraphText(2000).min(1).openapi({ description: 'What the version brings, written at the top of `CHANGES`' }) }).openapi('AnnotationCommit');
 export const CommitAnswer = z
   .object({
     version: z.string(),

@@ -5,7 +5,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { createDataset } from '../datasets/create-dataset.js';
-import { canSee, visibleDataset } from '../datasets/dataset-access.js';
+import { visibleDataset } from '../datasets/dataset-access.js';
 import { SANDBOX_CREATIONS_PER_DAY } from '../datasets/dataset-limits.js';
 import { deleteDataset } from '../datasets/delete-dataset.js';
 import { listDatasets, resolveDataset } from '../datasets/list-datasets.js';
@@ -80,7 +80,7 @@ export const datasetRoutes: Route[] = [
       // Decoded once already, by the router: decoding again would turn `%2500` into a NUL past the input checks.
       const sourceId = params.sourceId;
       const viewer = c.var.caller?.user;
-      const found = await resolveDataset(c.var.deps.db, sourceId, (d) => canSee(c.var.deps.db, viewer, d));
+      const found = await resolveDataset(c.var.deps.db, sourceId, viewer);
       if (!found) throw new NdsError('dataset_not_found', { message: `No dataset is known as ${sourceId}.` });
       return c.json({ id: found.id }, 200);
     },

@@ -5,7 +5,8 @@ import { CONTROL_CHARACTER_PROBLEM, isCleanLine, isCleanParagraph } from '../cor
 
 /** One line of text a person typed: a name, a label, a keyword. */
 export const lineText = (max: number) => z.string().trim().max(max).refine(isCleanLine, CONTROL_CHARACTER_PROBLEM);
-const paragraphText = (max: number) => z.string().trim().max(max).refine(isCleanParagraph, CONTROL_CHARACTER_PROBLEM);
+/** A paragraph a person typed (a description, a note): line breaks and tabs kept, other controls refused. */
+export const paragraphText = (max: number) => z.string().trim().max(max).refine(isCleanParagraph, CONTROL_CHARACTER_PROBLEM);
 const list = (max: number, each: number) => z.array(lineText(each).min(1)).max(max);
 const ExternalId = z
   .string()

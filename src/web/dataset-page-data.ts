@@ -2,7 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { User } from '../db/accounts-tables.js';
 import type { Database } from '../db/types.js';
-import { allows, findDataset, standingOf, type Standing } from '../datasets/dataset-access.js';
+import { allows, findDatasetAndStanding, type Standing } from '../datasets/dataset-access.js';
 import { listRecentVisibleDatasets, type Dataset } from '../datasets/dataset-queries.js';
 import type { StoreIndex } from '../formats/zarr/store-index.js';
 import { readStoreIndex } from '../formats/zarr/store-index-object.js';
@@ -15,10 +15,9 @@ export function listPageDatasets(db: Kysely<Database>, user: User | undefined, l
 
 /** The dataset and the viewer's standing when `user` may see it; undefined otherwise (the page answers 404 either way). */
 export async function findPageDataset(db: Kysely<Database>, id: string, user: User | undefined): Promise<{ dataset: Dataset; standing: Standing } | undefined> {
-  const dataset = await findDataset(db, id);
-  if (!dataset) return undefined;
-  const standing = await standingOf(db, user, dataset);
-  return allows(standing, 'read') ? { dataset, standing } : undefined;
+  // Found with the caller's standing in one statement: a private id costs what an unknown one does.
+  const { dataset, standing } = await findDatasetAndStanding(db, id, user);
+  return dataset && allows(standing, 'read') ? { dataset, standing } : undefined;
 }
 
 /** `<id>/zarr/index.json` (docs/conversion.md), or undefined when the dataset has no Zarr copy yet or a damaged one. */

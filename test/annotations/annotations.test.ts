@@ -1,8 +1,8 @@
 /**
  * Annotations over real HTTP (decision 0028): revisions per recording, If-Match conflicts, a race of many
- * edits from one revision with exactly one winner, who may change what, the kept history, the byte-stable
- * export, the commit into a new version whose conversion carries the labels into events and windows, and the
- * labels used across a dataset's recordings.
+ * edits from one revision with exactly one winner, who may change what, the kept history (and the bound of its
+ * query), the byte-stable export, the commit into a new version whose conversion carries the labels into events
+ * and windows, and the labels used across a dataset's recordings.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -126,6 +126,16 @@ describe('annotations', () => {
       ],
     );
     assert.ok(mine.every((ch: { changed_at: string }) => !Number.isNaN(Date.parse(ch.changed_at))));
+  });
+
+  it('refuses a history `after` past the largest revision (a PostgreSQL integer) with 400 naming it, not a 500', async () => {
+    const largest = await json(await reader.api(`/datasets/${id}/annotations/history?${q()}&after=2147483647`), 200);
+    assert.deepEqual(largest.changes, []);
+    for (const after of ['2147483648', '9007199254740993', '1e12']) {
+      const refused = await json(await reader.api(`/datasets/${id}/annotations/history?${q()}&after=${after}`), 400);
+      assert.equal(refused.error, 'validation_failed', after);
+      assert.ok(refused.details.some((d: string) => d.startsWith('after')), `${after}: ${refused.details.join('; ')}`);
+    }
   });
 
   it('exports a BIDS events.tsv whose bytes depend on the annotations alone', async () => {

@@ -1,7 +1,10 @@
 /**
  * The API refuses terminal and text-direction controls in what other people's tools print and nds's mails
- * quote: a dataset's name, keywords, license and authors, and annotation labels (a description keeps its line
- * breaks and tabs). Clients escape such text too (test/cli/terminal-text.test.ts); this is the other half.
+ * quote: a dataset's name, keywords, license and authors, and annotations' labels and HED strings (a description,
+ * an annotation's note and a commit message keep their line breaks and tabs). A HED string is written into the
+ * export and the dataset's own `_events.tsv`, a commit message into `CHANGES` and the git history: files every
+ * reader downloads, clones, `cat`s and diffs. Clients escape such text too (test/cli/terminal-text.test.ts);
+ * this is the other half.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -12,7 +15,7 @@ import { uploadedDataset } from '../annotations/support.js';
 
 const send = (method: string, body?: unknown): RequestInit => ({ method, body: body === undefined ? undefined : JSON.stringify(body) });
 
-describe('control characters in dataset fields and annotation labels', { timeout: 120_000 }, () => {
+describe('control characters in dataset fields and annotation text', { timeout: 120_000 }, () => {
   let server: TestServer;
   let owner: TestAccount;
   let id: string;
@@ -58,6 +61,33 @@ describe('control characters in dataset fields and annotation labels', { timeout
     await refused(await owner.api(`/datasets/${id}/annotations`, send('POST', [{ path: recording, onset: 0.1, duration: 0, label: 'spike\x1b]52;c;eA==\x07' }])), '0.label');
     await refused(await owner.api(`/datasets/${id}/annotations`, send('POST', [{ path: recording, onset: 0.1, duration: 0, label: 'eyes \u202edesolc' }])), '0.label');
     await json(await owner.api(`/datasets/${id}/annotations`, send('POST', [{ path: recording, onset: 0.1, duration: 0, label: 'eyes closed' }])), 201);
+  });
+
+  it("an annotation's HED string, note or commit message with controls is refused; a note and a message keep their line breaks", async () => {
+    const mark = { path: recording, onset: 0.2, duration: 0, label: 'blink' };
+    await refused(await owner.api(`/datasets/${id}/annotations`, send('POST', [{ ...mark, hed: 'Sensory-event\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07' }])), '0.hed');
+    await refused(await owner.api(`/datasets/${id}/annotations`, send('POST', [{ ...mark, hed: '(Item \u202eexe.txt)' }])), '0.hed');
+    // A HED string is one line: it is a cell of the events table.
+    await refused(await owner.api(`/datasets/${id}/annotations`, send('POST', [{ ...mark, hed: 'Sensory-event,\nVisual-presentation' }])), '0.hed');
+    await refused(await owner.api(`/datasets/${id}/annotations`, send('POST', [{ ...mark, note: 'seen \x1b[2J twice' }])), '0.note');
+    const hed = 'Sensory-event, (Visual-presentation, (Item, Label/Blink))';
+    const note = 'Seen twice.\n\tSecond time: weaker.\r\nCheck with the video.';
+    const made = await json(await owner.api(`/datasets/${id}/annotations`, send('POST', [{ ...mark, hed, note }])), 201);
+    assert.deepEqual([made.annotations[0].hed, made.annotations[0].note], [hed, note]);
+    const aid = made.annotations[0].id as string;
+    await refused(await owner.api(`/datasets/${id}/annotations/${aid}`, send('PATCH', { hed: 'Sensory-event\u2066' })), 'hed');
+    await refused(await owner.api(`/datasets/${id}/annotations/${aid}`, send('PATCH', { note: 'fine\u009b1m' })), 'note');
+    const exported = await (await owner.api(`/datasets/${id}/annotations/export?path=${encodeURIComponent(recording)}`)).text();
+    assert.ok(exported.includes(`\t${hed}\t`), exported);
+
+    await refused(await owner.api(`/datasets/${id}/annotations/commit`, send('POST', { message: 'Blinks\x1b]8;;https://evil.example\x1b\\marked' })), 'message');
+    await refused(await owner.api(`/datasets/${id}/annotations/commit`, send('POST', { message: 'Blinks \u202edekram' })), 'message');
+    const committed = await json(await owner.api(`/datasets/${id}/annotations/commit`, send('POST', { message: 'Blinks marked.\r\n\tBy the lab.' })), 201);
+    const manifest = await json(await owner.api(`/datasets/${id}/manifest?version=${committed.version}`), 200);
+    const entry = (manifest.files as Array<{ path: string; sha256: string }>).find((f) => f.path === 'CHANGES')!;
+    const changes = (await server.deps.objects.readAll(`${id}/objects/${entry.sha256}`))!.toString('utf8');
+    assert.match(changes, /^1\.0\.1 \d{4}-\d\d-\d\d\n {2}- Blinks marked\.\n {4}\tBy the lab\.\n/);
+    await server.worker!.idle();
   });
 
   it("the settings page's metadata form refuses them too, and saves nothing", async () => {
