@@ -49,6 +49,7 @@ import { createMailer, noMailer } from './mail/mailer.js';
 import { openObjectStore } from './objects/open-object-store.js';
 import { createMcpLimits } from './mcp/mcp-limits.js';
 import { createCatalogueLimits } from './http/catalogue-limits.js';
+import { FetchSlots } from './git/fetch-slots.js';
 
 export interface OpenOptions {
   config: Config;
@@ -288,6 +289,7 @@ export async function openServerDeps(options: OpenOptions): Promise<{ opened: Op
       mcpLimits: createMcpLimits(rateLimits),
       catalogueLimits: createCatalogueLimits(rateLimits, deps.config.anonymousCatalogueRequestsPerMinute),
       recordingCaches,
+      gitFetches: new FetchSlots({ perClient: deps.config.gitFetchesPerClient, total: deps.config.gitFetchesMax }),
     },
   };
 }

@@ -33,6 +33,7 @@ import { mainHead } from '../datasets/hosted-repository.js';
 import { repositoryHolder } from '../datasets/repository-holders.js';
 import { eachGitRecord, GitError, GitOutputTooLargeError, runGit, type RunGitOptions } from '../git/run-git.js';
 import { repositoryBytes } from '../git/repository-dir.js';
+import { fetchProcessLimits, PACK_BOUND_SETTINGS } from '../git/fetch-bounds.js';
 import { bytesText } from '../core/byte-size.js';
 import { LFS_HEADER, writeBlob, writeCommitTree } from './commit-tree.js';
 import { sourceMirrorDir } from './zarr-ready.js';
@@ -131,7 +132,8 @@ async function mirrorRepository(deps: CheckoutDeps, dataset: DatasetRow, checkou
     // git bounds no fetch: the mirror is measured as it grows, and git stopped past the bound.
     const stop = new AbortController();
     let over = false;
-    const fetching = limit > 0 && (args[0] === 'clone' || args.includes('fetch'));
+    const fetchRun = args[0] === 'clone' || args.includes('fetch');
+    const fetching = limit > 0 && fetchRun;
     const watch = fetching
       ? setInterval(() => {
           void repositoryBytes(mirror, { arriving: true }).then((bytes) => {
@@ -143,7 +145,9 @@ async function mirrorRepository(deps: CheckoutDeps, dataset: DatasetRow, checkou
       : undefined;
     let r: Awaited<ReturnType<typeof runGit>>;
     try {
-      r = await runGit(args, { ...options, signal: stop.signal });
+      // A fetch's git runs under the limits of a served one (decision 0059): index-pack inflates every object.
+      const bounded = fetchRun ? { limits: fetchProcessLimits(deps.config), config: { ...PACK_BOUND_SETTINGS, ...options.config } } : {};
+      r = await runGit(args, { ...options, ...bounded, signal: stop.signal });
     } finally {
       if (watch) clearInterval(watch);
     }

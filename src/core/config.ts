@@ -104,6 +104,21 @@ export interface Config {
   maxGitPushBytes: number;
   /** The most refs one `git push` to a hosted repository may update (MAX_GIT_PUSH_REFS): git writes a file for each. */
   maxGitPushRefs: number;
+  /**
+   * Clones and fetches of hosted repositories one client (its address, an IPv6 one by its /64) may run on this
+   * process at once (GIT_FETCHES_PER_CLIENT); one more is refused 429 (decision 0059).
+   */
+  gitFetchesPerClient: number;
+  /** Clones and fetches this process serves at once, from everyone (GIT_FETCHES_MAX); one more is refused 503. */
+  gitFetchesMax: number;
+  /** The most memory each git process of a clone or fetch may allocate (GIT_FETCH_MEMORY_BYTES), a worker's too. */
+  gitFetchMemoryBytes: number;
+  /** The most CPU time each git process of a clone or fetch may take, in seconds (GIT_FETCH_CPU_S), a worker's too. */
+  gitFetchCpuS: number;
+  /** Seconds a clone or fetch may go without a byte moving either way before its git is ended (GIT_FETCH_STALL_S). */
+  gitFetchStallS: number;
+  /** Seconds one clone or fetch request may take in all before its git is ended (GIT_FETCH_MAX_S). */
+  gitFetchMaxS: number;
   /** Sandbox datasets an account (not an admin) may hold at once; sandbox reset frees them. */
   sandboxDatasetsMax: number;
   /**
@@ -374,6 +389,12 @@ export function loadConfig(env: Env = { ...readDotEnv('.env'), ...process.env },
     maxSourceMirrorBytes: integer(env, 'MAX_SOURCE_MIRROR_BYTES', 100 * 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
     maxGitPushBytes: integer(env, 'MAX_GIT_PUSH_BYTES', 2 * 1024 ** 3, 1024 ** 2, 1024 ** 4),
     maxGitPushRefs: integer(env, 'MAX_GIT_PUSH_REFS', 1000, 1, 1_000_000),
+    gitFetchesPerClient: integer(env, 'GIT_FETCHES_PER_CLIENT', 2, 1, 10_000),
+    gitFetchesMax: integer(env, 'GIT_FETCHES_MAX', Math.max(4, 2 * availableParallelism()), 1, 10_000),
+    gitFetchMemoryBytes: integer(env, 'GIT_FETCH_MEMORY_BYTES', 1024 ** 3, 16 * 1024 ** 2, 1024 ** 4),
+    gitFetchCpuS: integer(env, 'GIT_FETCH_CPU_S', 600, 1, 86_400),
+    gitFetchStallS: integer(env, 'GIT_FETCH_STALL_S', 60, 1, 3600),
+    gitFetchMaxS: integer(env, 'GIT_FETCH_MAX_S', 3600, 1, 7 * 86_400),
     sandboxDatasetsMax: integer(env, 'SANDBOX_DATASETS_MAX', 5, 1, 1000),
     storageQuotaBytes: integer(env, 'STORAGE_QUOTA_BYTES', 0, 0, 2 ** 53 - 1),
     sandboxStorageQuotaBytes: integer(env, 'SANDBOX_STORAGE_QUOTA_BYTES', 10 * 1024 ** 3, 0, 2 ** 53 - 1),

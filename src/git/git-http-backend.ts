@@ -2,7 +2,7 @@
  * Runs `git http-backend` (git's own smart-HTTP server, as CGI) for one request and turns its CGI answer
  * into a web Response. The request body streams into git, and git's output streams back out.
  */
-import { pipeline, Readable } from 'node:stream';
+import { pipeline, Readable, Transform } from 'node:stream';
 import { spawnGit, type ProcessLimits } from './spawn-git.js';
 
 export interface BackendRequest {
@@ -25,13 +25,27 @@ export interface BackendRequest {
   hooksDir?: string;
   /** Limits of git and of each process it starts (receive-pack, index-pack); none when left out. */
   limits?: ProcessLimits;
+  /**
+   * How long, in ms, no byte may move either way (the request's body into git, git's answer out to a reader)
+   * before git is ended; no bound when left out. A client that stops reading otherwise holds git, blocked
+   * writing its answer, for as long as it keeps the connection open.
+   */
+  stallMs?: number;
+  /** How long, in ms, the request may take in all before git is ended; no bound when left out. */
+  maxMs?: number;
+  /**
+   * Called once git was ended for a stalled or overlong transfer: the caller drops the client's connection,
+   * whose answer can no longer end well (a writer waiting for a client that reads nothing never learns that
+   * the answer failed).
+   */
+  onAbandoned?: (why: 'stalled' | 'overlong') => void;
 }
 
 /**
  * Splits CGI output into its header block and the rest of the stream. One iterator serves both parts:
  * leaving a `for await` loop early would destroy the stream before the body is read.
  */
-async function readCgiHeaders(stdout: Readable): Promise<{ headers: Headers; status: number; rest: Readable }> {
+async function readCgiHeaders(stdout: Readable, taken: () => void): Promise<{ headers: Headers; status: number; rest: Readable }> {
   const chunks = stdout[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   let buffered = Buffer.alloc(0);
   for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
@@ -58,8 +72,15 @@ async function readCgiHeaders(stdout: Readable): Promise<{ headers: Headers; sta
     const rest = Readable.from(
       (async function* () {
         try {
-          if (remainder.length) yield remainder;
-          for (let more = await chunks.next(); !more.done; more = await chunks.next()) yield more.value;
+          if (remainder.length) {
+            yield remainder;
+            taken();
+          }
+          for (let more = await chunks.next(); !more.done; more = await chunks.next()) {
+            yield more.value;
+            // Resumed: the reader took the chunk.
+            taken();
+          }
         } finally {
           // An answer nobody reads to its end (the client went away) closes git's output: git, blocked writing
           // it, gets EPIPE and exits, instead of waiting for a reader forever.
@@ -74,6 +95,32 @@ async function readCgiHeaders(stdout: Readable): Promise<{ headers: Headers; sta
 
 /** How long git may take to fail a push whose input ended early before it is killed. */
 const ABANDONED_INPUT_GRACE_MS = 30_000;
+/** How long git, asked to end, may take to end its own children (upload-pack, pack-objects) before it is killed. */
+const END_GRACE_MS = 5_000;
+
+/**
+ * Ends a transfer that stalls (no byte moved for `stallMs`) or takes longer than `maxMs` in all: `moved` is
+ * called on every byte that moves, `end` once when a bound is passed. `stop` clears the watch.
+ */
+function watchTransfer(stallMs: number | undefined, maxMs: number | undefined, end: (why: 'stalled' | 'overlong') => void): { moved(): void; stop(): void } {
+  if (stallMs === undefined && maxMs === undefined) return { moved() {}, stop() {} };
+  const started = Date.now();
+  let last = started;
+  const tick = Math.max(50, Math.min(1000, (stallMs ?? maxMs!) / 4));
+  const timer = setInterval(() => {
+    const now = Date.now();
+    const why = maxMs !== undefined && now - started >= maxMs ? 'overlong' : stallMs !== undefined && now - last >= stallMs ? 'stalled' : undefined;
+    if (why === undefined) return;
+    clearInterval(timer);
+    end(why);
+  }, tick).unref();
+  return {
+    moved: () => {
+      last = Date.now();
+    },
+    stop: () => clearInterval(timer),
+  };
+}
 
 export async function runGitHttpBackend(req: BackendRequest): Promise<Response> {
   const child = spawnGit(['http-backend'], {
@@ -105,7 +152,17 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
       resolve(null);
     });
   });
-  void exited.then((code) => req.onExit?.(code));
+  const watch = watchTransfer(req.stallMs, req.maxMs, (why) => {
+    // git ends its own children (upload-pack, pack-objects) when asked to end; killed, it could not. Its
+    // answer then ends where git stopped, once the client reads on, or at once when the caller drops it.
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), END_GRACE_MS).unref();
+    req.onAbandoned?.(why);
+  });
+  void exited.then((code) => {
+    watch.stop();
+    req.onExit?.(code);
+  });
   // git stops reading a body it cannot parse and exits: writes after that fail (EPIPE), and its answer tells why.
   child.stdin.on('error', () => {});
   const bodyTaken = new Promise<void>((resolve) => {
@@ -117,7 +174,13 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
     // all of a malformed body (EPIPE on its stdin), must end this request, not throw where nothing listens.
     // A body cut short ends git's input rather than git: git then fails the push itself and removes what it
     // had received (a killed receive-pack leaves its quarantine folder, every byte of it, behind for good).
-    pipeline(Readable.fromWeb(req.body as import('node:stream/web').ReadableStream), child.stdin, (err) => {
+    const counted = new Transform({
+      transform(chunk, _encoding, done) {
+        watch.moved();
+        done(null, chunk);
+      },
+    });
+    pipeline(Readable.fromWeb(req.body as import('node:stream/web').ReadableStream), counted, child.stdin, (err) => {
       if (err && (err as NodeJS.ErrnoException).code !== 'EPIPE') {
         child.stdin.destroy();
         setTimeout(() => child.kill(), ABANDONED_INPUT_GRACE_MS).unref();
@@ -126,7 +189,7 @@ export async function runGitHttpBackend(req: BackendRequest): Promise<Response> 
     });
   });
   try {
-    const { headers, status, rest } = await readCgiHeaders(child.stdout);
+    const { headers, status, rest } = await readCgiHeaders(child.stdout, watch.moved);
     // git writes its CGI header before it reads the body; the answer's header goes out only once git has had
     // the whole body (or has exited without it). A proxy may stop sending a body once it has passed the
     // answer's header on to its client: nginx does, and then git waits for the rest of a large push forever,

@@ -17,7 +17,7 @@ export interface GitResult {
   stderr: string;
 }
 
-export interface RunGitOptions extends Pick<GitSpawnOptions, 'cwd' | 'env' | 'config' | 'protocols'> {
+export interface RunGitOptions extends Pick<GitSpawnOptions, 'cwd' | 'env' | 'config' | 'protocols' | 'limits'> {
   input?: Buffer;
   /** Kills git when aborted (its result then tells a non-zero exit). */
   signal?: AbortSignal;
@@ -26,7 +26,7 @@ export interface RunGitOptions extends Pick<GitSpawnOptions, 'cwd' | 'env' | 'co
 /** Runs git in the fixed environment of `spawnGit` and collects its output. */
 export function runGit(args: string[], options: RunGitOptions = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnGit(args, { cwd: options.cwd, env: options.env, config: options.config, protocols: options.protocols });
+    const child = spawnGit(args, { cwd: options.cwd, env: options.env, config: options.config, protocols: options.protocols, limits: options.limits });
     const out: Buffer[] = [];
     let err = '';
     child.stdout.on('data', (d: Buffer) => out.push(d));
@@ -69,7 +69,7 @@ export interface GitRecordOptions extends RunGitOptions {
  * git there, without an error. Throws `GitError` on a non-zero exit of a run not stopped.
  */
 export async function eachGitRecord(args: string[], options: GitRecordOptions, each: (record: string) => boolean | void): Promise<void> {
-  const child = spawnGit(args, { cwd: options.cwd, env: options.env, config: options.config, protocols: options.protocols });
+  const child = spawnGit(args, { cwd: options.cwd, env: options.env, config: options.config, protocols: options.protocols, limits: options.limits });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     if (stderr.length < 65536) stderr += d;

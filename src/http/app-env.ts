@@ -7,6 +7,7 @@ import type { ApiKey, User } from '../db/accounts-tables.js';
 import type { DatasetLimits } from '../datasets/dataset-limits.js';
 import type { Deps } from '../deps.js';
 import type { Gateway } from '../gateway/gateway.js';
+import type { FetchSlots } from '../git/fetch-slots.js';
 import type { RateLimiter } from '../core/rate-limiter.js';
 import type { RecordingCaches } from '../recordings/recording-caches.js';
 import type { VisibilityGate } from '../gateway/visibility-gate.js';
@@ -39,6 +40,8 @@ export interface ServerDeps extends Deps {
   catalogueLimits: RateLimiter;
   /** The recordings read side's caches: store look-ups, store metadata, decoded chunks (`recordings/recording-caches.ts`). */
   recordingCaches: RecordingCaches;
+  /** The clones and fetches of hosted repositories running on this process, per client and in all (`git/fetch-slots.ts`). */
+  gitFetches: FetchSlots;
 }
 
 /** Who made a request, once an auth middleware has run. */

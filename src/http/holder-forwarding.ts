@@ -33,7 +33,7 @@ export async function forwardToHolder(c: Context<AppEnv>, datasetId: string, hol
  * The NODE_URL of the node that forwarded this request, read from a marker that verifies; undefined for a
  * client's request, whether it carries no marker or one of its own making.
  */
-function forwardedBy(c: Context<AppEnv>): string | undefined {
+export function forwardedBy(c: Context<AppEnv>): string | undefined {
   const marker = c.req.header(FORWARDED_HEADER);
   const cut = marker?.lastIndexOf(' ') ?? -1;
   if (marker === undefined || cut <= 0) return undefined;

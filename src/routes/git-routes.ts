@@ -11,6 +11,7 @@
  */
 import { signInOf, type SignIn } from '../accounts/sign-in-of-credential.js';
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Context } from 'hono';
@@ -20,20 +21,22 @@ import { findApiKey } from '../accounts/api-keys.js';
 import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
 import { route, type Route } from '../http/route.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientIp, clientLimitKey } from '../http/client-ip.js';
 import { textProblem } from '../http/request-input.js';
 import { isNdsError, NdsError } from '../core/errors.js';
 import { MAX_OBJECT_BYTES } from '../objects/object-store.js';
 import { runGitHttpBackend } from '../git/git-http-backend.js';
 import { PushCommandsRefused, takePushCommands } from '../git/push-commands.js';
 import { pushBounds, pushBoundSettings } from '../git/push-bounds.js';
+import { fetchBounds, UPLOAD_PACK_SETTINGS } from '../git/fetch-bounds.js';
+import { releasedWithBody, type FetchSlot } from '../git/fetch-slots.js';
 import { receiveHooksDir } from '../git/receive-checks.js';
 import { afterPush } from '../conversion/after-push.js';
 import { findDatasetRow } from '../datasets/dataset-queries.js';
 import { locateRepository, mainHead, markHostedSource } from '../datasets/hosted-repository.js';
 import { recordRepositoryBytes, releaseStorage, reserveUpTo } from '../datasets/storage-quota.js';
 import { gitFetchCredentialReads, isGitFetchCredential } from '../datasets/git-fetch-credential.js';
-import { forwardToHolder } from '../http/holder-forwarding.js';
+import { forwardedBy, forwardToHolder } from '../http/holder-forwarding.js';
 import { z } from '@hono/zod-openapi';
 import type { DatasetRow } from '../db/datasets-tables.js';
 import { LFS_MEDIA_TYPE, lfsDownloads, lfsUploads } from '../datasets/lfs-batch.js';
@@ -44,6 +47,34 @@ const PUSH_COMMANDS_MAX_BYTES = 4 * 1024 * 1024;
 
 function challenge(message: string): Response {
   return new Response(`${message}\n`, { status: 401, headers: { 'WWW-Authenticate': 'Basic realm="nds", charset="UTF-8"', 'content-type': 'text/plain' } });
+}
+
+/**
+ * A refusal as git shows it: git prints the body of a failed request as `remote:` lines when it is plain text,
+ * and nothing of any other (a JSON body left git saying only "The requested URL returned error: 429").
+ */
+function gitRefusal(err: NdsError): Response {
+  return new Response(`${err.message}\n`, { status: err.status, headers: { ...err.headers, 'content-type': 'text/plain; charset=utf-8' } });
+}
+
+/**
+ * The slot of a clone or fetch (decision 0059), or the answer refusing it. A request another node forwarded
+ * was counted against its client there (here its address is that node's): it counts in all only. A request
+ * forwarded from here counts against its client here, and in all on the node that runs its git.
+ */
+function takeFetchSlot(c: Context<AppEnv>, here: boolean): FetchSlot | Response {
+  const client = here && forwardedBy(c) !== undefined ? undefined : clientLimitKey(c);
+  try {
+    return c.var.deps.gitFetches.take(client, here);
+  } catch (err) {
+    if (isNdsError(err, 'rate_limited') || isNdsError(err, 'service_unavailable')) return gitRefusal(err);
+    throw err;
+  }
+}
+
+/** Drops the client's connection: a clone that stalled is ended, and its client must not wait on for the rest. */
+function dropConnection(c: Context<AppEnv>): void {
+  (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.destroy();
 }
 
 /** The secret of the request's Basic (the password) or Bearer credentials; undefined for none. */
@@ -179,9 +210,10 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
 
   const deps = c.var.deps;
   const token = presentedToken(c);
+  const workerRead = token !== undefined && isGitFetchCredential(token) && !pushing;
   let user: User | undefined;
   let dataset: DatasetRow;
-  if (token !== undefined && isGitFetchCredential(token) && !pushing) {
+  if (workerRead) {
     // A conversion worker's read: its credential names this dataset, whatever its visibility.
     if (!gitFetchCredentialReads(config, token, datasetId, deps.clock.now())) return challenge('The fetch credential is not valid for this repository.');
     const found = await findDatasetRow(deps.db, datasetId);
@@ -194,8 +226,20 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   }
 
   const place = await locateRepository(deps, datasetId, pushing);
-  if (place.at === 'node') return forwardToHolder(c, datasetId, place.nodeUrl);
   if (place.at === 'none') throw new NdsError('not_found', { message: 'This dataset has no hosted repository yet; push to create it.' });
+  // Clones and fetches run at most so many at once, per client and in all; a worker's are bounded by the
+  // number of workers, and never refused (decision 0059).
+  const slot = pushing || workerRead ? undefined : takeFetchSlot(c, place.at === 'here');
+  if (slot instanceof Response) return slot;
+  if (place.at === 'node') {
+    if (!slot) return forwardToHolder(c, datasetId, place.nodeUrl);
+    try {
+      return releasedWithBody(await forwardToHolder(c, datasetId, place.nodeUrl), slot);
+    } catch (err) {
+      slot.release();
+      throw err;
+    }
+  }
   const { dir } = place;
   if (pushing) await markHostedSource(deps, dataset);
   const receivesPack = rest === '/git-receive-pack';
@@ -228,6 +272,9 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
   // A pack's objects may inflate to far more than it sends: each git of a push runs under limits, and the hook
   // of the receive refuses a blob or content past the bounds before any ref moves (decision 0054).
   const bounds = pushing ? pushBounds(config) : undefined;
+  // A clone or fetch runs under limits too, with pack-objects' threads and memory bounded, and is ended when
+  // its transfer stalls or takes too long: a client that stops reading would otherwise hold git for ever.
+  const reading = pushing ? undefined : fetchBounds(config);
   try {
     return await runGitHttpBackend({
       method: c.req.method,
@@ -242,10 +289,17 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
       // index-pack stops a pack past the limit as it arrives ("pack exceeds maximum allowed size"): nothing of it
       // stays. A pack is kept as it came (unpackLimit 1): unpack-objects would write each of a small pack's deltas
       // out whole, a hundred times the bytes sent.
-      config: bounds ? { 'receive.maxInputSize': String(room), 'receive.unpackLimit': '1', ...pushBoundSettings(bounds) } : { 'http.receivepack': 'false' },
+      config: bounds ? { 'receive.maxInputSize': String(room), 'receive.unpackLimit': '1', ...pushBoundSettings(bounds) } : { 'http.receivepack': 'false', ...UPLOAD_PACK_SETTINGS },
       hooksDir: receivesPack ? await receiveHooksDir(config.gitDir) : undefined,
-      limits: bounds?.process,
+      limits: bounds?.process ?? reading?.process,
+      stallMs: reading?.stallMs,
+      maxMs: reading?.maxMs,
+      onAbandoned: (why) => {
+        deps.log.info({ dataset: datasetId, why }, 'a git clone or fetch was ended');
+        dropConnection(c);
+      },
       onExit: () => {
+        slot?.release();
         if (!pushGrant) return;
         settlePush().catch((err) => deps.log.error({ err, dataset: datasetId }, "recording the repository's size after a push failed"));
         // Whatever git's exit, as above: afterPush does nothing unless `main` moved.
@@ -254,6 +308,7 @@ async function serveGit(c: Context<AppEnv>): Promise<Response> {
     });
   } catch (err) {
     // git never ran: its push's grant is given back here (once it has run, its end gives it back).
+    slot?.release();
     if (pushGrant) await releaseStorage(deps, datasetId, pushGrant).catch(() => undefined);
     throw err;
   }
