@@ -16,7 +16,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Context } from 'hono';
 import { assertAccountUsable } from '../accounts/account-gates.js';
-import { allows, standingOf } from '../datasets/dataset-access.js';
+import { allows, findDatasetAndStanding } from '../datasets/dataset-access.js';
 import { findApiKey } from '../accounts/api-keys.js';
 import type { User } from '../db/accounts-tables.js';
 import type { AppEnv } from '../http/app-env.js';
@@ -115,8 +115,8 @@ async function repositoryCaller(
     if (err instanceof NdsError && err.status === 401) return refuse(err.message);
     throw err;
   }
-  const dataset = await findDatasetRow(c.var.deps.db, datasetId);
-  const standing = dataset ? await standingOf(c.var.deps.db, user, dataset) : 'none';
+  // Found with the caller's standing in one statement: a private id costs what an unknown one does.
+  const { dataset, standing } = await findDatasetAndStanding(c.var.deps.db, datasetId, user);
   if (!dataset || !allows(standing, 'read')) {
     // Git asks for credentials only after a 401; a signed-in stranger gets the same 404 as for no dataset.
     if (!user) return refuse('Sign in to reach this repository.');

@@ -82,6 +82,7 @@ describe('who may see a dataset', () => {
       ['GET /datasets/:id/annotations/labels', (id: string) => call(who, `/datasets/${id}/annotations/labels`)],
       ['GET /datasets/resolve/:sourceId', (id: string) => call(who, `/datasets/resolve/${id}`)],
       ['the dataset page', (id: string) => page(who, `/datasets/${id}`)],
+      ['git info/refs', (id: string) => call(who, `/git/${id}.git/info/refs?service=git-upload-pack`)],
       // Members are listed to signed-in callers only.
       ...(who ? ([['GET /datasets/:id/members', (id: string) => call(who, `/datasets/${id}/members`)]] as const) : []),
     ] as const;
