@@ -19,6 +19,8 @@ import { startCopySweeper, sweepCopy } from './conversion/copy-exposure.js';
 import { startUploadSweeper } from './datasets/multipart-uploads.js';
 import { startWorker, type RunningWorker } from './conversion/worker.js';
 import { QUEUE_CHANNEL } from './conversion/job-queue.js';
+import { removeMirrorIfDeleted, startMirrorSweeper } from './conversion/source-mirrors.js';
+import { DATASET_DELETED_CHANNEL } from './datasets/delete-dataset.js';
 import { systemClock, type Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { FallbackLimitStore } from './core/fallback-limit-store.js';
@@ -188,17 +190,25 @@ export function openGateway(opened: OpenedDeps, peers?: DropChannel): Gateway {
   return gateway;
 }
 
+/** How often a worker looks for mirrors of sources whose dataset was deleted without its hearing of it. */
+const MIRROR_SWEEPER_INTERVAL_MS = 3600_000;
+
 /**
  * An in-process conversion worker, woken by every job queued here and, on PostgreSQL, by every job or task
- * queued anywhere (`LISTEN`); stopped (after its work in hand) at close.
+ * queued anywhere (`LISTEN`); stopped (after its work in hand) at close. Its mirrors of dataset sources go with
+ * their dataset: at once for a deletion in this process, on PostgreSQL for one announced by any, and at start
+ * and every hour for those it did not hear of (`conversion/source-mirrors.ts`).
  */
 export function openWorker(opened: OpenedDeps): RunningWorker {
   const { deps } = opened;
-  const listen =
+  const listenOn = (channel: string, what: string) =>
     deps.dbEngine === 'postgres'
-      ? (wake: () => void) => listenTo(deps.config.databaseUrl, QUEUE_CHANNEL, wake, (err) => deps.log.warn({ err }, 'the queue listener lost its connection; polling meanwhile'))
+      ? (notified: () => void) => listenTo(deps.config.databaseUrl, channel, notified, (err) => deps.log.warn({ err }, `the ${what} listener lost its connection; polling meanwhile`))
       : undefined;
-  const worker = startWorker(deps, { listen });
+  const mirrors = startMirrorSweeper(deps, { intervalMs: MIRROR_SWEEPER_INTERVAL_MS, listen: listenOn(DATASET_DELETED_CHANNEL, 'deleted datasets') });
+  opened.closers.push(() => mirrors.stop());
+  deps.hooks.datasetVisibilityChanged.push((id) => removeMirrorIfDeleted(deps, id));
+  const worker = startWorker(deps, { listen: listenOn(QUEUE_CHANNEL, 'queue') });
   opened.deps.hooks.jobQueued.push(() => worker.wake());
   opened.closers.push(() => worker.stop());
   return worker;

@@ -25,6 +25,7 @@ import { announceWork, claimNextJob, countPublishAttempt, finishJob, hasQueuedJo
 import type { OpenSource } from './recording-conversions.js';
 import { convertOneRecording } from './recording-conversions.js';
 import { StoreWriteError, WriteFenced, type WriteFence } from './object-store-sink.js';
+import { removeMirrorIfDeleted } from './source-mirrors.js';
 import { claimTask, finishTask, heartbeatTask, openTaskCount, reclaimLostTasks, requeueTask, taskOutcomes } from './task-queue.js';
 import { ownerIsGone, pidIsAlive, thisProcess, workerIdOf } from './worker-identity.js';
 
@@ -346,10 +347,15 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): RunningWor
     return true;
   }
 
-  /** A dataset deleted while its conversion ran: what the job wrote after the deletion is removed now. */
+  /**
+   * A dataset deleted while its conversion ran: what the job wrote after the deletion is removed now, and the
+   * mirror of its source, which a fetch under way may have made again after the deletion removed it.
+   */
   async function removeCopyIfDeleted(datasetId: string): Promise<void> {
     try {
-      if (!(await datasetExists(deps.db, datasetId))) await deps.objects.deletePrefix(`${datasetId}/zarr/`);
+      if (await datasetExists(deps.db, datasetId)) return;
+      await deps.objects.deletePrefix(`${datasetId}/zarr/`);
+      await removeMirrorIfDeleted(deps, datasetId);
     } catch (err) {
       deps.log.warn({ err, dataset: datasetId }, 'could not check for the copy of a deleted dataset');
     }

@@ -49,6 +49,12 @@ export async function datasetExists(db: Kysely<Database>, id: string): Promise<b
   return (await db.selectFrom('datasets').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
 
+/** Which of `ids` name a dataset that exists (one statement). */
+export async function existingDatasetIds(db: Kysely<Database>, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  return (await db.selectFrom('datasets').select('id').where('id', 'in', ids).execute()).map((r) => r.id);
+}
+
 /** The dataset's visibility; `undefined` when there is no such dataset. */
 export async function datasetVisibility(db: Kysely<Database>, id: string): Promise<Visibility | undefined> {
   return (await db.selectFrom('datasets').select('visibility').where('id', '=', id).executeTakeFirst())?.visibility;

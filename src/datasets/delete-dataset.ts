@@ -2,11 +2,13 @@
  * `DELETE /admin/datasets/:id`: the row (versions, publication records, jobs and storage grants go with it
  * through their ON DELETE CASCADE foreign keys), every object under `<id>/` (uploaded content, manifests, the
  * Zarr copy), its unfinished uploads in parts (under `uploads/<id>/`), the hosted git repository, the
- * gateway's cached copy, and at DataCite the draft DOIs its refused approvals left (decision 0060; never a
- * registered or findable one). Idempotent: a second call finds nothing left and still answers success, and it
+ * gateway's cached copy, the workers' mirrors of its source repository (announced on `DATASET_DELETED_CHANNEL`;
+ * `conversion/source-mirrors.ts`), and at DataCite the draft DOIs its refused approvals left (decision 0060;
+ * never a registered or findable one). Idempotent: a second call finds nothing left and still answers success, and it
  * finishes a deletion an earlier call left half done, except for drafts: their records went with the row.
  */
 import { rm } from 'node:fs/promises';
+import { sql } from 'kysely';
 import type { Actor } from '../accounts/admin-users.js';
 import { audit } from '../accounts/admin-users.js';
 import type { Deps } from '../deps.js';
@@ -17,6 +19,12 @@ import { deleteDatasetRow, holdDatasetRow } from './dataset-queries.js';
 import { abortDatasetUploads } from './multipart-uploads.js';
 import { draftDois, withdrawDrafts } from './publication-doi.js';
 import { announceVisibilityChanged } from './update-dataset.js';
+
+/**
+ * The `LISTEN/NOTIFY` channel on which a deletion is announced (PostgreSQL, at its commit), so that the workers,
+ * each on its own disk, remove their mirrors of the dataset's source; a repeated deletion announces again.
+ */
+export const DATASET_DELETED_CHANNEL = 'nds_dataset_deleted';
 
 export interface DeleteResult {
   id: string;
@@ -32,6 +40,8 @@ export async function deleteDataset(deps: Pick<Deps, 'db' | 'objects' | 'hooks' 
   const { removed, drafts } = await deps.db.transaction().execute(async (trx) => {
     await holdDatasetRow(trx, id, 'exclusive');
     const drafts = await draftDois(trx, deps.config, id);
+    // Delivered when the deletion commits, never for one rolled back.
+    await sql`select pg_notify(${DATASET_DELETED_CHANNEL}, ${id})`.execute(trx);
     return { removed: await deleteDatasetRow(trx, id), drafts };
   });
   // Never throws: a draft DataCite does not delete is logged and stays a draft, resolving nowhere.
