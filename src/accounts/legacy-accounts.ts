@@ -20,7 +20,8 @@ import { createUser, findUserByEmail, presentUser, type PresentedUser } from './
 export const KEY_REGENERATION_LIFETIME_S = 3600;
 
 /**
- * Registers a pending person account with a password and mails its verification code; what the sign-up answers.
+ * Registers a pending person account with a password and mails (posts) its verification code; what the sign-up
+ * answers. Only this code keeps the password when it verifies the account.
  * An address an account uses already answers the same (docs/security.md: the answer tells nothing of the
  * address): nothing is made, the address is mailed a notice instead of a code, and the answer is the account the
  * sign-up would have made, unsaved. A taken username is `username_taken` either way: usernames are public.
@@ -38,8 +39,9 @@ export async function registerWithPassword(
     if (!isNdsError(err, 'email_taken')) throw err;
     return answerForAddressInUse(deps, account);
   }
-  const code = await issueSignInCode(deps.db, user.id, now);
-  await deps.mailer.send(verificationMail(deps.publicUrl, user.email, code, user.username));
+  // The one code whose verification keeps the password: the sign-up's own (decision 0061).
+  const code = await issueSignInCode(deps.db, user.id, now, { keepsPassword: true });
+  deps.mailer.post(verificationMail(deps.publicUrl, user.email, code, user.username, { keepsPassword: true }));
   return presentUser(user);
 }
 
@@ -51,7 +53,7 @@ export async function registerWithPassword(
  */
 async function answerForAddressInUse(deps: SignInMailDeps, account: { username: string; email: string }): Promise<PresentedUser> {
   const holder = await findUserByEmail(deps.db, account.email);
-  await deps.mailer.send(signUpWithAddressInUseMail(deps.publicUrl, holder?.email ?? account.email));
+  deps.mailer.post(signUpWithAddressInUseMail(deps.publicUrl, holder?.email ?? account.email));
   const { rows } = await sql<{ now: Date }>`select now() as now`.execute(deps.db);
   const createdAt = rows[0]!.now;
   return presentUser({
@@ -77,12 +79,15 @@ async function answerForAddressInUse(deps: SignInMailDeps, account: { username: 
   });
 }
 
-/** Mails a new verification code if `email` is a pending person account; otherwise does nothing, silently. */
+/**
+ * Mails (posts) a new verification code if `email` is a pending person account; otherwise does nothing, silently.
+ * Anyone may ask, so the code verifies the address without the password given at the sign-up (decision 0061).
+ */
 export async function resendVerification(deps: SignInMailDeps, email: string, now: Date): Promise<void> {
   const user = await findUserByEmail(deps.db, email);
   if (!user || user.status !== 'pending' || user.kind !== 'person') return;
   const code = await issueSignInCode(deps.db, user.id, now);
-  await deps.mailer.send(verificationMail(deps.publicUrl, user.email, code, user.username));
+  deps.mailer.post(verificationMail(deps.publicUrl, user.email, code, user.username, { keepsPassword: false }));
 }
 
 function assertMayHoldLegacyKey(user: User): void {
@@ -108,12 +113,12 @@ export async function retrieveKeyByPassword(db: Kysely<Database>, email: string,
   return { user, minted };
 }
 
-/** Mails a key-regeneration link if `email` is a usable person account; otherwise does nothing, silently. */
+/** Mails (posts) a key-regeneration link if `email` is a usable person account; otherwise does nothing, silently. */
 export async function requestKeyRegeneration(deps: SignInMailDeps, email: string, now: Date): Promise<void> {
   const user = await findUserByEmail(deps.db, email);
   if (!user || user.kind !== 'person' || user.status === 'pending' || user.status === 'revoked' || user.identity_conflict) return;
   const token = await issueLinkToken(deps.db, user.id, 'key-regeneration', KEY_REGENERATION_LIFETIME_S, now);
-  await deps.mailer.send(keyRegenerationMail(deps.publicUrl, user.email, token, KEY_REGENERATION_LIFETIME_S));
+  deps.mailer.post(keyRegenerationMail(deps.publicUrl, user.email, token, KEY_REGENERATION_LIFETIME_S));
 }
 
 /** True when `token` is a live key-regeneration link (for the page that asks to confirm it). */

@@ -34,11 +34,19 @@ function tokenHash(purpose: LoginCodePurpose, token: string): string {
   return sha256Hex(`${purpose}:${token}`);
 }
 
+/** What a sign-in code carries for the pending account it verifies (decision 0061). */
+export interface SignInCodeChoices {
+  /** The username asked for with the code: the pending account takes it when verified. Left out: it keeps its own. */
+  username?: string;
+  /** Set only by the sign-up that set the account's password, for its own code: verifying keeps that password. */
+  keepsPassword?: boolean;
+}
+
 /**
  * Issues a new sign-in code for a user and returns it (to be mailed, never stored).
  * Earlier unused sign-in codes of the user stop working: only the newest code counts.
  */
-export async function issueSignInCode(db: Kysely<Database>, userId: number, now: Date): Promise<string> {
+export async function issueSignInCode(db: Kysely<Database>, userId: number, now: Date, choices: SignInCodeChoices = {}): Promise<string> {
   const code = newSignInCode();
   await db.transaction().execute(async (trx) => {
     await trx.updateTable('login_codes').set({ used_at: now }).where('user_id', '=', userId).where('purpose', '=', 'sign-in').where('used_at', 'is', null).execute();
@@ -51,6 +59,8 @@ export async function issueSignInCode(db: Kysely<Database>, userId: number, now:
         created_at: now,
         expires_at: new Date(now.getTime() + LOGIN_CODE_LIFETIME_S * 1000),
         used_at: null,
+        username: choices.username ?? null,
+        keeps_password: choices.keepsPassword ?? false,
       })
       .execute();
   });
@@ -58,11 +68,12 @@ export async function issueSignInCode(db: Kysely<Database>, userId: number, now:
 }
 
 /**
- * Consumes the user's newest sign-in code if `typed` matches it. Throws `login_code_invalid` alike for a wrong
- * code, none sent, one past its 10 minutes and one whose 5 tries are used up: an address without an account
- * answers the same (`completeSignInCode`), so a different answer would tell which addresses have one.
+ * Consumes the user's newest sign-in code if `typed` matches it, and returns what the code carries. Throws
+ * `login_code_invalid` alike for a wrong code, none sent, one past its 10 minutes and one whose 5 tries are used
+ * up: an address without an account answers the same (`completeSignInCode`), so a different answer would tell
+ * which addresses have one.
  */
-export async function consumeSignInCode(db: Kysely<Database>, userId: number, typed: string, now: Date): Promise<void> {
+export async function consumeSignInCode(db: Kysely<Database>, userId: number, typed: string, now: Date): Promise<SignInCodeChoices> {
   const latest = await db
     .selectFrom('login_codes')
     .selectAll()
@@ -91,6 +102,7 @@ export async function consumeSignInCode(db: Kysely<Database>, userId: number, ty
   const used = await db.updateTable('login_codes').set({ used_at: now }).where('id', '=', latest.id).where('used_at', 'is', null).executeTakeFirst();
   // A concurrent request with the same right code got there first.
   if (Number(used.numUpdatedRows) !== 1) throw new NdsError('login_code_invalid');
+  return { ...(latest.username !== null && { username: latest.username }), keepsPassword: latest.keeps_password };
 }
 
 /** Issues a long single-use token for a mailed link (e.g. key regeneration); returns it. */

@@ -72,9 +72,15 @@ export function keyRegenerationMail(publicUrl: string, to: string, token: string
   };
 }
 
-/** The verification mail of the legacy password sign-up: the same 6-digit code as a sign-in. */
-export function verificationMail(publicUrl: string, to: string, code: string, username: string): MailMessage {
+/**
+ * The verification mail of the legacy password sign-up: the same 6-digit code as a sign-in. The sign-up's own code
+ * keeps the password it set, so its mail says whose password that is; a resent one verifies without it.
+ */
+export function verificationMail(publicUrl: string, to: string, code: string, username: string, options: { keepsPassword: boolean }): MailMessage {
   const link = `${publicUrl}/login?step=code&email=${encodeURIComponent(to)}`;
+  const password = options.keepsPassword
+    ? ['This sign-up set a password: whoever chose it can sign in to the account once this code verifies it.', 'If you did not sign up, do not type this code: ignore this mail.']
+    : ['This code verifies the address without the password given at the sign-up: sign in by a mailed code afterwards.', 'If you did not sign up, ignore this mail.'];
   return {
     to,
     subject: `nds: verify your address (code ${code})`,
@@ -86,7 +92,7 @@ export function verificationMail(publicUrl: string, to: string, code: string, us
       `on ${link}`,
       `It works for ${LOGIN_CODE_LIFETIME_S / 60} minutes, once; ask for another one there when it has expired.`,
       '',
-      'If you did not sign up, ignore this mail.',
+      ...password,
     ].join('\n'),
   };
 }

@@ -66,6 +66,10 @@ export interface LoginCodesTable {
   created_at: Generated<Timestamp>;
   expires_at: Timestamp;
   used_at: Timestamp | null;
+  /** A sign-in code's username for the pending account it verifies; null keeps the account's own. */
+  username: string | null;
+  /** True only on the code mailed by the sign-up that set the account's password: its verification keeps it. */
+  keeps_password: Generated<boolean>;
 }
 
 export type DeviceCodeState = 'pending' | 'authorized' | 'denied' | 'used';

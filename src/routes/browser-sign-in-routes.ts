@@ -81,14 +81,16 @@ export const browserSignInRoutes: Route[] = [
     path: '/auth/code/verify',
     summary: 'Check a mailed code: verifies the address (pending → verified) and sets the nds_session cookie',
     schema: CodeVerifyBody,
-    responses: signedIn,
+    responses: { ...signedIn, 409: errorResponses[409] },
     act: async (c, body, input) => {
       const { db, clock } = c.var.deps;
       const user = await limitCodeFailures(c, body.email, () => completeSignInCode(db, body, clock.now()));
       await startBrowserSession(c, user);
       return { json: { ok: true, user: presentUser(user) }, success: localNext(input.next) };
     },
-    failure: (input, error) => withQuery('/login', { step: 'code', error, email: input.email, next: input.next }),
+    // A name taken since the code was asked for: back to the sign-up, to choose another.
+    failure: (input, error) =>
+      error === 'username_taken' ? withQuery('/signup', { error, email: input.email, next: input.next }) : withQuery('/login', { step: 'code', error, email: input.email, next: input.next }),
   }),
 
   signInRoute({

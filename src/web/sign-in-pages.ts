@@ -92,6 +92,7 @@ export const signInPages: Route[] = [
     const session = await pageSession(c);
     const body = html`<h1>Create an nds account</h1>
 ${errorNotice(q.error)}
+${q.error === 'username_taken' ? html`<p class="muted">If that name is your account's, <a href="/login${q.email ? `?email=${encodeURIComponent(q.email)}` : ''}">sign in</a> instead: a new account needs a name no account holds.</p>` : ''}
 <section class="card">
 <p>Choose a username and give your email address. We mail you a code to verify it; no password needed.
 Afterwards, <code>npx nds auth login</code> signs your terminal in through this browser.</p>

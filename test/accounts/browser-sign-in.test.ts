@@ -45,7 +45,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
   async function signUp(email: string, username: string): Promise<string> {
     const res = await post('/auth/code/request', { email, username });
     assert.equal(res.status, 200);
-    return signInCodeFor(server.dataDir, email);
+    return signInCodeFor(server, email);
   }
 
   it('a new address with a username gets a pending account and a code; the right code verifies it and signs in', async () => {
@@ -148,7 +148,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
     const email = `${unique('newer')}@example.org`;
     const first = await signUp(email, unique('newer'));
     assert.equal((await post('/auth/code/request', { email })).status, 200);
-    const second = await signInCodeFor(server.dataDir, email, 1);
+    const second = await signInCodeFor(server, email, 1);
     if (first !== second) assert.equal((await post('/auth/code/verify', { email, code: first })).status, 401);
     assert.equal((await post('/auth/code/verify', { email, code: second })).status, 200);
   });
@@ -164,8 +164,8 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
     assert.deepEqual(await a.json(), await b.json());
     assert.equal(await findUserByEmail(server.deps.db, unknown), undefined);
     // The known account got a code; the unknown address a mail that says no account uses it.
-    await signInCodeFor(server.dataDir, known.user.email);
-    const [notice] = await mailsTo(server.dataDir, unknown);
+    await signInCodeFor(server, known.user.email);
+    const [notice] = await mailsTo(server, unknown);
     assert.match(notice.subject, /no account/);
     assert.doesNotMatch(notice.text, /\b\d{6}\b/);
     // A wrong code for an unknown address looks like a wrong code for a known one.
@@ -179,7 +179,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
     const known = await createAccount(server, { status: 'verified' });
     const res = await post('/auth/code/request', { email: known.user.email.toUpperCase(), username: unique('other') });
     assert.equal(res.status, 200);
-    const code = await signInCodeFor(server.dataDir, known.user.email);
+    const code = await signInCodeFor(server, known.user.email);
     const verified = await post('/auth/code/verify', { email: known.user.email, code });
     assert.equal((await verified.json()).user.username, known.user.username);
   });
@@ -198,7 +198,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
       const account = await createAccount(server, options);
       const res = await post('/auth/code/request', { email: account.user.email });
       assert.equal(res.status, 200);
-      assert.equal((await mailsTo(server.dataDir, account.user.email)).length, 0);
+      assert.equal((await mailsTo(server, account.user.email)).length, 0);
     }
   });
 
@@ -221,7 +221,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
     const res = await post('/auth/code/request', { email });
     assert.equal(res.status, 429);
     assert.ok(Number(res.headers.get('retry-after')) > 0);
-    assert.equal((await mailsTo(server.dataDir, email)).length, 5);
+    assert.equal((await mailsTo(server, email)).length, 5);
   });
 
   describe('passwords', () => {
@@ -329,7 +329,7 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
       assert.equal(to.searchParams.get('email'), email);
       assert.equal(to.searchParams.get('next'), '/device?code=BCDF-GHJK');
 
-      const code = await signInCodeFor(server.dataDir, email);
+      const code = await signInCodeFor(server, email);
       const wrong = await post('/auth/code/verify', { email, code: code === '000000' ? '111111' : '000000', next: '/device?code=BCDF-GHJK' }, { form: true });
       assert.equal(wrong.status, 303);
       const back = new URL(wrong.headers.get('location')!, server.url);
@@ -363,6 +363,24 @@ describe('browser sign-in: mailed codes, passwords, sessions', () => {
       assert.equal(back.pathname, '/signup');
       assert.equal(back.searchParams.get('error'), 'username_taken');
       assert.equal(back.searchParams.get('email'), email);
+    });
+
+    it('a name taken between the code and its verification sends the code form back to the sign-up, to choose another', async () => {
+      freshWindow();
+      const email = `${unique('late')}@example.org`;
+      assert.equal((await post('/auth/code/request', { email, username: unique('first'), from: 'signup' }, { form: true })).status, 303);
+      const wanted = unique('wanted');
+      const before = (await mailsTo(server, email)).length;
+      assert.equal((await post('/auth/code/request', { email, username: wanted, from: 'signup' }, { form: true })).status, 303);
+      const code = await signInCodeFor(server, email, before);
+      await createAccount(server, { username: wanted, status: 'verified' });
+      const res = await post('/auth/code/verify', { email, code }, { form: true });
+      assert.equal(res.status, 303);
+      const back = new URL(res.headers.get('location')!, server.url);
+      assert.equal(back.pathname, '/signup');
+      assert.equal(back.searchParams.get('error'), 'username_taken');
+      assert.equal(back.searchParams.get('email'), email);
+      assert.equal(res.headers.getSetCookie().length, 0);
     });
 
     it('logout by form redirects to the sign-in page', async () => {

@@ -41,7 +41,7 @@ describe('legacy account routes', () => {
     assert.equal(body.user.status, 'pending');
     const user = await findUserByEmail(server.deps.db, email);
     assert.ok(user?.password_hash && !user.password_hash.includes('correct horse'));
-    const code = await signInCodeFor(server.dataDir, email);
+    const code = await signInCodeFor(server, email);
     const verified = await post('/auth/code/verify', { email, code }, { origin: server.url });
     assert.equal(verified.status, 200);
     assert.equal((await findUserByEmail(server.deps.db, email))?.status, 'verified');
@@ -54,7 +54,7 @@ describe('legacy account routes', () => {
     const { res: fresh } = await signUp();
     freshWindow();
     const username = unique('legacy');
-    const mailsBefore = (await mailsTo(server.dataDir, known.user.email)).length;
+    const mailsBefore = (await mailsTo(server, known.user.email)).length;
     const typed = known.user.email.toUpperCase();
     const taken = await post('/auth/signup', { username, email: typed, password: 'correct horse battery' });
 
@@ -73,7 +73,7 @@ describe('legacy account routes', () => {
 
     assert.equal(await findUserByUsername(server.deps.db, username), undefined, 'no account was made');
     assert.deepEqual(await findUserByEmail(server.deps.db, known.user.email), knownBefore, 'the account of the address is untouched');
-    const notice = await latestMailTo(server.dataDir, known.user.email, mailsBefore);
+    const notice = await latestMailTo(server, known.user.email, mailsBefore);
     assert.match(notice.subject, /tried to sign up/);
     assert.match(notice.text, /\/login\?step=code/);
     assert.doesNotMatch(notice.text, /\b\d{6}\b/, 'no code: the attempt signs nobody in');
@@ -104,13 +104,13 @@ describe('legacy account routes', () => {
 
   it('resend-verification mails a new code to a pending account, answers the same for anyone, and is not deprecated', async () => {
     const { email } = await signUp();
-    const before = (await mailsTo(server.dataDir, email)).length;
+    const before = (await mailsTo(server, email)).length;
     freshWindow();
     const res = await post('/auth/resend-verification', { email });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('deprecation'), null);
     const mine = await res.json();
-    await latestMailTo(server.dataDir, email, before);
+    await latestMailTo(server, email, before);
     const stranger = await post('/auth/resend-verification', { email: `${unique('nobody')}@example.org` });
     assert.deepEqual(await stranger.json(), mine);
   });
@@ -146,7 +146,7 @@ describe('legacy account routes', () => {
     const asked = await post('/auth/request-key-regeneration', { email: account.user.email });
     assert.equal(asked.status, 200);
     assertDeprecated(asked, '/auth/device/start');
-    const mail = await latestMailTo(server.dataDir, account.user.email);
+    const mail = await latestMailTo(server, account.user.email);
     const link = /(http\S+confirm-key-regeneration\?token=\S+)/.exec(mail.text)?.[1];
     assert.ok(link, mail.text);
     const liveKeys = async () =>
@@ -204,7 +204,7 @@ describe('legacy account routes', () => {
     const account = await createAccount(server, { status: 'verified' });
     freshWindow();
     await post('/auth/request-key-regeneration', { email: account.user.email });
-    const token = /token=(\S+)/.exec((await latestMailTo(server.dataDir, account.user.email)).text)![1];
+    const token = /token=(\S+)/.exec((await latestMailTo(server, account.user.email)).text)![1];
     const form = (origin: string) =>
       fetch(`${server.url}/auth/confirm-key-regeneration`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', origin }, body: `token=${token}` });
     assert.equal((await form('https://evil.example')).status, 403);
@@ -223,6 +223,6 @@ describe('legacy account routes', () => {
     const email = `${unique('ghost')}@example.org`;
     const res = await post('/auth/request-key-regeneration', { email });
     assert.equal(res.status, 200);
-    assert.equal((await mailsTo(server.dataDir, email)).length, 0);
+    assert.equal((await mailsTo(server, email)).length, 0);
   });
 });

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { hashPassword } from '../../src/core/secrets.js';
 import { createUser } from '../../src/accounts/users.js';
 import { createAccount } from '../support/accounts.js';
-import { mailsTo, signInCodeFor } from '../support/outbox.js';
+import { latestMailTo, mailsTo, signInCodeFor } from '../support/outbox.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 describe('sign-in against an attacker', () => {
@@ -48,9 +48,9 @@ describe('sign-in against an attacker', () => {
     const squatted = ((await signup.json()) as { user: { username: string } }).user.username;
 
     // 2. Later the victim signs up (or signs in) on /signup with a mailed code, as documented.
-    const before = (await mailsTo(server.dataDir, email)).length;
+    const before = (await mailsTo(server, email)).length;
     assert.equal((await post('/auth/code/request', { email, username: unique('victim') })).status, 200);
-    const code = await signInCodeFor(server.dataDir, email, before);
+    const code = await signInCodeFor(server, email, before);
     const verified = await post('/auth/code/verify', { email, code });
     assert.equal(verified.status, 200);
     const account = ((await verified.json()) as { user: { username: string; status: string } }).user;
@@ -77,13 +77,13 @@ describe('sign-in against an attacker', () => {
     assert.equal((await fetch(`${server.url}/users/me`, { headers: { cookie: squatterCookie } })).status, 403);
 
     // The owner of the address asks for a code: the password goes, and the session it opened with it.
-    const before = (await mailsTo(server.dataDir, email)).length;
+    const before = (await mailsTo(server, email)).length;
     assert.equal((await post('/auth/code/request', { email })).status, 200);
     const meAfterRequest = await fetch(`${server.url}/users/me`, { headers: { cookie: squatterCookie } });
     assert.equal(meAfterRequest.status, 401, "the squatter's session outlives the owner's request for a code");
 
     // The owner verifies; the new session is theirs, and nothing the squatter held reaches the account.
-    const code = await signInCodeFor(server.dataDir, email, before);
+    const code = await signInCodeFor(server, email, before);
     const verified = await post('/auth/code/verify', { email, code });
     assert.equal(verified.status, 200);
     const ownerCookie = cookieOf(verified);
@@ -99,9 +99,9 @@ describe('sign-in against an attacker', () => {
     freshWindow();
     const email = `${unique('pending')}@example.org`;
     const password = 'pending-password-3';
-    const before = (await mailsTo(server.dataDir, email)).length;
+    const before = (await mailsTo(server, email)).length;
     assert.equal((await post('/auth/signup', { username: unique('pending'), email, password })).status, 201);
-    const code = await signInCodeFor(server.dataDir, email, before);
+    const code = await signInCodeFor(server, email, before);
     const pendingLogin = await post('/auth/password/login', { login: email, password });
     assert.equal(pendingLogin.status, 200);
     const pendingCookie = pendingLogin.headers.getSetCookie()[0]!.split(';')[0]!;
@@ -115,25 +115,91 @@ describe('sign-in against an attacker', () => {
   it('mailed sign-in codes are not written to the logs (the mail subject carries the code)', async () => {
     freshWindow();
     const alice = await createAccount(server, { status: 'verified' });
-    const before = (await mailsTo(server.dataDir, alice.user.email)).length;
+    const before = (await mailsTo(server, alice.user.email)).length;
     assert.equal((await post('/auth/code/request', { email: alice.user.email })).status, 200);
-    const code = await signInCodeFor(server.dataDir, alice.user.email, before);
+    const code = await signInCodeFor(server, alice.user.email, before);
     const line = logs.split('\n').find((l) => l.includes(code));
     assert.equal(line, undefined, `the live sign-in code is in the log: ${line}`);
   });
 
-  it('a username of another account is refused alike for a known and an unknown address: the answer tells nothing of the address', async () => {
+  it("a taken username is refused alike with its own account's address, another account's and an unknown one: the answer never tells which address a public name signs in with", async () => {
     freshWindow();
-    const existing = await createAccount(server, { status: 'verified' });
+    const named = await createAccount(server, { status: 'verified' });
     const other = await createAccount(server, { status: 'verified' });
-    const known = await post('/auth/code/request', { email: existing.user.email, username: other.user.username });
-    const unknown = await post('/auth/code/request', { email: `${unique('nobody')}@example.org`, username: other.user.username });
-    assert.equal(known.status, 409);
-    assert.equal(unknown.status, 409);
-    assert.deepEqual(await known.json(), await unknown.json());
-    // Its own name, or a free one, signs the known address in.
-    assert.equal((await post('/auth/code/request', { email: existing.user.email, username: existing.user.username })).status, 200);
-    assert.equal((await post('/auth/code/request', { email: existing.user.email, username: unique('free') })).status, 200);
+    const answers = [];
+    for (const email of [named.user.email, other.user.email, `${unique('nobody')}@example.org`]) {
+      const res = await post('/auth/code/request', { email, username: named.user.username });
+      answers.push({ status: res.status, body: await res.json() });
+    }
+    // A guess of the right address answered 200 (and mailed a code) where any other answered 409.
+    assert.deepEqual(answers, Array(3).fill({ status: 409, body: answers[2]!.body }));
+    assert.equal(answers[2]!.body.error, 'username_taken');
+    assert.equal((await mailsTo(server, named.user.email)).length, 0, 'the right guess mails nothing either');
+  });
+
+  it("a free username with an address an account uses signs that account in, under its own name", async () => {
+    freshWindow();
+    const known = await createAccount(server, { status: 'verified' });
+    const free = unique('free');
+    assert.equal((await post('/auth/code/request', { email: known.user.email, username: free })).status, 200);
+    const verified = await post('/auth/code/verify', { email: known.user.email, code: await signInCodeFor(server, known.user.email) });
+    assert.equal(((await verified.json()) as { user: { username: string } }).user.username, known.user.username);
+    assert.equal((await post('/auth/code/request', { email: `${unique('x')}@example.org`, username: free })).status, 200, 'the free name stays free');
+  });
+
+  it("a stranger's sign-up with someone's address does not choose the account's name: its owner, asking with a name of their own, verifies into that name", async () => {
+    freshWindow();
+    const email = `${unique('pi')}@lab.example`;
+    const strangers = unique('famous-lab');
+    const owners = unique('pi-lab');
+    // A stranger starts a sign-up with the address and a name of their choosing (usernames are public, never renamed).
+    assert.equal((await post('/auth/code/request', { email, username: strangers })).status, 200);
+    // Later the address's owner signs up with the name they want, and types the code they are mailed.
+    freshWindow();
+    const before = (await mailsTo(server, email)).length;
+    assert.equal((await post('/auth/code/request', { email, username: owners })).status, 200);
+    const mail = await latestMailTo(server, email, before);
+    assert.match(mail.text, new RegExp(`code for ${owners} `), 'the mail names the account the code makes');
+    const verified = await post('/auth/code/verify', { email, code: await signInCodeFor(server, email, before) });
+    assert.equal(verified.status, 200);
+    const user = ((await verified.json()) as { user: { username: string; status: string } }).user;
+    assert.deepEqual(user, { ...user, username: owners, status: 'verified' });
+    // The stranger's name is free again.
+    assert.equal((await post('/auth/code/request', { email: `${unique('x')}@example.org`, username: strangers })).status, 200);
+  });
+
+  it('a name taken between the code and its verification is refused clearly, and another name can be asked for', async () => {
+    freshWindow();
+    const email = `${unique('slow')}@lab.example`;
+    assert.equal((await post('/auth/code/request', { email, username: unique('first') })).status, 200);
+    const wanted = unique('wanted');
+    const before = (await mailsTo(server, email)).length;
+    assert.equal((await post('/auth/code/request', { email, username: wanted })).status, 200);
+    const code = await signInCodeFor(server, email, before);
+    await createAccount(server, { username: wanted, status: 'verified' });
+    const refused = await post('/auth/code/verify', { email, code });
+    assert.equal(refused.status, 409);
+    const body = (await refused.json()) as { error: string; message: string };
+    assert.equal(body.error, 'username_taken');
+    assert.match(body.message, new RegExp(`${wanted} was taken after your code was sent\\. Ask for a new code with another username`));
+    const again = unique('another');
+    const before2 = (await mailsTo(server, email)).length;
+    assert.equal((await post('/auth/code/request', { email, username: again })).status, 200);
+    const verified = await post('/auth/code/verify', { email, code: await signInCodeFor(server, email, before2) });
+    assert.equal(((await verified.json()) as { user: { username: string } }).user.username, again);
+  });
+
+  it("a password given at a sign-up survives only verification by that sign-up's own code: a resent code, which anyone may ask for, verifies without it", async () => {
+    freshWindow();
+    const email = `${unique('resent')}@example.org`;
+    const password = 'stranger-chose-this-4';
+    assert.equal((await post('/auth/signup', { username: unique('squat'), email, password })).status, 201);
+    const before = (await mailsTo(server, email)).length;
+    assert.equal((await post('/auth/resend-verification', { email })).status, 200);
+    const mail = await latestMailTo(server, email, before);
+    assert.match(mail.text, /without the password given at the sign-up/);
+    assert.equal((await post('/auth/code/verify', { email, code: await signInCodeFor(server, email, before) })).status, 200);
+    assert.equal((await post('/auth/password/login', { login: email, password })).status, 401, "the sign-up's password signs into the account a resent code verified");
   });
 
   it('wrong-password limit per account: naming the account by its email does not give a second budget after the username one is spent', async () => {

@@ -1,6 +1,23 @@
-/** Reads the mails a test server wrote to `<dataDir>/outbox/` (no SMTP configured): the real mail, as sent. */
+/**
+ * Reads the mails a test server wrote to `<dataDir>/outbox/` (no SMTP configured): the real mail, as sent.
+ * Some mails are delivered after the request that posted them has answered (`Mailer.post`). Given the server
+ * (of this process), each reader first waits until its mailer has delivered every mail posted so far, so a read
+ * right after a request sees that request's mails, and "no mail was sent" is a sound conclusion. Given only a data
+ * folder (a server in another process), `latestMailTo` and `signInCodeFor` wait for a new mail to appear.
+ */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Mailer } from '../../src/mail/mailer.js';
+
+/** A test server of this process (its mails are awaited), or the data folder of a server elsewhere. */
+export type OutboxOf = string | { dataDir: string; deps: { mailer: Pick<Mailer, 'delivered'> } };
+
+/** The data folder of `of`, once every mail its server posted so far is delivered. */
+async function settled(of: OutboxOf): Promise<string> {
+  if (typeof of === 'string') return of;
+  await of.deps.mailer.delivered();
+  return of.dataDir;
+}
 
 export interface OutboxMail {
   file: string;
@@ -26,8 +43,8 @@ function parseMail(file: string, raw: string): OutboxMail {
 }
 
 /** Every mail in the outbox, oldest first. */
-export async function readOutbox(dataDir: string): Promise<OutboxMail[]> {
-  const dir = path.join(dataDir, 'outbox');
+export async function readOutbox(of: OutboxOf): Promise<OutboxMail[]> {
+  const dir = path.join(await settled(of), 'outbox');
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith('.eml')).sort();
@@ -38,24 +55,27 @@ export async function readOutbox(dataDir: string): Promise<OutboxMail[]> {
 }
 
 /** Mails to `address` (case-insensitive), oldest first. */
-export async function mailsTo(dataDir: string, address: string): Promise<OutboxMail[]> {
-  return (await readOutbox(dataDir)).filter((m) => m.to.toLowerCase().includes(address.toLowerCase()));
+export async function mailsTo(of: OutboxOf, address: string): Promise<OutboxMail[]> {
+  return (await readOutbox(of)).filter((m) => m.to.toLowerCase().includes(address.toLowerCase()));
 }
 
-/** The newest mail to `address`; waits up to `timeoutMs` for one newer than `after` mails. */
-export async function latestMailTo(dataDir: string, address: string, after = 0, timeoutMs = 5000): Promise<OutboxMail> {
+/**
+ * The newest mail to `address`, which must be newer than the first `after` mails to it. Given a server, its
+ * mailer's deliveries are awaited and the outbox read once; given a data folder, waits up to `timeoutMs` for it.
+ */
+export async function latestMailTo(of: OutboxOf, address: string, after = 0, timeoutMs = 5000): Promise<OutboxMail> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const mails = await mailsTo(dataDir, address);
-    if (mails.length > after) return mails[mails.length - 1];
-    if (Date.now() > deadline) throw new Error(`no mail to ${address} in the outbox`);
+    const mails = await mailsTo(of, address);
+    if (mails.length > after) return mails[mails.length - 1]!;
+    if (typeof of !== 'string' || Date.now() > deadline) throw new Error(`no mail to ${address} in the outbox (${mails.length} there, expected more than ${after})`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-/** The 6-digit sign-in code of the newest mail to `address`. */
-export async function signInCodeFor(dataDir: string, address: string, after = 0): Promise<string> {
-  const mail = await latestMailTo(dataDir, address, after);
+/** The 6-digit sign-in code of the newest mail to `address` (newer than the first `after` mails to it). */
+export async function signInCodeFor(of: OutboxOf, address: string, after = 0): Promise<string> {
+  const mail = await latestMailTo(of, address, after);
   const code = /^\s+(\d{6})\s*$/m.exec(mail.text)?.[1];
   if (!code) throw new Error(`no sign-in code in the mail to ${address}: ${mail.subject}`);
   return code;

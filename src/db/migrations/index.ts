@@ -28,6 +28,7 @@ import * as storageGrants from './2026-11-29-0900-storage-grants.js';
 import * as catalogueSyncs from './2026-11-29-1700-catalogue-syncs.js';
 import * as sessionsByUser from './2026-11-29-1710-sessions-by-user.js';
 import * as versionCase from './2026-11-29-1900-version-case.js';
+import * as loginCodeChoices from './2026-11-29-2100-login-code-choices.js';
 
 export const migrations: Record<string, Migration> = {
   '2026-11-23-0001-accounts': accounts,
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-1700-catalogue-syncs': catalogueSyncs,
   '2026-11-29-1710-sessions-by-user': sessionsByUser,
   '2026-11-29-1900-version-case': versionCase,
+  '2026-11-29-2100-login-code-choices': loginCodeChoices,
 };
