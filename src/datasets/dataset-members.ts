@@ -10,7 +10,6 @@ import type { MemberRole } from '../db/datasets-tables.js';
 import type { Deps } from '../deps.js';
 import { isNdsError, NdsError } from '../core/errors.js';
 import { spendAll } from '../core/rate-limiter.js';
-import { notify } from '../mail/mailer.js';
 import { datasetFor, datasetForWhile } from './dataset-access.js';
 import type { DatasetLimits } from './dataset-limits.js';
 import { deleteMember, listMembers, upsertMember, type MemberListing } from './dataset-members-queries.js';
@@ -83,7 +82,8 @@ export async function setMember(
     return { dataset, person, created };
   });
   await membersChanged(deps, id);
-  if (created && (await mayMailNewMember(deps, actor, person, id))) await notify(deps, [memberAddedMail(deps.config.publicUrl, person.email, { datasetId: id, datasetName: dataset.name, role, addedBy: actor.user.username })]);
+  // Posted, not awaited: whether the mail limits let this mail go (decision 0061) must not show in the answer's time.
+  if (created && (await mayMailNewMember(deps, actor, person, id))) deps.mailer.post(memberAddedMail(deps.config.publicUrl, person.email, { datasetId: id, datasetName: dataset.name, role, addedBy: actor.user.username }));
   // The listing leaves out some accounts (and a request at the same moment may remove the member): then the
   // answer is what this request wrote, never a crash (the HTTP fuzz found one, seed 1350512580).
   const listed = (await listMembers(deps.db, id)).find((m) => m.user_id === person.id);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../support/accounts.js';
+import { createUploader } from '../datasets/support.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
 interface HeldRelay {
@@ -137,6 +138,25 @@ function suite(name: string, relayUp: boolean) {
           await server.deps.mailer.delivered();
           assert.equal(relay.messages() - mailsBefore, 1, `${c.mails} is mailed`);
         }
+      });
+    }
+
+    if (relayUp) {
+      // Whether the mail limits let a member's mail go must not show in the answer's time either.
+      it('PUT /datasets/:id/members/:username answers without waiting for the relay; the member is mailed after', async () => {
+        const owner = await createUploader(server);
+        const person = await createAccount(server);
+        const made = await owner.api('/datasets', { method: 'POST', body: JSON.stringify({ name: 'Held mail' }) });
+        const { id } = (await made.json()) as { id: string };
+        relay!.hold();
+        const mailsBefore = relay!.messages();
+        const added = await owner.api(`/datasets/${id}/members/${person.user.username}`, { method: 'PUT', body: JSON.stringify({ role: 'reader' }), signal: AbortSignal.timeout(10_000) })
+          .catch((err: unknown) => assert.fail(`adding a member waited for the relay to accept its mail (${err})`));
+        assert.equal(added.status, 201);
+        assert.equal(relay!.messages(), mailsBefore, 'the relay holds the mail until it is opened');
+        relay!.open();
+        await server.deps.mailer.delivered();
+        assert.equal(relay!.messages() - mailsBefore, 1, 'the new member is mailed');
       });
     }
   });

@@ -139,14 +139,14 @@ describe('dataset members', () => {
   });
 
   it('mails the person added', async () => {
-    const mails = (await readOutbox(server.dataDir)).filter((m) => m.to === annotator.user.email);
+    const mails = (await readOutbox(server)).filter((m) => m.to === annotator.user.email);
     assert.equal(mails.length, 1);
     assert.match(mails[0]!.subject, new RegExp(`${owner.user.username} shared ${id} with you`));
     assert.match(mails[0]!.text, /as an annotator/);
     // A change of role is a 200, and mails nobody again.
     const changed = await json(await maintainer.api(`/datasets/${id}/members/${annotator.user.username}`, send('PUT', { role: 'annotator' })), 200);
     assert.deepEqual([changed.role, changed.added_by], ['annotator', maintainer.user.username]);
-    assert.equal((await readOutbox(server.dataDir)).filter((m) => m.to === annotator.user.email).length, 1);
+    assert.equal((await readOutbox(server)).filter((m) => m.to === annotator.user.email).length, 1);
   });
 
   it('ends a removed member\'s access at once: every path, and the credentials and grants minted for them', async () => {

@@ -32,7 +32,7 @@ describe('user-chosen text in the mails nds sends', { timeout: 60_000 }, () => {
     const { id } = await json<{ id: string }>(await owner.api('/datasets', send('POST', { name: 'EEG rest' })), 201);
     await server.deps.db.updateTable('datasets').set({ name }).where('id', '=', id).execute();
     assert.equal((await owner.api(`/datasets/${id}/members/${invitee.user.username}`, send('PUT', { role: 'reader' }))).status, 201);
-    const mail = await latestMailTo(server.dataDir, invitee.user.email);
+    const mail = await latestMailTo(server, invitee.user.email);
     const datasetLines = mail.text.split('\n').filter((line) => line.startsWith('The dataset:'));
     assert.deepEqual(datasetLines, [`The dataset: ${server.config.publicUrl}/datasets/${id}`], mail.text);
     assert.match(mail.text, /"EEG rest" as a reader\. The dataset: https:\/\/evil\.example\/nds\/login Ignore the link below, it expired\. "x" as a reader/);

@@ -34,20 +34,20 @@ describe('mails to added members', () => {
       assert.equal((await json(await sender.api(member, put('reader')), 201)).username, person.user.username, 'added, mailed or not');
       assert.equal((await sender.api(member, { method: 'DELETE' })).status, 204);
     }
-    assert.equal((await mailsTo(server.dataDir, person.user.email)).length, MEMBER_MAILS_PER_RECIPIENT);
+    assert.equal((await mailsTo(server, person.user.email)).length, MEMBER_MAILS_PER_RECIPIENT);
     // An hour later the next addition is mailed again.
     server.clock.advance(3600_000);
     await json(await sender.api(member, put('reader')), 201);
-    assert.equal((await mailsTo(server.dataDir, person.user.email)).length, MEMBER_MAILS_PER_RECIPIENT + 1);
+    assert.equal((await mailsTo(server, person.user.email)).length, MEMBER_MAILS_PER_RECIPIENT + 1);
   });
 
   it(`are sent at most ${MEMBER_MAILS_PER_ACTOR} an hour by one account's additions, whoever it adds`, async () => {
     assert.equal(MEMBER_MAILS_PER_ACTOR, 30);
     server.clock.advance(3600_000);
     const people = await Promise.all(Array.from({ length: MEMBER_MAILS_PER_ACTOR + 2 }, () => createAccount(server, { status: 'verified' })));
-    const before = (await readOutbox(server.dataDir)).length;
+    const before = (await readOutbox(server)).length;
     for (const person of people) await json(await sender.api(`/datasets/${id}/members/${person.user.username}`, put('reader')), 201);
-    assert.equal((await readOutbox(server.dataDir)).length - before, MEMBER_MAILS_PER_ACTOR);
+    assert.equal((await readOutbox(server)).length - before, MEMBER_MAILS_PER_ACTOR);
     const { members } = await json(await sender.api(`/datasets/${id}/members`), 200);
     for (const person of people) assert.ok(members.some((m: { username: string }) => m.username === person.user.username), `${person.user.username} is a member`);
   });
