@@ -62,19 +62,23 @@ export async function datasetVisibility(db: Kysely<Database>, id: string): Promi
 
 /**
  * Locks the dataset's row until the transaction `trx` ends, so writers of one dataset's versions queue up.
- * Throws when there is no such dataset.
+ * Throws when there is no such dataset. `FOR NO KEY UPDATE`, as `holdDatasetRow`'s exclusive hold: writes of
+ * rows referencing the dataset are not blocked, so they cannot deadlock with it.
  */
 export async function lockDatasetRow(trx: Kysely<Database>, id: string): Promise<void> {
-  await trx.selectFrom('datasets').select('id').where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+  await trx.selectFrom('datasets').select('id').where('id', '=', id).forNoKeyUpdate().executeTakeFirstOrThrow();
 }
 
 /**
  * Locks the dataset's row until the transaction `trx` ends, `shared` with other such holders or exclusively;
- * nothing when there is no such dataset.
+ * nothing when there is no such dataset. Exclusively is `FOR NO KEY UPDATE`, not `FOR UPDATE`: it excludes every
+ * other holder, but not the `FOR KEY SHARE` lock with which a write of a row referencing the dataset checks its
+ * foreign key. `FOR UPDATE` blocked that check, and a holder whose own statements then waited for the referencing
+ * row (the visibility trigger writes the `copy_exposures` row a worker had just inserted) deadlocked with it.
  */
 export async function holdDatasetRow(trx: Kysely<Database>, id: string, mode: 'shared' | 'exclusive'): Promise<void> {
   const row = trx.selectFrom('datasets').select('id').where('id', '=', id);
-  await (mode === 'shared' ? row.forShare() : row.forUpdate()).executeTakeFirst();
+  await (mode === 'shared' ? row.forShare() : row.forNoKeyUpdate()).executeTakeFirst();
 }
 
 /**
