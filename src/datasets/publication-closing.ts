@@ -12,6 +12,7 @@ import { notify } from '../mail/mailer.js';
 import { findDataset } from './dataset-access.js';
 import { settleDeniedPublication } from './dataset-queries.js';
 import { requestClosedMail, takenDownMail, type RequestFacts } from './publication-mails.js';
+import { addressOf, requestsWithPeople } from './publication-requests.js';
 
 export const TAKEDOWN_REASON = 'An administrator made the dataset private while this request was pending.';
 
@@ -48,22 +49,15 @@ export async function announceTakedown(deps: Pick<Deps, 'db' | 'config' | 'maile
   try {
     const d = await findDataset(deps.db, datasetId);
     if (!d) return;
-    const owner = await deps.db.selectFrom('users').select('email').where('id', '=', d.owner_id).executeTakeFirst();
+    const owner = await addressOf(deps.db, d.owner_id);
     const requests: RequestFacts[] = closed.length
-      ? await deps.db
-          .selectFrom('publication_requests as r')
-          .leftJoin('users as rq', 'rq.id', 'r.requested_by')
-          .select(['r.id', 'r.dataset_id', 'r.version', 'r.message', 'rq.username as requested_by_username', 'rq.email as requested_by_email'])
-          .where('r.id', 'in', [...closed])
-          .orderBy('r.id')
-          .execute()
-          .then((rows) => rows.map((r) => ({ ...r, dataset_name: d.name })))
+      ? (await requestsWithPeople(deps.db).where('r.id', 'in', [...closed]).orderBy('r.id').execute()).map((r) => ({ ...r, dataset_name: d.name }))
       : [];
     const told = new Set([actor.user.email.toLowerCase()]);
     const mails = [];
-    if (owner && !told.has(owner.email.toLowerCase())) {
-      told.add(owner.email.toLowerCase());
-      mails.push(takenDownMail(deps.config.publicUrl, owner.email, d, requests[0], reason));
+    if (owner && !told.has(owner.toLowerCase())) {
+      told.add(owner.toLowerCase());
+      mails.push(takenDownMail(deps.config.publicUrl, owner, d, requests[0], reason));
     }
     for (const r of requests) {
       if (!r.requested_by_email || told.has(r.requested_by_email.toLowerCase())) continue;

@@ -195,9 +195,8 @@ export async function withdrawDrafts(deps: Pick<Deps, 'db' | 'config' | 'log'>, 
 export async function draftDois(trx: Kysely<Database>, config: Deps['config'], id: string): Promise<string[]> {
   const d = await findDataset(trx, id);
   if (!d) return [];
-  const approved = await trx.selectFrom('publication_requests').select('doi').where('dataset_id', '=', id).where('status', '=', 'approved').execute();
   // DOI names ignore case (DOI Handbook 2.4).
-  const published = new Set([d.doi, d.concept_doi, ...approved.map((r) => r.doi)].filter((doi) => doi !== null).map((doi) => doi.toLowerCase()));
+  const published = new Set([d.doi, d.concept_doi, ...(await approvedRequestDois(trx, id))].filter((doi) => doi !== null).map((doi) => doi.toLowerCase()));
   const records = await trx
     .selectFrom('doi_records')
     .select('doi')
@@ -275,6 +274,11 @@ export async function updateDois(deps: DoiDeps, actor: Actor, id: string): Promi
 }
 
 async function approvedDois(deps: DoiDeps, id: string, concept: string): Promise<Set<string>> {
-  const rows = await deps.db.selectFrom('publication_requests').select('doi').where('dataset_id', '=', id).where('status', '=', 'approved').where('doi', 'is not', null).execute();
-  return new Set([concept, ...rows.map((r) => r.doi!)]);
+  return new Set([concept, ...(await approvedRequestDois(deps.db, id))]);
+}
+
+/** The version DOIs of the dataset's approved requests. */
+async function approvedRequestDois(db: Kysely<Database>, id: string): Promise<string[]> {
+  const rows = await db.selectFrom('publication_requests').select('doi').where('dataset_id', '=', id).where('status', '=', 'approved').where('doi', 'is not', null).execute();
+  return rows.map((r) => r.doi!);
 }

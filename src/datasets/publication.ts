@@ -22,6 +22,7 @@ import { publicationApprovedMail, publicationDeniedMail, publicationRequestedFor
 import { datasetNames, holdDatasetRow, markPublished, setPublicationPending, settleDeniedPublication, type Dataset } from './dataset-queries.js';
 import { assertMetadataComplete, makeFindable, registerPublicationDois, withdrawDrafts, type MadeDois, type PublicationDois } from './publication-doi.js';
 import { announceVisibilityChanged } from './update-dataset.js';
+import { addressOf, requestsWithPeople } from './publication-requests.js';
 import { isUniqueViolation } from '../db/sql-errors.js';
 
 /**
@@ -39,15 +40,6 @@ export type PublicationRequestView = PublicationRequest & {
 
 type ViewDeps = Pick<Deps, 'db' | 'objects'>;
 type Row = Omit<PublicationRequestView, 'dataset_name' | 'failed_recordings'>;
-
-function requestsWithPeople(db: Kysely<Database>) {
-  return db
-    .selectFrom('publication_requests as r')
-    .leftJoin('users as rq', 'rq.id', 'r.requested_by')
-    .leftJoin('users as dc', 'dc.id', 'r.decided_by')
-    .selectAll('r')
-    .select(['rq.username as requested_by_username', 'rq.email as requested_by_email', 'dc.username as decided_by_username']);
-}
 
 /**
  * Adds each request's dataset name (the datasets table has its own owner; a request of no dataset is
@@ -221,12 +213,6 @@ export async function denyPublication(deps: MailingDeps & Pick<Deps, 'clock'>, a
 
 function datasetGone(id: string): NdsError {
   return new NdsError('dataset_not_found', { message: `${id} was deleted; nothing was published.` });
-}
-
-/** The address of an account, `undefined` for none (the owner of a dataset deleted meanwhile). */
-async function addressOf(db: Kysely<Database>, userId: number | undefined): Promise<string | undefined> {
-  if (userId === undefined) return undefined;
-  return (await db.selectFrom('users').select('email').where('id', '=', userId).executeTakeFirst())?.email;
 }
 
 /** Who hears of a decision: the one who asked and the dataset's owner, once each (docs: "The owner gets a mail either way"). */
